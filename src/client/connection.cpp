@@ -1,0 +1,213 @@
+#include "client/connection.hpp"
+
+#include <sched.h>
+
+#include <deque>
+
+#include "common/clock.hpp"
+#include "common/error.hpp"
+
+namespace outboard::client {
+namespace {
+
+uint64_t* call_id_of(wire::Message& m) {
+  return std::visit(
+      [](auto& v) -> uint64_t* {
+        if constexpr (requires { v.call_id; })
+          return &v.call_id;
+        else
+          return nullptr;
+      },
+      m);
+}
+
+// Spin this long before sleeping: a round trip on shared memory takes microseconds, a sleep and
+// wake-up tens of them.
+constexpr uint64_t kSpinNs = 200'000;
+
+}  // namespace
+
+Connection::Connection(const ServerAddress& server, const Secret& secret, const std::string& client_name,
+                       double connect_timeout_seconds) {
+  transport::Events ev;
+  ev.on_disconnect = [this](transport::PeerId, const std::string& why) { fail(why); };
+  ev.on_payload = [this](transport::PeerId, std::span<const std::byte> h, uint64_t n) { return on_payload(h, n); };
+  ev.on_message = [this](transport::PeerId, std::vector<std::byte> h, transport::Buffer b, bool refused) {
+    on_message(std::move(h), std::move(b), refused);
+  };
+  worker_ = std::make_unique<transport::Worker>(std::move(ev));
+  Lock lk(mu_);
+  const std::string where = server.text();
+  try {
+    peer_ = worker_->connect(server.host, server.port);
+    wire::Hello hello{random_nonce(), client_name};
+    worker_->send(peer_, wire::encode(hello), {}, nullptr);
+    wait(lk, [&] { return handshake_reply_.has_value(); }, connect_timeout_seconds, "connecting");
+    auto* challenge = std::get_if<wire::Challenge>(&*handshake_reply_);
+    if (!challenge) throw Error("unexpected answer to hello");
+    if (!macs_equal(challenge->server_proof, wire::server_proof(secret, hello.client_nonce, challenge->server_nonce)))
+      throw Error("the server could not prove it knows the secret (wrong token file?)");
+    server_name_ = challenge->server_name;
+    handshake_reply_.reset();
+    worker_->send(peer_, wire::encode(wire::Auth{wire::client_proof(secret, challenge->server_nonce, hello.client_nonce)}),
+                  {}, nullptr);
+    wait(lk, [&] { return handshake_reply_.has_value(); }, connect_timeout_seconds, "authenticating");
+    auto* result = std::get_if<wire::AuthResult>(&*handshake_reply_);
+    if (!result) throw Error("unexpected answer to authentication");
+    if (!result->accepted) throw Error(result->message);
+  } catch (const Error& e) {
+    throw Error("server " + where + ": " + e.what());
+  }
+}
+
+Connection::~Connection() {
+  Lock lk(mu_);
+  worker_.reset();
+}
+
+bool Connection::alive() const { return !dead_; }
+
+std::string Connection::transport_description() {
+  Lock lk(mu_);
+  return worker_->describe(peer_);
+}
+
+void Connection::fail(const std::string& reason) {
+  if (dead_) return;
+  dead_ = true;
+  dead_reason_ = reason;
+  cv_.notify_all();
+}
+
+std::optional<transport::Buffer> Connection::on_payload(std::span<const std::byte> header, uint64_t bytes) {
+  auto m = wire::decode(header);  // a throw here refuses the payload
+  auto* r = std::get_if<wire::CallReply>(&m);
+  if (!r) return std::nullopt;
+  auto it = pending_.find(r->call_id);
+  if (it == pending_.end() || bytes != r->payload_bytes || bytes > it->second->reply_capacity) return std::nullopt;
+  return transport::Buffer::borrow(it->second->reply_buffer, bytes);
+}
+
+void Connection::on_message(std::vector<std::byte> header, transport::Buffer payload, bool refused) {
+  wire::Message m;
+  try {
+    m = wire::decode(header);
+  } catch (const std::exception& e) {
+    fail(std::string("malformed message from server: ") + e.what());
+    return;
+  }
+  if (refused) {
+    fail("server sent a reply that does not fit the request");
+    return;
+  }
+  if (auto* e = std::get_if<wire::ErrorMessage>(&m)) {
+    fail("server closed the connection: " + e->message);
+    return;
+  }
+  if (std::holds_alternative<wire::Challenge>(m) || std::holds_alternative<wire::AuthResult>(m)) {
+    handshake_reply_ = std::move(m);
+    return;
+  }
+  uint64_t* id = call_id_of(m);
+  auto it = id ? pending_.find(*id) : pending_.end();
+  if (it == pending_.end()) {
+    fail("server answered a request that was not made");
+    return;
+  }
+  it->second->reply = std::move(m);
+  it->second->done = true;
+  pending_.erase(it);
+  cv_.notify_all();
+  if (blocking_) worker_->signal();
+}
+
+// Drives the transport until done() holds. Threads take turns: one progresses while holding the
+// lock; when nothing happens for a while, one sleeps on the transport's wake-up fd (lock
+// released) and the others on the condition variable.
+template <class Done>
+void Connection::wait(Lock& lk, Done done, double timeout_seconds, const char* what) {
+  const uint64_t start = now_ns();
+  const uint64_t deadline = timeout_seconds > 0 ? start + static_cast<uint64_t>(timeout_seconds * 1e9) : UINT64_MAX;
+  uint64_t last_event = start;
+  while (!done()) {
+    if (dead_) throw Error(dead_reason_);
+    const uint64_t now = now_ns();
+    if (now > deadline) {
+      fail(std::string("no answer within ") + std::to_string(timeout_seconds) + " s while " + what);
+      throw Error(dead_reason_);
+    }
+    if (worker_->progress()) {
+      last_event = now;
+      continue;
+    }
+    if (now - last_event < kSpinNs) {
+      lk.unlock();  // let other application threads post their requests
+      sched_yield();
+      lk.lock();
+    } else if (!blocking_) {
+      if (!worker_->arm()) continue;
+      blocking_ = true;
+      lk.unlock();
+      worker_->block(50);
+      lk.lock();
+      blocking_ = false;
+      last_event = now_ns();  // spin again after a wake-up: more is likely to follow
+    } else {
+      cv_.wait_for(lk, std::chrono::milliseconds(1));
+    }
+  }
+}
+
+uint64_t Connection::post(Lock&, wire::Message& request, std::vector<transport::Segment> payload, Pending& p) {
+  if (dead_) throw Error(dead_reason_);
+  uint64_t id = next_call_++;
+  if (uint64_t* slot = call_id_of(request)) *slot = id;
+  pending_[id] = &p;
+  worker_->send(peer_, wire::encode(request), std::move(payload), [this](bool ok) {
+    if (!ok) fail("sending to the server failed");
+  });
+  return id;
+}
+
+wire::Message Connection::request(wire::Message request, std::vector<transport::Segment> payload, void* reply_buffer,
+                                  uint64_t reply_capacity, double timeout_seconds) {
+  Lock lk(mu_);
+  Pending p;
+  p.reply_buffer = reply_buffer;
+  p.reply_capacity = reply_capacity;
+  uint64_t id = post(lk, request, std::move(payload), p);
+  try {
+    wait(lk, [&] { return p.done; }, timeout_seconds, "waiting for a reply");
+  } catch (...) {
+    pending_.erase(id);
+    throw;
+  }
+  return std::move(p.reply);
+}
+
+void Connection::ping_stream(const void* data, uint64_t bytes, int count, int window) {
+  Lock lk(mu_);
+  std::deque<std::pair<uint64_t, std::unique_ptr<Pending>>> in_flight;  // oldest first
+  std::vector<transport::Segment> payload;
+  if (bytes) payload.push_back({data, bytes});
+  int sent = 0;
+  try {
+    while (sent < count || !in_flight.empty()) {
+      while (sent < count && static_cast<int>(in_flight.size()) < window) {
+        auto p = std::make_unique<Pending>();
+        wire::Message ping = wire::Ping{0, bytes};
+        uint64_t id = post(lk, ping, payload, *p);
+        in_flight.emplace_back(id, std::move(p));
+        ++sent;
+      }
+      Pending& oldest = *in_flight.front().second;
+      wait(lk, [&] { return oldest.done; }, 0, "streaming");
+      in_flight.pop_front();
+    }
+  } catch (...) {
+    for (auto& [id, p] : in_flight) pending_.erase(id);
+    throw;
+  }
+}
+
+}  // namespace outboard::client

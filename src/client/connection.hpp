@@ -1,0 +1,73 @@
+// One authenticated connection to one Outboard server. Thread-safe: application threads issue
+// requests concurrently; whichever thread is waiting drives the transport for all of them.
+#pragma once
+#include <condition_variable>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "client/settings.hpp"
+#include "common/secret.hpp"
+#include "transport/transport.hpp"
+#include "wire/messages.hpp"
+
+namespace outboard::client {
+
+class Connection {
+ public:
+  // Connects and authenticates. Throws Error saying why not: unreachable, refused, timed out, or
+  // the server could not prove it knows the secret.
+  Connection(const ServerAddress& server, const Secret& secret, const std::string& client_name,
+             double connect_timeout_seconds);
+  ~Connection();
+  Connection(const Connection&) = delete;
+  Connection& operator=(const Connection&) = delete;
+
+  // Sends `request` (its call_id is assigned here) with `payload`, and waits for its answer. A
+  // reply payload lands in reply_buffer, which must hold the announced bytes. Throws Error if the
+  // connection fails or timeout_seconds (0 = none) pass; the connection is then unusable.
+  wire::Message request(wire::Message request, std::vector<transport::Segment> payload, void* reply_buffer,
+                        uint64_t reply_capacity, double timeout_seconds);
+
+  // Sends `count` pings of `bytes` each from `data`, keeping up to `window` in flight; returns when
+  // all are answered. For throughput benchmarks.
+  void ping_stream(const void* data, uint64_t bytes, int count, int window);
+
+  bool alive() const;
+  const std::string& server_name() const { return server_name_; }
+  std::string transport_description();
+
+ private:
+  struct Pending {
+    bool done = false;
+    wire::Message reply;
+    void* reply_buffer = nullptr;
+    uint64_t reply_capacity = 0;
+  };
+  using Lock = std::unique_lock<std::mutex>;
+
+  template <class Done>
+  void wait(Lock& lk, Done done, double timeout_seconds, const char* what);
+  uint64_t post(Lock& lk, wire::Message& request, std::vector<transport::Segment> payload, Pending& p);
+  void fail(const std::string& reason);
+  void on_message(std::vector<std::byte> header, transport::Buffer payload, bool refused);
+  std::optional<transport::Buffer> on_payload(std::span<const std::byte> header, uint64_t bytes);
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::unique_ptr<transport::Worker> worker_;
+  transport::PeerId peer_ = 0;
+  bool blocking_ = false;  // a thread sleeps in worker_->block()
+  bool dead_ = false;
+  std::string dead_reason_;
+  uint64_t next_call_ = 1;
+  std::unordered_map<uint64_t, Pending*> pending_;
+  // Handshake state.
+  std::optional<wire::Message> handshake_reply_;
+  std::string server_name_;
+};
+
+}  // namespace outboard::client

@@ -1,0 +1,198 @@
+#include "client/runtime.hpp"
+
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <mutex>
+
+#include "client/connection.hpp"
+#include "common/clock.hpp"
+#include "common/error.hpp"
+#include "transport/buffer.hpp"
+
+extern char* program_invocation_short_name;
+
+namespace outboard::client {
+namespace {
+
+class Runtime {
+ public:
+  Runtime() : settings_(settings_from_environment()) {
+    for (const auto& p : settings_.problems) std::fprintf(stderr, "outboard: warning: %s; using the default\n", p.c_str());
+  }
+
+  const Settings& settings() const { return settings_; }
+
+  // The live connection, connecting if needed; nullptr while the remote path is unavailable.
+  std::shared_ptr<Connection> connection(std::string& why) {
+    std::lock_guard lk(mu_);
+    if (conn_ && conn_->alive()) return conn_;
+    if (conn_) {  // it died since the last call
+      why = "connection to " + conn_->server_name() + " lost";
+      conn_.reset();
+      retry_after_ns_ = now_ns() + static_cast<uint64_t>(settings_.retry_seconds * 1e9);
+      return nullptr;
+    }
+    if (now_ns() < retry_after_ns_) {
+      why = last_error_;
+      return nullptr;
+    }
+    try {
+      Secret secret = read_secret(settings_.token_file);
+      std::string errors;
+      for (const auto& server : settings_.servers) {
+        try {
+          conn_ = std::make_shared<Connection>(server, secret, client_name(), settings_.connect_timeout_seconds);
+          return conn_;
+        } catch (const Error& e) {
+          errors += (errors.empty() ? "" : "; ") + std::string(e.what());
+        }
+      }
+      throw Error(errors);
+    } catch (const Error& e) {
+      last_error_ = e.what();
+    }
+    why = last_error_;
+    retry_after_ns_ = now_ns() + static_cast<uint64_t>(settings_.retry_seconds * 1e9);
+    return nullptr;
+  }
+
+  // One warning per failure episode, not one per call.
+  void remote_failed(const std::string& routine, const std::string& why) {
+    if (settings_.fallback == FallbackMode::fail) {
+      std::fprintf(stderr, "outboard: error: %s could not run remotely: %s (OUTBOARD_FALLBACK=fail)\n",
+                   routine.c_str(), why.c_str());
+      std::fflush(nullptr);
+      std::_Exit(1);
+    }
+    if (!warned_.exchange(true))
+      std::fprintf(stderr, "outboard: warning: running %s and later calls locally: %s\n", routine.c_str(), why.c_str());
+  }
+
+  void remote_succeeded() { warned_.store(false); }
+
+ private:
+  static std::string client_name() {
+    char host[256] = "?";
+    gethostname(host, sizeof host - 1);
+    return std::string(host) + ":" + std::to_string(getpid()) + ":" + program_invocation_short_name;
+  }
+
+  Settings settings_;
+  std::mutex mu_;
+  std::shared_ptr<Connection> conn_;
+  uint64_t retry_after_ns_ = 0;
+  std::string last_error_;
+  std::atomic<bool> warned_{false};
+};
+
+// One runtime per process, never destroyed: calls may arrive from other libraries' destructors,
+// and a child after fork() must not use its parent's connection.
+Runtime& runtime() {
+  static std::mutex mu;
+  static Runtime* rt = nullptr;
+  static pid_t owner = 0;
+  std::lock_guard lk(mu);
+  if (!rt || owner != getpid()) {
+    rt = new Runtime();
+    owner = getpid();
+  }
+  return *rt;
+}
+
+size_t bytes_of(const wire::Operand& o, wire::Scalar s) {
+  return static_cast<size_t>(o.rows) * static_cast<size_t>(o.cols) * wire::element_bytes(s);
+}
+
+// Contiguous when the leading dimension equals the rows: then it travels without a copy.
+transport::Segment pack(const wire::Operand& o, MatrixRef m, wire::Scalar s, std::vector<transport::Buffer>& scratch) {
+  const size_t col = static_cast<size_t>(o.rows) * wire::element_bytes(s);
+  if (o.cols <= 1 || m.ld == o.rows) return {m.data, bytes_of(o, s)};
+  scratch.push_back(transport::Buffer::allocate(bytes_of(o, s)));
+  std::byte* dst = scratch.back().data();
+  auto* src = static_cast<const std::byte*>(m.data);
+  const size_t stride = static_cast<size_t>(m.ld) * wire::element_bytes(s);
+  for (int64_t j = 0; j < o.cols; ++j) std::memcpy(dst + j * col, src + j * stride, col);
+  return {dst, bytes_of(o, s)};
+}
+
+// Copies the packed result into the application's matrix: all of it, or only the uplo triangle
+// for routines that define only that (the other triangle must stay untouched).
+void unpack(const std::byte* src, const wire::Operand& o, MatrixRef m, const wire::Level3Call& c, bool triangle) {
+  const size_t e = wire::element_bytes(c.scalar);
+  auto* dst = static_cast<std::byte*>(const_cast<void*>(m.data));
+  for (int64_t j = 0; j < o.cols; ++j) {
+    int64_t first = 0, last = o.rows;  // rows [first, last)
+    if (triangle) {
+      if (c.uplo == 'U') last = std::min<int64_t>(j + 1, o.rows);
+      else first = j;
+    }
+    if (first < last)
+      std::memcpy(dst + (static_cast<size_t>(j) * m.ld + first) * e, src + (static_cast<size_t>(j) * o.rows + first) * e,
+                  static_cast<size_t>(last - first) * e);
+  }
+}
+
+bool wants_remote(const Settings& s, const wire::Level3Call& c) {
+  switch (s.offload) {
+    case OffloadMode::never: return false;
+    case OffloadMode::always: return true;
+    default: return wire::flops(c) >= s.min_flops;
+  }
+}
+
+}  // namespace
+
+bool offload_level3(wire::Level3Call call, const MatrixRef* inputs, MatrixRef output) noexcept {
+  std::string name;
+  try {
+    Runtime& rt = runtime();
+    if (!wants_remote(rt.settings(), call)) return false;
+    name = wire::call_name(call);
+    // beta = 0 means C is not read: it need not travel (trmm/trsm's B always does).
+    const bool in_place = call.routine == wire::Routine::trmm || call.routine == wire::Routine::trsm;
+    call.output_sent = in_place || call.beta[0] != 0 || call.beta[1] != 0;
+    wire::validate(call);
+    const wire::Layout l = wire::layout(call);
+    std::vector<transport::Buffer> scratch;
+    std::vector<transport::Segment> payload;
+    for (size_t i = 0; i < l.inputs.size(); ++i) {
+      bool is_output = call.output_sent && i + 1 == l.inputs.size();
+      payload.push_back(pack(l.inputs[i], is_output ? output : inputs[i], call.scalar, scratch));
+    }
+    const uint64_t reply_bytes = wire::reply_bytes(call);
+    transport::Buffer result = transport::Buffer::allocate(reply_bytes);
+
+    std::string why;
+    std::shared_ptr<Connection> conn = rt.connection(why);
+    if (!conn) {
+      rt.remote_failed(name, why);
+      return false;
+    }
+    wire::Message reply;
+    try {
+      reply = conn->request(wire::Blas3Call{0, call, wire::request_bytes(call)}, std::move(payload), result.data(),
+                            reply_bytes, rt.settings().timeout_seconds);
+    } catch (const Error& e) {
+      rt.remote_failed(name, e.what());
+      return false;
+    }
+    auto* r = std::get_if<wire::CallReply>(&reply);
+    if (!r || !r->ok || r->payload_bytes != reply_bytes) {
+      rt.remote_failed(name, r && !r->ok ? "server: " + r->message : std::string("unexpected reply"));
+      return false;
+    }
+    unpack(result.data(), l.output, output, call, l.output_triangle);
+    rt.remote_succeeded();
+    return true;
+  } catch (const std::bad_alloc&) {
+    runtime().remote_failed(name, "out of memory for staging buffers");
+  } catch (const std::exception& e) {
+    runtime().remote_failed(name, e.what());
+  }
+  return false;
+}
+
+}  // namespace outboard::client

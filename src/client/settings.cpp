@@ -1,0 +1,101 @@
+#include "client/settings.hpp"
+
+#include <cstdlib>
+
+#include "common/error.hpp"
+#include "common/secret.hpp"
+
+namespace outboard::client {
+namespace {
+
+const char* env(const char* name) {
+  const char* v = std::getenv(name);
+  return v && *v ? v : nullptr;
+}
+
+void number(const char* name, double& out, double lo, std::vector<std::string>& problems) {
+  const char* v = env(name);
+  if (!v) return;
+  char* end = nullptr;
+  double d = std::strtod(v, &end);
+  if (end == v || *end != '\0' || !(d >= lo))
+    problems.push_back(std::string(name) + "='" + v + "' is not a number >= " + std::to_string(lo));
+  else
+    out = d;
+}
+
+}  // namespace
+
+std::string ServerAddress::text() const {
+  return (host.find(':') != std::string::npos ? "[" + host + "]" : host) + ":" + std::to_string(port);
+}
+
+ServerAddress parse_server_address(const std::string& t) {
+  std::string host = t, port;
+  if (!t.empty() && t.front() == '[') {
+    size_t close = t.find(']');
+    if (close == std::string::npos) throw Error("server address '" + t + "': missing ']'");
+    host = t.substr(1, close - 1);
+    if (close + 1 < t.size()) {
+      if (t[close + 1] != ':') throw Error("server address '" + t + "': expected ':' after ']'");
+      port = t.substr(close + 2);
+    }
+  } else if (size_t colon = t.rfind(':'); colon != std::string::npos) {
+    host = t.substr(0, colon);
+    port = t.substr(colon + 1);
+  }
+  if (host.empty()) throw Error("server address '" + t + "': empty host");
+  uint16_t p = kDefaultPort;
+  if (!port.empty()) {
+    char* end = nullptr;
+    long v = std::strtol(port.c_str(), &end, 10);
+    if (*end != '\0' || v < 1 || v > 65535) throw Error("server address '" + t + "': bad port '" + port + "'");
+    p = static_cast<uint16_t>(v);
+  }
+  return {host, p};
+}
+
+Settings settings_from_environment() {
+  Settings s;
+  std::string list;
+  if (const char* v = env("OUTBOARD_SERVERS")) list = v;
+  else if (const char* r = env("RCPU_SERVER")) list = r;
+  size_t pos = 0;
+  while (pos <= list.size() && !list.empty()) {
+    size_t comma = list.find(',', pos);
+    std::string item = list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+    while (!item.empty() && item.front() == ' ') item.erase(item.begin());
+    while (!item.empty() && item.back() == ' ') item.pop_back();
+    if (!item.empty()) {
+      try {
+        s.servers.push_back(parse_server_address(item));
+      } catch (const Error& e) {
+        s.problems.push_back(e.what());
+      }
+    }
+    if (comma == std::string::npos) break;
+    pos = comma + 1;
+  }
+  if (s.servers.empty()) s.servers.push_back({"127.0.0.1", kDefaultPort});
+  s.token_file = default_token_path();
+  if (const char* v = env("OUTBOARD_OFFLOAD")) {
+    std::string m = v;
+    if (m == "auto") s.offload = OffloadMode::automatic;
+    else if (m == "always") s.offload = OffloadMode::always;
+    else if (m == "never") s.offload = OffloadMode::never;
+    else s.problems.push_back("OUTBOARD_OFFLOAD='" + m + "' is not one of auto, always, never");
+  }
+  if (const char* v = env("OUTBOARD_FALLBACK")) {
+    std::string m = v;
+    if (m == "local") s.fallback = FallbackMode::local;
+    else if (m == "fail") s.fallback = FallbackMode::fail;
+    else s.problems.push_back("OUTBOARD_FALLBACK='" + m + "' is not one of local, fail");
+  }
+  number("OUTBOARD_MIN_FLOPS", s.min_flops, 0, s.problems);
+  number("OUTBOARD_RETRY_SECONDS", s.retry_seconds, 0, s.problems);
+  number("OUTBOARD_TIMEOUT", s.timeout_seconds, 0, s.problems);
+  number("OUTBOARD_CONNECT_TIMEOUT", s.connect_timeout_seconds, 0.001, s.problems);
+  return s;
+}
+
+}  // namespace outboard::client

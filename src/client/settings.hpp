@@ -1,0 +1,41 @@
+// The client runtime's settings, read from the environment of the application.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace outboard::client {
+
+enum class OffloadMode { automatic, always, never };
+enum class FallbackMode { local, fail };
+
+struct ServerAddress {
+  std::string host;
+  uint16_t port;
+  std::string text() const;
+};
+
+struct Settings {
+  std::vector<ServerAddress> servers;  // tried in order
+  std::string token_file;
+  OffloadMode offload = OffloadMode::automatic;
+  FallbackMode fallback = FallbackMode::local;
+  double min_flops = 1e9;        // auto mode: smaller calls run locally
+  double retry_seconds = 10;     // after a failure, stay local this long before trying again
+  double timeout_seconds = 0;    // per remote call; 0 = no limit (a dead server is detected anyway)
+  double connect_timeout_seconds = 5;
+  std::vector<std::string> problems;  // malformed variables: reported once, defaults used instead
+};
+
+inline constexpr uint16_t kDefaultPort = 7700;
+
+// OUTBOARD_SERVERS (comma-separated host:port, [v6]:port), else RCPU_SERVER (ip:port), else
+// 127.0.0.1:7700; OUTBOARD_TOKEN_FILE; OUTBOARD_OFFLOAD=auto|always|never;
+// OUTBOARD_FALLBACK=local|fail; OUTBOARD_MIN_FLOPS; OUTBOARD_RETRY_SECONDS; OUTBOARD_TIMEOUT;
+// OUTBOARD_CONNECT_TIMEOUT.
+Settings settings_from_environment();
+
+// "host:port", "[v6addr]:port" or "host" (default port). Throws Error when malformed.
+ServerAddress parse_server_address(const std::string& text);
+
+}  // namespace outboard::client

@@ -1,0 +1,64 @@
+#include "server/config.hpp"
+
+#include <toml++/toml.h>
+
+#include "common/error.hpp"
+
+namespace outboard::server {
+namespace {
+
+template <class T>
+T integer(const toml::node& node, const std::string& key, int64_t lo, int64_t hi) {
+  auto v = node.value<int64_t>();
+  if (!node.is_integer() || !v || *v < lo || *v > hi)
+    throw Error("setting '" + key + "' must be an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+  return static_cast<T>(*v);
+}
+
+std::string text(const toml::node& node, const std::string& key) {
+  if (!node.is_string()) throw Error("setting '" + key + "' must be a string");
+  return *node.value<std::string>();
+}
+
+}  // namespace
+
+Config load_config_file(const std::string& path, Config c) {
+  toml::table t;
+  try {
+    t = toml::parse_file(path);
+  } catch (const toml::parse_error& e) {
+    const auto& where = e.source().begin;
+    throw Error("config " + path + ":" + std::to_string(where.line) + ": " + std::string(e.description()));
+  }
+  for (const auto& [k, node] : t) {
+    std::string key(k.str());
+    try {
+      if (key == "host") c.host = text(node, key);
+      else if (key == "port") c.port = integer<uint16_t>(node, key, 0, 65535);
+      else if (key == "token_file") c.token_file = text(node, key);
+      else if (key == "compute_threads") c.compute_threads = integer<unsigned>(node, key, 1, 1024);
+      else if (key == "max_request_bytes") c.max_request_bytes = integer<uint64_t>(node, key, 1, INT64_MAX);
+      else if (key == "max_client_bytes") c.max_client_bytes = integer<uint64_t>(node, key, 1, INT64_MAX);
+      else if (key == "max_clients") c.max_clients = integer<unsigned>(node, key, 1, 1 << 20);
+      else if (key == "auth_timeout_seconds") {
+        auto v = node.value<double>();
+        if (!v || *v <= 0) throw Error("setting 'auth_timeout_seconds' must be a positive number");
+        c.auth_timeout_seconds = *v;
+      } else if (key == "log_level") c.log_level = text(node, key);
+      else if (key == "log_format") c.log_format = text(node, key);
+      else throw Error("unknown setting '" + key + "'");
+    } catch (const Error& e) {
+      throw Error("config " + path + ":" + std::to_string(node.source().begin.line) + ": " + e.what());
+    }
+  }
+  return c;
+}
+
+void validate(const Config& c) {
+  if (c.host.empty()) throw Error("setting 'host' must not be empty");
+  if (c.compute_threads == 0) throw Error("setting 'compute_threads' must be at least 1");
+  if (c.max_request_bytes > c.max_client_bytes)
+    throw Error("setting 'max_request_bytes' must not exceed 'max_client_bytes'");
+}
+
+}  // namespace outboard::server

@@ -1,0 +1,30 @@
+// The daemon's settings: defaults, then the TOML file, then command-line flags.
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace outboard::server {
+
+struct Config {
+  std::string host = "127.0.0.1";  // loopback unless asked: a server is a remote-execution service
+  uint16_t port = 7700;
+  std::string token_file;          // empty: common default_token_path()
+  unsigned compute_threads = 4;    // calls executed at once (each backend call may use many cores)
+  uint64_t max_request_bytes = 8ull << 30;      // largest payload of one call
+  uint64_t max_client_bytes = 16ull << 30;      // payload memory one client may hold at once
+  unsigned max_clients = 256;
+  double auth_timeout_seconds = 10;  // a connection that has not authenticated by then is closed
+  std::string log_level = "info";
+  std::string log_format = "text";
+};
+
+// Reads a TOML file whose keys are the field names above (host, port, token_file,
+// compute_threads, max_request_bytes, max_client_bytes, max_clients, auth_timeout_seconds,
+// log_level, log_format), on top of `base`. Throws Error naming the file, line and key on unknown
+// keys, wrong types or out-of-range values.
+Config load_config_file(const std::string& path, Config base = {});
+
+// Checks ranges; throws Error with the offending setting's name.
+void validate(const Config& c);
+
+}  // namespace outboard::server

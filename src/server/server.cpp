@@ -1,0 +1,376 @@
+#include "server/server.hpp"
+
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <map>
+#include <mutex>
+#include <unordered_map>
+
+#include "common/clock.hpp"
+#include "common/error.hpp"
+#include "common/secret.hpp"
+#include "server/compute_pool.hpp"
+#include "transport/transport.hpp"
+#include "wire/messages.hpp"
+
+namespace outboard::server {
+namespace {
+
+using transport::Buffer;
+using transport::PeerId;
+
+enum class State { awaiting_hello, awaiting_auth, ready, closing };
+
+struct Session {
+  PeerId peer;
+  std::string addr;
+  std::string client_name;
+  State state = State::awaiting_hello;
+  Nonce client_nonce{}, server_nonce{};
+  uint64_t connected_ns = now_ns();
+  uint64_t calls = 0, errors = 0, bytes_in = 0, bytes_out = 0;
+  uint64_t held_bytes = 0;     // payload memory of calls in progress
+  std::string refusal;         // why the last payload was refused
+  // Where ping payloads land: reused, never read. Outgrown buffers stay alive until the session
+  // ends, since a transfer into one may still be in flight.
+  std::vector<Buffer> discard;
+};
+
+// A finished call, handed from a compute thread back to the progress thread.
+struct Completion {
+  PeerId peer;
+  uint64_t call_id;
+  std::string error;  // empty on success
+  std::shared_ptr<Buffer> buffer;
+  size_t output_offset, output_bytes;
+  std::string name;
+};
+
+}  // namespace
+
+struct Server::Impl {
+  Config config;
+  std::vector<std::unique_ptr<Backend>> backends;
+  Secret secret{};
+  std::string server_name;
+  uint64_t started_ns = now_ns();
+  std::atomic<bool> stopping{false};
+  std::unique_ptr<transport::Worker> worker;
+  std::unique_ptr<ComputePool> pool;
+  std::unordered_map<PeerId, Session> sessions;
+  std::map<std::string, uint64_t> calls_by_routine;
+  uint64_t total_calls = 0, total_errors = 0, total_connections = 0, refused_auth = 0;
+  std::mutex done_mu;  // guards `done`: filled by compute threads
+  std::vector<Completion> done;
+  uint16_t port = 0;
+
+  Session* session(PeerId p) {
+    auto it = sessions.find(p);
+    return it == sessions.end() ? nullptr : &it->second;
+  }
+
+  void send(PeerId peer, const wire::Message& m) { worker->send(peer, wire::encode(m), {}, nullptr); }
+
+  // Tells the peer why, then closes the connection once the message is out.
+  void reject(PeerId peer, const std::string& why) {
+    Session* s = session(peer);
+    if (!s || s->state == State::closing) return;
+    spdlog::warn("session.reject peer={} addr={} client=\"{}\" reason=\"{}\"", peer, s->addr, s->client_name, why);
+    s->state = State::closing;
+    worker->send(peer, wire::encode(wire::ErrorMessage{why}), {}, [this, peer](bool) { close(peer); });
+  }
+
+  void close(PeerId peer) {
+    if (!sessions.count(peer)) return;
+    worker->close(peer);
+    end_session(peer, "closed by server");
+  }
+
+  void end_session(PeerId peer, const std::string& why) {
+    auto it = sessions.find(peer);
+    if (it == sessions.end()) return;
+    const Session& s = it->second;
+    spdlog::info("session.end peer={} addr={} client=\"{}\" calls={} bytes_in={} bytes_out={} reason=\"{}\"", peer,
+                 s.addr, s.client_name, s.calls, s.bytes_in, s.bytes_out, why);
+    sessions.erase(it);
+  }
+
+  void on_connect(PeerId peer, const std::string& addr) {
+    ++total_connections;
+    sessions[peer] = Session{peer, addr};
+    spdlog::info("session.start peer={} addr={}", peer, addr);
+    if (sessions.size() > config.max_clients) reject(peer, "server is serving its maximum number of clients");
+  }
+
+  // Decides where a call's matrices land: checked against the session's state and limits
+  // before a single byte is pulled.
+  std::optional<Buffer> on_payload(PeerId peer, std::span<const std::byte> header, uint64_t bytes) {
+    Session* s = session(peer);
+    if (!s) return std::nullopt;
+    try {
+      auto m = wire::decode(header);
+      if (s->state != State::ready) throw ProtocolError("not authenticated");
+      if (auto* ping = std::get_if<wire::Ping>(&m)) return discard_buffer(*s, *ping, bytes);
+      auto* call = std::get_if<wire::Blas3Call>(&m);
+      if (!call) throw ProtocolError("this message carries no payload");
+      if (call->payload_bytes != bytes)
+        throw ProtocolError("payload of " + std::to_string(bytes) + " bytes does not match the announced " +
+                            std::to_string(call->payload_bytes));
+      uint64_t total = bytes + extra_output_bytes(call->call);
+      if (total > config.max_request_bytes)
+        throw ProtocolError("call needs " + std::to_string(total) + " bytes, above this server's max_request_bytes (" +
+                            std::to_string(config.max_request_bytes) + ")");
+      if (s->held_bytes + total > config.max_client_bytes)
+        throw ProtocolError("client holds too much memory on this server (max_client_bytes)");
+      Buffer b = Buffer::allocate(total);
+      s->held_bytes += total;
+      return b;
+    } catch (const std::bad_alloc&) {
+      s->refusal = "server is out of memory for a call of " + std::to_string(bytes) + " bytes";
+    } catch (const std::exception& e) {
+      s->refusal = e.what();
+    }
+    return std::nullopt;
+  }
+
+  Buffer discard_buffer(Session& s, const wire::Ping& ping, uint64_t bytes) {
+    if (ping.payload_bytes != bytes) throw ProtocolError("ping payload does not match its announced size");
+    if (bytes > config.max_request_bytes) throw ProtocolError("ping payload above max_request_bytes");
+    if (s.discard.empty() || s.discard.back().size() < bytes) s.discard.push_back(Buffer::allocate(bytes));
+    return Buffer::borrow(s.discard.back().data(), bytes);
+  }
+
+  static uint64_t extra_output_bytes(const wire::Level3Call& c) { return c.output_sent ? 0 : wire::reply_bytes(c); }
+
+  void on_message(PeerId peer, std::vector<std::byte> header, Buffer payload, bool refused) {
+    Session* s = session(peer);
+    if (!s || s->state == State::closing) return;
+    if (refused) {
+      reject(peer, "request refused: " + (s->refusal.empty() ? std::string("payload refused") : s->refusal));
+      return;
+    }
+    wire::Message m;
+    try {
+      m = wire::decode(header);
+    } catch (const std::exception& e) {
+      reject(peer, std::string("malformed request: ") + e.what());
+      return;
+    }
+    switch (s->state) {
+      case State::awaiting_hello:
+        if (auto* h = std::get_if<wire::Hello>(&m)) return on_hello(*s, *h);
+        return reject(peer, "expected hello");
+      case State::awaiting_auth:
+        if (auto* a = std::get_if<wire::Auth>(&m)) return on_auth(*s, *a);
+        return reject(peer, "expected authentication");
+      case State::ready:
+        if (auto* c = std::get_if<wire::Blas3Call>(&m)) return on_call(*s, *c, std::move(payload));
+        if (auto* p = std::get_if<wire::Ping>(&m)) return send(peer, wire::Pong{p->call_id});
+        if (auto* q = std::get_if<wire::StatusRequest>(&m))
+          return send(peer, wire::StatusReply{q->call_id, status().dump()});
+        return reject(peer, "unexpected message");
+      default:
+        return;
+    }
+  }
+
+  void on_hello(Session& s, const wire::Hello& h) {
+    s.client_name = h.client_name;
+    s.client_nonce = h.client_nonce;
+    s.server_nonce = random_nonce();
+    s.state = State::awaiting_auth;
+    send(s.peer, wire::Challenge{s.server_nonce, wire::server_proof(secret, s.client_nonce, s.server_nonce), server_name});
+  }
+
+  void on_auth(Session& s, const wire::Auth& a) {
+    if (!macs_equal(a.client_proof, wire::client_proof(secret, s.server_nonce, s.client_nonce))) {
+      ++refused_auth;
+      spdlog::warn("session.auth_refused peer={} addr={} client=\"{}\"", s.peer, s.addr, s.client_name);
+      PeerId peer = s.peer;
+      s.state = State::closing;
+      worker->send(peer, wire::encode(wire::AuthResult{false, "authentication refused: the client's secret does not match this server's"}),
+                   {}, [this, peer](bool) { close(peer); });
+      return;
+    }
+    s.state = State::ready;
+    spdlog::info("session.authenticated peer={} addr={} client=\"{}\"", s.peer, s.addr, s.client_name);
+    send(s.peer, wire::AuthResult{true, "welcome"});
+  }
+
+  void on_call(Session& s, const wire::Blas3Call& req, Buffer payload) {
+    const wire::Level3Call& c = req.call;
+    const uint64_t in_bytes = req.payload_bytes;
+    const uint64_t total = in_bytes + extra_output_bytes(c);
+    if (payload.size() < total) {  // a call without payload (all-empty matrices) or an eager one
+      if (payload.size() != in_bytes) return reject(s.peer, "payload size does not match the call");
+      Buffer grown = Buffer::allocate(total);
+      if (in_bytes) std::memcpy(grown.data(), payload.data(), in_bytes);
+      payload = std::move(grown);
+      s.held_bytes += total - in_bytes;
+    }
+    if (!c.output_sent) std::memset(payload.data() + in_bytes, 0, total - in_bytes);
+    s.bytes_in += in_bytes;
+    auto buf = std::make_shared<Buffer>(std::move(payload));
+    Backend* backend = backends.front().get();
+    PeerId peer = s.peer;
+    uint64_t call_id = req.call_id;
+    pool->submit([this, backend, c, buf, peer, call_id, in_bytes] {
+      Completion done_call{peer, call_id, {}, buf, 0, 0, wire::call_name(c)};
+      try {
+        wire::Layout l = wire::layout(c);
+        std::vector<const std::byte*> inputs;
+        size_t offset = 0;
+        for (const auto& o : l.inputs) {
+          inputs.push_back(buf->data() + offset);
+          offset += o.rows * o.cols * wire::element_bytes(c.scalar);
+        }
+        done_call.output_bytes = wire::reply_bytes(c);
+        done_call.output_offset = c.output_sent ? in_bytes - done_call.output_bytes : in_bytes;
+        backend->level3(c, inputs, buf->data() + done_call.output_offset);
+      } catch (const std::exception& e) {
+        done_call.error = e.what();
+      }
+      {
+        std::lock_guard lk(done_mu);
+        done.push_back(std::move(done_call));
+      }
+      worker_signal();
+    });
+  }
+
+  void worker_signal() { worker->signal(); }
+  nlohmann::json status() const;
+
+  void deliver_completions() {
+    std::vector<Completion> batch;
+    {
+      std::lock_guard lk(done_mu);
+      batch.swap(done);
+    }
+    for (Completion& d : batch) {
+      ++total_calls;
+      ++calls_by_routine[d.name];
+      Session* s = session(d.peer);
+      if (!s || s->state == State::closing) continue;  // the client left; its result is dropped
+      wire::CallReply reply{d.call_id, d.error.empty(), d.error, d.error.empty() ? d.output_bytes : 0};
+      ++s->calls;
+      if (!d.error.empty()) {
+        ++s->errors;
+        ++total_errors;
+        spdlog::warn("call.failed peer={} call={} routine={} error=\"{}\"", d.peer, d.call_id, d.name, d.error);
+      }
+      std::vector<transport::Segment> out;
+      if (reply.ok) {
+        out.push_back({d.buffer->data() + d.output_offset, d.output_bytes});
+        s->bytes_out += d.output_bytes;
+      }
+      PeerId peer = d.peer;
+      auto buf = d.buffer;
+      worker->send(peer, wire::encode(reply), std::move(out), [this, peer, buf](bool) {
+        if (Session* s2 = session(peer)) s2->held_bytes -= std::min(s2->held_bytes, uint64_t(buf->size()));
+      });
+    }
+  }
+
+  void expire_unauthenticated() {
+    const uint64_t limit = static_cast<uint64_t>(config.auth_timeout_seconds * 1e9);
+    const uint64_t now = now_ns();
+    std::vector<PeerId> late;
+    for (auto& [peer, s] : sessions)
+      if ((s.state == State::awaiting_hello || s.state == State::awaiting_auth) && now - s.connected_ns > limit)
+        late.push_back(peer);
+    for (PeerId p : late) reject(p, "authentication not completed in time");
+  }
+};
+
+Server::Server(Config config, std::vector<std::unique_ptr<Backend>> backends) : impl_(std::make_unique<Impl>()) {
+  validate(config);
+  if (backends.empty()) throw Error("no backend available");
+  impl_->config = std::move(config);
+  impl_->backends = std::move(backends);
+  impl_->secret = read_secret(impl_->config.token_file.empty() ? default_token_path() : impl_->config.token_file);
+  char host[256] = "?";
+  gethostname(host, sizeof host - 1);
+  impl_->server_name = host;
+}
+
+Server::~Server() {
+  impl_->pool.reset();    // running calls finish before the transport goes
+  impl_->worker.reset();
+}
+
+uint16_t Server::start() {
+  Impl& m = *impl_;
+  transport::Events ev;
+  ev.on_connect = [&m](PeerId p, const std::string& addr) { m.on_connect(p, addr); };
+  ev.on_disconnect = [&m](PeerId p, const std::string& why) { m.end_session(p, why); };
+  ev.on_payload = [&m](PeerId p, std::span<const std::byte> h, uint64_t n) { return m.on_payload(p, h, n); };
+  ev.on_message = [&m](PeerId p, std::vector<std::byte> h, Buffer b, bool refused) {
+    m.on_message(p, std::move(h), std::move(b), refused);
+  };
+  m.worker = std::make_unique<transport::Worker>(std::move(ev));
+  m.port = m.worker->listen(m.config.host, m.config.port);
+  m.pool = std::make_unique<ComputePool>(m.config.compute_threads);
+  spdlog::info("serve.listen addr={}:{} backends={} compute_threads={}", m.config.host, m.port, m.backends.front()->name(),
+               m.config.compute_threads);
+  return m.port;
+}
+
+void Server::run() {
+  Impl& m = *impl_;
+  uint64_t last_housekeeping = now_ns();
+  uint64_t last_activity = now_ns();
+  while (!m.stopping.load()) {
+    bool busy = m.worker->progress();
+    m.deliver_completions();
+    uint64_t now = now_ns();
+    if (busy) last_activity = now;
+    if (now - last_housekeeping > 100'000'000) {
+      m.expire_unauthenticated();
+      last_housekeeping = now;
+    }
+    // Spin briefly after activity for low latency; then sleep until the transport or a compute
+    // thread wakes us.
+    if (now - last_activity > 2'000'000) m.worker->wait(100);
+  }
+  spdlog::info("serve.stopping sessions={}", m.sessions.size());
+}
+
+void Server::stop() {
+  impl_->stopping.store(true);
+  if (impl_->worker) impl_->worker->signal();
+}
+
+nlohmann::json Server::status() const { return impl_->status(); }
+
+nlohmann::json Server::Impl::status() const {
+  const Impl& m = *this;
+  nlohmann::json clients = nlohmann::json::array();
+  for (const auto& [peer, s] : m.sessions) {
+    clients.push_back({{"id", peer},
+                       {"address", s.addr},
+                       {"client", s.client_name},
+                       {"authenticated", s.state == State::ready},
+                       {"connected_seconds", (now_ns() - s.connected_ns) / 1e9},
+                       {"calls", s.calls},
+                       {"errors", s.errors},
+                       {"bytes_in", s.bytes_in},
+                       {"bytes_out", s.bytes_out}});
+  }
+  nlohmann::json backends = nlohmann::json::array();
+  for (const auto& b : m.backends) backends.push_back(b->describe());
+  return {{"version", OUTBOARD_VERSION},
+          {"server", m.server_name},
+          {"listen", m.config.host + ":" + std::to_string(m.port)},
+          {"uptime_seconds", (now_ns() - m.started_ns) / 1e9},
+          {"backends", backends},
+          {"calls", m.total_calls},
+          {"errors", m.total_errors},
+          {"calls_by_routine", m.calls_by_routine},
+          {"connections", m.total_connections},
+          {"refused_authentications", m.refused_auth},
+          {"clients", clients}};
+}
+
+}  // namespace outboard::server

@@ -1,0 +1,33 @@
+// The Outboard daemon: accepts connections, authenticates them, and serves their calls on its
+// backends. One progress thread owns the transport; calls run on a compute pool.
+#pragma once
+#include <atomic>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <vector>
+
+#include "server/backend.hpp"
+#include "server/config.hpp"
+
+namespace outboard::server {
+
+class Server {
+ public:
+  // Reads the secret now, so a bad token file fails at start, not at the first client.
+  Server(Config config, std::vector<std::unique_ptr<Backend>> backends);
+  ~Server();
+  // Binds the listener; returns the port (useful with port 0).
+  uint16_t start();
+  // Serves until stop() is called (from any thread, or a signal handler).
+  void run();
+  // Async-signal-safe.
+  void stop();
+  // The status document `outboard status` prints.
+  nlohmann::json status() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace outboard::server

@@ -1,0 +1,71 @@
+#include "shims/blas/level3_offload.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+
+#include "client/runtime.hpp"
+#include "shims/blas/real_blas.hpp"
+
+namespace outboard::shim {
+namespace {
+
+char upper(char c) { return (c >= 'a' && c <= 'z') ? static_cast<char>(c - 'a' + 'A') : c; }
+
+bool is_trivial(const wire::Level3Call& c, const wire::Layout& l) {
+  if (l.output.rows == 0 || l.output.cols == 0) return true;
+  if (c.alpha[0] == 0 && c.alpha[1] == 0) return true;  // C = beta*C (or B = 0): A and B are not read
+  const bool has_k = c.routine == wire::Routine::gemm || c.routine == wire::Routine::syrk ||
+                     c.routine == wire::Routine::herk || c.routine == wire::Routine::syr2k ||
+                     c.routine == wire::Routine::her2k;
+  return has_k && c.k == 0;
+}
+
+}  // namespace
+
+bool remote_level3(wire::Level3Call c, Mat a, Mat b, Mat out) noexcept {
+  for (char* ch : {&c.side, &c.uplo, &c.transa, &c.transb, &c.diag}) *ch = upper(*ch);
+  // The reference BLAS accepts 'C' as 'T' for real gemm/trmm/trsm; so does the wire schema.
+  c.output_sent = false;  // layout of the pure inputs; the runtime decides what travels
+  try {
+    wire::validate(c);
+  } catch (...) {
+    return false;
+  }
+  const wire::Layout l = wire::layout(c);
+  const Mat in[2] = {a, b};
+  for (size_t i = 0; i < l.inputs.size(); ++i)
+    if (in[i].ld < std::max<int64_t>(1, l.inputs[i].rows)) return false;
+  if (out.ld < std::max<int64_t>(1, l.output.rows)) return false;
+  if (is_trivial(c, l)) return false;
+  const client::MatrixRef refs[2] = {{a.data, a.ld}, {b.data, b.ld}};
+  return client::offload_level3(c, refs, {out.data, out.ld});
+}
+
+std::array<double, 2> scalar_at(const void* p, wire::Scalar s, bool real_only) noexcept {
+  std::array<double, 2> v{0, 0};
+  const int parts = (wire::is_complex(s) && !real_only) ? 2 : 1;
+  for (int i = 0; i < parts; ++i)
+    v[i] = (s == wire::Scalar::s || s == wire::Scalar::c) ? double(static_cast<const float*>(p)[i])
+                                                          : static_cast<const double*>(p)[i];
+  return v;
+}
+
+char cblas_trans(int t) noexcept { return t == 111 ? 'N' : t == 112 ? 'T' : t == 113 ? 'C' : '?'; }
+char cblas_uplo(int u) noexcept { return u == 121 ? 'U' : u == 122 ? 'L' : '?'; }
+char cblas_side(int s) noexcept { return s == 141 ? 'L' : s == 142 ? 'R' : '?'; }
+char cblas_diag(int d) noexcept { return d == 131 ? 'N' : d == 132 ? 'U' : '?'; }
+char flip_uplo(char u) noexcept { return u == 'U' ? 'L' : u == 'L' ? 'U' : '?'; }
+char flip_side(char s) noexcept { return s == 'L' ? 'R' : s == 'R' ? 'L' : '?'; }
+
+void* real_function(const char* name) noexcept {
+  void* f = real_blas_symbol(name);
+  if (!f) {
+    std::fprintf(stderr, "outboard: the real BLAS library has no symbol %s (set OUTBOARD_REAL_BLAS to a BLAS library path)\n",
+                 name);
+    std::abort();
+  }
+  return f;
+}
+
+}  // namespace outboard::shim

@@ -1,0 +1,183 @@
+// Finds the real BLAS for the pass-through trampolines (passthrough_x86_64.S).
+// Everything here may run on the first BLAS call of an arbitrary program, from
+// any thread, and even after static destructors: no exceptions, no heap-owning
+// statics, and handles are never closed.
+#include "shims/blas/real_blas.hpp"
+
+#include <dlfcn.h>
+#include <link.h>
+
+#include <array>
+#include <atomic>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+
+namespace outboard::shim {
+namespace {
+
+constexpr const char* kNames[] = {
+#define OUTBOARD_PASSTHROUGH(name) #name,
+#include "shims/blas/passthrough_symbols.def"
+#undef OUTBOARD_PASSTHROUGH
+};
+
+// Full paths, so that a compat directory on LD_LIBRARY_PATH (whose libblas.so.3
+// is this library) cannot capture the lookup; the bare soname only comes last.
+// The system libblas.so.3 is the alternatives choice; OpenBLAS lacks the *sub_
+// helpers, cblas_?cabs1 and xerbla_array_, which then come from the reference.
+constexpr std::array kFallbacks = {
+    "/usr/lib/x86_64-linux-gnu/libblas.so.3",
+    "/usr/lib/x86_64-linux-gnu/openblas-pthread/libblas.so.3",
+    "/usr/lib/x86_64-linux-gnu/blas/libblas.so.3",
+    "libopenblas.so.0",
+};
+
+// RTLD_LOCAL: we only ever dlsym through the handle, and the real BLAS (e.g.
+// libopenblas.so.0 with all of LAPACK) must not join the global scope and
+// satisfy other libraries' lookups. Its own calls to xerbla_/lsame_ still bind
+// through the global scope first, so an application-defined xerbla_ wins; that
+// is also why there is no RTLD_DEEPBIND. RTLD_NOW: fail here, not mid-call.
+constexpr int kOpenFlags = RTLD_NOW | RTLD_LOCAL;
+
+void anchor() noexcept {}  // internal linkage: its address is always in this library
+
+struct Self {
+    const void* base = nullptr;
+    char path[PATH_MAX] = {};  // realpath of this library; empty if unknown
+};
+
+const Self& self() noexcept {
+    static const Self s = [] {
+        Self r;
+        Dl_info info{};
+        if (dladdr(reinterpret_cast<void*>(&anchor), &info) != 0) {
+            r.base = info.dli_fbase;
+            if (info.dli_fname == nullptr || realpath(info.dli_fname, r.path) == nullptr) r.path[0] = '\0';
+        }
+        return r;
+    }();
+    return s;
+}
+
+// True if `path` is this library under another name (e.g. the compat libblas.so.3 link).
+bool is_self_file(const char* path) noexcept {
+    char real[PATH_MAX];
+    return path != nullptr && self().path[0] != '\0' && realpath(path, real) != nullptr &&
+           std::strcmp(real, self().path) == 0;
+}
+
+bool inside_self(const void* addr) noexcept {
+    Dl_info info{};
+    if (dladdr(addr, &info) == 0) return false;
+    return info.dli_fbase == self().base || is_self_file(info.dli_fname);
+}
+
+void* open_real(const char* path) noexcept {
+    if (std::strchr(path, '/') != nullptr && is_self_file(path)) return nullptr;
+    void* handle = dlopen(path, kOpenFlags);
+    if (handle == nullptr) return nullptr;
+    link_map* map = nullptr;  // a bare soname is only known to be us after loading
+    if (dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map != nullptr && is_self_file(map->l_name)) {
+        dlclose(handle);
+        return nullptr;
+    }
+    return handle;
+}
+
+// $OUTBOARD_REAL_BLAS, copied once: later setenv() must not change or free it.
+const char* env_path() noexcept {
+    static const std::array<char, PATH_MAX> path = [] {
+        std::array<char, PATH_MAX> p{};
+        if (const char* e = std::getenv("OUTBOARD_REAL_BLAS"); e != nullptr)
+            std::snprintf(p.data(), p.size(), "%s", e);
+        return p;
+    }();
+    return path[0] != '\0' ? path.data() : nullptr;
+}
+
+void* env_handle() noexcept {
+    static void* const handle = [] {
+        dlerror();  // drop a stale message so the one below is ours
+        void* h = open_real(env_path());
+        if (h == nullptr) {
+            const char* why = dlerror();
+            std::fprintf(stderr, "outboard: cannot use OUTBOARD_REAL_BLAS=%s: %s\n", env_path(),
+                         why != nullptr ? why : "it is liboutboard-blas.so itself");
+        }
+        return h;
+    }();
+    return handle;
+}
+
+// Opened lazily and one by one: a preloaded program normally never needs any.
+void* fallback_handle(std::size_t i) noexcept {
+    static std::once_flag once[kFallbacks.size()];
+    static void* handle[kFallbacks.size()];
+    std::call_once(once[i], [i] { handle[i] = open_real(kFallbacks[i]); });
+    return handle[i];
+}
+
+struct Found {
+    void* fn = nullptr;
+    const char* route = "";
+};
+
+Found find(const char* name) noexcept {
+    auto usable = [](void* fn) { return fn != nullptr && !inside_self(fn); };
+    if (env_path() != nullptr) {
+        void* handle = env_handle();
+        void* fn = handle != nullptr ? dlsym(handle, name) : nullptr;
+        return usable(fn) ? Found{fn, "OUTBOARD_REAL_BLAS"} : Found{};
+    }
+    // Preloaded: the definition we shadow. In compat mode nothing with BLAS
+    // follows us and this finds nothing.
+    if (void* fn = dlsym(RTLD_NEXT, name); usable(fn)) return {fn, "RTLD_NEXT"};
+    for (std::size_t i = 0; i < kFallbacks.size(); ++i) {
+        void* handle = fallback_handle(i);
+        if (void* fn = handle != nullptr ? dlsym(handle, name) : nullptr; usable(fn)) return {fn, "fallback dlopen"};
+    }
+    return {};
+}
+
+}  // namespace
+
+void* real_blas_symbol(const char* name) noexcept { return find(name).fn; }
+
+const char* real_blas_description() noexcept {
+    static const std::array<char, PATH_MAX + 128> text = [] {
+        std::array<char, PATH_MAX + 128> t{};
+        const Found f = find("ddot_");
+        Dl_info info{};
+        if (f.fn == nullptr)
+            std::snprintf(t.data(), t.size(), "no real BLAS found (set OUTBOARD_REAL_BLAS to a BLAS library path)");
+        else if (dladdr(f.fn, &info) != 0 && info.dli_fname != nullptr)
+            std::snprintf(t.data(), t.size(), "%s (via %s)", info.dli_fname, f.route);
+        else
+            std::snprintf(t.data(), t.size(), "unknown library (via %s)", f.route);
+        return t;
+    }();
+    return text.data();
+}
+
+std::span<const char* const> passthrough_symbol_names() noexcept { return kNames; }
+
+}  // namespace outboard::shim
+
+extern "C" void* outboard_passthrough_resolve(void** slot) noexcept {
+    const char* name = static_cast<const char*>(slot[1]);
+    void* fn = outboard::shim::real_blas_symbol(name);
+    if (fn == nullptr) {
+        // Returning would jump to nowhere, and a BLAS call has no error channel.
+        std::fprintf(stderr,
+                     "outboard: the real BLAS library has no symbol %s (set OUTBOARD_REAL_BLAS to a BLAS library path)\n",
+                     name);
+        std::abort();
+    }
+    // Racing resolvers store the same value. Release orders the store after the
+    // dlopen that mapped the target, for threads that then jump through the slot.
+    std::atomic_ref<void*>(slot[0]).store(fn, std::memory_order_release);
+    return fn;
+}

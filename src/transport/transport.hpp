@@ -1,0 +1,91 @@
+// The transport: messages between peers over UCX (ucp). Nothing above this header sees UCX.
+//
+// A message is a small header (the encoded wire message, sent as an active message) plus an
+// optional bulk payload given as a list of memory segments; UCX carries small payloads eagerly and
+// large ones by rendezvous (zero-copy over shared memory/CMA, RDMA where the network has it). The
+// receiver chooses where a payload lands before it is pulled, so the upper layer can put it
+// straight into its own buffer.
+//
+// A Worker is not thread-safe: one thread at a time calls its methods (the server's progress
+// thread; on the client, whichever application thread holds the connection's lock). Only
+// signal() may be called from any thread.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "transport/buffer.hpp"
+
+namespace outboard::transport {
+
+using PeerId = uint64_t;
+
+struct Events {
+  // Server side: a client connected; addr is "ip:port".
+  std::function<void(PeerId, const std::string& addr)> on_connect;
+  // The peer is gone (closed, failed, unreachable). Not called after close(peer).
+  std::function<void(PeerId, const std::string& reason)> on_disconnect;
+  // A message with a payload of `bytes` is arriving: return where it should land, or nullopt to
+  // refuse it (the message is then delivered with payload_refused set and an empty payload).
+  std::function<std::optional<Buffer>(PeerId, std::span<const std::byte> header, uint64_t bytes)> on_payload;
+  // A whole message (header and payload) has arrived.
+  std::function<void(PeerId, std::vector<std::byte> header, Buffer payload, bool payload_refused)> on_message;
+};
+
+struct Segment {
+  const void* data;
+  size_t bytes;
+};
+
+struct Options {
+  // Seconds between keepalive probes, so a dead peer is noticed during a long wait.
+  double keepalive_seconds = 1.0;
+};
+
+class Worker {
+ public:
+  explicit Worker(Events events, Options options = {});
+  ~Worker();
+  Worker(const Worker&) = delete;
+  Worker& operator=(const Worker&) = delete;
+
+  // Starts accepting connections; port 0 picks a free one. Returns the bound port.
+  uint16_t listen(const std::string& host, uint16_t port);
+  // Starts connecting; failures arrive as on_disconnect. Throws on a bad address.
+  PeerId connect(const std::string& host, uint16_t port);
+  // Sends header + payload. The payload memory must stay valid until `done` runs (from a later
+  // progress(), or from close()/the destructor with ok = false). The header is copied.
+  void send(PeerId peer, std::span<const std::byte> header, std::vector<Segment> payload,
+            std::function<void(bool ok)> done);
+  // Closes the connection now; pending sends complete with ok = false.
+  void close(PeerId peer);
+  bool connected(PeerId peer) const;
+
+  // Makes progress and delivers events; returns true if anything happened.
+  bool progress();
+  // Blocking wait, in two steps so a client can release its lock between them: arm() (like the
+  // other methods, one thread at a time) returns false if events are already pending; block()
+  // (thread-safe) then sleeps until something may have happened, signal() was called, or
+  // timeout_ms passed.
+  bool arm();
+  void block(int timeout_ms);
+  void wait(int timeout_ms) {
+    if (arm()) block(timeout_ms);
+  }
+  // Wakes a thread in block(). Thread-safe.
+  void signal();
+
+  // Transport in use towards a peer, e.g. "posix/memory; cma/memory", for diagnostics.
+  std::string describe(PeerId peer) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace outboard::transport

@@ -1,0 +1,211 @@
+#include "wire/messages.hpp"
+
+#include "wire/codec.hpp"
+
+namespace outboard::wire {
+namespace {
+
+template <class... F>
+struct overloaded : F... {
+  using F::operator()...;
+};
+
+
+void put_call(Writer& w, const Level3Call& c) {
+  w.u8(static_cast<uint8_t>(c.routine));
+  w.u8(static_cast<uint8_t>(c.scalar));
+  for (char ch : {c.side, c.uplo, c.transa, c.transb, c.diag}) w.u8(static_cast<uint8_t>(ch));
+  w.i64(c.m);
+  w.i64(c.n);
+  w.i64(c.k);
+  for (double v : c.alpha) w.f64(v);
+  for (double v : c.beta) w.f64(v);
+  w.u8(c.output_sent ? 1 : 0);
+}
+
+Level3Call get_call(Reader& r) {
+  Level3Call c;
+  c.routine = static_cast<Routine>(r.u8());
+  c.scalar = static_cast<Scalar>(r.u8());
+  for (char* ch : {&c.side, &c.uplo, &c.transa, &c.transb, &c.diag}) *ch = static_cast<char>(r.u8());
+  c.m = r.i64();
+  c.n = r.i64();
+  c.k = r.i64();
+  for (double& v : c.alpha) v = r.f64();
+  for (double& v : c.beta) v = r.f64();
+  uint8_t sent = r.u8();
+  if (sent > 1) throw ProtocolError("invalid boolean in BLAS call");
+  c.output_sent = sent == 1;
+  validate(c);
+  return c;
+}
+
+bool get_bool(Reader& r) {
+  uint8_t b = r.u8();
+  if (b > 1) throw ProtocolError("invalid boolean");
+  return b == 1;
+}
+
+Type type_of(const Message& m) { return static_cast<Type>(m.index() + 1); }
+
+}  // namespace
+
+std::vector<std::byte> encode(const Message& m) {
+  std::vector<std::byte> out;
+  out.reserve(128);
+  Writer w(out);
+  w.u32(kMagic);
+  w.u16(kProtocolVersion);
+  w.u16(static_cast<uint16_t>(type_of(m)));
+  std::visit(overloaded{
+                 [&](const Hello& h) {
+                   w.bytes(h.client_nonce);
+                   w.str(h.client_name);
+                 },
+                 [&](const Challenge& c) {
+                   w.bytes(c.server_nonce);
+                   w.bytes(c.server_proof);
+                   w.str(c.server_name);
+                 },
+                 [&](const Auth& a) { w.bytes(a.client_proof); },
+                 [&](const AuthResult& a) {
+                   w.u8(a.accepted);
+                   w.str(a.message);
+                 },
+                 [&](const Blas3Call& b) {
+                   w.u64(b.call_id);
+                   put_call(w, b.call);
+                   w.u64(b.payload_bytes);
+                 },
+                 [&](const CallReply& r) {
+                   w.u64(r.call_id);
+                   w.u8(r.ok);
+                   w.str(r.message);
+                   w.u64(r.payload_bytes);
+                 },
+                 [&](const StatusRequest& s) { w.u64(s.call_id); },
+                 [&](const StatusReply& s) {
+                   w.u64(s.call_id);
+                   w.str(s.json);
+                 },
+                 [&](const ErrorMessage& e) { w.str(e.message); },
+                 [&](const Ping& p) {
+                   w.u64(p.call_id);
+                   w.u64(p.payload_bytes);
+                 },
+                 [&](const Pong& p) { w.u64(p.call_id); },
+             },
+             m);
+  return out;
+}
+
+Message decode(std::span<const std::byte> bytes) {
+  Reader r(bytes);
+  uint32_t magic = r.u32();
+  if (magic != kMagic) throw ProtocolError("not an Outboard message (bad magic)");
+  uint16_t version = r.u16();
+  if (version != kProtocolVersion)
+    throw ProtocolError("protocol version " + std::to_string(version) + " is not supported (this side speaks " +
+                        std::to_string(kProtocolVersion) + ")");
+  Message m;
+  switch (static_cast<Type>(r.u16())) {
+    case Type::hello: {
+      Hello h;
+      r.bytes(h.client_nonce);
+      h.client_name = r.str(kMaxText);
+      m = h;
+      break;
+    }
+    case Type::challenge: {
+      Challenge c;
+      r.bytes(c.server_nonce);
+      r.bytes(c.server_proof);
+      c.server_name = r.str(kMaxText);
+      m = c;
+      break;
+    }
+    case Type::auth: {
+      Auth a;
+      r.bytes(a.client_proof);
+      m = a;
+      break;
+    }
+    case Type::auth_result: {
+      AuthResult a;
+      a.accepted = get_bool(r);
+      a.message = r.str(kMaxText);
+      m = a;
+      break;
+    }
+    case Type::blas3_call: {
+      Blas3Call b;
+      b.call_id = r.u64();
+      b.call = get_call(r);
+      b.payload_bytes = r.u64();
+      if (b.payload_bytes != request_bytes(b.call))
+        throw ProtocolError("BLAS call announces " + std::to_string(b.payload_bytes) + " payload bytes, its matrices need " +
+                            std::to_string(request_bytes(b.call)));
+      m = b;
+      break;
+    }
+    case Type::call_reply: {
+      CallReply c;
+      c.call_id = r.u64();
+      c.ok = get_bool(r);
+      c.message = r.str(kMaxText);
+      c.payload_bytes = r.u64();
+      m = c;
+      break;
+    }
+    case Type::status_request: {
+      StatusRequest s;
+      s.call_id = r.u64();
+      m = s;
+      break;
+    }
+    case Type::status_reply: {
+      StatusReply s;
+      s.call_id = r.u64();
+      s.json = r.str(kMaxStatusJson);
+      m = s;
+      break;
+    }
+    case Type::error: {
+      ErrorMessage e;
+      e.message = r.str(kMaxText);
+      m = e;
+      break;
+    }
+    case Type::ping: {
+      Ping p;
+      p.call_id = r.u64();
+      p.payload_bytes = r.u64();
+      m = p;
+      break;
+    }
+    case Type::pong: {
+      Pong p;
+      p.call_id = r.u64();
+      m = p;
+      break;
+    }
+    default:
+      throw ProtocolError("unknown message type");
+  }
+  r.expect_end();
+  return m;
+}
+
+namespace {
+std::span<const uint8_t> label(const char* s) { return {reinterpret_cast<const uint8_t*>(s), std::char_traits<char>::length(s)}; }
+}  // namespace
+
+Mac server_proof(const Secret& s, const Nonce& client_nonce, const Nonce& server_nonce) {
+  return compute_mac(s, {label("outboard-server"), client_nonce, server_nonce});
+}
+
+Mac client_proof(const Secret& s, const Nonce& server_nonce, const Nonce& client_nonce) {
+  return compute_mac(s, {label("outboard-client"), server_nonce, client_nonce});
+}
+
+}  // namespace outboard::wire

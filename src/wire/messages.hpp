@@ -1,0 +1,96 @@
+// The message schema shared by client and server. Every message starts with a fixed header
+// (magic, protocol version, type); bodies are encoded with wire::Writer and decoded with the
+// bounds-checked wire::Reader. A message's bulk payload (matrices) travels beside it, not in it.
+#pragma once
+#include <cstdint>
+#include <span>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "common/secret.hpp"
+#include "wire/level3.hpp"
+
+namespace outboard::wire {
+
+inline constexpr uint32_t kMagic = 0x4452424f;  // "OBRD"
+inline constexpr uint16_t kProtocolVersion = 1;
+inline constexpr size_t kMaxText = 4096;  // longest string field
+
+enum class Type : uint16_t {
+  hello = 1,        // client -> server: opens authentication
+  challenge = 2,    // server -> client: server's nonce and proof
+  auth = 3,         // client -> server: client's proof
+  auth_result = 4,  // server -> client: accepted or refused
+  blas3_call = 5,   // client -> server: a Level-3 BLAS call; payload = packed input matrices
+  call_reply = 6,   // server -> client: result of a call; payload = packed output matrix
+  status_request = 7,
+  status_reply = 8,
+  error = 9,        // either way: the connection is about to be closed, and why
+  ping = 10,        // client -> server: payload (if any) is received and discarded; for benchmarks
+  pong = 11,        // server -> client: answer to a ping
+};
+
+struct Hello {
+  Nonce client_nonce{};
+  std::string client_name;  // host:pid:program, for status and logs
+};
+struct Challenge {
+  Nonce server_nonce{};
+  Mac server_proof{};  // MAC(secret, "server" | client_nonce | server_nonce)
+  std::string server_name;
+};
+struct Auth {
+  Mac client_proof{};  // MAC(secret, "client" | server_nonce | client_nonce)
+};
+struct AuthResult {
+  bool accepted = false;
+  std::string message;
+};
+struct Blas3Call {
+  uint64_t call_id = 0;
+  Level3Call call;
+  uint64_t payload_bytes = 0;  // must equal request_bytes(call)
+};
+struct CallReply {
+  uint64_t call_id = 0;
+  bool ok = false;
+  std::string message;  // why it failed, when !ok
+  uint64_t payload_bytes = 0;
+};
+struct StatusRequest {
+  uint64_t call_id = 0;
+};
+struct StatusReply {
+  uint64_t call_id = 0;
+  std::string json;
+};
+struct ErrorMessage {
+  std::string message;
+};
+
+struct Ping {
+  uint64_t call_id = 0;
+  uint64_t payload_bytes = 0;
+};
+struct Pong {
+  uint64_t call_id = 0;
+};
+
+// Alternatives in the order of Type's values.
+using Message = std::variant<Hello, Challenge, Auth, AuthResult, Blas3Call, CallReply, StatusRequest, StatusReply,
+                             ErrorMessage, Ping, Pong>;
+
+std::vector<std::byte> encode(const Message& m);
+// Throws ProtocolError on anything but one exactly well-formed message (wrong magic or version,
+// unknown type, truncation, trailing bytes, over-long strings, invalid BLAS call).
+Message decode(std::span<const std::byte> bytes);
+
+// Byte strings the MACs cover.
+Mac server_proof(const Secret& s, const Nonce& client_nonce, const Nonce& server_nonce);
+Mac client_proof(const Secret& s, const Nonce& server_nonce, const Nonce& client_nonce);
+
+// Longest status document: JSON may be long, but not unbounded.
+inline constexpr size_t kMaxStatusJson = 1 << 20;
+
+}  // namespace outboard::wire

@@ -1,0 +1,26 @@
+#include <cstdio>
+#include <map>
+
+#include "common/error.hpp"
+#include "tools/outboard/commands.hpp"
+
+int main(int argc, char** argv) {
+  CLI::App app{"outboard: use accelerators on other machines of the cluster", "outboard"};
+  app.set_version_flag("--version", OUTBOARD_VERSION);
+  app.require_subcommand(1);
+  std::map<CLI::App*, outboard::tool::Runner> runners;
+  for (auto add : {outboard::tool::add_serve, outboard::tool::add_token, outboard::tool::add_run,
+                   outboard::tool::add_status, outboard::tool::add_bench}) {
+    size_t before = app.get_subcommands({}).size();
+    auto runner = add(app);
+    runners[app.get_subcommands({})[before]] = runner;
+  }
+  CLI11_PARSE(app, argc, argv);
+  try {
+    for (auto* sub : app.get_subcommands()) return runners.at(sub)();
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "outboard: error: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

@@ -1,0 +1,51 @@
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "common/error.hpp"
+#include "tools/outboard/commands.hpp"
+
+namespace outboard::tool {
+namespace {
+
+// liboutboard-blas.so sits in ../lib beside this executable, in the build tree and installed.
+std::string shim_path() {
+  std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe");
+  std::filesystem::path lib = exe.parent_path().parent_path() / "lib" / "liboutboard-blas.so";
+  if (!std::filesystem::exists(lib)) throw Error("cannot find " + lib.string());
+  return lib.string();
+}
+
+}  // namespace
+
+Runner add_run(CLI::App& app) {
+  auto* cmd = app.add_subcommand("run", "Run a program with its BLAS calls offloaded (outboard run -- PROGRAM ARGS)");
+  struct Args {
+    std::string server, token, offload, fallback;
+    std::vector<std::string> command;
+  };
+  auto a = std::make_shared<Args>();
+  cmd->add_option("--server", a->server, "Server(s), host:port[,host:port...] (sets OUTBOARD_SERVERS)");
+  cmd->add_option("--token-file", a->token, "Secret file (sets OUTBOARD_TOKEN_FILE)");
+  cmd->add_option("--offload", a->offload, "auto|always|never (sets OUTBOARD_OFFLOAD)")
+      ->check(CLI::IsMember({"auto", "always", "never"}));
+  cmd->add_option("--fallback", a->fallback, "local|fail (sets OUTBOARD_FALLBACK)")->check(CLI::IsMember({"local", "fail"}));
+  cmd->add_option("command", a->command, "Program and its arguments")->required();
+  return [=]() -> int {
+    std::string preload = shim_path();
+    if (const char* old = std::getenv("LD_PRELOAD"); old && *old) preload += std::string(":") + old;
+    setenv("LD_PRELOAD", preload.c_str(), 1);
+    if (!a->server.empty()) setenv("OUTBOARD_SERVERS", a->server.c_str(), 1);
+    if (!a->token.empty()) setenv("OUTBOARD_TOKEN_FILE", std::filesystem::absolute(a->token).c_str(), 1);
+    if (!a->offload.empty()) setenv("OUTBOARD_OFFLOAD", a->offload.c_str(), 1);
+    if (!a->fallback.empty()) setenv("OUTBOARD_FALLBACK", a->fallback.c_str(), 1);
+    std::vector<char*> argv;
+    for (auto& s : a->command) argv.push_back(s.data());
+    argv.push_back(nullptr);
+    execvp(argv[0], argv.data());
+    throw Error("cannot run " + a->command[0] + ": " + errno_text(errno));
+  };
+}
+
+}  // namespace outboard::tool

@@ -1,0 +1,71 @@
+#include <signal.h>
+#include <spdlog/spdlog.h>
+
+#include <fstream>
+
+#include "backends/cpu/cpu_backend.hpp"
+#include "common/log.hpp"
+#include "server/server.hpp"
+#include "tools/outboard/commands.hpp"
+
+namespace outboard::tool {
+namespace {
+
+server::Server* running = nullptr;
+
+void on_signal(int) {
+  if (running) running->stop();
+}
+
+}  // namespace
+
+Runner add_serve(CLI::App& app) {
+  auto* cmd = app.add_subcommand("serve", "Run the Outboard daemon");
+  struct Args {
+    std::string config_file, port_file;
+    server::Config overrides;
+  };
+  auto a = std::make_shared<Args>();
+  cmd->add_option("--config", a->config_file, "TOML configuration file")->check(CLI::ExistingFile);
+  auto* host = cmd->add_option("--host", a->overrides.host, "Address to listen on (default 127.0.0.1)");
+  auto* port = cmd->add_option("--port", a->overrides.port, "Port to listen on; 0 picks a free one (default 7700)");
+  auto* token = cmd->add_option("--token-file", a->overrides.token_file, "Secret file (default: outboard token's path)");
+  auto* threads = cmd->add_option("--compute-threads", a->overrides.compute_threads, "Calls executed at once (default 4)")
+                      ->check(CLI::Range(1u, 1024u));
+  auto* level = cmd->add_option("--log-level", a->overrides.log_level, "trace|debug|info|warn|error (default info)");
+  auto* format = cmd->add_option("--log-format", a->overrides.log_format, "text|json (default text)");
+  cmd->add_option("--port-file", a->port_file, "Write the bound port to this file once listening");
+  return [=] {
+    server::Config c;
+    if (!a->config_file.empty()) c = server::load_config_file(a->config_file);
+    // Flags given on the command line win over the file.
+    if (host->count()) c.host = a->overrides.host;
+    if (port->count()) c.port = a->overrides.port;
+    if (token->count()) c.token_file = a->overrides.token_file;
+    if (threads->count()) c.compute_threads = a->overrides.compute_threads;
+    if (level->count()) c.log_level = a->overrides.log_level;
+    if (format->count()) c.log_format = a->overrides.log_format;
+    log::setup(c.log_level, c.log_format);
+    std::vector<std::unique_ptr<server::Backend>> backends;
+    backends.push_back(backends::make_cpu_backend());
+    server::Server srv(c, std::move(backends));
+    uint16_t bound = srv.start();
+    if (!a->port_file.empty()) {
+      std::string tmp = a->port_file + ".tmp";
+      std::ofstream(tmp) << bound << "\n";
+      std::rename(tmp.c_str(), a->port_file.c_str());  // readers never see a half-written file
+    }
+    running = &srv;
+    struct sigaction sa{};
+    sa.sa_handler = on_signal;
+    sigaction(SIGINT, &sa, nullptr);
+    sigaction(SIGTERM, &sa, nullptr);
+    signal(SIGPIPE, SIG_IGN);
+    srv.run();
+    running = nullptr;
+    spdlog::info("serve.stopped");
+    return 0;
+  };
+}
+
+}  // namespace outboard::tool
