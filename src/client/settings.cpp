@@ -1,5 +1,6 @@
 #include "client/settings.hpp"
 
+#include <cctype>
 #include <cstdlib>
 
 #include "common/error.hpp"
@@ -32,6 +33,7 @@ std::string ServerAddress::text() const {
 
 ServerAddress parse_server_address(const std::string& t) {
   std::string host = t, port;
+  bool has_port = false;
   if (!t.empty() && t.front() == '[') {
     size_t close = t.find(']');
     if (close == std::string::npos) throw Error("server address '" + t + "': missing ']'");
@@ -39,17 +41,22 @@ ServerAddress parse_server_address(const std::string& t) {
     if (close + 1 < t.size()) {
       if (t[close + 1] != ':') throw Error("server address '" + t + "': expected ':' after ']'");
       port = t.substr(close + 2);
+      has_port = true;
     }
-  } else if (size_t colon = t.rfind(':'); colon != std::string::npos) {
+  } else if (size_t colon = t.find(':'); colon != std::string::npos) {
+    if (t.find(':', colon + 1) != std::string::npos)
+      throw Error("server address '" + t + "': write IPv6 addresses in brackets, e.g. [::1]:7700");
     host = t.substr(0, colon);
     port = t.substr(colon + 1);
+    has_port = true;
   }
   if (host.empty()) throw Error("server address '" + t + "': empty host");
   uint16_t p = kDefaultPort;
-  if (!port.empty()) {
-    char* end = nullptr;
-    long v = std::strtol(port.c_str(), &end, 10);
-    if (*end != '\0' || v < 1 || v > 65535) throw Error("server address '" + t + "': bad port '" + port + "'");
+  if (has_port) {
+    bool digits = !port.empty() && port.size() <= 5 &&
+                  port.find_first_not_of("0123456789") == std::string::npos;
+    long v = digits ? std::strtol(port.c_str(), nullptr, 10) : 0;
+    if (v < 1 || v > 65535) throw Error("server address '" + t + "': bad port '" + port + "'");
     p = static_cast<uint16_t>(v);
   }
   return {host, p};
@@ -64,8 +71,8 @@ Settings settings_from_environment() {
   while (pos <= list.size() && !list.empty()) {
     size_t comma = list.find(',', pos);
     std::string item = list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
-    while (!item.empty() && item.front() == ' ') item.erase(item.begin());
-    while (!item.empty() && item.back() == ' ') item.pop_back();
+    while (!item.empty() && std::isspace(static_cast<unsigned char>(item.front()))) item.erase(item.begin());
+    while (!item.empty() && std::isspace(static_cast<unsigned char>(item.back()))) item.pop_back();
     if (!item.empty()) {
       try {
         s.servers.push_back(parse_server_address(item));

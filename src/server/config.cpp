@@ -42,7 +42,7 @@ Config load_config_file(const std::string& path, Config c) {
       else if (key == "max_clients") c.max_clients = integer<unsigned>(node, key, 1, 1 << 20);
       else if (key == "auth_timeout_seconds") {
         auto v = node.value<double>();
-        if (!v || *v <= 0) throw Error("setting 'auth_timeout_seconds' must be a positive number");
+        if (!v || !(*v > 0)) throw Error("setting 'auth_timeout_seconds' must be a positive number");
         c.auth_timeout_seconds = *v;
       } else if (key == "log_level") c.log_level = text(node, key);
       else if (key == "log_format") c.log_format = text(node, key);

@@ -32,6 +32,7 @@ struct Session {
   uint64_t calls = 0, errors = 0, bytes_in = 0, bytes_out = 0;
   uint64_t held_bytes = 0;     // payload memory of calls in progress
   std::string refusal;         // why the last payload was refused
+  uint64_t close_at_ns = 0;    // closing: when to hang up
   // Where ping payloads land: reused, never read. Outgrown buffers stay alive until the session
   // ends, since a transfer into one may still be in flight.
   std::vector<Buffer> discard;
@@ -77,13 +78,22 @@ struct Server::Impl {
     Session* s = session(peer);
     if (!s || s->state == State::closing) return;
     spdlog::warn("session.reject peer={} addr={} client=\"{}\" reason=\"{}\"", peer, s->addr, s->client_name, why);
-    s->state = State::closing;
-    worker->send(peer, wire::encode(wire::ErrorMessage{why}), {}, [this, peer](bool) { close(peer); });
+    send(peer, wire::ErrorMessage{why});
+    close_soon(*s);
   }
 
+  // Hangs up a little later: closing right away races the last message, which the peer might
+  // then never see. A polite peer hangs up first.
+  void close_soon(Session& s) {
+    s.state = State::closing;
+    s.close_at_ns = now_ns() + kCloseGraceNs;
+  }
+  static constexpr uint64_t kCloseGraceNs = 1'000'000'000;
+
+  // A graceful close, so the last message still reaches the peer.
   void close(PeerId peer) {
     if (!sessions.count(peer)) return;
-    worker->close(peer);
+    worker->close(peer, false);
     end_session(peer, "closed by server");
   }
 
@@ -187,10 +197,8 @@ struct Server::Impl {
     if (!macs_equal(a.client_proof, wire::client_proof(secret, s.server_nonce, s.client_nonce))) {
       ++refused_auth;
       spdlog::warn("session.auth_refused peer={} addr={} client=\"{}\"", s.peer, s.addr, s.client_name);
-      PeerId peer = s.peer;
-      s.state = State::closing;
-      worker->send(peer, wire::encode(wire::AuthResult{false, "authentication refused: the client's secret does not match this server's"}),
-                   {}, [this, peer](bool) { close(peer); });
+      send(s.peer, wire::AuthResult{false, "authentication refused: the client's secret does not match this server's"});
+      close_soon(s);
       return;
     }
     s.state = State::ready;
@@ -273,14 +281,18 @@ struct Server::Impl {
     }
   }
 
-  void expire_unauthenticated() {
+  // Rejects connections that did not authenticate in time; hangs up on those being closed.
+  void housekeeping() {
     const uint64_t limit = static_cast<uint64_t>(config.auth_timeout_seconds * 1e9);
     const uint64_t now = now_ns();
-    std::vector<PeerId> late;
-    for (auto& [peer, s] : sessions)
+    std::vector<PeerId> late, done;
+    for (auto& [peer, s] : sessions) {
       if ((s.state == State::awaiting_hello || s.state == State::awaiting_auth) && now - s.connected_ns > limit)
         late.push_back(peer);
+      if (s.state == State::closing && now >= s.close_at_ns) done.push_back(peer);
+    }
     for (PeerId p : late) reject(p, "authentication not completed in time");
+    for (PeerId p : done) close(p);
   }
 };
 
@@ -327,7 +339,7 @@ void Server::run() {
     uint64_t now = now_ns();
     if (busy) last_activity = now;
     if (now - last_housekeeping > 100'000'000) {
-      m.expire_unauthenticated();
+      m.housekeeping();
       last_housekeeping = now;
     }
     // Spin briefly after activity for low latency; then sleep until the transport or a compute

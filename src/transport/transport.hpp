@@ -62,8 +62,9 @@ class Worker {
   // progress(), or from close()/the destructor with ok = false). The header is copied.
   void send(PeerId peer, std::span<const std::byte> header, std::vector<Segment> payload,
             std::function<void(bool ok)> done);
-  // Closes the connection now; pending sends complete with ok = false.
-  void close(PeerId peer);
+  // Closes the connection. Forced: now, pending sends complete with ok = false. Otherwise what
+  // was sent is delivered first (for a last error message before hanging up).
+  void close(PeerId peer, bool force = true);
   bool connected(PeerId peer) const;
 
   // Makes progress and delivers events; returns true if anything happened.

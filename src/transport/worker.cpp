@@ -134,10 +134,8 @@ struct Worker::Impl {
       auto it = self->peer_of_ep.find(param->reply_ep);
       if (it != self->peer_of_ep.end()) peer = it->second;
     }
-    if (peer == 0) {  // from an endpoint we no longer know (closed): drop it
-      if (rndv) ucp_am_data_release(self->worker, data);
-      return UCS_OK;
-    }
+    // Returning UCS_OK without receiving drops the data (a rendezvous descriptor too).
+    if (peer == 0) return UCS_OK;  // from an endpoint we no longer know (closed)
     auto* h = static_cast<const std::byte*>(header);
     std::vector<std::byte> hdr(h, h + header_len);
     if (len == 0) {
@@ -153,7 +151,6 @@ struct Worker::Impl {
       }
     }
     if (!dst || dst->size() < len) {
-      if (rndv) ucp_am_data_release(self->worker, data);
       self->deliver(peer, std::move(hdr), Buffer{}, true);
       return UCS_OK;
     }
@@ -223,14 +220,14 @@ struct Worker::Impl {
   }
 
   // Forcefully closes a peer's endpoint; reports it upward unless the upper layer asked for it.
-  void drop_peer(PeerId id, const std::string& reason, bool report) {
+  void drop_peer(PeerId id, const std::string& reason, bool report, bool force = true) {
     auto it = peers.find(id);
     if (it == peers.end()) return;
     ucp_ep_h ep = it->second->ep;
     peer_of_ep.erase(ep);
     ucp_request_param_t p{};
     p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-    p.flags = UCP_EP_CLOSE_FLAG_FORCE;
+    p.flags = force ? UCP_EP_CLOSE_FLAG_FORCE : 0;
     ucs_status_ptr_t r = ucp_ep_close_nbx(ep, &p);
     if (r && !UCS_PTR_IS_ERR(r)) closing.push_back(r);
     // The Peer object is the error handler's argument: keep it until the close has finished.
@@ -268,6 +265,9 @@ struct Worker::Impl {
 Worker::Worker(Events events, Options options) : impl_(std::make_unique<Impl>()) {
   impl_->events = std::move(events);
   impl_->options = options;
+  // Given through the environment: set through ucp_config_modify, UCX warns that interfaces
+  // other than TCP did not use it. Does not replace the user's own setting.
+  setenv("UCX_TCP_PUT_ENABLE", "n", 0);
   ucp_config_t* config = nullptr;
   check(ucp_config_read(nullptr, nullptr, &config), "UCX configuration");
   // Notice a dead peer within seconds.
@@ -278,7 +278,6 @@ Worker::Worker(Events events, Options options) : impl_(std::make_unique<Impl>())
   // put, rendezvous runs over the shared-memory active-message lane instead. Users' own UCX_*
   // settings win.
   set_default(config, "MM_ERROR_HANDLING", "y");
-  set_default(config, "TCP_PUT_ENABLE", "n");
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES;
   params.features = UCP_FEATURE_AM | UCP_FEATURE_WAKEUP;
@@ -402,7 +401,7 @@ void Worker::send(PeerId peer, std::span<const std::byte> header, std::vector<Se
     impl_->finish_send(op, false);
 }
 
-void Worker::close(PeerId peer) { impl_->drop_peer(peer, "", false); }
+void Worker::close(PeerId peer, bool force) { impl_->drop_peer(peer, "", false, force); }
 
 bool Worker::connected(PeerId peer) const { return impl_->peers.count(peer) != 0; }
 

@@ -9,6 +9,8 @@ template <class... F>
 struct overloaded : F... {
   using F::operator()...;
 };
+template <class... F>
+overloaded(F...) -> overloaded<F...>;
 
 
 void put_call(Writer& w, const Level3Call& c) {

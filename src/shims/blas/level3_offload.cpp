@@ -26,7 +26,8 @@ bool is_trivial(const wire::Level3Call& c, const wire::Layout& l) {
 bool remote_level3(wire::Level3Call c, Mat a, Mat b, Mat out) noexcept {
   for (char* ch : {&c.side, &c.uplo, &c.transa, &c.transb, &c.diag}) *ch = upper(*ch);
   // The reference BLAS accepts 'C' as 'T' for real gemm/trmm/trsm; so does the wire schema.
-  c.output_sent = false;  // layout of the pure inputs; the runtime decides what travels
+  // The runtime decides what travels; trmm/trsm's B always does, and validation insists on it.
+  c.output_sent = c.routine == wire::Routine::trmm || c.routine == wire::Routine::trsm;
   try {
     wire::validate(c);
   } catch (...) {
@@ -34,7 +35,8 @@ bool remote_level3(wire::Level3Call c, Mat a, Mat b, Mat out) noexcept {
   }
   const wire::Layout l = wire::layout(c);
   const Mat in[2] = {a, b};
-  for (size_t i = 0; i < l.inputs.size(); ++i)
+  const size_t pure_inputs = l.inputs.size() - (c.output_sent ? 1 : 0);
+  for (size_t i = 0; i < pure_inputs; ++i)
     if (in[i].ld < std::max<int64_t>(1, l.inputs[i].rows)) return false;
   if (out.ld < std::max<int64_t>(1, l.output.rows)) return false;
   if (is_trivial(c, l)) return false;

@@ -1,0 +1,68 @@
+// libFuzzer target for the wire decoder, the first code that touches a peer's bytes.
+//
+// Contract under test: wire::decode() either returns a message or throws ProtocolError. Anything
+// else (another exception, a crash, an overread or undefined behaviour seen by ASan/UBSan, an
+// allocation over -rss_limit_mb) is a finding. For a decoded message the target also checks:
+//   - encode(decode(x)) == x: the encoding is canonical, so nothing is lost or invented;
+//   - a decoded Blas3Call is valid, and layout/request_bytes/reply_bytes/flops work on it without
+//     throwing, agree with its payload_bytes, and give sane values.
+// A failed check calls __builtin_trap() so that libFuzzer records the input as a crash.
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <span>
+#include <variant>
+#include <vector>
+
+#include "common/error.hpp"
+#include "wire/level3.hpp"
+#include "wire/messages.hpp"
+
+namespace {
+
+using namespace outboard;
+using namespace outboard::wire;
+
+void check(bool ok) {
+  if (!ok) __builtin_trap();
+}
+
+void check_call(const Blas3Call& b) {
+  const Level3Call& c = b.call;
+  validate(c);  // decode() validated it already: must not throw now
+  Layout l = layout(c);
+  check(!l.inputs.empty());
+  check(l.output.rows >= 0 && l.output.cols >= 0);
+  for (const Operand& o : l.inputs) check(o.rows >= 0 && o.cols >= 0 && o.rows <= kMaxDimension && o.cols <= kMaxDimension);
+  // The output travels as the last input exactly when output_sent says so.
+  const Operand& last = l.inputs.back();
+  const bool last_is_output = l.inputs.size() > 1 && last.name == l.output.name && last.rows == l.output.rows &&
+                              last.cols == l.output.cols;
+  check(last_is_output == c.output_sent);
+  const uint64_t req = request_bytes(c);
+  const uint64_t rep = reply_bytes(c);
+  check(req == b.payload_bytes);
+  if (c.output_sent) check(req >= rep);
+  check(rep == uint64_t(l.output.rows) * uint64_t(l.output.cols) * element_bytes(c.scalar));
+  const double f = flops(c);
+  check(f >= 0 && !std::isnan(f));
+  (void)call_name(c);
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::span<const std::byte> in(reinterpret_cast<const std::byte*>(data), size);
+  Message m;
+  try {
+    m = decode(in);
+  } catch (const ProtocolError&) {
+    return 0;  // rejected: the expected outcome for almost every input
+  }
+  // Not caught from here on: any exception escaping is a finding (std::terminate -> abort).
+  std::vector<std::byte> again = encode(m);
+  check(again.size() == size && (size == 0 || std::memcmp(again.data(), data, size) == 0));
+  if (const auto* b = std::get_if<Blas3Call>(&m)) check_call(*b);
+  return 0;
+}

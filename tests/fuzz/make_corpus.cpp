@@ -1,0 +1,121 @@
+// Writes the seed corpus of fuzz_request: one small, valid encoded message per file.
+//
+//   fuzz_make_corpus DIR          (re)writes the seeds into DIR (tests/fuzz/corpus in the source tree)
+//   fuzz_make_corpus --check DIR  exits 1 unless DIR holds exactly these seeds, byte for byte
+//
+// The check runs as a ctest test, so that a change to the wire format that makes the committed
+// seeds stale (they would all be rejected at the header and fuzzing would start from nothing) is
+// noticed: regenerate them with the first form and commit the result.
+#include <array>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "wire/level3.hpp"
+#include "wire/messages.hpp"
+
+namespace {
+
+using namespace outboard;
+using namespace outboard::wire;
+
+std::array<uint8_t, 32> filled(uint8_t first) {
+  std::array<uint8_t, 32> a{};
+  for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<uint8_t>(first + 13 * i);
+  return a;
+}
+
+Blas3Call blas3(uint64_t id, Level3Call c) { return Blas3Call{id, c, request_bytes(c)}; }
+
+Level3Call call(Routine r, Scalar s, char side, char uplo, char transa, char transb, char diag, int64_t m, int64_t n,
+                int64_t k, bool output_sent, std::array<double, 2> beta = {0, 0}) {
+  Level3Call c;
+  c.routine = r;
+  c.scalar = s;
+  c.side = side, c.uplo = uplo, c.transa = transa, c.transb = transb, c.diag = diag;
+  c.m = m, c.n = n, c.k = k;
+  c.alpha = {1.0, s == Scalar::c || s == Scalar::z ? 0.5 : 0.0};
+  c.beta = beta;
+  c.output_sent = output_sent;
+  validate(c);
+  return c;
+}
+
+std::map<std::string, std::vector<std::byte>> seeds() {
+  std::map<std::string, std::vector<std::byte>> out;
+  out["hello"] = encode(Hello{filled(1), "node1:4242:a.out"});
+  out["challenge"] = encode(Challenge{filled(2), filled(3), "server"});
+  out["auth"] = encode(Auth{filled(4)});
+  out["auth_result"] = encode(AuthResult{true, "ok"});
+  out["call_reply"] = encode(CallReply{7, false, "no", 0});
+  out["status_request"] = encode(StatusRequest{8});
+  out["status_reply"] = encode(StatusReply{9, "{}"});
+  out["error"] = encode(ErrorMessage{"bye"});
+  out["ping"] = encode(Ping{10, 64});
+  out["pong"] = encode(Pong{11});
+  out["blas3_dgemm"] = encode(blas3(1, call(Routine::gemm, Scalar::d, 'N', 'N', 'T', 'N', 'N', 8, 4, 2, true, {1, 0})));
+  out["blas3_zgemm"] = encode(blas3(2, call(Routine::gemm, Scalar::z, 'N', 'N', 'C', 'T', 'N', 3, 5, 7, false)));
+  out["blas3_ssymm"] = encode(blas3(3, call(Routine::symm, Scalar::s, 'R', 'U', 'N', 'N', 'N', 6, 2, 0, false)));
+  out["blas3_chemm"] = encode(blas3(4, call(Routine::hemm, Scalar::c, 'L', 'L', 'N', 'N', 'N', 2, 6, 0, true, {0, 1})));
+  out["blas3_dsyrk"] = encode(blas3(5, call(Routine::syrk, Scalar::d, 'N', 'L', 'T', 'N', 'N', 0, 5, 3, true, {2, 0})));
+  out["blas3_zherk"] = encode(blas3(6, call(Routine::herk, Scalar::z, 'N', 'U', 'C', 'N', 'N', 0, 4, 9, false)));
+  out["blas3_ssyr2k"] = encode(blas3(7, call(Routine::syr2k, Scalar::s, 'N', 'U', 'N', 'N', 'N', 0, 3, 3, true)));
+  out["blas3_zher2k"] = encode(blas3(8, call(Routine::her2k, Scalar::z, 'N', 'L', 'N', 'N', 'N', 0, 2, 5, true, {1, 0})));
+  out["blas3_ctrmm"] = encode(blas3(9, call(Routine::trmm, Scalar::c, 'R', 'L', 'T', 'N', 'U', 4, 4, 0, true)));
+  out["blas3_dtrsm"] = encode(blas3(10, call(Routine::trsm, Scalar::d, 'L', 'U', 'N', 'N', 'N', 5, 3, 0, true)));
+  return out;
+}
+
+std::string slurp(const std::filesystem::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  namespace fs = std::filesystem;
+  const bool check = argc == 3 && std::string(argv[1]) == "--check";
+  if (!(argc == 2 || check)) {
+    std::fprintf(stderr, "usage: %s [--check] DIR\n", argv[0]);
+    return 2;
+  }
+  const fs::path dir = argv[argc - 1];
+  const auto all = seeds();
+  if (!check) {
+    fs::create_directories(dir);
+    for (const auto& [name, bytes] : all) {
+      std::ofstream out(dir / name, std::ios::binary | std::ios::trunc);
+      out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+      if (!out) {
+        std::fprintf(stderr, "cannot write %s\n", (dir / name).c_str());
+        return 1;
+      }
+    }
+    std::printf("wrote %zu seeds to %s\n", all.size(), dir.c_str());
+    return 0;
+  }
+  int stale = 0;
+  for (const auto& [name, bytes] : all) {
+    std::string want(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+    if (!fs::exists(dir / name) || slurp(dir / name) != want) {
+      std::fprintf(stderr, "seed %s is missing or stale\n", (dir / name).c_str());
+      ++stale;
+    }
+  }
+  for (const auto& entry : fs::directory_iterator(dir))
+    if (!all.count(entry.path().filename().string())) {
+      std::fprintf(stderr, "unexpected file %s\n", entry.path().c_str());
+      ++stale;
+    }
+  if (stale) {
+    std::fprintf(stderr, "regenerate the corpus: fuzz_make_corpus %s\n", dir.c_str());
+    return 1;
+  }
+  std::printf("%zu seeds are up to date\n", all.size());
+  return 0;
+}

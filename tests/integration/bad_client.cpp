@@ -1,0 +1,180 @@
+// A misbehaving client for the server's robustness tests. It speaks the transport directly and
+// sends what a buggy or hostile peer might; it exits 0 when the server answered as it should.
+//
+//   bad_client HOST PORT SECRET_FILE MODE [SECONDS]
+//   modes: garbage, truncated, mismatch, oversized, unauthenticated, wrong-secret, early-call, stuck
+#include <cstdio>
+#include <cstring>
+#include <optional>
+#include <string>
+
+#include "common/clock.hpp"
+#include "common/secret.hpp"
+#include "transport/transport.hpp"
+#include "wire/messages.hpp"
+
+using namespace outboard;
+
+namespace {
+
+struct Peer {
+  std::optional<transport::Worker> worker;
+  transport::PeerId id = 0;
+  std::vector<wire::Message> inbox;
+  bool disconnected = false;
+  std::string reason;
+
+  Peer(const std::string& host, uint16_t port) {
+    transport::Events ev;
+    ev.on_disconnect = [this](transport::PeerId, const std::string& why) {
+      disconnected = true;
+      reason = why;
+    };
+    ev.on_payload = [](transport::PeerId, std::span<const std::byte>, uint64_t n) {
+      return std::optional<transport::Buffer>(transport::Buffer::allocate(n));
+    };
+    ev.on_message = [this](transport::PeerId, std::vector<std::byte> h, transport::Buffer, bool) {
+      try {
+        inbox.push_back(wire::decode(h));
+      } catch (const std::exception& e) {
+        std::printf("undecodable message from server: %s\n", e.what());
+      }
+    };
+    worker.emplace(std::move(ev));
+    id = worker->connect(host, port);
+  }
+
+  void send(std::span<const std::byte> header, std::vector<transport::Segment> payload = {}) {
+    worker->send(id, header, std::move(payload), nullptr);
+  }
+
+  // Waits for a message (or the disconnect) for up to `seconds`.
+  template <class T>
+  std::optional<T> expect(double seconds) {
+    uint64_t end = now_ns() + static_cast<uint64_t>(seconds * 1e9);
+    while (now_ns() < end) {
+      worker->progress();
+      for (size_t i = 0; i < inbox.size(); ++i)
+        if (auto* m = std::get_if<T>(&inbox[i])) {
+          T v = *m;
+          inbox.erase(inbox.begin() + static_cast<long>(i));
+          return v;
+        }
+      if (disconnected) return std::nullopt;
+    }
+    return std::nullopt;
+  }
+
+  bool authenticate(const Secret& secret) {
+    wire::Hello hello{random_nonce(), "bad_client"};
+    send(wire::encode(hello));
+    auto ch = expect<wire::Challenge>(5);
+    if (!ch) return false;
+    send(wire::encode(wire::Auth{wire::client_proof(secret, ch->server_nonce, hello.client_nonce)}));
+    auto r = expect<wire::AuthResult>(5);
+    if (r && !r->accepted) std::printf("auth refused: %s\n", r->message.c_str());
+    return r && r->accepted;
+  }
+
+  // The server must answer with an error message and close the connection.
+  int expect_rejection(const char* what) {
+    auto err = expect<wire::ErrorMessage>(10);
+    if (!err) {
+      std::printf("FAIL %s: no error message from the server\n", what);
+      return 1;
+    }
+    std::printf("server said: %s\n", err->message.c_str());
+    uint64_t end = now_ns() + 10'000'000'000ull;
+    while (!disconnected && now_ns() < end) worker->progress();
+    if (!disconnected) {
+      std::printf("FAIL %s: the server kept the connection open\n", what);
+      return 1;
+    }
+    std::printf("ok %s: rejected and disconnected\n", what);
+    return 0;
+  }
+};
+
+wire::Blas3Call dgemm_call(int64_t n) {
+  wire::Level3Call c;
+  c.routine = wire::Routine::gemm;
+  c.scalar = wire::Scalar::d;
+  c.m = c.n = c.k = n;
+  c.alpha = {1, 0};
+  c.output_sent = false;
+  return {1, c, wire::request_bytes(c)};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 5) {
+    std::fprintf(stderr, "usage: bad_client HOST PORT SECRET_FILE MODE [SECONDS]\n");
+    return 2;
+  }
+  std::string host = argv[1], mode = argv[4];
+  uint16_t port = static_cast<uint16_t>(std::atoi(argv[2]));
+  Secret secret = read_secret(argv[3]);
+  Peer p(host, port);
+
+  if (mode == "wrong-secret") {
+    Secret other = secret;
+    other[0] ^= 1;
+    wire::Hello hello{random_nonce(), "bad_client"};
+    p.send(wire::encode(hello));
+    auto ch = p.expect<wire::Challenge>(5);
+    if (!ch) return std::printf("FAIL: no challenge\n"), 1;
+    if (macs_equal(ch->server_proof, wire::server_proof(other, hello.client_nonce, ch->server_nonce)))
+      return std::printf("FAIL: server proof verified with the wrong secret\n"), 1;
+    p.send(wire::encode(wire::Auth{wire::client_proof(other, ch->server_nonce, hello.client_nonce)}));
+    auto r = p.expect<wire::AuthResult>(5);
+    if (!r || r->accepted) return std::printf("FAIL: wrong secret was not refused\n"), 1;
+    std::printf("ok wrong-secret: %s\n", r->message.c_str());
+    return 0;
+  }
+  if (mode == "unauthenticated") {  // a call before any handshake
+    p.send(wire::encode(dgemm_call(2)));
+    return p.expect_rejection("unauthenticated");
+  }
+  if (mode == "early-call") {  // a call after hello, before proving the secret
+    p.send(wire::encode(wire::Hello{random_nonce(), "bad_client"}));
+    if (!p.expect<wire::Challenge>(5)) return std::printf("FAIL: no challenge\n"), 1;
+    std::vector<double> data(8, 1.0);
+    p.send(wire::encode(dgemm_call(2)), {{data.data(), 64}});
+    return p.expect_rejection("early-call");
+  }
+  if (mode == "stuck") {  // says hello and then nothing; must not hold up anyone else
+    p.send(wire::encode(wire::Hello{random_nonce(), "bad_client-stuck"}));
+    double seconds = argc > 5 ? std::atof(argv[5]) : 5;
+    uint64_t end = now_ns() + static_cast<uint64_t>(seconds * 1e9);
+    while (now_ns() < end && !p.disconnected) p.worker->progress();
+    std::printf("stuck client: %s\n", p.disconnected ? ("closed by server: " + p.reason).c_str() : "still connected");
+    return 0;
+  }
+  if (!p.authenticate(secret)) return std::printf("FAIL: could not authenticate\n"), 1;
+  if (mode == "garbage") {
+    std::vector<std::byte> junk(64);
+    for (size_t i = 0; i < junk.size(); ++i) junk[i] = std::byte(i * 37 + 11);
+    p.send(junk);
+    return p.expect_rejection("garbage");
+  }
+  if (mode == "truncated") {
+    auto h = wire::encode(dgemm_call(4));
+    h.resize(h.size() - 5);
+    p.send(h);
+    return p.expect_rejection("truncated");
+  }
+  if (mode == "mismatch") {  // announces 3 matrices of 4x4 but sends fewer bytes
+    std::vector<double> data(10, 1.0);
+    p.send(wire::encode(dgemm_call(4)), {{data.data(), data.size() * sizeof(double)}});
+    return p.expect_rejection("mismatch");
+  }
+  if (mode == "oversized") {  // a consistent call larger than the server's max_request_bytes
+    auto call = dgemm_call(512);  // 2 x 2 MiB of input
+    std::vector<double> data(call.payload_bytes / sizeof(double), 1.0);
+    p.send(wire::encode(call), {{data.data(), call.payload_bytes}});
+    return p.expect_rejection("oversized");
+  }
+  std::fprintf(stderr, "unknown mode %s\n", mode.c_str());
+  return 2;
+}

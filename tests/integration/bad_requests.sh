@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Malformed, truncated, oversized and out-of-order requests get an error reply and a closed
+# connection; a stuck client holds nobody up; the server serves everyone else as before.
+BUILD=$1
+PROGRAMS=$2
+source "$(dirname "$0")/lib.sh"
+cat >"$WORK/server.toml" <<TOML
+max_request_bytes = 1048576
+auth_timeout_seconds = 2
+TOML
+start_server --config "$WORK/server.toml"
+BAD="$BUILD/bin/bad_client"
+
+"$BAD" 127.0.0.1 "$PORT" "$TOKEN" stuck 6 >"$WORK/stuck.log" 2>&1 & stuck=$!
+for mode in garbage truncated mismatch oversized unauthenticated early-call; do
+  "$BAD" 127.0.0.1 "$PORT" "$TOKEN" "$mode" >"$WORK/$mode.log" 2>&1 || { cat "$WORK/$mode.log"; fail "$mode"; }
+  ok "$(grep '^ok' "$WORK/$mode.log") ($(grep 'server said' "$WORK/$mode.log"))"
+  # Everyone else is still served.
+  "$OUTBOARD" run --offload always -- "$PROGRAMS/level3_check" --quick --size 40 >"$WORK/good.log" 2>&1 || fail "good client after $mode"
+  grep -qE "passed, 0 failed$" "$WORK/good.log" && ! grep -q "outboard: warning" "$WORK/good.log" ||
+    { cat "$WORK/good.log"; fail "good client not served after $mode"; }
+done
+wait $stuck
+grep -q "closed by server" "$WORK/stuck.log" || { cat "$WORK/stuck.log"; fail "an unauthenticated connection was kept beyond auth_timeout_seconds"; }
+kill -0 "$SERVER_PID" || fail "server died"
+grep -q "authentication not completed in time" "$WORK/server.log" || fail "server did not log the stuck client"
+ok "stuck client closed after the authentication timeout while others were served"

@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Nothing is lost when the remote path fails: the program completes locally with correct results
+# and one warning, or stops with a clear message when told to (OUTBOARD_FALLBACK=fail).
+BUILD=$1
+PROGRAMS=$2
+source "$(dirname "$0")/lib.sh"
+
+verdict_ok() { grep -qE "passed, 0 failed$" "$1"; }
+
+# 1. Server killed in the middle of a run.
+start_server
+"$OUTBOARD" run --offload always -- "$PROGRAMS/threads_check" --size 160 >"$WORK/killed.log" 2>&1 & prog=$!
+for _ in $(seq 200); do
+  [ "$(status_field "s['calls']" 2>/dev/null || echo 0)" -gt 20 ] && break
+  sleep 0.05
+done
+kill -9 "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null || true; SERVER_PID=""
+wait $prog || { cat "$WORK/killed.log"; fail "program died with the server"; }
+verdict_ok "$WORK/killed.log" || { cat "$WORK/killed.log"; fail "wrong results after the server died"; }
+[ "$(grep -c "outboard: warning" "$WORK/killed.log")" = 1 ] || { cat "$WORK/killed.log"; fail "expected exactly one warning line"; }
+ok "server killed mid-run: $(grep "outboard: warning" "$WORK/killed.log")"
+
+# 2. Nobody listening.
+export OUTBOARD_SERVERS=127.0.0.1:1 OUTBOARD_TOKEN_FILE="$TOKEN"
+"$OUTBOARD" run --offload always -- "$PROGRAMS/level3_check" --quick >"$WORK/unreachable.log" 2>&1 || fail "unreachable server"
+verdict_ok "$WORK/unreachable.log" && grep -q "outboard: warning" "$WORK/unreachable.log" || { cat "$WORK/unreachable.log"; fail "unreachable"; }
+ok "unreachable server: $(grep "outboard: warning" "$WORK/unreachable.log")"
+
+# 3. Wrong secret: refused on both sides, results still right.
+start_server
+"$OUTBOARD" token --file "$WORK/other" >/dev/null
+OUTBOARD_TOKEN_FILE="$WORK/other" "$OUTBOARD" run --offload always -- "$PROGRAMS/level3_check" --quick >"$WORK/wrong.log" 2>&1 || fail "wrong secret run"
+verdict_ok "$WORK/wrong.log" || fail "wrong secret: results"
+grep -q "outboard: warning.*could not prove it knows the secret" "$WORK/wrong.log" || { cat "$WORK/wrong.log"; fail "client did not say why"; }
+OUTBOARD_TOKEN_FILE="$WORK/other" "$OUTBOARD" status >"$WORK/wrong-status.log" 2>&1 && fail "status with the wrong secret succeeded"
+grep -q "secret" "$WORK/wrong-status.log" || { cat "$WORK/wrong-status.log"; fail "status did not say why"; }
+"$BUILD/bin/bad_client" 127.0.0.1 "$PORT" "$TOKEN" wrong-secret >"$WORK/bad.log" || { cat "$WORK/bad.log"; fail "server accepted a wrong secret"; }
+grep -q "auth_refused" "$WORK/server.log" || { cat "$WORK/server.log"; fail "server did not log the refusal"; }
+[ "$(status_field "s['refused_authentications']")" -ge 1 ] || fail "refusal not counted"
+ok "wrong secret refused on both sides"
+
+# 4. Missing secret file.
+OUTBOARD_TOKEN_FILE="$WORK/missing" "$OUTBOARD" run --offload always -- "$PROGRAMS/level3_check" --quick >"$WORK/missing.log" 2>&1 || fail "missing secret run"
+grep -q "outboard: warning.*outboard token" "$WORK/missing.log" || { cat "$WORK/missing.log"; fail "missing secret: no clear message"; }
+ok "missing secret file: $(grep "outboard: warning" "$WORK/missing.log")"
+
+# 5. OUTBOARD_FALLBACK=fail stops with a message instead.
+stop_server
+export OUTBOARD_SERVERS=127.0.0.1:1
+if "$OUTBOARD" run --offload always --fallback fail -- "$PROGRAMS/level3_check" --quick >"$WORK/fail.log" 2>&1; then
+  fail "OUTBOARD_FALLBACK=fail did not stop the program"
+fi
+grep -q "outboard: error: .* could not run remotely" "$WORK/fail.log" || { cat "$WORK/fail.log"; fail "no clear message"; }
+ok "OUTBOARD_FALLBACK=fail: $(grep "outboard: error" "$WORK/fail.log")"
