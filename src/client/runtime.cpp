@@ -5,6 +5,8 @@
 #include <atomic>
 #include <cstdio>
 #include <cstring>
+#include <functional>
+#include <map>
 #include <mutex>
 
 #include "client/connection.hpp"
@@ -17,10 +19,41 @@ extern char* program_invocation_short_name;
 namespace outboard::client {
 namespace {
 
+class Runtime;
+Runtime& runtime();
+
+// Where a routine's time went, for OUTBOARD_REPORT.
+struct RoutineStats {
+  uint64_t remote = 0, local = 0, fell_back = 0;
+  uint64_t bytes_sent = 0, bytes_received = 0;
+  uint64_t pack_ns = 0, round_trip_ns = 0, compute_ns = 0, unpack_ns = 0;
+};
+
 class Runtime {
  public:
   Runtime() : settings_(settings_from_environment()) {
     for (const auto& p : settings_.problems) std::fprintf(stderr, "outboard: warning: %s; using the default\n", p.c_str());
+    if (settings_.report) std::atexit([] { runtime().print_report(); });
+  }
+
+  void record(const std::string& name, const std::function<void(RoutineStats&)>& update) {
+    if (!settings_.report) return;
+    std::lock_guard lk(stats_mu_);
+    update(stats_[name]);
+  }
+
+  void print_report() {
+    std::lock_guard lk(stats_mu_);
+    std::fflush(stdout);  // keep the program's own output first
+    std::fprintf(stderr, "outboard: where the time went (remote calls: pack | to server, compute, back | unpack)\n");
+    std::fprintf(stderr, "outboard: %-7s %7s %6s %8s %10s %10s %10s %10s %10s %10s\n", "routine", "remote", "local",
+                 "fallback", "MB sent", "MB back", "pack ms", "network ms", "compute ms", "unpack ms");
+    for (const auto& [name, s] : stats_)
+      std::fprintf(stderr, "outboard: %-7s %7llu %6llu %8llu %10.1f %10.1f %10.2f %10.2f %10.2f %10.2f\n", name.c_str(),
+                   (unsigned long long)s.remote, (unsigned long long)s.local, (unsigned long long)s.fell_back,
+                   s.bytes_sent / 1e6, s.bytes_received / 1e6, s.pack_ns / 1e6,
+                   (s.round_trip_ns - std::min(s.round_trip_ns, s.compute_ns)) / 1e6, s.compute_ns / 1e6,
+                   s.unpack_ns / 1e6);
   }
 
   const Settings& settings() const { return settings_; }
@@ -86,6 +119,8 @@ class Runtime {
   uint64_t retry_after_ns_ = 0;
   std::string last_error_;
   std::atomic<bool> warned_{false};
+  std::mutex stats_mu_;
+  std::map<std::string, RoutineStats> stats_;
 };
 
 // One runtime per process, never destroyed: calls may arrive from other libraries' destructors,
@@ -149,13 +184,25 @@ bool offload_level3(wire::Level3Call call, const MatrixRef* inputs, MatrixRef ou
   std::string name;
   try {
     Runtime& rt = runtime();
-    if (!wants_remote(rt.settings(), call)) return false;
     name = wire::call_name(call);
+    if (!wants_remote(rt.settings(), call)) {
+      rt.record(name, [](RoutineStats& s) { ++s.local; });
+      return false;
+    }
+    auto fall_back = [&](const std::string& why) {
+      rt.remote_failed(name, why);
+      rt.record(name, [](RoutineStats& s) { ++s.fell_back; });
+      return false;
+    };
     // beta = 0 means C is not read: it need not travel (trmm/trsm's B always does).
     const bool in_place = call.routine == wire::Routine::trmm || call.routine == wire::Routine::trsm;
     call.output_sent = in_place || call.beta[0] != 0 || call.beta[1] != 0;
     wire::validate(call);
     const wire::Layout l = wire::layout(call);
+    std::string why;
+    std::shared_ptr<Connection> conn = rt.connection(why);
+    if (!conn) return fall_back(why);
+    const uint64_t t0 = now_ns();
     std::vector<transport::Buffer> scratch;
     std::vector<transport::Segment> payload;
     for (size_t i = 0; i < l.inputs.size(); ++i) {
@@ -165,27 +212,30 @@ bool offload_level3(wire::Level3Call call, const MatrixRef* inputs, MatrixRef ou
     const uint64_t reply_bytes = wire::reply_bytes(call);
     transport::Buffer result = transport::Buffer::allocate(reply_bytes);
 
-    std::string why;
-    std::shared_ptr<Connection> conn = rt.connection(why);
-    if (!conn) {
-      rt.remote_failed(name, why);
-      return false;
-    }
+    const uint64_t t1 = now_ns();
     wire::Message reply;
     try {
       reply = conn->request(wire::Blas3Call{0, call, wire::request_bytes(call)}, std::move(payload), result.data(),
                             reply_bytes, rt.settings().timeout_seconds);
     } catch (const Error& e) {
-      rt.remote_failed(name, e.what());
-      return false;
+      return fall_back(e.what());
     }
+    const uint64_t t2 = now_ns();
     auto* r = std::get_if<wire::CallReply>(&reply);
-    if (!r || !r->ok || r->payload_bytes != reply_bytes) {
-      rt.remote_failed(name, r && !r->ok ? "server: " + r->message : std::string("unexpected reply"));
-      return false;
-    }
+    if (!r || !r->ok || r->payload_bytes != reply_bytes)
+      return fall_back(r && !r->ok ? "server: " + r->message : std::string("unexpected reply"));
     unpack(result.data(), l.output, output, call, l.output_triangle);
     rt.remote_succeeded();
+    const uint64_t t3 = now_ns(), compute = r->compute_ns, sent = wire::request_bytes(call);
+    rt.record(name, [&](RoutineStats& s) {
+      ++s.remote;
+      s.bytes_sent += sent;
+      s.bytes_received += reply_bytes;
+      s.pack_ns += t1 - t0;
+      s.round_trip_ns += t2 - t1;
+      s.compute_ns += compute;
+      s.unpack_ns += t3 - t2;
+    });
     return true;
   } catch (const std::bad_alloc&) {
     runtime().remote_failed(name, "out of memory for staging buffers");

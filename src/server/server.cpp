@@ -46,6 +46,7 @@ struct Completion {
   std::shared_ptr<Buffer> buffer;
   size_t output_offset, output_bytes;
   std::string name;
+  uint64_t compute_ns = 0;
 };
 
 }  // namespace
@@ -235,7 +236,9 @@ struct Server::Impl {
         }
         done_call.output_bytes = wire::reply_bytes(c);
         done_call.output_offset = c.output_sent ? in_bytes - done_call.output_bytes : in_bytes;
+        uint64_t t0 = now_ns();
         backend->level3(c, inputs, buf->data() + done_call.output_offset);
+        done_call.compute_ns = now_ns() - t0;
       } catch (const std::exception& e) {
         done_call.error = e.what();
       }
@@ -261,7 +264,7 @@ struct Server::Impl {
       ++calls_by_routine[d.name];
       Session* s = session(d.peer);
       if (!s || s->state == State::closing) continue;  // the client left; its result is dropped
-      wire::CallReply reply{d.call_id, d.error.empty(), d.error, d.error.empty() ? d.output_bytes : 0};
+      wire::CallReply reply{d.call_id, d.error.empty(), d.error, d.error.empty() ? d.output_bytes : 0, d.compute_ns};
       ++s->calls;
       if (!d.error.empty()) {
         ++s->errors;

@@ -57,6 +57,7 @@ struct CallReply {
   bool ok = false;
   std::string message;  // why it failed, when !ok
   uint64_t payload_bytes = 0;
+  uint64_t compute_ns = 0;  // time the backend spent on the call, for the client's report
 };
 struct StatusRequest {
   uint64_t call_id = 0;

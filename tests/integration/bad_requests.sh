@@ -25,3 +25,11 @@ grep -q "closed by server" "$WORK/stuck.log" || { cat "$WORK/stuck.log"; fail "a
 kill -0 "$SERVER_PID" || fail "server died"
 grep -q "authentication not completed in time" "$WORK/server.log" || fail "server did not log the stuck client"
 ok "stuck client closed after the authentication timeout while others were served"
+
+# Clean shutdown on SIGTERM.
+kill -TERM "$SERVER_PID"
+status=0; wait "$SERVER_PID" || status=$?
+SERVER_PID=""
+[ "$status" = 0 ] || fail "server exited with status $status on SIGTERM"
+grep -q "serve.stopped" "$WORK/server.log" || fail "server did not log its shutdown"
+ok "clean shutdown on SIGTERM"

@@ -1,0 +1,42 @@
+/* An ordinary BLAS program (built with -lblas, nothing of Outboard's): a few large Level-3 calls,
+ * timed, with a checksum so a local and an offloaded run can be compared. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+void dgemm_(const char*, const char*, const int*, const int*, const int*, const double*, const double*,
+            const int*, const double*, const int*, const double*, double*, const int*, size_t, size_t);
+void dtrsm_(const char*, const char*, const char*, const char*, const int*, const int*, const double*,
+            const double*, const int*, double*, const int*, size_t, size_t, size_t, size_t);
+
+static double seconds(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return t.tv_sec + t.tv_nsec * 1e-9;
+}
+
+int main(int argc, char** argv) {
+  int n = argc > 1 ? atoi(argv[1]) : 2000;
+  if (n < 1) return fprintf(stderr, "usage: blas_demo [N]\n"), 2;
+  double *a = malloc(sizeof(double) * n * n), *b = malloc(sizeof(double) * n * n), *c = malloc(sizeof(double) * n * n);
+  if (!a || !b || !c) return fprintf(stderr, "out of memory\n"), 1;
+  srand(1);
+  for (long i = 0; i < (long)n * n; ++i) a[i] = rand() / (double)RAND_MAX, b[i] = rand() / (double)RAND_MAX;
+  for (int i = 0; i < n; ++i) a[i + (long)i * n] += n;  /* well-conditioned for the solve */
+  const double one = 1, zero = 0;
+  for (int rep = 0; rep < 3; ++rep) {
+    double t = seconds();
+    dgemm_("N", "N", &n, &n, &n, &one, a, &n, b, &n, &zero, c, &n, 1, 1);
+    t = seconds() - t;
+    printf("dgemm n=%d: %.3f s, %.1f GFLOP/s\n", n, t, 2.0 * n * n * n / t / 1e9);
+  }
+  double t = seconds();
+  dtrsm_("L", "U", "N", "N", &n, &n, &one, a, &n, c, &n, 1, 1, 1, 1);
+  printf("dtrsm n=%d: %.3f s\n", n, seconds() - t);
+  double sum = 0;
+  for (long i = 0; i < (long)n * n; ++i) sum += fabs(c[i]);
+  printf("checksum %.12e\n", sum);
+  free(a), free(b), free(c);
+  return 0;
+}

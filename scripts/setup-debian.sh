@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs what Outboard needs on Debian 12 (only the missing packages), then configures and
+# builds it. Usage: scripts/setup-debian.sh [build directory preset, default "default"]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+PACKAGES=(
+  build-essential cmake ninja-build pkg-config gfortran git
+  libucx-dev ucx-utils                     # transport (and ucx_perftest for the benchmarks)
+  libopenblas-dev libblas-dev libblas-test # server CPU backend, reference BLAS and its test programs
+  libsodium-dev                            # keyed MAC for authentication
+  libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev libtomlplusplus-dev
+  libgtest-dev clang libclang-rt-14-dev    # tests, and libFuzzer for the fuzz target
+  python3 python3-numpy                    # test helpers; numpy as an unmodified client in the demo
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "outboard setup: installing ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" = 0 ] || SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+cmake --preset "${1:-default}" >/dev/null
+cmake --build --preset "${1:-default}"
