@@ -1,5 +1,6 @@
 #include "client/runtime.hpp"
 
+#include <pthread.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -123,18 +124,26 @@ class Runtime {
   std::map<std::string, RoutineStats> stats_;
 };
 
-// One runtime per process, never destroyed: calls may arrive from other libraries' destructors,
-// and a child after fork() must not use its parent's connection.
+// One runtime per process, never destroyed: calls may arrive from other libraries' destructors.
+// A child after fork() starts a fresh one: it must not use its parent's connection.
+std::atomic<Runtime*> the_runtime{nullptr};
+std::mutex runtime_mu;
+
 Runtime& runtime() {
-  static std::mutex mu;
-  static Runtime* rt = nullptr;
-  static pid_t owner = 0;
-  std::lock_guard lk(mu);
-  if (!rt || owner != getpid()) {
-    rt = new Runtime();
-    owner = getpid();
+  if (Runtime* rt = the_runtime.load(std::memory_order_acquire)) return *rt;
+  std::lock_guard lk(runtime_mu);
+  if (!the_runtime.load()) {
+    static std::once_flag at_fork;
+    std::call_once(at_fork, [] {
+      pthread_atfork([] { runtime_mu.lock(); }, [] { runtime_mu.unlock(); },
+                     [] {
+                       the_runtime.store(nullptr);
+                       runtime_mu.unlock();
+                     });
+    });
+    the_runtime.store(new Runtime());
   }
-  return *rt;
+  return *the_runtime.load();
 }
 
 size_t bytes_of(const wire::Operand& o, wire::Scalar s) {

@@ -129,11 +129,7 @@ struct Server::Impl {
         throw ProtocolError("payload of " + std::to_string(bytes) + " bytes does not match the announced " +
                             std::to_string(call->payload_bytes));
       uint64_t total = bytes + extra_output_bytes(call->call);
-      if (total > config.max_request_bytes)
-        throw ProtocolError("call needs " + std::to_string(total) + " bytes, above this server's max_request_bytes (" +
-                            std::to_string(config.max_request_bytes) + ")");
-      if (s->held_bytes + total > config.max_client_bytes)
-        throw ProtocolError("client holds too much memory on this server (max_client_bytes)");
+      check_limits(*s, total);
       Buffer b = Buffer::allocate(total);
       s->held_bytes += total;
       return b;
@@ -145,6 +141,15 @@ struct Server::Impl {
     return std::nullopt;
   }
 
+  // Throws ProtocolError if a call needing `total` bytes of memory is over the limits.
+  void check_limits(const Session& s, uint64_t total) const {
+    if (total > config.max_request_bytes)
+      throw ProtocolError("call needs " + std::to_string(total) + " bytes, above this server's max_request_bytes (" +
+                          std::to_string(config.max_request_bytes) + ")");
+    if (s.held_bytes + total > config.max_client_bytes)
+      throw ProtocolError("client holds too much memory on this server (max_client_bytes)");
+  }
+
   Buffer discard_buffer(Session& s, const wire::Ping& ping, uint64_t bytes) {
     if (ping.payload_bytes != bytes) throw ProtocolError("ping payload does not match its announced size");
     if (bytes > config.max_request_bytes) throw ProtocolError("ping payload above max_request_bytes");
@@ -154,7 +159,16 @@ struct Server::Impl {
 
   static uint64_t extra_output_bytes(const wire::Level3Call& c) { return c.output_sent ? 0 : wire::reply_bytes(c); }
 
+  // Whatever goes wrong while handling one peer's message ends that peer's session, not the server.
   void on_message(PeerId peer, std::vector<std::byte> header, Buffer payload, bool refused) {
+    try {
+      handle_message(peer, std::move(header), std::move(payload), refused);
+    } catch (const std::exception& e) {
+      reject(peer, std::string("server error: ") + e.what());
+    }
+  }
+
+  void handle_message(PeerId peer, std::vector<std::byte> header, Buffer payload, bool refused) {
     Session* s = session(peer);
     if (!s || s->state == State::closing) return;
     if (refused) {
@@ -211,12 +225,17 @@ struct Server::Impl {
     const wire::Level3Call& c = req.call;
     const uint64_t in_bytes = req.payload_bytes;
     const uint64_t total = in_bytes + extra_output_bytes(c);
-    if (payload.size() < total) {  // a call without payload (all-empty matrices) or an eager one
-      if (payload.size() != in_bytes) return reject(s.peer, "payload size does not match the call");
-      Buffer grown = Buffer::allocate(total);
-      if (in_bytes) std::memcpy(grown.data(), payload.data(), in_bytes);
-      payload = std::move(grown);
-      s.held_bytes += total - in_bytes;
+    if (payload.size() < total) {  // no payload arrived (empty inputs): on_payload did not allocate
+      if (payload.size() != 0 || in_bytes != 0) return reject(s.peer, "payload size does not match the call");
+      try {
+        check_limits(s, total);
+        payload = Buffer::allocate(total);
+      } catch (const std::bad_alloc&) {
+        return reject(s.peer, "server is out of memory for this call");
+      } catch (const std::exception& e) {
+        return reject(s.peer, std::string("request refused: ") + e.what());
+      }
+      s.held_bytes += total;
     }
     if (!c.output_sent) std::memset(payload.data() + in_bytes, 0, total - in_bytes);
     s.bytes_in += in_bytes;
@@ -246,11 +265,9 @@ struct Server::Impl {
         std::lock_guard lk(done_mu);
         done.push_back(std::move(done_call));
       }
-      worker_signal();
+      worker->signal();
     });
   }
-
-  void worker_signal() { worker->signal(); }
   nlohmann::json status() const;
 
   void deliver_completions() {

@@ -2,7 +2,8 @@
 // sends what a buggy or hostile peer might; it exits 0 when the server answered as it should.
 //
 //   bad_client HOST PORT SECRET_FILE MODE [SECONDS]
-//   modes: garbage, truncated, mismatch, oversized, unauthenticated, wrong-secret, early-call, stuck
+//   modes: garbage, truncated, mismatch, oversized, huge-output, unauthenticated, wrong-secret, early-call,
+//          stuck
 #include <cstdio>
 #include <cstring>
 #include <optional>
@@ -174,6 +175,13 @@ int main(int argc, char** argv) {
     std::vector<double> data(call.payload_bytes / sizeof(double), 1.0);
     p.send(wire::encode(call), {{data.data(), call.payload_bytes}});
     return p.expect_rejection("oversized");
+  }
+  if (mode == "huge-output") {  // no input bytes at all (k = 0), but an enormous output matrix
+    auto call = dgemm_call(0);
+    call.call.m = call.call.n = 100000;
+    call.payload_bytes = wire::request_bytes(call.call);
+    p.send(wire::encode(call));
+    return p.expect_rejection("huge-output");
   }
   std::fprintf(stderr, "unknown mode %s\n", mode.c_str());
   return 2;
