@@ -43,7 +43,7 @@ Runner add_bench(CLI::App& app) {
 
   auto put_args = std::make_shared<Common>();
   auto sizes = std::make_shared<std::vector<uint64_t>>(std::vector<uint64_t>{4096, 65536, 1 << 20, 16 << 20, 64 << 20});
-  auto window = std::make_shared<int>(16);
+  auto window = std::make_shared<int>(32);
   auto min_bytes = std::make_shared<uint64_t>(1ull << 30);
   auto perftest = std::make_shared<bool>(true);
   auto* put = cmd->add_subcommand("put", "Client-to-server bulk throughput by message size, beside ucx_perftest");
