@@ -6,13 +6,11 @@ cd "$(dirname "$0")/.."
 scripts/setup-debian.sh
 BIN=$PWD/build/bin
 WORK=$(mktemp -d /tmp/outboard-demo.XXXXXX)
-trap 'kill $SERVER 2>/dev/null || true; rm -rf "$WORK"' EXIT
+SERVER_PID=""
+trap 'kill $SERVER_PID 2>/dev/null || true; rm -rf "$WORK"' EXIT
 
-"$BIN/outboard" token --file "$WORK/token" >/dev/null
-"$BIN/outboard" serve --token-file "$WORK/token" --port 0 --port-file "$WORK/port" 2>"$WORK/server.log" &
-SERVER=$!
-for _ in $(seq 100); do [ -s "$WORK/port" ] && break; sleep 0.1; done
-export OUTBOARD_SERVERS=127.0.0.1:$(cat "$WORK/port") OUTBOARD_TOKEN_FILE=$WORK/token
+source scripts/local_server.sh
+start_local_server "$BIN/outboard" "$WORK"
 echo "== server listening on $OUTBOARD_SERVERS"
 
 echo; echo "== blas_demo, local BLAS"

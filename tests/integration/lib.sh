@@ -18,21 +18,12 @@ cleanup() {
 fail() { echo "FAIL: $*" >&2; exit 1; }
 ok() { echo "ok: $*"; }
 
+source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/local_server.sh"
 "$OUTBOARD" token --file "$TOKEN" >/dev/null
 
 # start_server [serve flags...]: starts a server on a free port; sets SERVER_PID and PORT.
 start_server() {
-  rm -f "$WORK/port"
-  "$OUTBOARD" serve --token-file "$TOKEN" --port 0 --port-file "$WORK/port" "$@" >"$WORK/server.log" 2>&1 &
-  SERVER_PID=$!
-  for _ in $(seq 100); do
-    [ -s "$WORK/port" ] && break
-    kill -0 "$SERVER_PID" 2>/dev/null || { cat "$WORK/server.log"; fail "server did not start"; }
-    sleep 0.1
-  done
-  [ -s "$WORK/port" ] || fail "server did not report its port"
-  PORT=$(cat "$WORK/port")
-  export OUTBOARD_SERVERS="127.0.0.1:$PORT" OUTBOARD_TOKEN_FILE="$TOKEN"
+  start_local_server "$OUTBOARD" "$WORK" "$@" || fail "server did not start"
 }
 
 stop_server() {
