@@ -56,7 +56,10 @@ Connection::Connection(const ServerAddress& server, const Secret& secret, const 
     if (!result) throw Error("unexpected answer to authentication");
     if (!result->accepted) throw Error(result->message);
   } catch (const Error& e) {
-    throw Error("server " + where + ": " + e.what());
+    std::string why = e.what();
+    if (why.find("unreachable") != std::string::npos)
+      why += " (is a server listening there? UCX_TLS, if set, must include tcp for connection setup)";
+    throw Error("server " + where + ": " + why);
   }
 }
 

@@ -54,6 +54,32 @@ sockaddr_storage resolve(const std::string& host, uint16_t port, bool passive) {
   return ss;
 }
 
+// Whether UCX_TLS lets UCX use any of these transports.
+bool tls_allows(std::initializer_list<const char*> names) {
+  const char* tls = std::getenv("UCX_TLS");
+  if (!tls || !*tls) return true;
+  std::string list = tls;
+  const bool exclude = list.front() == '^';
+  if (exclude) list.erase(0, 1);
+  bool listed = false;
+  size_t pos = 0;
+  while (pos <= list.size()) {
+    size_t comma = std::min(list.find(',', pos), list.size());
+    std::string item = list.substr(pos, comma - pos);
+    for (const char* n : names) listed = listed || item == n;
+    if (!exclude && item == "all") return true;
+    pos = comma + 1;
+  }
+  return exclude ? !listed : listed;
+}
+
+// A UCX option, given through the environment (set through ucp_config_modify, UCX warns on
+// stdout when a transport it configures is not in use) and only where that transport may be used.
+// The user's own UCX_<name> wins.
+void default_ucx_setting(const char* name, const char* value, std::initializer_list<const char*> transports) {
+  if (tls_allows(transports)) setenv((std::string("UCX_") + name).c_str(), value, 0);
+}
+
 // Sets a UCX option unless the user's environment already does (UCX_<name>).
 void set_default(ucp_config_t* config, const char* name, const char* value) {
   if (std::getenv((std::string("UCX_") + name).c_str())) return;
@@ -265,19 +291,16 @@ struct Worker::Impl {
 Worker::Worker(Events events, Options options) : impl_(std::make_unique<Impl>()) {
   impl_->events = std::move(events);
   impl_->options = options;
-  // Given through the environment: set through ucp_config_modify, UCX warns that interfaces
-  // other than TCP did not use it. Does not replace the user's own setting.
-  setenv("UCX_TCP_PUT_ENABLE", "n", 0);
+  // Every endpoint asks for peer-failure detection (a dead peer must surface as an error, never a
+  // hang). UCX 1.13 then leaves out shared memory unless MM_ERROR_HANDLING is on, and leaves out
+  // CMA, so its TCP put lane would carry intra-host bulk data at loopback-TCP speed; without TCP
+  // put, rendezvous runs over the shared-memory lane instead.
+  default_ucx_setting("MM_ERROR_HANDLING", "y", {"sm", "shm", "mm", "posix", "sysv"});
+  default_ucx_setting("TCP_PUT_ENABLE", "n", {"tcp"});
   ucp_config_t* config = nullptr;
   check(ucp_config_read(nullptr, nullptr, &config), "UCX configuration");
   // Notice a dead peer within seconds.
   set_default(config, "KEEPALIVE_INTERVAL", (std::to_string(options.keepalive_seconds) + "s").c_str());
-  // Every endpoint asks for peer-failure detection (a dead peer must surface as an error, never a
-  // hang). UCX 1.13 then leaves out shared memory unless MM_ERROR_HANDLING is on, and leaves out
-  // CMA, so the TCP put lane would carry intra-node bulk data at loopback-TCP speed; without TCP
-  // put, rendezvous runs over the shared-memory active-message lane instead. Users' own UCX_*
-  // settings win.
-  set_default(config, "MM_ERROR_HANDLING", "y");
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES;
   params.features = UCP_FEATURE_AM | UCP_FEATURE_WAKEUP;
