@@ -13,13 +13,15 @@ struct Config {
   uint64_t max_request_bytes = 8ull << 30;      // largest payload of one call
   uint64_t max_client_bytes = 16ull << 30;      // payload memory one client may hold at once
   unsigned max_clients = 256;
+  uint64_t buffer_cache_bytes = 2ull << 30;     // freed payload memory kept for reuse
   double auth_timeout_seconds = 10;  // a connection that has not authenticated by then is closed
   std::string log_level = "info";
   std::string log_format = "text";
 };
 
 // Reads a TOML file whose keys are the field names above (host, port, token_file,
-// compute_threads, max_request_bytes, max_client_bytes, max_clients, auth_timeout_seconds,
+// compute_threads, max_request_bytes, max_client_bytes, max_clients, buffer_cache_bytes,
+// auth_timeout_seconds,
 // log_level, log_format), on top of `base`. Throws Error naming the file, line and key on unknown
 // keys, wrong types or out-of-range values.
 Config load_config_file(const std::string& path, Config base = {});

@@ -341,6 +341,7 @@ uint16_t Server::start() {
   ev.on_message = [&m](PeerId p, std::vector<std::byte> h, Buffer b, bool refused) {
     m.on_message(p, std::move(h), std::move(b), refused);
   };
+  Buffer::set_cache_limit(m.config.buffer_cache_bytes);
   m.worker = std::make_unique<transport::Worker>(std::move(ev));
   m.port = m.worker->listen(m.config.host, m.config.port);
   m.pool = std::make_unique<ComputePool>(m.config.compute_threads);

@@ -1,8 +1,9 @@
-// A move-only byte buffer that either owns its memory or borrows someone else's.
+// A move-only byte buffer that either owns its memory or borrows someone else's. Owned memory is
+// recycled through a process-wide cache: a fresh large allocation costs a page fault per page
+// on first touch, which for matrices of tens of MiB costs more than moving them.
 #pragma once
 #include <cstddef>
 #include <cstdint>
-#include <memory>
 
 namespace outboard::transport {
 
@@ -11,14 +12,16 @@ class Buffer {
   Buffer() = default;
   // Uninitialised owned memory; throws std::bad_alloc when it cannot be had.
   static Buffer allocate(size_t bytes);
-  static Buffer borrow(void* data, size_t bytes) { return Buffer(static_cast<std::byte*>(data), bytes, false); }
+  static Buffer borrow(void* data, size_t bytes) { return Buffer(static_cast<std::byte*>(data), bytes, 0); }
+  // Most bytes of released buffers kept for reuse (default 256 MiB).
+  static void set_cache_limit(size_t bytes);
 
-  Buffer(Buffer&& o) noexcept : data_(o.data_), size_(o.size_), owned_(o.owned_) { o.data_ = nullptr, o.size_ = 0, o.owned_ = false; }
+  Buffer(Buffer&& o) noexcept : data_(o.data_), size_(o.size_), capacity_(o.capacity_) { o.forget(); }
   Buffer& operator=(Buffer&& o) noexcept {
     if (this != &o) {
       release();
-      data_ = o.data_, size_ = o.size_, owned_ = o.owned_;
-      o.data_ = nullptr, o.size_ = 0, o.owned_ = false;
+      data_ = o.data_, size_ = o.size_, capacity_ = o.capacity_;
+      o.forget();
     }
     return *this;
   }
@@ -28,11 +31,12 @@ class Buffer {
   size_t size() const { return size_; }
 
  private:
-  Buffer(std::byte* d, size_t n, bool owned) : data_(d), size_(n), owned_(owned) {}
+  Buffer(std::byte* d, size_t n, size_t capacity) : data_(d), size_(n), capacity_(capacity) {}
+  void forget() { data_ = nullptr, size_ = 0, capacity_ = 0; }
   void release();
   std::byte* data_ = nullptr;
   size_t size_ = 0;
-  bool owned_ = false;
+  size_t capacity_ = 0;  // 0: borrowed
 };
 
 }  // namespace outboard::transport
