@@ -34,7 +34,8 @@ class Runtime {
  public:
   Runtime() : settings_(settings_from_environment()) {
     for (const auto& p : settings_.problems) std::fprintf(stderr, "outboard: warning: %s; using the default\n", p.c_str());
-    if (settings_.report) std::atexit([] { runtime().print_report(); });
+    static std::once_flag report_at_exit;  // once per process, also when a forked child starts afresh
+    if (settings_.report) std::call_once(report_at_exit, [] { std::atexit([] { runtime().print_report(); }); });
   }
 
   void record(const std::string& name, const std::function<void(RoutineStats&)>& update) {
