@@ -11,7 +11,7 @@ PACKAGES=(
   libsodium-dev                            # keyed MAC for authentication
   libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev libtomlplusplus-dev
   libgtest-dev clang libclang-rt-14-dev    # tests, and libFuzzer for the fuzz target
-  python3 python3-numpy                    # test helpers; numpy as an unmodified client in the demo
+  python3 python3-numpy python3-matplotlib # test helpers; numpy as an unmodified client in the demo; plots
 )
 
 missing=()

@@ -45,7 +45,10 @@ std::vector<Point> run_sweep(const SweepOptions& o, const std::function<double(u
   for (size_t i = 0; i < sizes.size(); ++i) {
     Point p;
     p.bytes = sizes[i];
-    if (last == 0) last = measure(p.bytes, 1);  // calibrates the first point
+    if (last == 0) {  // calibrates the first point; the very first operation warms caches and paths
+      measure(p.bytes, 1);
+      last = measure(p.bytes, 1);
+    }
     // The next size takes a little longer than the last: scale by the size ratio, at least 1.
     double expected = last * std::max(1.0, i ? double(sizes[i]) / double(sizes[i - 1]) : 1.0);
     p.repeats = repeats_for(expected, o.target_seconds, o.max_repeats);

@@ -84,10 +84,12 @@ void Connection::fail(const std::string& reason) {
 
 std::optional<transport::Buffer> Connection::on_payload(std::span<const std::byte> header, uint64_t bytes) {
   auto m = wire::decode(header);  // a throw here refuses the payload
-  auto* r = std::get_if<wire::CallReply>(&m);
-  if (!r) return std::nullopt;
-  auto it = pending_.find(r->call_id);
-  if (it == pending_.end() || bytes != r->payload_bytes || bytes > it->second->reply_capacity) return std::nullopt;
+  uint64_t id = 0, announced = 0;
+  if (auto* r = std::get_if<wire::CallReply>(&m)) id = r->call_id, announced = r->payload_bytes;
+  else if (auto* p = std::get_if<wire::Pong>(&m)) id = p->call_id, announced = p->payload_bytes;
+  else return std::nullopt;
+  auto it = pending_.find(id);
+  if (it == pending_.end() || bytes != announced || bytes > it->second->reply_capacity) return std::nullopt;
   return transport::Buffer::borrow(it->second->reply_buffer, bytes);
 }
 
@@ -188,7 +190,7 @@ wire::Message Connection::request(wire::Message request, std::vector<transport::
   return std::move(p.reply);
 }
 
-void Connection::ping_stream(const void* data, uint64_t bytes, int count, int window) {
+void Connection::ping_stream(const void* data, uint64_t bytes, int count, int window, uint8_t flags) {
   Lock lk(mu_);
   std::deque<std::pair<uint64_t, std::unique_ptr<Pending>>> in_flight;  // oldest first
   std::vector<transport::Segment> payload;
@@ -198,7 +200,7 @@ void Connection::ping_stream(const void* data, uint64_t bytes, int count, int wi
     while (sent < count || !in_flight.empty()) {
       while (sent < count && static_cast<int>(in_flight.size()) < window) {
         auto p = std::make_unique<Pending>();
-        wire::Message ping = wire::Ping{0, bytes};
+        wire::Message ping = wire::Ping{0, bytes, flags};
         uint64_t id = post(lk, ping, payload, *p);
         in_flight.emplace_back(id, std::move(p));
         ++sent;

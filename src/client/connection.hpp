@@ -33,8 +33,8 @@ class Connection {
                         uint64_t reply_capacity, double timeout_seconds);
 
   // Sends `count` pings of `bytes` each from `data`, keeping up to `window` in flight; returns when
-  // all are answered. For throughput benchmarks.
-  void ping_stream(const void* data, uint64_t bytes, int count, int window);
+  // all are answered. For throughput benchmarks; `flags` are wire::Ping's.
+  void ping_stream(const void* data, uint64_t bytes, int count, int window, uint8_t flags = 0);
 
   bool alive() const;
   const std::string& server_name() const { return server_name_; }

@@ -1,6 +1,7 @@
 #include "server/server.hpp"
 
 #include <spdlog/spdlog.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <map>
@@ -33,9 +34,6 @@ struct Session {
   uint64_t held_bytes = 0;     // payload memory of calls in progress
   std::string refusal;         // why the last payload was refused
   uint64_t close_at_ns = 0;    // closing: when to hang up
-  // Where ping payloads land: reused, never read. Outgrown buffers stay alive until the session
-  // ends, since a transfer into one may still be in flight.
-  std::vector<Buffer> discard;
 };
 
 // A finished call, handed from a compute thread back to the progress thread.
@@ -122,7 +120,11 @@ struct Server::Impl {
     try {
       auto m = wire::decode(header);
       if (s->state != State::ready) throw ProtocolError("not authenticated");
-      if (auto* ping = std::get_if<wire::Ping>(&m)) return discard_buffer(*s, *ping, bytes);
+      if (auto* ping = std::get_if<wire::Ping>(&m)) {
+        if (ping->payload_bytes != bytes) throw ProtocolError("ping payload does not match its announced size");
+        check_limits(*s, bytes);
+        return Buffer::allocate(bytes);
+      }
       auto* call = std::get_if<wire::Blas3Call>(&m);
       if (!call) throw ProtocolError("this message carries no payload");
       if (call->payload_bytes != bytes)
@@ -148,13 +150,6 @@ struct Server::Impl {
                           std::to_string(config.max_request_bytes) + ")");
     if (s.held_bytes + total > config.max_client_bytes)
       throw ProtocolError("client holds too much memory on this server (max_client_bytes)");
-  }
-
-  Buffer discard_buffer(Session& s, const wire::Ping& ping, uint64_t bytes) {
-    if (ping.payload_bytes != bytes) throw ProtocolError("ping payload does not match its announced size");
-    if (bytes > config.max_request_bytes) throw ProtocolError("ping payload above max_request_bytes");
-    if (s.discard.empty() || s.discard.back().size() < bytes) s.discard.push_back(Buffer::allocate(bytes));
-    return Buffer::borrow(s.discard.back().data(), bytes);
   }
 
   static uint64_t extra_output_bytes(const wire::Level3Call& c) { return c.output_sent ? 0 : wire::reply_bytes(c); }
@@ -191,7 +186,7 @@ struct Server::Impl {
         return reject(peer, "expected authentication");
       case State::ready:
         if (auto* c = std::get_if<wire::Blas3Call>(&m)) return on_call(*s, *c, std::move(payload));
-        if (auto* p = std::get_if<wire::Ping>(&m)) return send(peer, wire::Pong{p->call_id});
+        if (auto* p = std::get_if<wire::Ping>(&m)) return on_ping(*s, *p, std::move(payload));
         if (auto* q = std::get_if<wire::StatusRequest>(&m))
           return send(peer, wire::StatusReply{q->call_id, status().dump()});
         return reject(peer, "unexpected message");
@@ -219,6 +214,17 @@ struct Server::Impl {
     s.state = State::ready;
     spdlog::info("session.authenticated peer={} addr={} client=\"{}\"", s.peer, s.addr, s.client_name);
     send(s.peer, wire::AuthResult{true, "welcome"});
+  }
+
+  // Benchmark traffic: the payload is dropped, or sent back (echo).
+  void on_ping(Session& s, const wire::Ping& p, Buffer payload) {
+    if (p.flags & wire::Ping::via_gpu) return reject(s.peer, "this server has no GPU backend for device transfers");
+    if (!(p.flags & wire::Ping::echo)) return send(s.peer, wire::Pong{p.call_id});
+    if (payload.size() != p.payload_bytes) return reject(s.peer, "ping payload does not match its announced size");
+    auto buf = std::make_shared<Buffer>(std::move(payload));
+    std::vector<transport::Segment> out;
+    if (buf->size()) out.push_back({buf->data(), buf->size()});
+    worker->send(s.peer, wire::encode(wire::Pong{p.call_id, buf->size()}), std::move(out), [buf](bool) {});
   }
 
   void on_call(Session& s, const wire::Blas3Call& req, Buffer payload) {
@@ -363,9 +369,12 @@ void Server::run() {
       m.housekeeping();
       last_housekeeping = now;
     }
-    // Spin briefly after activity for low latency; then sleep until the transport or a compute
-    // thread wakes us.
-    if (now - last_activity > 2'000'000) m.worker->wait(100);
+    // Spin briefly after activity for low latency, yielding so compute threads (and the BLAS
+    // library's own) get the core; then sleep until the transport or a compute thread wakes us.
+    if (now - last_activity > 2'000'000)
+      m.worker->wait(100);
+    else if (!busy)
+      sched_yield();
   }
   spdlog::info("serve.stopping sessions={}", m.sessions.size());
 }

@@ -95,8 +95,13 @@ std::vector<std::byte> encode(const Message& m) {
                  [&](const Ping& p) {
                    w.u64(p.call_id);
                    w.u64(p.payload_bytes);
+                   w.u8(p.flags);
                  },
-                 [&](const Pong& p) { w.u64(p.call_id); },
+                 [&](const Pong& p) {
+                   w.u64(p.call_id);
+                   w.u64(p.payload_bytes);
+                   w.u64(p.gpu_ns);
+                 },
              },
              m);
   return out;
@@ -184,12 +189,16 @@ Message decode(std::span<const std::byte> bytes) {
       Ping p;
       p.call_id = r.u64();
       p.payload_bytes = r.u64();
+      p.flags = r.u8();
+      if (p.flags & ~(Ping::echo | Ping::via_gpu)) throw ProtocolError("unknown ping flags");
       m = p;
       break;
     }
     case Type::pong: {
       Pong p;
       p.call_id = r.u64();
+      p.payload_bytes = r.u64();
+      p.gpu_ns = r.u64();
       m = p;
       break;
     }

@@ -27,8 +27,8 @@ enum class Type : uint16_t {
   status_request = 7,
   status_reply = 8,
   error = 9,        // either way: the connection is about to be closed, and why
-  ping = 10,        // client -> server: payload (if any) is received and discarded; for benchmarks
-  pong = 11,        // server -> client: answer to a ping
+  ping = 10,        // client -> server: a payload (if any) for benchmarks
+  pong = 11,        // server -> client: answer to a ping, with the payload back if asked
 };
 
 struct Hello {
@@ -71,11 +71,18 @@ struct ErrorMessage {
 };
 
 struct Ping {
+  enum Flags : uint8_t {
+    echo = 1,     // send the payload back (ping-pong); otherwise it is discarded (streaming)
+    via_gpu = 2,  // copy the payload into the server's GPU memory (and back, with echo)
+  };
   uint64_t call_id = 0;
   uint64_t payload_bytes = 0;
+  uint8_t flags = 0;
 };
 struct Pong {
   uint64_t call_id = 0;
+  uint64_t payload_bytes = 0;  // echoed bytes
+  uint64_t gpu_ns = 0;         // time the server spent copying to and from its GPU
 };
 
 // Alternatives in the order of Type's values.

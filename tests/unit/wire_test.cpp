@@ -271,19 +271,25 @@ TEST(WireRoundTrip, ErrorMessage) {
 }
 
 TEST(WireRoundTrip, Ping) {
-  auto d = decode_as<Ping>(encode(Ping{80, 1ull << 40}));
+  auto d = decode_as<Ping>(encode(Ping{80, 1ull << 40, Ping::echo | Ping::via_gpu}));
   EXPECT_EQ(d.call_id, 80u);
   EXPECT_EQ(d.payload_bytes, 1ull << 40);
+  EXPECT_EQ(d.flags, Ping::echo | Ping::via_gpu);
+  auto bad = encode(Ping{1, 0, 0});
+  bad.back() = std::byte{4};
+  EXPECT_NE(protocol_error_of([&] { decode(bad); }).find("flags"), std::string::npos);
 }
 
 TEST(WireRoundTrip, Pong) {
-  auto d = decode_as<Pong>(encode(Pong{81}));
+  auto d = decode_as<Pong>(encode(Pong{81, 4096, 12345}));
   EXPECT_EQ(d.call_id, 81u);
+  EXPECT_EQ(d.payload_bytes, 4096u);
+  EXPECT_EQ(d.gpu_ns, 12345u);
 }
 
 TEST(WireRoundTrip, HeaderLayout) {
   auto b = encode(Pong{1});
-  ASSERT_EQ(b.size(), kHeaderBytes + 8);
+  ASSERT_EQ(b.size(), kHeaderBytes + 24);
   uint32_t magic;
   uint16_t version, type;
   std::memcpy(&magic, b.data(), 4);

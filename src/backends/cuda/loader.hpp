@@ -1,0 +1,43 @@
+// Finds and loads the CUDA plugin (liboutboard-cuda.so) with dlopen. This library has no CUDA
+// dependency: on a host without CUDA, load() just says why there is no CUDA backend.
+#pragma once
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "backends/cuda/plugin_api.h"
+
+namespace outboard::cuda {
+
+class CudaPlugin {
+ public:
+  // Loads the plugin from $OUTBOARD_CUDA_PLUGIN if set, else from <directory of the running
+  // executable>/../lib/liboutboard-cuda.so; checks its table version and that it sees at least one
+  // device. On any failure returns nullopt and says why in `why`, e.g. "no CUDA device:
+  // cudaGetDeviceCount: cudaErrorNoDevice: no CUDA-capable device is detected".
+  // The library stays loaded for the life of the process (unloading the CUDA runtime is unsafe).
+  static std::optional<CudaPlugin> load(std::string& why);
+
+  // Where load() looks for the plugin.
+  static std::string plugin_path();
+
+  const outboard_cuda_api_v1& api() const { return *api_; }
+  int device_count() const { return device_count_; }
+  const std::string& path() const { return path_; }
+
+  // What went wrong in a call that returned `code`: the plugin's last error on this thread (with
+  // the failing CUDA call) or, failing that, the code's text.
+  std::string error(int code) const;
+  // Throws outboard::Error("<what>: <error(code)>") when code is not 0.
+  void check(int code, const char* what) const;
+
+ private:
+  CudaPlugin(const outboard_cuda_api_v1* api, int device_count, std::string path)
+      : api_(api), device_count_(device_count), path_(std::move(path)) {}
+
+  const outboard_cuda_api_v1* api_;
+  int device_count_;
+  std::string path_;
+};
+
+}  // namespace outboard::cuda

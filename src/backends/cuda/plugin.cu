@@ -1,0 +1,455 @@
+// liboutboard-cuda.so: the function table of plugin_api.h over the CUDA runtime and cuBLAS.
+// No C++ exception leaves this file: every entry point returns a code and keeps the details for
+// last_error().
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <limits.h>
+#include <stdlib.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <mutex>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "backends/cuda/plugin_api.h"
+
+namespace {
+
+thread_local std::string t_last_error;
+thread_local std::string t_error_text;
+
+int runtime_code(cudaError_t e) { return OUTBOARD_CUDA_ERR_RUNTIME - static_cast<int>(e); }
+int cublas_code(cublasStatus_t s) { return OUTBOARD_CUDA_ERR_CUBLAS - static_cast<int>(s); }
+
+std::string describe_code(int code) {
+  if (code == OUTBOARD_CUDA_OK) return "success";
+  if (code == OUTBOARD_CUDA_ERR_INVALID_ARGUMENT) return "invalid argument";
+  if (code == OUTBOARD_CUDA_ERR_HOST_MEMORY) return "out of host memory in the CUDA plugin";
+  if (code == OUTBOARD_CUDA_ERR_INTERNAL) return "internal error in the CUDA plugin";
+  if (code <= OUTBOARD_CUDA_ERR_RUNTIME && code > OUTBOARD_CUDA_ERR_CUBLAS) {
+    auto e = static_cast<cudaError_t>(OUTBOARD_CUDA_ERR_RUNTIME - code);
+    return std::string(cudaGetErrorName(e)) + ": " + cudaGetErrorString(e);
+  }
+  if (code <= OUTBOARD_CUDA_ERR_CUBLAS && code > OUTBOARD_CUDA_ERR_CUBLAS - 100000) {
+    auto s = static_cast<cublasStatus_t>(OUTBOARD_CUDA_ERR_CUBLAS - code);
+    return std::string(cublasGetStatusName(s)) + ": " + cublasGetStatusString(s);
+  }
+  return "unknown error code " + std::to_string(code);
+}
+
+// Records a failure of `what` for last_error() and returns its code.
+int fail(int code, const char* what) noexcept {
+  try {
+    t_last_error = std::string(what) + ": " + describe_code(code);
+  } catch (...) {
+    t_last_error.clear();
+  }
+  return code;
+}
+
+int check(cudaError_t e, const char* what) {
+  if (e == cudaSuccess) return OUTBOARD_CUDA_OK;
+  cudaGetLastError();  // clears the runtime's (non-sticky) error state for the next call
+  return fail(runtime_code(e), what);
+}
+
+int check(cublasStatus_t s, const char* what) {
+  if (s == CUBLAS_STATUS_SUCCESS) return OUTBOARD_CUDA_OK;
+  return fail(cublas_code(s), what);
+}
+
+template <class F>
+int guarded(F&& f) {
+  try {
+    return f();
+  } catch (const std::bad_alloc&) {
+    t_last_error.clear();
+    return OUTBOARD_CUDA_ERR_HOST_MEMORY;
+  } catch (...) {
+    t_last_error.clear();
+    return OUTBOARD_CUDA_ERR_INTERNAL;
+  }
+}
+
+bool copy_kind(int kind, cudaMemcpyKind* out, const char** name) {
+  switch (kind) {
+    case OUTBOARD_CUDA_H2D: *out = cudaMemcpyHostToDevice; *name = "h2d"; return true;
+    case OUTBOARD_CUDA_D2H: *out = cudaMemcpyDeviceToHost; *name = "d2h"; return true;
+    case OUTBOARD_CUDA_D2D: *out = cudaMemcpyDeviceToDevice; *name = "d2d"; return true;
+    default: return false;
+  }
+}
+
+std::string copy_what(const char* fn, const char* kind, uint64_t bytes) {
+  return std::string(fn) + "(" + kind + ", " + std::to_string(bytes) + " bytes)";
+}
+
+// ---- PCIe link from sysfs -------------------------------------------------------------------
+
+std::string read_line(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+// "32.0 GT/s PCIe" (or "32 GT/s", older kernels) -> 5; 0 for "Unknown" or anything else.
+int generation_of(const std::string& speed) {
+  char* end = nullptr;
+  double gts = std::strtod(speed.c_str(), &end);
+  if (end == speed.c_str()) return 0;
+  const double per_gen[] = {2.5, 5, 8, 16, 32, 64};
+  for (int g = 0; g < 6; ++g)
+    if (std::fabs(gts - per_gen[g]) < 0.01) return g + 1;
+  return 0;
+}
+
+int width_of(const std::string& text) {
+  char* end = nullptr;
+  long w = std::strtol(text.c_str(), &end, 10);
+  return (end == text.c_str() || w <= 0 || w > 64) ? 0 : static_cast<int>(w);
+}
+
+void read_pcie_link(const std::string& bdf, outboard_cuda_device_info* info) {
+  const std::string dir = "/sys/bus/pci/devices/" + bdf;
+  info->pcie_gen_current = generation_of(read_line(dir + "/current_link_speed"));
+  info->pcie_width_current = width_of(read_line(dir + "/current_link_width"));
+  info->pcie_gen_max = generation_of(read_line(dir + "/max_link_speed"));
+  info->pcie_width_max = width_of(read_line(dir + "/max_link_width"));
+  // The link can go no faster than the port above the device (a root port or a switch port).
+  char real[PATH_MAX];
+  if (!realpath(dir.c_str(), real)) return;
+  std::string up(real);
+  up = up.substr(0, up.rfind('/'));
+  int up_gen = generation_of(read_line(up + "/max_link_speed"));
+  int up_width = width_of(read_line(up + "/max_link_width"));
+  if (up_gen && info->pcie_gen_max && up_gen < info->pcie_gen_max) info->pcie_gen_max = up_gen;
+  if (up_width && info->pcie_width_max && up_width < info->pcie_width_max) info->pcie_width_max = up_width;
+}
+
+// ---- cuBLAS handles, one per device ---------------------------------------------------------
+
+std::mutex g_handles_mutex;
+std::vector<cublasHandle_t> g_handles;
+
+int handle_for_current_device(cublasHandle_t* out) {
+  int device = 0;
+  if (int rc = check(cudaGetDevice(&device), "cudaGetDevice")) return rc;
+  std::lock_guard<std::mutex> lock(g_handles_mutex);
+  if (g_handles.size() <= static_cast<size_t>(device)) g_handles.resize(device + 1, nullptr);
+  if (!g_handles[device]) {
+    cublasHandle_t h = nullptr;
+    if (int rc = check(cublasCreate(&h), "cublasCreate")) return rc;
+    if (int rc = check(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH), "cublasSetMathMode")) {
+      cublasDestroy(h);
+      return rc;
+    }
+    g_handles[device] = h;
+  }
+  *out = g_handles[device];
+  return OUTBOARD_CUDA_OK;
+}
+
+// One GEMM call of the given precision.
+int gemm_once(cublasHandle_t h, char precision, int n, const void* a, const void* b, void* c) {
+  switch (precision) {
+    case 's': {
+      const float one = 1, zero = 0;
+      return check(cublasSgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, static_cast<const float*>(a), n,
+                               static_cast<const float*>(b), n, &zero, static_cast<float*>(c), n),
+                   "cublasSgemm");
+    }
+    case 'd': {
+      const double one = 1, zero = 0;
+      return check(cublasDgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, static_cast<const double*>(a), n,
+                               static_cast<const double*>(b), n, &zero, static_cast<double*>(c), n),
+                   "cublasDgemm");
+    }
+    case 'c': {
+      const cuComplex one = make_cuComplex(1, 0), zero = make_cuComplex(0, 0);
+      return check(cublasCgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, static_cast<const cuComplex*>(a), n,
+                               static_cast<const cuComplex*>(b), n, &zero, static_cast<cuComplex*>(c), n),
+                   "cublasCgemm");
+    }
+    case 'z': {
+      const cuDoubleComplex one = make_cuDoubleComplex(1, 0), zero = make_cuDoubleComplex(0, 0);
+      return check(cublasZgemm(h, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &one, static_cast<const cuDoubleComplex*>(a), n,
+                               static_cast<const cuDoubleComplex*>(b), n, &zero, static_cast<cuDoubleComplex*>(c), n),
+                   "cublasZgemm");
+    }
+    default:
+      return fail(OUTBOARD_CUDA_ERR_INVALID_ARGUMENT, "gemm: precision must be s, d, c or z");
+  }
+}
+
+// Events created for one timed region, destroyed on every path out.
+struct EventPair {
+  cudaEvent_t start = nullptr, stop = nullptr;
+  ~EventPair() {
+    if (start) cudaEventDestroy(start);
+    if (stop) cudaEventDestroy(stop);
+  }
+  int create() {
+    if (int rc = check(cudaEventCreate(&start), "cudaEventCreate")) return rc;
+    return check(cudaEventCreate(&stop), "cudaEventCreate");
+  }
+};
+
+}  // namespace
+
+extern "C" {
+
+static const char* ob_error_text(int code) {
+  try {
+    t_error_text = describe_code(code);
+  } catch (...) {
+    return "out of host memory";
+  }
+  return t_error_text.c_str();
+}
+
+static const char* ob_last_error(void) { return t_last_error.c_str(); }
+
+static int ob_device_count(int* count) {
+  if (!count) return fail(OUTBOARD_CUDA_ERR_INVALID_ARGUMENT, "device_count: null count");
+  return guarded([&] {
+    *count = 0;
+    cudaError_t e = cudaGetDeviceCount(count);
+    if (e == cudaSuccess) return OUTBOARD_CUDA_OK;
+    int rc = check(e, "cudaGetDeviceCount");
+    int driver = 0, runtime = 0;
+    cudaDriverGetVersion(&driver);
+    cudaRuntimeGetVersion(&runtime);
+    char hint[160];
+    if (driver == 0)
+      std::snprintf(hint, sizeof hint, " (no NVIDIA driver: libcuda.so.1 is missing or cannot be loaded)");
+    else
+      std::snprintf(hint, sizeof hint, " (the driver supports CUDA %d.%d, this runtime is CUDA %d.%d)", driver / 1000,
+                    driver % 1000 / 10, runtime / 1000, runtime % 1000 / 10);
+    t_last_error += hint;
+    return rc;
+  });
+}
+
+static int ob_device_describe(int device, outboard_cuda_device_info* info) {
+  if (!info) return fail(OUTBOARD_CUDA_ERR_INVALID_ARGUMENT, "device_describe: null info");
+  return guarded([&] {
+    std::memset(info, 0, sizeof *info);
+    cudaDeviceProp p;
+    if (int rc = check(cudaGetDeviceProperties(&p, device), "cudaGetDeviceProperties")) return rc;
+    std::snprintf(info->name, sizeof info->name, "%s", p.name);
+    info->total_memory = p.totalGlobalMem;
+    info->compute_major = p.major;
+    info->compute_minor = p.minor;
+    info->multiprocessors = p.multiProcessorCount;
+    info->async_engines = p.asyncEngineCount;
+    // Attributes some devices do not report are left 0.
+    auto attribute = [&](cudaDeviceAttr a) {
+      int v = 0;
+      if (cudaDeviceGetAttribute(&v, a, device) != cudaSuccess) {
+        cudaGetLastError();
+        v = 0;
+      }
+      return v;
+    };
+    info->memory_bus_width_bits = attribute(cudaDevAttrGlobalMemoryBusWidth);
+    info->memory_clock_khz = attribute(cudaDevAttrMemoryClockRate);
+    std::snprintf(info->pci_bus_id, sizeof info->pci_bus_id, "%04x:%02x:%02x.0",
+                  static_cast<unsigned>(attribute(cudaDevAttrPciDomainId)) & 0xffffu,
+                  static_cast<unsigned>(attribute(cudaDevAttrPciBusId)) & 0xffu,
+                  static_cast<unsigned>(attribute(cudaDevAttrPciDeviceId)) & 0x1fu);
+    read_pcie_link(info->pci_bus_id, info);
+    cudaDriverGetVersion(&info->driver_version);
+    cudaRuntimeGetVersion(&info->runtime_version);
+    int major = 0, minor = 0, patch = 0;
+    if (cublasGetProperty(MAJOR_VERSION, &major) == CUBLAS_STATUS_SUCCESS &&
+        cublasGetProperty(MINOR_VERSION, &minor) == CUBLAS_STATUS_SUCCESS &&
+        cublasGetProperty(PATCH_LEVEL, &patch) == CUBLAS_STATUS_SUCCESS)
+      info->cublas_version = major * 10000 + minor * 100 + patch;
+    return OUTBOARD_CUDA_OK;
+  });
+}
+
+static int ob_set_device(int device) {
+  return guarded([&] { return check(cudaSetDevice(device), "cudaSetDevice"); });
+}
+
+static int ob_device_synchronize(void) {
+  return guarded([&] { return check(cudaDeviceSynchronize(), "cudaDeviceSynchronize"); });
+}
+
+static int ob_device_alloc(void** ptr, uint64_t bytes) {
+  if (!ptr) return fail(OUTBOARD_CUDA_ERR_INVALID_ARGUMENT, "device_alloc: null ptr");
+  return guarded([&] {
+    *ptr = nullptr;
+    return check(cudaMalloc(ptr, bytes), ("cudaMalloc(" + std::to_string(bytes) + " bytes)").c_str());
+  });
+}
+
+static int ob_device_free(void* ptr) {
+  return guarded([&] { return check(cudaFree(ptr), "cudaFree"); });
+}
+
+static int ob_host_alloc_pinned(void** ptr, uint64_t bytes) {
+  if (!ptr) return fail(OUTBOARD_CUDA_ERR_INVALID_ARGUMENT, "host_alloc_pinned: null ptr");
+  return guarded([&] {
+    *ptr = nullptr;
+    return check(cudaHostAlloc(ptr, bytes, cudaHostAllocDefault),
+                 ("cudaHostAlloc(" + std::to_string(bytes) + " bytes)").c_str());
+  });
+}
+
+static int ob_host_free_pinned(void* ptr) {
+  return guarded([&] { return check(cudaFreeHost(ptr), "cudaFreeHost"); });
+}
+
+static int ob_stream_create(void** stream) {
+  if (!stream) return fail(OUTBOARD_CUDA_ERR_INVALID_ARGUMENT, "stream_create: null stream");
+  return guarded([&] {
+    cudaStream_t s = nullptr;
+    int rc = check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreateWithFlags");
+    *stream = rc ? nullptr : static_cast<void*>(s);
+    return rc;
+  });
+}
+
+static int ob_stream_destroy(void* stream) {
+  return guarded([&] { return check(cudaStreamDestroy(static_cast<cudaStream_t>(stream)), "cudaStreamDestroy"); });
+}
+
+static int ob_stream_sync(void* stream) {
+  return guarded(
+      [&] { return check(cudaStreamSynchronize(static_cast<cudaStream_t>(stream)), "cudaStreamSynchronize"); });
+}
+
+static int ob_memcpy_sync(int kind, void* dst, const void* src, uint64_t bytes, void* stream) {
+  cudaMemcpyKind k;
+  const char* name;
+  if (!copy_kind(kind, &k, &name)) return fail(OUTBOARD_CUDA_ERR_INVALID_ARGUMENT, "memcpy_sync: bad copy kind");
+  // The hot path of the streaming benchmark: nothing here allocates unless a call fails.
+  if (!stream) {
+    cudaError_t e = cudaMemcpy(dst, src, bytes, k);
+    if (e == cudaSuccess) return OUTBOARD_CUDA_OK;
+    return guarded([&] { return check(e, copy_what("cudaMemcpy", name, bytes).c_str()); });
+  }
+  auto s = static_cast<cudaStream_t>(stream);
+  cudaError_t e = cudaMemcpyAsync(dst, src, bytes, k, s);
+  if (e == cudaSuccess) e = cudaStreamSynchronize(s);
+  if (e == cudaSuccess) return OUTBOARD_CUDA_OK;
+  return guarded([&] { return check(e, copy_what("cudaMemcpyAsync+cudaStreamSynchronize", name, bytes).c_str()); });
+}
+
+static int ob_memcpy_async(int kind, void* dst, const void* src, uint64_t bytes, void* stream) {
+  cudaMemcpyKind k;
+  const char* name;
+  if (!copy_kind(kind, &k, &name)) return fail(OUTBOARD_CUDA_ERR_INVALID_ARGUMENT, "memcpy_async: bad copy kind");
+  cudaError_t e = cudaMemcpyAsync(dst, src, bytes, k, static_cast<cudaStream_t>(stream));
+  if (e == cudaSuccess) return OUTBOARD_CUDA_OK;
+  return guarded([&] { return check(e, copy_what("cudaMemcpyAsync", name, bytes).c_str()); });
+}
+
+static int ob_fill(void* dst, int byte_value, uint64_t bytes, void* stream) {
+  return guarded([&] {
+    auto s = static_cast<cudaStream_t>(stream);
+    if (int rc = check(cudaMemsetAsync(dst, byte_value, bytes, s), "cudaMemsetAsync")) return rc;
+    return check(cudaStreamSynchronize(s), "cudaStreamSynchronize");
+  });
+}
+
+static int ob_timed_copy(int kind, void* dst, const void* src, uint64_t bytes, int repeats, float* ms) {
+  cudaMemcpyKind k;
+  const char* name;
+  if (!copy_kind(kind, &k, &name)) return fail(OUTBOARD_CUDA_ERR_INVALID_ARGUMENT, "timed_copy: bad copy kind");
+  if (repeats < 1 || !ms) return fail(OUTBOARD_CUDA_ERR_INVALID_ARGUMENT, "timed_copy: need repeats >= 1 and ms");
+  return guarded([&] {
+    *ms = 0;
+    cudaStream_t s = nullptr;
+    if (int rc = check(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking), "cudaStreamCreateWithFlags")) return rc;
+    int rc = OUTBOARD_CUDA_OK;
+    {
+      EventPair ev;
+      rc = ev.create();
+      if (!rc) rc = check(cudaEventRecord(ev.start, s), "cudaEventRecord");
+      for (int r = 0; r < repeats && !rc; ++r)
+        rc = check(cudaMemcpyAsync(dst, src, bytes, k, s), copy_what("cudaMemcpyAsync", name, bytes).c_str());
+      if (!rc) rc = check(cudaEventRecord(ev.stop, s), "cudaEventRecord");
+      if (!rc) rc = check(cudaEventSynchronize(ev.stop), "cudaEventSynchronize");
+      if (!rc) rc = check(cudaEventElapsedTime(ms, ev.start, ev.stop), "cudaEventElapsedTime");
+      if (rc) cudaStreamSynchronize(s);  // nothing may still use the buffers when we return
+    }
+    int destroyed = check(cudaStreamDestroy(s), "cudaStreamDestroy");
+    return rc ? rc : destroyed;
+  });
+}
+
+static int ob_gemm(char precision, int n, const void* a, const void* b, void* c, int repeats, double* seconds) {
+  if (n < 1 || repeats < 1 || !a || !b || !c || !seconds)
+    return fail(OUTBOARD_CUDA_ERR_INVALID_ARGUMENT, "gemm: need n >= 1, repeats >= 1 and non-null pointers");
+  return guarded([&] {
+    *seconds = 0;
+    cublasHandle_t h = nullptr;
+    if (int rc = handle_for_current_device(&h)) return rc;
+    if (int rc = check(cublasSetStream(h, nullptr), "cublasSetStream")) return rc;
+    EventPair ev;
+    int rc = ev.create();
+    if (!rc) rc = check(cudaEventRecord(ev.start, nullptr), "cudaEventRecord");
+    for (int r = 0; r < repeats && !rc; ++r) rc = gemm_once(h, precision, n, a, b, c);
+    if (!rc) rc = check(cudaEventRecord(ev.stop, nullptr), "cudaEventRecord");
+    if (!rc) rc = check(cudaEventSynchronize(ev.stop), "cudaEventSynchronize");
+    float ms = 0;
+    if (!rc) rc = check(cudaEventElapsedTime(&ms, ev.start, ev.stop), "cudaEventElapsedTime");
+    if (rc) {
+      cudaDeviceSynchronize();
+      cudaGetLastError();
+      return rc;
+    }
+    *seconds = ms / 1e3;
+    return OUTBOARD_CUDA_OK;
+  });
+}
+
+static int ob_release(void) {
+  return guarded([&] {
+    std::lock_guard<std::mutex> lock(g_handles_mutex);
+    int rc = OUTBOARD_CUDA_OK;
+    for (cublasHandle_t& h : g_handles)
+      if (h) {
+        int r = check(cublasDestroy(h), "cublasDestroy");
+        if (!rc) rc = r;
+        h = nullptr;
+      }
+    return rc;
+  });
+}
+
+static const outboard_cuda_api_v1 g_api = {
+    OUTBOARD_CUDA_API_VERSION,
+    sizeof(outboard_cuda_api_v1),
+    ob_error_text,
+    ob_last_error,
+    ob_device_count,
+    ob_device_describe,
+    ob_set_device,
+    ob_device_synchronize,
+    ob_device_alloc,
+    ob_device_free,
+    ob_host_alloc_pinned,
+    ob_host_free_pinned,
+    ob_stream_create,
+    ob_stream_destroy,
+    ob_stream_sync,
+    ob_memcpy_sync,
+    ob_memcpy_async,
+    ob_fill,
+    ob_timed_copy,
+    ob_gemm,
+    ob_release,
+};
+
+const outboard_cuda_api_v1* outboard_cuda_plugin_v1(void) { return &g_api; }
+
+}  // extern "C"

@@ -1,0 +1,125 @@
+/* The CUDA plugin's C interface.
+ *
+ * liboutboard-cuda.so is the only part of Outboard that links the CUDA runtime and cuBLAS. It is
+ * loaded with dlopen (see loader.hpp) so the same programs run on hosts without CUDA. This header
+ * is plain C and needs no CUDA header: pointers are void*, streams are opaque, and every function
+ * returns 0 on success or a negative code (OUTBOARD_CUDA_*, below) that error_text() describes.
+ *
+ * The plugin exports one symbol, outboard_cuda_plugin_v1(), which returns a function table. A
+ * caller checks `version` (and that `size` covers the table it was built against) before using it.
+ * A change to any signature, struct or meaning here makes a new version; v1 stays as it is.
+ *
+ * Threads: functions act on the calling thread's current device (set_device), as CUDA does.
+ * last_error() is per thread. */
+#ifndef OUTBOARD_CUDA_PLUGIN_API_H
+#define OUTBOARD_CUDA_PLUGIN_API_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define OUTBOARD_CUDA_API_VERSION 1
+#define OUTBOARD_CUDA_PLUGIN_SYMBOL "outboard_cuda_plugin_v1"
+#define OUTBOARD_CUDA_PLUGIN_FILE "liboutboard-cuda.so"
+
+/* Return codes. 0 is success. The plugin's own failures are small negative numbers; a failure the
+ * CUDA runtime reports as cudaError_t e is OUTBOARD_CUDA_ERR_RUNTIME - e, and one cuBLAS reports as
+ * cublasStatus_t s is OUTBOARD_CUDA_ERR_CUBLAS - s. */
+#define OUTBOARD_CUDA_OK 0
+#define OUTBOARD_CUDA_ERR_INVALID_ARGUMENT (-1)
+#define OUTBOARD_CUDA_ERR_HOST_MEMORY (-2) /* the plugin itself ran out of host memory */
+#define OUTBOARD_CUDA_ERR_INTERNAL (-3)
+#define OUTBOARD_CUDA_ERR_RUNTIME (-100000)
+#define OUTBOARD_CUDA_ERR_CUBLAS (-200000)
+
+/* Copy directions. */
+#define OUTBOARD_CUDA_H2D 1
+#define OUTBOARD_CUDA_D2H 2
+#define OUTBOARD_CUDA_D2D 3
+
+struct outboard_cuda_device_info {
+  char name[256];
+  char pci_bus_id[32];          /* as the kernel names it in /sys/bus/pci/devices, e.g. "0000:17:00.0" */
+  uint64_t total_memory;        /* bytes */
+  int compute_major, compute_minor;
+  int multiprocessors;
+  int async_engines;            /* copy engines usable concurrently with kernels */
+  int memory_bus_width_bits;    /* 0 if unknown */
+  int memory_clock_khz;         /* peak; 0 if unknown */
+  /* PCIe link as Linux reports it in sysfs (the CUDA runtime does not tell link speed or width);
+   * generation 1..6, 0 where unknown. "current" is the negotiated link, which an idle GPU may
+   * have slowed down; "max" is what the device and the port above it can both do. */
+  int pcie_gen_current, pcie_width_current;
+  int pcie_gen_max, pcie_width_max;
+  int driver_version;           /* cudaDriverGetVersion: 1000*major + 10*minor; 0 = no driver */
+  int runtime_version;          /* cudaRuntimeGetVersion, same encoding */
+  int cublas_version;           /* 10000*major + 100*minor + patch */
+};
+
+struct outboard_cuda_api_v1 {
+  uint32_t version; /* OUTBOARD_CUDA_API_VERSION */
+  uint32_t size;    /* sizeof(struct outboard_cuda_api_v1) in the plugin */
+
+  /* Text for a return code; valid until the next error_text call on the same thread. */
+  const char* (*error_text)(int code);
+  /* The last failure on this thread with its context ("cudaMemcpy(h2d, 4096 bytes): ..."); "" if
+   * none. Valid until the next failing call on the same thread. */
+  const char* (*last_error)(void);
+
+  /* Devices. */
+  int (*device_count)(int* count);
+  int (*device_describe)(int device, struct outboard_cuda_device_info* info);
+  int (*set_device)(int device);
+  int (*device_synchronize)(void);
+
+  /* Memory. Device memory with cudaMalloc, pinned host memory with cudaHostAlloc; no managed
+   * memory. */
+  int (*device_alloc)(void** ptr, uint64_t bytes);
+  int (*device_free)(void* ptr);
+  int (*host_alloc_pinned)(void** ptr, uint64_t bytes);
+  int (*host_free_pinned)(void* ptr);
+
+  /* Streams. A null stream is the legacy default stream. */
+  int (*stream_create)(void** stream);
+  int (*stream_destroy)(void* stream);
+  int (*stream_sync)(void* stream);
+
+  /* Copies. memcpy_sync with a null stream is cudaMemcpy (which, as CUDA documents, may return
+   * before a device-to-device or pageable host-to-device copy has landed: stream_sync(NULL) waits
+   * for it); with a stream it is cudaMemcpyAsync followed by cudaStreamSynchronize.
+   * memcpy_async is cudaMemcpyAsync on the stream. */
+  int (*memcpy_sync)(int kind, void* dst, const void* src, uint64_t bytes, void* stream);
+  int (*memcpy_async)(int kind, void* dst, const void* src, uint64_t bytes, void* stream);
+  /* Device fill: cudaMemsetAsync on the stream, then waits for the stream. */
+  int (*fill)(void* dst, int byte_value, uint64_t bytes, void* stream);
+
+  /* Event-timed copies, the measurement independent of the host clock: on a stream of its own,
+   * records an event, issues `repeats` cudaMemcpyAsync of `bytes`, records a second event, waits,
+   * and returns the elapsed milliseconds between the events (all repeats) in *ms. */
+  int (*timed_copy)(int kind, void* dst, const void* src, uint64_t bytes, int repeats, float* ms);
+
+  /* C = A*B with cuBLAS {S,D,C,Z}GEMM for precision 's','d','c','z': n x n column-major device
+   * matrices, alpha = 1, beta = 0, no transposes, default math mode (no TF32). Runs it `repeats`
+   * times between two events on the default stream and returns the elapsed seconds of all
+   * repeats in *seconds. The first call on a device creates its cuBLAS handle (not timed). */
+  int (*gemm)(char precision, int n, const void* a, const void* b, void* c, int repeats, double* seconds);
+
+  /* Destroys the cuBLAS handles gemm created; a later gemm creates them again. Call when no gemm
+   * is running, before giving the devices up. */
+  int (*release)(void);
+};
+
+#if defined(__GNUC__)
+__attribute__((visibility("default")))
+#endif
+const struct outboard_cuda_api_v1* outboard_cuda_plugin_v1(void);
+
+typedef const struct outboard_cuda_api_v1* (*outboard_cuda_plugin_v1_fn)(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* OUTBOARD_CUDA_PLUGIN_API_H */

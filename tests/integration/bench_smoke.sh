@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# `outboard bench` modes with tiny sizes against a real server: they run, and their result files
+# are well-formed (JSON document per results.hpp, NetPIPE files with three numeric columns). GPU
+# modes report themselves unavailable without a GPU. Figures are not checked: speed is measured by
+# the benchmark commands themselves, not by tests.
+BUILD=$1
+source "$(dirname "$0")/lib.sh"
+start_server
+cd "$WORK"
+SWEEP=(--max-bytes 4096 --target-seconds 0.002 --trials 2)
+
+"$OUTBOARD" bench net "${SWEEP[@]}" --no-perftest --output net >net.log 2>&1 || { cat net.log; fail "bench net"; }
+python3 - <<'PY' || fail "bench net: malformed results"
+import json, glob
+d = json.load(open("net.json"))
+assert d["mode"] == "net" and d["machine"]["cores"] > 0, d.keys()
+assert [s["pattern"] for s in d["series"]] == ["streaming", "pingpong"]
+for s in d["series"]:
+    sizes = [p["bytes"] for p in s["points"]]
+    assert sizes == sorted(set(sizes)) and sizes[0] == 1 and sizes[-1] == 4096, sizes
+    assert all(p["seconds"] > 0 and p["mib_per_s"] > 0 and p["repeats"] >= 1 for p in s["points"])
+files = sorted(glob.glob("net-*.np"))
+assert len(files) == 2, files
+for f in files:
+    rows = [l.split() for l in open(f)]
+    assert rows and all(len(r) == 3 and int(r[0]) > 0 and float(r[1]) > 0 and float(r[2]) > 0 for r in rows), f
+PY
+ok "bench net: well-formed JSON and NetPIPE files"
+
+"$OUTBOARD" bench gemm --from 8 --to 32 --step 8 --precisions d z --where local-cpu remote --trials 1 --output gemm \
+  >gemm.log 2>&1 || { cat gemm.log; fail "bench gemm"; }
+python3 - <<'PY' || fail "bench gemm: malformed results"
+import json
+d = json.load(open("gemm.json"))
+names = [s["name"] for s in d["series"]]
+assert names == ["dgemm local-cpu", "zgemm local-cpu", "dgemm remote", "zgemm remote"], names
+for s in d["series"]:
+    assert [p["n"] for p in s["points"]] == [8, 16, 24, 32]
+    assert all(p["gflops"] > 0 and p["gflops_compute"] >= p["gflops"] * 0.999 for p in s["points"]), s
+PY
+ok "bench gemm: local CPU and remote series"
+
+for mode in memcpy fft; do
+  status=0; "$OUTBOARD" bench $mode --output $mode >$mode.log 2>&1 || status=$?
+  [ "$status" = 77 ] || { cat $mode.log; fail "bench $mode without a GPU/FFT offload: expected 'unavailable' (77), got $status"; }
+  grep -q "unavailable" $mode.log || fail "bench $mode: no reason given"
+done
+ok "bench memcpy and fft report themselves unavailable here"
+
+status=0; "$OUTBOARD" bench remote "${SWEEP[@]}" --output remote >remote.log 2>&1 || status=$?
+[ "$status" != 0 ] && grep -q "no GPU" remote.log || { cat remote.log; fail "bench remote against a server without GPU"; }
+ok "bench remote against a CPU-only server: $(grep -o 'no GPU[^)]*' remote.log | head -1)"

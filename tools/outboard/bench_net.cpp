@@ -1,0 +1,187 @@
+// Benchmarks of the client-server path: rtt, put (beside ucx_perftest), and the NetPIPE sweeps
+// net (client <-> server memory) and remote (client memory <-> the server's GPU memory).
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+
+#include "bench/net_bench.hpp"
+#include "bench/perftest.hpp"
+#include "bench/results.hpp"
+#include "common/clock.hpp"
+#include "common/error.hpp"
+#include "tools/outboard/bench_common.hpp"
+#include "tools/outboard/connect.hpp"
+#include "transport/buffer.hpp"
+
+namespace outboard::tool {
+namespace {
+
+std::unique_ptr<client::Connection> connect_for(const BenchFlags& f, const char* name) {
+  return connect_from_flags(f.server, f.token, name);
+}
+
+int run_rtt(const BenchFlags& f, int iterations) {
+  auto conn = connect_for(f, "outboard-bench-rtt");
+  auto samples = bench::round_trips_us(*conn, iterations, std::max(100, iterations / 10));
+  auto s = bench::summarize(samples);
+  std::printf("round trip of a minimal request to %s; transport lanes:\n%s", conn->server_name().c_str(),
+              conn->transport_description().c_str());
+  std::printf("iterations %d  median %.2f us  p99 %.2f us  min %.2f us  mean %.2f us\n", iterations, s.median, s.p99,
+              s.min, s.mean);
+  auto doc = bench::new_document("rtt", command_line());
+  doc["results"] = {{"iterations", iterations}, {"median_us", s.median}, {"p99_us", s.p99}, {"min_us", s.min},
+                    {"mean_us", s.mean}};
+  finish(doc, f);
+  return 0;
+}
+
+int run_put(const BenchFlags& f, const std::vector<uint64_t>& sizes, int window, uint64_t bytes_per_point,
+            bool perftest) {
+  auto conn = connect_for(f, "outboard-bench-put");
+  auto doc = bench::new_document("put", command_line());
+  nlohmann::json points = nlohmann::json::array();
+  std::printf("%12s %10s %14s %16s %7s %16s %7s\n", "bytes", "messages", "outboard MiB/s", "perftest -e MiB/s",
+              "ratio", "perftest MiB/s", "ratio");
+  uint16_t perftest_port = 13370;
+  for (uint64_t bytes : sizes) {
+    if (bytes == 0) throw Error("--sizes must be positive");
+    int messages = static_cast<int>(std::clamp<uint64_t>(bytes_per_point / bytes, 8, 100000));
+    auto p = bench::put_throughput(*conn, bytes, messages, window, 3);
+    nlohmann::json point = {{"bytes", bytes}, {"messages", messages}, {"outboard_mib_per_s", p.mib_per_s}};
+    std::string cells;
+    // The yardstick twice: with error handling (the transports Outboard may use) and without.
+    for (bool peer_failure : {true, false}) {
+      std::string key = peer_failure ? "ucx_perftest_peer_failure" : "ucx_perftest";
+      char cell[64] = "               -       -";
+      if (perftest) {
+        std::string err;
+        if (auto r = bench::run_ucx_perftest(bytes, messages, perftest_port++, peer_failure, err)) {
+          point[key] = {{"mib_per_s", r->mib_per_s}, {"ratio", p.mib_per_s / r->mib_per_s}, {"command", r->command}};
+          std::snprintf(cell, sizeof cell, " %16.1f %7.3f", r->mib_per_s, p.mib_per_s / r->mib_per_s);
+        } else {
+          std::fprintf(stderr, "outboard: ucx_perftest: %s\n", err.c_str());
+        }
+      }
+      cells += cell;
+    }
+    std::printf("%12llu %10d %14.1f%s\n", (unsigned long long)bytes, messages, p.mib_per_s, cells.c_str());
+    points.push_back(point);
+  }
+  doc["window"] = window;
+  doc["points"] = points;
+  finish(doc, f);
+  return 0;
+}
+
+// One NetPIPE sweep per pattern over a connection; `flags` adds via_gpu for the remote mode.
+nlohmann::json sweep_series(client::Connection& conn, const BenchFlags& f, uint8_t flags, const std::string& label,
+                            bool streaming, int window) {
+  transport::Buffer out = transport::Buffer::allocate(f.sweep.max_bytes);
+  transport::Buffer back = transport::Buffer::allocate(f.sweep.max_bytes);
+  std::memset(out.data(), 0x5a, f.sweep.max_bytes);  // touch every page before timing
+  std::memset(back.data(), 0, f.sweep.max_bytes);
+  const std::string name = label + (streaming ? " streaming" : " pingpong");
+  auto measure = [&](uint64_t bytes, uint64_t repeats) {
+    uint64_t t0 = now_ns();
+    if (streaming) {
+      conn.ping_stream(out.data(), bytes, static_cast<int>(repeats), window, flags);
+    } else {
+      for (uint64_t r = 0; r < repeats; ++r) {
+        auto reply = conn.request(wire::Ping{0, bytes, static_cast<uint8_t>(flags | wire::Ping::echo)},
+                                  {{out.data(), bytes}}, back.data(), bytes, 0);
+        if (!std::holds_alternative<wire::Pong>(reply)) throw Error("unexpected answer to a ping");
+      }
+    }
+    double per_op = (now_ns() - t0) / 1e9 / double(repeats);
+    return streaming ? per_op : per_op / 2;  // ping-pong: one way is half the round trip
+  };
+  auto points = bench::run_sweep(f.sweep, measure, [&](const bench::Point& p, size_t i, size_t n) {
+    show_progress(name, p, i, n);
+  });
+  return bench::transfer_series(name, streaming ? "streaming" : "pingpong", points);
+}
+
+// net: within 5% of ucx_perftest on the same sizes is the target; measured at octave sizes.
+nlohmann::json perftest_validation(const nlohmann::json& streaming) {
+  nlohmann::json out = nlohmann::json::array();
+  uint16_t port = 13570;
+  for (const auto& p : streaming["points"]) {
+    uint64_t bytes = p["bytes"];
+    if (bytes < 4096 || (bytes & (bytes - 1))) continue;  // powers of two from 4 KiB
+    int messages = static_cast<int>(std::clamp<uint64_t>((512ull << 20) / bytes, 16, 20000));
+    std::string err;
+    auto r = bench::run_ucx_perftest(bytes, messages, port++, true, err);
+    if (!r) {
+      std::fprintf(stderr, "outboard: ucx_perftest: %s\n", err.c_str());
+      continue;
+    }
+    double ours = p["mib_per_s"];
+    out.push_back({{"bytes", bytes}, {"outboard_mib_per_s", ours}, {"ucx_perftest_mib_per_s", r->mib_per_s},
+                   {"ratio", ours / r->mib_per_s}, {"command", r->command}});
+    std::printf("%12llu B: outboard %10.1f MiB/s, ucx_perftest -e %10.1f MiB/s, ratio %.3f\n",
+                (unsigned long long)bytes, ours, r->mib_per_s, ours / r->mib_per_s);
+  }
+  return out;
+}
+
+}  // namespace
+
+void add_bench_net_modes(CLI::App* bench, BenchModes& modes) {
+  {
+    auto f = std::make_shared<BenchFlags>();
+    auto iterations = std::make_shared<int>(20000);
+    auto* cmd = bench->add_subcommand("rtt", "Median and p99 round trip of a minimal remote request");
+    add_server_flags(cmd, *f);
+    add_output_flags(cmd, *f, "outboard-rtt");
+    cmd->add_option("--iterations", *iterations, "Timed round trips")->check(CLI::Range(1, 100000000))->capture_default_str();
+    modes.emplace_back(cmd, [=] { return run_rtt(*f, *iterations); });
+  }
+  {
+    auto f = std::make_shared<BenchFlags>();
+    auto sizes = std::make_shared<std::vector<uint64_t>>(std::vector<uint64_t>{4096, 65536, 1 << 20, 16 << 20, 64 << 20});
+    auto window = std::make_shared<int>(32);
+    auto per_point = std::make_shared<uint64_t>(1ull << 30);
+    auto perftest = std::make_shared<bool>(true);
+    auto* cmd = bench->add_subcommand("put", "Client-to-server bulk throughput by message size, beside ucx_perftest");
+    add_server_flags(cmd, *f);
+    add_output_flags(cmd, *f, "outboard-put");
+    cmd->add_option("--sizes", *sizes, "Message sizes in bytes")->capture_default_str();
+    cmd->add_option("--window", *window, "Messages in flight")->check(CLI::Range(1, 1024))->capture_default_str();
+    cmd->add_option("--bytes-per-point", *per_point, "Bytes moved per trial at each size")->capture_default_str();
+    cmd->add_flag("--perftest,!--no-perftest", *perftest, "Run ucx_perftest (ucp_am_bw) on the same sizes beside it");
+    modes.emplace_back(cmd, [=] { return run_put(*f, *sizes, *window, *per_point, *perftest); });
+  }
+  for (bool remote : {false, true}) {
+    auto f = std::make_shared<BenchFlags>();
+    auto window = std::make_shared<int>(32);
+    auto patterns = std::make_shared<std::vector<std::string>>(std::vector<std::string>{"streaming", "pingpong"});
+    auto perftest = std::make_shared<bool>(!remote);
+    auto* cmd = remote ? bench->add_subcommand("remote", "NetPIPE sweep: client memory -> the server's GPU memory (and back)")
+                       : bench->add_subcommand("net", "NetPIPE sweep: client <-> server over the Outboard transport");
+    add_server_flags(cmd, *f);
+    add_output_flags(cmd, *f, remote ? "outboard-remote" : "outboard-net");
+    add_sweep_flags(cmd, *f, 64ull << 20);
+    cmd->add_option("--window", *window, "Streaming: messages in flight")->check(CLI::Range(1, 1024))->capture_default_str();
+    cmd->add_option("--patterns", *patterns, "streaming, pingpong")
+        ->check(CLI::IsMember({"streaming", "pingpong"}))->capture_default_str();
+    if (!remote) cmd->add_flag("--perftest,!--no-perftest", *perftest, "Compare with ucx_perftest at powers of two from 4 KiB");
+    modes.emplace_back(cmd, [=]() -> int {
+      auto conn = connect_for(*f, remote ? "outboard-bench-remote" : "outboard-bench-net");
+      auto doc = bench::new_document(remote ? "remote" : "net", command_line());
+      doc["options"] = {{"window", *window}, {"trials", f->sweep.trials}, {"target_seconds", f->sweep.target_seconds},
+                        {"perturbation", f->sweep.perturbation}};
+      doc["server"] = conn->server_name();
+      const uint8_t flags = remote ? wire::Ping::via_gpu : 0;
+      for (const auto& pattern : *patterns)
+        doc["series"].push_back(sweep_series(*conn, *f, flags, remote ? "client->server GPU" : "client->server",
+                                             pattern == "streaming", *window));
+      if (*perftest)
+        for (const auto& s : doc["series"])
+          if (s["pattern"] == "streaming") doc["validation"] = {{"ucx_perftest", perftest_validation(s)}};
+      finish(doc, *f);
+      return 0;
+    });
+  }
+}
+
+}  // namespace outboard::tool
