@@ -207,6 +207,7 @@ void Connection::ping_stream(const void* data, uint64_t bytes, int count, int wi
       }
       Pending& oldest = *in_flight.front().second;
       wait(lk, [&] { return oldest.done; }, 0, "streaming");
+      if (auto* r = std::get_if<wire::CallReply>(&oldest.reply); r && !r->ok) throw Error("server: " + r->message);
       in_flight.pop_front();
     }
   } catch (...) {

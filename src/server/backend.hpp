@@ -6,6 +6,7 @@
 #include <span>
 #include <string>
 
+#include "common/error.hpp"
 #include "wire/level3.hpp"
 
 namespace outboard::server {
@@ -20,6 +21,18 @@ class Backend {
   // `inputs` in wire::layout(call).inputs order; `output` is updated in place (when the output's
   // values were sent it is the same memory as the last input). Throws Error on failure.
   virtual void level3(const wire::Level3Call& call, std::span<const std::byte* const> inputs, std::byte* output) = 0;
+  // Whether level3() serves calls (a device backend may only move data so far).
+  virtual bool serves_level3() const { return true; }
+
+  // Device memory, for the data-path benchmark (`outboard bench remote`): copies `bytes` from host
+  // memory into the device and, when `back` is given, from the device into `back`. Returns the
+  // nanoseconds spent. Thread-safe. Backends without device memory throw Error.
+  virtual bool has_device_memory() const { return false; }
+  virtual uint64_t device_round_trip(const std::byte* in, std::byte* back, size_t bytes);
 };
+
+inline uint64_t Backend::device_round_trip(const std::byte*, std::byte*, size_t) {
+  throw Error(name() + " backend has no device memory");
+}
 
 }  // namespace outboard::server

@@ -36,15 +36,13 @@ struct Session {
   uint64_t close_at_ns = 0;    // closing: when to hang up
 };
 
-// A finished call, handed from a compute thread back to the progress thread.
+// Finished work, handed from a compute thread back to the progress thread.
 struct Completion {
   PeerId peer;
-  uint64_t call_id;
-  std::string error;  // empty on success
-  std::shared_ptr<Buffer> buffer;
-  size_t output_offset, output_bytes;
-  std::string name;
-  uint64_t compute_ns = 0;
+  wire::Message reply;             // CallReply or Pong
+  std::shared_ptr<Buffer> buffer;  // holds the reply's payload
+  size_t offset = 0, bytes = 0;    // the payload within `buffer`; bytes 0: none
+  std::string routine;             // BLAS calls (for the counters); empty for pings
 };
 
 }  // namespace
@@ -52,6 +50,8 @@ struct Completion {
 struct Server::Impl {
   Config config;
   std::vector<std::unique_ptr<Backend>> backends;
+  Backend* level3_backend = nullptr;  // the first that serves Level-3 BLAS
+  Backend* device_backend = nullptr;  // the first with device memory, if any
   Secret secret{};
   std::string server_name;
   uint64_t started_ns = now_ns();
@@ -107,7 +107,9 @@ struct Server::Impl {
 
   void on_connect(PeerId peer, const std::string& addr) {
     ++total_connections;
-    sessions[peer] = Session{peer, addr};
+    Session& s = sessions[peer];
+    s.peer = peer;
+    s.addr = addr;
     spdlog::info("session.start peer={} addr={}", peer, addr);
     if (sessions.size() > config.max_clients) reject(peer, "server is serving its maximum number of clients");
   }
@@ -218,9 +220,28 @@ struct Server::Impl {
 
   // Benchmark traffic: the payload is dropped, or sent back (echo).
   void on_ping(Session& s, const wire::Ping& p, Buffer payload) {
-    if (p.flags & wire::Ping::via_gpu) return reject(s.peer, "this server has no GPU backend for device transfers");
-    if (!(p.flags & wire::Ping::echo)) return send(s.peer, wire::Pong{p.call_id});
     if (payload.size() != p.payload_bytes) return reject(s.peer, "ping payload does not match its announced size");
+    const bool echo = p.flags & wire::Ping::echo;
+    if (p.flags & wire::Ping::via_gpu) {
+      if (!device_backend) return reject(s.peer, "this server has no GPU backend for device transfers");
+      // Into GPU memory (and back) on a compute thread: copies of many MiB must not stall the
+      // progress thread. The echo returns what came back from the GPU.
+      auto in = std::make_shared<Buffer>(std::move(payload));
+      auto back = echo ? std::make_shared<Buffer>(Buffer::allocate(in->size())) : nullptr;
+      PeerId peer = s.peer;
+      uint64_t id = p.call_id;
+      pool->submit([this, in, back, peer, id] {
+        try {
+          uint64_t ns = in->size() ? device_backend->device_round_trip(in->data(), back ? back->data() : nullptr, in->size()) : 0;
+          uint64_t n = back ? back->size() : 0;
+          complete({peer, wire::Pong{id, n, ns}, back, 0, n, ""});
+        } catch (const std::exception& e) {
+          complete({peer, wire::CallReply{id, false, e.what(), 0, 0}, nullptr, 0, 0, ""});
+        }
+      });
+      return;
+    }
+    if (!echo) return send(s.peer, wire::Pong{p.call_id});
     auto buf = std::make_shared<Buffer>(std::move(payload));
     std::vector<transport::Segment> out;
     if (buf->size()) out.push_back({buf->data(), buf->size()});
@@ -246,11 +267,13 @@ struct Server::Impl {
     if (!c.output_sent) std::memset(payload.data() + in_bytes, 0, total - in_bytes);
     s.bytes_in += in_bytes;
     auto buf = std::make_shared<Buffer>(std::move(payload));
-    Backend* backend = backends.front().get();
+    Backend* backend = level3_backend;
     PeerId peer = s.peer;
     uint64_t call_id = req.call_id;
     pool->submit([this, backend, c, buf, peer, call_id, in_bytes] {
-      Completion done_call{peer, call_id, {}, buf, 0, 0, wire::call_name(c)};
+      wire::CallReply reply{call_id, true, "", 0, 0};
+      const size_t out_bytes = wire::reply_bytes(c);
+      const size_t out_offset = c.output_sent ? in_bytes - out_bytes : in_bytes;
       try {
         wire::Layout l = wire::layout(c);
         std::vector<const std::byte*> inputs;
@@ -259,22 +282,27 @@ struct Server::Impl {
           inputs.push_back(buf->data() + offset);
           offset += o.rows * o.cols * wire::element_bytes(c.scalar);
         }
-        done_call.output_bytes = wire::reply_bytes(c);
-        done_call.output_offset = c.output_sent ? in_bytes - done_call.output_bytes : in_bytes;
         uint64_t t0 = now_ns();
-        backend->level3(c, inputs, buf->data() + done_call.output_offset);
-        done_call.compute_ns = now_ns() - t0;
+        backend->level3(c, inputs, buf->data() + out_offset);
+        reply.compute_ns = now_ns() - t0;
+        reply.payload_bytes = out_bytes;
       } catch (const std::exception& e) {
-        done_call.error = e.what();
+        reply.ok = false;
+        reply.message = e.what();
       }
-      {
-        std::lock_guard lk(done_mu);
-        done.push_back(std::move(done_call));
-      }
-      worker->signal();
+      complete({peer, reply, buf, out_offset, reply.ok ? out_bytes : 0, wire::call_name(c)});
     });
   }
+
   nlohmann::json status() const;
+
+  void complete(Completion c) {
+    {
+      std::lock_guard lk(done_mu);
+      done.push_back(std::move(c));
+    }
+    worker->signal();
+  }
 
   void deliver_completions() {
     std::vector<Completion> batch;
@@ -283,25 +311,27 @@ struct Server::Impl {
       batch.swap(done);
     }
     for (Completion& d : batch) {
-      ++total_calls;
-      ++calls_by_routine[d.name];
       Session* s = session(d.peer);
+      if (!d.routine.empty()) {
+        auto& r = std::get<wire::CallReply>(d.reply);
+        ++total_calls;
+        ++calls_by_routine[d.routine];
+        if (!r.ok) {
+          ++total_errors;
+          spdlog::warn("call.failed peer={} call={} routine={} error=\"{}\"", d.peer, r.call_id, d.routine, r.message);
+        }
+        if (s) {
+          ++s->calls;
+          if (!r.ok) ++s->errors;
+        }
+      }
       if (!s || s->state == State::closing) continue;  // the client left; its result is dropped
-      wire::CallReply reply{d.call_id, d.error.empty(), d.error, d.error.empty() ? d.output_bytes : 0, d.compute_ns};
-      ++s->calls;
-      if (!d.error.empty()) {
-        ++s->errors;
-        ++total_errors;
-        spdlog::warn("call.failed peer={} call={} routine={} error=\"{}\"", d.peer, d.call_id, d.name, d.error);
-      }
       std::vector<transport::Segment> out;
-      if (reply.ok) {
-        out.push_back({d.buffer->data() + d.output_offset, d.output_bytes});
-        s->bytes_out += d.output_bytes;
-      }
+      if (d.bytes) out.push_back({d.buffer->data() + d.offset, d.bytes});
+      s->bytes_out += d.bytes;
       PeerId peer = d.peer;
       auto buf = d.buffer;
-      worker->send(peer, wire::encode(reply), std::move(out), [this, peer, buf](bool) {
+      worker->send(peer, wire::encode(d.reply), std::move(out), [this, peer, buf](bool) {
         if (Session* s2 = session(peer)) s2->held_bytes -= std::min(s2->held_bytes, uint64_t(buf->size()));
       });
     }
@@ -327,6 +357,11 @@ Server::Server(Config config, std::vector<std::unique_ptr<Backend>> backends) : 
   if (backends.empty()) throw Error("no backend available");
   impl_->config = std::move(config);
   impl_->backends = std::move(backends);
+  for (auto& b : impl_->backends) {
+    if (!impl_->level3_backend && b->serves_level3()) impl_->level3_backend = b.get();
+    if (!impl_->device_backend && b->has_device_memory()) impl_->device_backend = b.get();
+  }
+  if (!impl_->level3_backend) throw Error("no backend serves Level-3 BLAS");
   impl_->secret = read_secret(impl_->config.token_file.empty() ? default_token_path() : impl_->config.token_file);
   char host[256] = "?";
   gethostname(host, sizeof host - 1);
@@ -351,7 +386,9 @@ uint16_t Server::start() {
   m.worker = std::make_unique<transport::Worker>(std::move(ev));
   m.port = m.worker->listen(m.config.host, m.config.port);
   m.pool = std::make_unique<ComputePool>(m.config.compute_threads);
-  spdlog::info("serve.listen addr={}:{} backends={} compute_threads={}", m.config.host, m.port, m.backends.front()->name(),
+  std::string names;
+  for (auto& b : m.backends) names += (names.empty() ? "" : ",") + b->name();
+  spdlog::info("serve.listen addr={}:{} backends={} compute_threads={}", m.config.host, m.port, names,
                m.config.compute_threads);
   return m.port;
 }

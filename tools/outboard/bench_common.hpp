@@ -42,6 +42,6 @@ void add_bench_gemm_mode(CLI::App* bench, BenchModes& modes);    // gemm
 void add_bench_device_modes(CLI::App* bench, BenchModes& modes); // memcpy, fft
 
 // Exit status of a mode that cannot run here (no GPU, no FFT offload yet): skipped, not failed.
-inline constexpr int kUnavailable = 77;
+inline constexpr int kUnavailable = 77;  // bench::kExitSkipped
 
 }  // namespace outboard::tool

@@ -5,6 +5,7 @@
 #include <random>
 
 #include "backends/cpu/cpu_backend.hpp"
+#include "bench/memcpy_bench.hpp"
 #include "bench/results.hpp"
 #include "common/clock.hpp"
 #include "common/error.hpp"
@@ -125,7 +126,11 @@ void add_bench_gemm_mode(CLI::App* bench, BenchModes& modes) {
       if (where == "remote" && !conn) conn = connect_from_flags(f->server, f->token, "outboard-bench-gemm");
       for (const auto& p : g->precisions) {
         if (where == "local-gpu") {
-          std::fprintf(stderr, "outboard: local-gpu gemm needs the CUDA plugin: not available in this build\n");
+          try {
+            doc["series"].push_back(bench::run_gpu_gemm_series(p[0], sizes, true, {0, g->trials}));
+          } catch (const bench::Unavailable& e) {
+            std::fprintf(stderr, "outboard: local-gpu gemm skipped: %s\n", e.what());
+          }
           continue;
         }
         doc["series"].push_back(gemm_series(where, p[0], sizes, g->trials, conn.get()));

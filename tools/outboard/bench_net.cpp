@@ -89,6 +89,7 @@ nlohmann::json sweep_series(client::Connection& conn, const BenchFlags& f, uint8
       for (uint64_t r = 0; r < repeats; ++r) {
         auto reply = conn.request(wire::Ping{0, bytes, static_cast<uint8_t>(flags | wire::Ping::echo)},
                                   {{out.data(), bytes}}, back.data(), bytes, 0);
+        if (auto* r = std::get_if<wire::CallReply>(&reply)) throw Error("server: " + r->message);
         if (!std::holds_alternative<wire::Pong>(reply)) throw Error("unexpected answer to a ping");
       }
     }

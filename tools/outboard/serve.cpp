@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "backends/cpu/cpu_backend.hpp"
+#include "backends/cuda/cuda_backend.hpp"
 #include "common/log.hpp"
 #include "server/server.hpp"
 #include "tools/outboard/commands.hpp"
@@ -48,6 +49,13 @@ Runner add_serve(CLI::App& app) {
     log::setup(c.log_level, c.log_format);
     std::vector<std::unique_ptr<server::Backend>> backends;
     backends.push_back(backends::make_cpu_backend());
+    std::string why;
+    if (auto gpu = backends::make_cuda_backend(why)) {
+      spdlog::info("serve.backend name=cuda {}", gpu->describe().dump());
+      backends.push_back(std::move(gpu));
+    } else {
+      spdlog::info("serve.backend name=cuda unavailable=\"{}\"", why);
+    }
     server::Server srv(c, std::move(backends));
     uint16_t bound = srv.start();
     if (!a->port_file.empty()) {

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Packs this build for the GPU machine, which lacks UCX's headers, OpenBLAS and this Debian's
+# library versions: the binaries (stripped) and the shared libraries they need beyond the C/C++
+# runtime go to DIR (default .gpu-carry, which .git/info/exclude must ignore). There:
+#   export LD_LIBRARY_PATH=$PWD/DIR/deps; DIR/bin/outboard ...
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+DIR=${1:-.gpu-carry}
+BUILD=${BUILD:-build}
+rm -rf "$DIR"
+mkdir -p "$DIR"/{bin,lib,deps,share/outboard}
+install -m 755 "$BUILD/bin/outboard" "$BUILD/bin/blas_demo" "$DIR/bin/"
+cp -a "$BUILD"/lib/liboutboard-*.so* "$DIR/lib/"
+[ -e "$BUILD/lib/outboard" ] && cp -a "$BUILD/lib/outboard" "$DIR/lib/"
+cp "$BUILD/share/outboard/outboard_plot.py" "$DIR/share/outboard/"
+find "$DIR/bin" "$DIR/lib" -type f -name '*' -exec strip --strip-debug {} + 2>/dev/null || true
+# Libraries beyond glibc and the C++ runtime, which the GPU machine has in newer versions.
+for f in "$DIR/bin/outboard" "$DIR"/lib/liboutboard-blas.so.*.*; do
+  ldd "$f" | awk '/=> \// {print $3}'
+done | sort -u | while read -r lib; do
+  case "$(basename "$lib")" in
+    libc.so*|libm.so*|libstdc++.so*|libgcc_s.so*|libdl.so*|libpthread.so*|librt.so*) ;;
+    *) cp -L "$lib" "$DIR/deps/" ;;
+  esac
+done
+# UCX loads its transports from ucx/ beside libucs.
+mkdir -p "$DIR/deps/ucx"
+cp -L /usr/lib/x86_64-linux-gnu/ucx/libuct_*.so.0 /usr/lib/x86_64-linux-gnu/ucx/libucm_*.so.0 "$DIR/deps/ucx/" 2>/dev/null || true
+du -sh "$DIR"
