@@ -84,7 +84,9 @@ nlohmann::json sweep_series(client::Connection& conn, const BenchFlags& f, uint8
   auto measure = [&](uint64_t bytes, uint64_t repeats) {
     uint64_t t0 = now_ns();
     if (streaming) {
-      conn.ping_stream(out.data(), bytes, static_cast<int>(repeats), window, flags);
+      // At most ~512 MiB in flight: the server holds every message in flight in memory.
+      const int w = static_cast<int>(std::clamp<uint64_t>((512ull << 20) / std::max<uint64_t>(bytes, 1), 1, window));
+      conn.ping_stream(out.data(), bytes, static_cast<int>(repeats), w, flags);
     } else {
       for (uint64_t r = 0; r < repeats; ++r) {
         auto reply = conn.request(wire::Ping{0, bytes, static_cast<uint8_t>(flags | wire::Ping::echo)},
