@@ -27,17 +27,19 @@ trap finish EXIT
 { nvidia-smi; nproc; free -g; } >"$R/machine.txt" 2>&1 || true
 
 SWEEP=(--target-seconds 0.02 --trials 5)
-step memcpy "$B" bench memcpy "${SWEEP[@]}" --max-bytes 1073741824 --output "$R/memcpy"
+STEPS=${STEPS:-memcpy remote net gemm-dense gemm-log-gpu gemm-log-cpu}  # a subset may be named
+want() { [[ " $STEPS " == *" $1 "* ]]; }
+want memcpy && step memcpy "$B" bench memcpy "${SWEEP[@]}" --max-bytes 1073741824 --output "$R/memcpy"
 
 source "$(dirname "$0")/../../scripts/local_server.sh"
 start_local_server "$B" "$R" --compute-threads 2 || { log "FAILED: server"; exit 1; }
 log "server: $(cat "$R/port"); $(grep -o 'serve.backend.*' "$R/server.log" | head -2 | tr '\n' ' ')"
-step remote "$B" bench remote "${SWEEP[@]}" --max-bytes 1073741824 --output "$R/remote"
-step net "$B" bench net "${SWEEP[@]}" --max-bytes 1073741824 --no-perftest --output "$R/net"
-step "gemm dense" "$B" bench gemm --precisions s d --where local-cpu local-gpu remote --from 64 --to 2048 --step 8 \
+want remote && step remote "$B" bench remote "${SWEEP[@]}" --max-bytes 1073741824 --output "$R/remote"
+want net && step net "$B" bench net "${SWEEP[@]}" --max-bytes 1073741824 --no-perftest --output "$R/net"
+want gemm-dense && step "gemm dense" "$B" bench gemm --precisions s d --where local-cpu local-gpu remote --from 64 --to 2048 --step 8 \
   --trials 2 --output "$R/gemm-dense"
-step "gemm log gpu" "$B" bench gemm --precisions s d c z --where local-gpu --log-sweep --from 256 --to 16384 --trials 2 \
+want gemm-log-gpu && step "gemm log gpu" "$B" bench gemm --precisions s d c z --where local-gpu --log-sweep --from 256 --to 16384 --trials 2 \
   --output "$R/gemm-log-gpu"
-step "gemm log cpu" "$B" bench gemm --precisions s d c z --where local-cpu remote --log-sweep --from 256 --to 8192 \
+want gemm-log-cpu && step "gemm log cpu" "$B" bench gemm --precisions d z --where local-cpu remote --log-sweep --from 256 --to 4096 \
   --trials 2 --output "$R/gemm-log-cpu"
 log "done"

@@ -121,6 +121,7 @@ void add_bench_gemm_mode(CLI::App* bench, BenchModes& modes) {
     auto sizes = gemm_sizes(*g);
     auto doc = bench::new_document("gemm", command_line());
     doc["options"] = {{"sizes", sizes}, {"trials", g->trials}};
+    doc["software"]["local_cpu_blas"] = backends::make_cpu_backend()->describe();
     std::unique_ptr<client::Connection> conn;
     for (const auto& where : g->where) {
       if (where == "remote" && !conn) conn = connect_from_flags(f->server, f->token, "outboard-bench-gemm");
