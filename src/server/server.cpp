@@ -332,7 +332,8 @@ struct Server::Impl {
       PeerId peer = d.peer;
       auto buf = d.buffer;
       worker->send(peer, wire::encode(d.reply), std::move(out), [this, peer, buf](bool) {
-        if (Session* s2 = session(peer)) s2->held_bytes -= std::min(s2->held_bytes, uint64_t(buf->size()));
+        Session* s2 = session(peer);
+        if (s2 && buf) s2->held_bytes -= std::min(s2->held_bytes, uint64_t(buf->size()));  // pings hold none
       });
     }
   }
