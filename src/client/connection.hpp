@@ -51,7 +51,10 @@ class Connection {
 
   template <class Done>
   void wait(Lock& lk, Done done, double timeout_seconds, const char* what);
-  uint64_t post(Lock& lk, wire::Message& request, std::vector<transport::Segment> payload, Pending& p);
+  // Registers `p` for the answer to `request` and sends it. A request without answer passes its
+  // Pending as `unanswered` instead: the send's completion marks it done (and keeps it alive).
+  uint64_t post(Lock& lk, wire::Message& request, std::vector<transport::Segment> payload, Pending* p,
+                std::shared_ptr<Pending> unanswered = {});
   void fail(const std::string& reason);
   void on_message(std::vector<std::byte> header, transport::Buffer payload, bool refused);
   std::optional<transport::Buffer> on_payload(std::span<const std::byte> header, uint64_t bytes);

@@ -241,6 +241,7 @@ struct Server::Impl {
       });
       return;
     }
+    if (p.flags & wire::Ping::no_reply) return;
     if (!echo) return send(s.peer, wire::Pong{p.call_id});
     auto buf = std::make_shared<Buffer>(std::move(payload));
     std::vector<transport::Segment> out;

@@ -190,7 +190,8 @@ Message decode(std::span<const std::byte> bytes) {
       p.call_id = r.u64();
       p.payload_bytes = r.u64();
       p.flags = r.u8();
-      if (p.flags & ~(Ping::echo | Ping::via_gpu)) throw ProtocolError("unknown ping flags");
+      if (p.flags & ~(Ping::echo | Ping::via_gpu | Ping::no_reply)) throw ProtocolError("unknown ping flags");
+      if ((p.flags & Ping::no_reply) && (p.flags & ~Ping::no_reply)) throw ProtocolError("invalid ping flags");
       m = p;
       break;
     }

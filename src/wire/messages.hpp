@@ -74,6 +74,7 @@ struct Ping {
   enum Flags : uint8_t {
     echo = 1,     // send the payload back (ping-pong); otherwise it is discarded (streaming)
     via_gpu = 2,  // copy the payload into the server's GPU memory (and back, with echo)
+    no_reply = 4, // streaming: no answer (a later ping with a reply acknowledges it); not with the others
   };
   uint64_t call_id = 0;
   uint64_t payload_bytes = 0;

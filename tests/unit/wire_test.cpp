@@ -275,9 +275,12 @@ TEST(WireRoundTrip, Ping) {
   EXPECT_EQ(d.call_id, 80u);
   EXPECT_EQ(d.payload_bytes, 1ull << 40);
   EXPECT_EQ(d.flags, Ping::echo | Ping::via_gpu);
-  auto bad = encode(Ping{1, 0, 0});
-  bad.back() = std::byte{4};
-  EXPECT_NE(protocol_error_of([&] { decode(bad); }).find("flags"), std::string::npos);
+  EXPECT_EQ(decode_as<Ping>(encode(Ping{1, 0, Ping::no_reply})).flags, Ping::no_reply);
+  for (uint8_t flags : {8, Ping::no_reply | Ping::echo, Ping::no_reply | Ping::via_gpu}) {
+    auto bad = encode(Ping{1, 0, 0});
+    bad.back() = std::byte{flags};
+    EXPECT_NE(protocol_error_of([&] { decode(bad); }).find("flags"), std::string::npos) << int(flags);
+  }
 }
 
 TEST(WireRoundTrip, Pong) {
