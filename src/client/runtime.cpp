@@ -27,7 +27,8 @@ Runtime& runtime();
 struct RoutineStats {
   uint64_t remote = 0, local = 0, fell_back = 0;
   uint64_t bytes_sent = 0, bytes_received = 0;
-  uint64_t pack_ns = 0, round_trip_ns = 0, compute_ns = 0, unpack_ns = 0;
+  uint64_t pack_ns = 0, round_trip_ns = 0, unpack_ns = 0;
+  uint64_t receive_ns = 0, queue_ns = 0, compute_ns = 0;  // the server's share of the round trip
 };
 
 class Runtime {
@@ -47,15 +48,19 @@ class Runtime {
   void print_report() {
     std::lock_guard lk(stats_mu_);
     std::fflush(stdout);  // keep the program's own output first
-    std::fprintf(stderr, "outboard: where the time went (remote calls: pack | to server, compute, back | unpack)\n");
-    std::fprintf(stderr, "outboard: %-7s %7s %6s %8s %10s %10s %10s %10s %10s %10s\n", "routine", "remote", "local",
-                 "fallback", "MB sent", "MB back", "pack ms", "network ms", "compute ms", "unpack ms");
-    for (const auto& [name, s] : stats_)
-      std::fprintf(stderr, "outboard: %-7s %7llu %6llu %8llu %10.1f %10.1f %10.2f %10.2f %10.2f %10.2f\n", name.c_str(),
-                   (unsigned long long)s.remote, (unsigned long long)s.local, (unsigned long long)s.fell_back,
-                   s.bytes_sent / 1e6, s.bytes_received / 1e6, s.pack_ns / 1e6,
-                   (s.round_trip_ns - std::min(s.round_trip_ns, s.compute_ns)) / 1e6, s.compute_ns / 1e6,
-                   s.unpack_ns / 1e6);
+    std::fprintf(stderr, "outboard: where the time went in remote calls (ms): pack, to server (as the server saw the "
+                         "data arrive), queue (waiting for a compute thread), compute, back (the rest of the round "
+                         "trip: request latency and the result's way back), unpack\n");
+    std::fprintf(stderr, "outboard: %-7s %7s %6s %8s %9s %9s %9s %9s %9s %9s %9s %9s\n", "routine", "remote", "local",
+                 "fallback", "MB sent", "MB back", "pack", "to server", "queue", "compute", "back", "unpack");
+    for (const auto& [name, s] : stats_) {
+      const uint64_t server = s.receive_ns + s.queue_ns + s.compute_ns;
+      std::fprintf(stderr, "outboard: %-7s %7llu %6llu %8llu %9.1f %9.1f %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f\n",
+                   name.c_str(), (unsigned long long)s.remote, (unsigned long long)s.local,
+                   (unsigned long long)s.fell_back, s.bytes_sent / 1e6, s.bytes_received / 1e6, s.pack_ns / 1e6,
+                   s.receive_ns / 1e6, s.queue_ns / 1e6, s.compute_ns / 1e6,
+                   (s.round_trip_ns - std::min(s.round_trip_ns, server)) / 1e6, s.unpack_ns / 1e6);
+    }
   }
 
   const Settings& settings() const { return settings_; }
@@ -236,14 +241,16 @@ bool offload_level3(wire::Level3Call call, const MatrixRef* inputs, MatrixRef ou
       return fall_back(r && !r->ok ? "server: " + r->message : std::string("unexpected reply"));
     unpack(result.data(), l.output, output, call, l.output_triangle);
     rt.remote_succeeded();
-    const uint64_t t3 = now_ns(), compute = r->compute_ns, sent = wire::request_bytes(call);
+    const uint64_t t3 = now_ns(), sent = wire::request_bytes(call);
     rt.record(name, [&](RoutineStats& s) {
       ++s.remote;
       s.bytes_sent += sent;
       s.bytes_received += reply_bytes;
       s.pack_ns += t1 - t0;
       s.round_trip_ns += t2 - t1;
-      s.compute_ns += compute;
+      s.receive_ns += r->receive_ns;
+      s.queue_ns += r->queue_ns;
+      s.compute_ns += r->compute_ns;
       s.unpack_ns += t3 - t2;
     });
     return true;

@@ -34,6 +34,7 @@ struct Session {
   uint64_t held_bytes = 0;     // payload memory of calls in progress
   std::string refusal;         // why the last payload was refused
   uint64_t close_at_ns = 0;    // closing: when to hang up
+  std::unordered_map<uint64_t, uint64_t> arrival_ns;  // call id -> when its payload began to arrive
 };
 
 // Finished work, handed from a compute thread back to the progress thread.
@@ -135,6 +136,7 @@ struct Server::Impl {
       uint64_t total = bytes + extra_output_bytes(call->call);
       check_limits(*s, total);
       Buffer b = Buffer::allocate(total);
+      s->arrival_ns[call->call_id] = now_ns();
       s->held_bytes += total;
       return b;
     } catch (const std::bad_alloc&) {
@@ -236,7 +238,7 @@ struct Server::Impl {
           uint64_t n = back ? back->size() : 0;
           complete({peer, wire::Pong{id, n, ns}, back, 0, n, ""});
         } catch (const std::exception& e) {
-          complete({peer, wire::CallReply{id, false, e.what(), 0, 0}, nullptr, 0, 0, ""});
+          complete({peer, wire::CallReply{id, false, e.what()}, nullptr, 0, 0, ""});
         }
       });
       return;
@@ -250,6 +252,12 @@ struct Server::Impl {
   }
 
   void on_call(Session& s, const wire::Blas3Call& req, Buffer payload) {
+    const uint64_t received = now_ns();
+    uint64_t arrived = received;
+    if (auto it = s.arrival_ns.find(req.call_id); it != s.arrival_ns.end()) {
+      arrived = it->second;
+      s.arrival_ns.erase(it);
+    }
     const wire::Level3Call& c = req.call;
     const uint64_t in_bytes = req.payload_bytes;
     const uint64_t total = in_bytes + extra_output_bytes(c);
@@ -271,8 +279,8 @@ struct Server::Impl {
     Backend* backend = level3_backend;
     PeerId peer = s.peer;
     uint64_t call_id = req.call_id;
-    pool->submit([this, backend, c, buf, peer, call_id, in_bytes] {
-      wire::CallReply reply{call_id, true, "", 0, 0};
+    pool->submit([this, backend, c, buf, peer, call_id, in_bytes, arrived, received] {
+      wire::CallReply reply{call_id, true, "", 0, received - arrived, now_ns() - received, 0};
       const size_t out_bytes = wire::reply_bytes(c);
       const size_t out_offset = c.output_sent ? in_bytes - out_bytes : in_bytes;
       try {

@@ -84,6 +84,8 @@ std::vector<std::byte> encode(const Message& m) {
                    w.u8(r.ok);
                    w.str(r.message);
                    w.u64(r.payload_bytes);
+                   w.u64(r.receive_ns);
+                   w.u64(r.queue_ns);
                    w.u64(r.compute_ns);
                  },
                  [&](const StatusRequest& s) { w.u64(s.call_id); },
@@ -162,6 +164,8 @@ Message decode(std::span<const std::byte> bytes) {
       c.ok = get_bool(r);
       c.message = r.str(kMaxText);
       c.payload_bytes = r.u64();
+      c.receive_ns = r.u64();
+      c.queue_ns = r.u64();
       c.compute_ns = r.u64();
       m = c;
       break;

@@ -57,7 +57,11 @@ struct CallReply {
   bool ok = false;
   std::string message;  // why it failed, when !ok
   uint64_t payload_bytes = 0;
-  uint64_t compute_ns = 0;  // time the backend spent on the call, for the client's report
+  // Where the server's time went, for reports and phase plots: from the request's first byte to
+  // its last, then waiting for a compute thread, then computing.
+  uint64_t receive_ns = 0;
+  uint64_t queue_ns = 0;
+  uint64_t compute_ns = 0;
 };
 struct StatusRequest {
   uint64_t call_id = 0;

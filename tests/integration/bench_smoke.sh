@@ -37,6 +37,11 @@ assert names == ["dgemm local-cpu", "zgemm local-cpu", "dgemm remote", "zgemm re
 for s in d["series"]:
     assert [p["n"] for p in s["points"]] == [8, 16, 24, 32]
     assert all(p["gflops"] > 0 and p["gflops_compute"] >= p["gflops"] * 0.999 for p in s["points"]), s
+# Remote calls report where their time went; the largest size of each goes to the phase plot.
+phases = d["phases"]
+assert [p["name"] for p in phases] == ["dgemm remote n=32", "zgemm remote n=32"], phases
+for p in phases:
+    assert p["compute"] > 0 and p["to_server"] > 0 and p["from_server"] >= 0, p
 PY
 ok "bench gemm: local CPU and remote series"
 

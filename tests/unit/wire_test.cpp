@@ -240,12 +240,14 @@ TEST(WireRoundTrip, Blas3CallZeroDimensions) {
 
 TEST(WireRoundTrip, CallReply) {
   for (bool ok : {false, true}) {
-    CallReply r{UINT64_MAX, ok, ok ? "" : "backend failed", ok ? 123456789ull : 0, ok ? 987654321ull : 0};
+    CallReply r{UINT64_MAX, ok, ok ? "" : "backend failed", ok ? 123456789ull : 0, 11, 22, ok ? 987654321ull : 0};
     auto d = decode_as<CallReply>(encode(r));
     EXPECT_EQ(d.call_id, r.call_id);
     EXPECT_EQ(d.ok, r.ok);
     EXPECT_EQ(d.message, r.message);
     EXPECT_EQ(d.payload_bytes, r.payload_bytes);
+    EXPECT_EQ(d.receive_ns, r.receive_ns);
+    EXPECT_EQ(d.queue_ns, r.queue_ns);
     EXPECT_EQ(d.compute_ns, r.compute_ns);
   }
 }
