@@ -9,7 +9,7 @@ DIR=${1:-.gpu-carry}
 BUILD=${BUILD:-build}
 rm -rf "$DIR"
 mkdir -p "$DIR"/{bin,lib,deps,share/outboard}
-install -m 755 "$BUILD/bin/outboard" "$BUILD/bin/blas_demo" "$DIR/bin/"
+install -m 755 "$BUILD/bin/outboard" "$BUILD/bin/blas_demo" "$BUILD/bin/gpu_tests" "$DIR/bin/"
 cp -a "$BUILD"/lib/liboutboard-*.so* "$DIR/lib/"
 [ -e "$BUILD/lib/outboard" ] && cp -a "$BUILD/lib/outboard" "$DIR/lib/"
 cp "$BUILD/share/outboard/outboard_plot.py" "$DIR/share/outboard/"

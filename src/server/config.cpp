@@ -45,6 +45,10 @@ Config load_config_file(const std::string& path, Config c) {
         auto v = node.value<double>();
         if (!v || !(*v > 0)) throw Error("setting 'auth_timeout_seconds' must be a positive number");
         c.auth_timeout_seconds = *v;
+      } else if (key == "gpu_min_flops") {
+        auto v = node.value<double>();
+        if (!v || !(*v >= 0)) throw Error("setting 'gpu_min_flops' must be a number >= 0");
+        c.gpu_min_flops = *v;
       } else if (key == "log_level") c.log_level = text(node, key);
       else if (key == "log_format") c.log_format = text(node, key);
       else throw Error("unknown setting '" + key + "'");

@@ -14,6 +14,7 @@ struct Config {
   uint64_t max_client_bytes = 16ull << 30;      // payload memory one client may hold at once
   unsigned max_clients = 256;
   uint64_t buffer_cache_bytes = 2ull << 30;     // freed payload memory kept for reuse
+  double gpu_min_flops = 1e9;        // smaller Level-3 calls run on the CPU backend even with a GPU
   double auth_timeout_seconds = 10;  // a connection that has not authenticated by then is closed
   std::string log_level = "info";
   std::string log_format = "text";
@@ -21,7 +22,7 @@ struct Config {
 
 // Reads a TOML file whose keys are the field names above (host, port, token_file,
 // compute_threads, max_request_bytes, max_client_bytes, max_clients, buffer_cache_bytes,
-// auth_timeout_seconds,
+// gpu_min_flops, auth_timeout_seconds,
 // log_level, log_format), on top of `base`. Throws Error naming the file, line and key on unknown
 // keys, wrong types or out-of-range values.
 Config load_config_file(const std::string& path, Config base = {});

@@ -51,7 +51,8 @@ struct Completion {
 struct Server::Impl {
   Config config;
   std::vector<std::unique_ptr<Backend>> backends;
-  Backend* level3_backend = nullptr;  // the first that serves Level-3 BLAS
+  Backend* level3_backend = nullptr;  // the first host backend that serves Level-3 BLAS
+  Backend* level3_device = nullptr;   // the first device backend that does, for large calls
   Backend* device_backend = nullptr;  // the first with device memory, if any
   Secret secret{};
   std::string server_name;
@@ -276,7 +277,8 @@ struct Server::Impl {
     if (!c.output_sent) std::memset(payload.data() + in_bytes, 0, total - in_bytes);
     s.bytes_in += in_bytes;
     auto buf = std::make_shared<Buffer>(std::move(payload));
-    Backend* backend = level3_backend;
+    // The cost model, for now: large calls on the GPU, small ones where no copies are needed.
+    Backend* backend = level3_device && wire::flops(c) >= config.gpu_min_flops ? level3_device : level3_backend;
     PeerId peer = s.peer;
     uint64_t call_id = req.call_id;
     pool->submit([this, backend, c, buf, peer, call_id, in_bytes, arrived, received] {
@@ -368,9 +370,11 @@ Server::Server(Config config, std::vector<std::unique_ptr<Backend>> backends) : 
   impl_->config = std::move(config);
   impl_->backends = std::move(backends);
   for (auto& b : impl_->backends) {
-    if (!impl_->level3_backend && b->serves_level3()) impl_->level3_backend = b.get();
+    Backend*& slot = b->has_device_memory() ? impl_->level3_device : impl_->level3_backend;
+    if (!slot && b->serves_level3()) slot = b.get();
     if (!impl_->device_backend && b->has_device_memory()) impl_->device_backend = b.get();
   }
+  if (!impl_->level3_backend) impl_->level3_backend = impl_->level3_device;
   if (!impl_->level3_backend) throw Error("no backend serves Level-3 BLAS");
   impl_->secret = read_secret(impl_->config.token_file.empty() ? default_token_path() : impl_->config.token_file);
   char host[256] = "?";

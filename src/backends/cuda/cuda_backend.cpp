@@ -28,13 +28,31 @@ class CudaBackend final : public server::Backend {
             {"memory_bytes", info_.total_memory},
             {"compute_capability", std::to_string(info_.compute_major) + "." + std::to_string(info_.compute_minor)},
             {"pcie", "Gen" + std::to_string(info_.pcie_gen_current) + " x" + std::to_string(info_.pcie_width_current)},
-            {"serves", "device transfers (Level-3 BLAS runs on the cpu backend)"}};
+            {"serves", "Level-3 BLAS (cuBLAS), device transfers"}};
   }
 
-  void level3(const wire::Level3Call&, std::span<const std::byte* const>, std::byte*) override {
-    throw Error("Level-3 BLAS on the GPU is not available yet");
+  // Runs the call with cuBLAS: the operands are copied to the GPU, computed on, and the output
+  // copied back (one call at a time: the plugin keeps one set of device buffers).
+  void level3(const wire::Level3Call& c, std::span<const std::byte* const> inputs, std::byte* output) override {
+    static const char precision[] = "sdcz";
+    outboard_cuda_level3 call{};
+    call.routine = static_cast<int>(c.routine);
+    call.precision = precision[static_cast<int>(c.scalar)];
+    call.side = c.side, call.uplo = c.uplo, call.transa = c.transa, call.transb = c.transb, call.diag = c.diag;
+    call.m = c.m, call.n = c.n, call.k = c.k;
+    for (int i = 0; i < 2; ++i) call.alpha[i] = c.alpha[i], call.beta[i] = c.beta[i];
+    const wire::Layout l = wire::layout(c);
+    const size_t operands = l.inputs.size() - (c.output_sent ? 1 : 0);  // A, and B where there is one
+    for (size_t i = 0; i < 2; ++i) {
+      call.rows[i] = i < operands ? l.inputs[i].rows : 0;
+      call.cols[i] = i < operands ? l.inputs[i].cols : 0;
+    }
+    call.rows[2] = l.output.rows, call.cols[2] = l.output.cols;
+    std::lock_guard lk(mu_);
+    plugin_.check(plugin_.api().set_device(device_), "selecting the GPU");
+    plugin_.check(plugin_.api().level3(&call, inputs[0], operands > 1 ? inputs[1] : nullptr, output, nullptr),
+                  wire::call_name(c).c_str());
   }
-  bool serves_level3() const override { return false; }
   bool has_device_memory() const override { return true; }
 
   uint64_t device_round_trip(const std::byte* in, std::byte* back, size_t bytes) override {

@@ -1,5 +1,6 @@
-// The server's GPU executor, through the CUDA plugin. So far it moves data into and out of GPU
-// memory (the data path that `outboard bench remote` measures); Level-3 BLAS on cuBLAS comes next.
+// The server's GPU executor, through the CUDA plugin: Level-3 BLAS on cuBLAS (operands copied in
+// and out per call; pipelined transfers are still to come), and the device transfers that
+// `outboard bench remote` measures.
 #pragma once
 #include <memory>
 #include <string>

@@ -2,6 +2,9 @@
 // No C++ exception leaves this file: every entry point returns a code and keeps the details for
 // last_error().
 #include <cublas_v2.h>
+
+#include <chrono>
+#include <type_traits>
 #include <cuda_runtime.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -412,6 +415,175 @@ static int ob_gemm(char precision, int n, const void* a, const void* b, void* c,
   });
 }
 
+// ---- Level-3 BLAS ---------------------------------------------------------------------------
+
+extern "C++" {  // templates inside the exported block
+
+cublasOperation_t op_of(char t) { return t == 'N' ? CUBLAS_OP_N : t == 'T' ? CUBLAS_OP_T : CUBLAS_OP_C; }
+cublasFillMode_t fill_of(char u) { return u == 'U' ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER; }
+cublasSideMode_t side_of(char s) { return s == 'L' ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT; }
+cublasDiagType_t diag_of(char d) { return d == 'U' ? CUBLAS_DIAG_UNIT : CUBLAS_DIAG_NON_UNIT; }
+
+// Device copies of the operands, kept and grown between calls (cudaMalloc costs far more than a
+// call's launch).
+struct DeviceScratch {
+  void* ptr[4] = {nullptr, nullptr, nullptr, nullptr};  // A, B, output, trmm's separate result
+  size_t bytes[4] = {0, 0, 0, 0};
+  int reserve(int slot, size_t need) {
+    if (bytes[slot] >= need) return OUTBOARD_CUDA_OK;
+    if (ptr[slot]) cudaFree(ptr[slot]);
+    ptr[slot] = nullptr;
+    bytes[slot] = 0;
+    if (int rc = check(cudaMalloc(&ptr[slot], need ? need : 1), "cudaMalloc (Level-3 operand)")) return rc;
+    bytes[slot] = need;
+    return OUTBOARD_CUDA_OK;
+  }
+};
+std::mutex g_level3_mutex;
+DeviceScratch g_scratch;
+
+// The cuBLAS call for one precision. T: element type; R: its real type.
+template <class T, class R>
+int run_level3(cublasHandle_t h, const outboard_cuda_level3& c, const T* a, const T* b, T* out, T* out2) {
+  const int m = static_cast<int>(c.m), n = static_cast<int>(c.n), k = static_cast<int>(c.k);
+  auto ld = [](int64_t rows) { return static_cast<int>(rows > 1 ? rows : 1); };
+  const int lda = ld(c.rows[0]), ldb = ld(c.rows[1]), ldo = ld(c.rows[2]);
+  T alpha, beta;
+  R alpha_r = static_cast<R>(c.alpha[0]), beta_r = static_cast<R>(c.beta[0]);
+  if constexpr (std::is_same_v<T, R>) {
+    alpha = alpha_r;
+    beta = beta_r;
+  } else {
+    alpha = {static_cast<R>(c.alpha[0]), static_cast<R>(c.alpha[1])};
+    beta = {static_cast<R>(c.beta[0]), static_cast<R>(c.beta[1])};
+  }
+  constexpr bool is_s = std::is_same_v<T, float>, is_d = std::is_same_v<T, double>,
+                 is_c = std::is_same_v<T, cuComplex>;
+  // Picks the cuBLAS function of this precision.
+#define OB_PICK(fn) (is_s ? (void*)cublasS##fn : is_d ? (void*)cublasD##fn : is_c ? (void*)cublasC##fn : (void*)cublasZ##fn)
+  switch (c.routine) {
+    case 0:
+      return check(reinterpret_cast<cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
+                                                       const T*, const T*, int, const T*, int, const T*, T*, int)>(
+                        OB_PICK(gemm))(h, op_of(c.transa), op_of(c.transb), m, n, k, &alpha, a, lda, b, ldb, &beta, out, ldo),
+                   "cublas gemm");
+    case 1:
+      return check(reinterpret_cast<cublasStatus_t (*)(cublasHandle_t, cublasSideMode_t, cublasFillMode_t, int, int,
+                                                       const T*, const T*, int, const T*, int, const T*, T*, int)>(
+                        OB_PICK(symm))(h, side_of(c.side), fill_of(c.uplo), m, n, &alpha, a, lda, b, ldb, &beta, out, ldo),
+                   "cublas symm");
+    case 3:
+      return check(reinterpret_cast<cublasStatus_t (*)(cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int,
+                                                       const T*, const T*, int, const T*, T*, int)>(
+                        OB_PICK(syrk))(h, fill_of(c.uplo), op_of(c.transa), n, k, &alpha, a, lda, &beta, out, ldo),
+                   "cublas syrk");
+    case 5:
+      return check(reinterpret_cast<cublasStatus_t (*)(cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int,
+                                                       const T*, const T*, int, const T*, int, const T*, T*, int)>(
+                        OB_PICK(syr2k))(h, fill_of(c.uplo), op_of(c.transa), n, k, &alpha, a, lda, b, ldb, &beta, out, ldo),
+                   "cublas syr2k");
+    case 7:  // cuBLAS's trmm writes a separate result: out2, copied back in place of B
+      return check(reinterpret_cast<cublasStatus_t (*)(cublasHandle_t, cublasSideMode_t, cublasFillMode_t,
+                                                       cublasOperation_t, cublasDiagType_t, int, int, const T*, const T*,
+                                                       int, const T*, int, T*, int)>(OB_PICK(trmm))(
+                       h, side_of(c.side), fill_of(c.uplo), op_of(c.transa), diag_of(c.diag), m, n, &alpha, a, lda,
+                       out, ldo, out2, ldo),
+                   "cublas trmm");
+    case 8:
+      return check(reinterpret_cast<cublasStatus_t (*)(cublasHandle_t, cublasSideMode_t, cublasFillMode_t,
+                                                       cublasOperation_t, cublasDiagType_t, int, int, const T*, const T*,
+                                                       int, T*, int)>(OB_PICK(trsm))(
+                       h, side_of(c.side), fill_of(c.uplo), op_of(c.transa), diag_of(c.diag), m, n, &alpha, a, lda,
+                       out, ldo),
+                   "cublas trsm");
+    default:
+      break;
+  }
+#undef OB_PICK
+  if constexpr (!std::is_same_v<T, R>) {  // the Hermitian routines exist for complex types only
+    constexpr bool single = std::is_same_v<T, cuComplex>;
+    switch (c.routine) {
+      case 2:
+        return check(reinterpret_cast<cublasStatus_t (*)(cublasHandle_t, cublasSideMode_t, cublasFillMode_t, int, int,
+                                                         const T*, const T*, int, const T*, int, const T*, T*, int)>(
+                          single ? (void*)cublasChemm : (void*)cublasZhemm)(h, side_of(c.side), fill_of(c.uplo), m, n,
+                                                                            &alpha, a, lda, b, ldb, &beta, out, ldo),
+                     "cublas hemm");
+      case 4:
+        return check(reinterpret_cast<cublasStatus_t (*)(cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int,
+                                                         const R*, const T*, int, const R*, T*, int)>(
+                          single ? (void*)cublasCherk : (void*)cublasZherk)(h, fill_of(c.uplo), op_of(c.transa), n, k,
+                                                                            &alpha_r, a, lda, &beta_r, out, ldo),
+                     "cublas herk");
+      case 6:
+        return check(reinterpret_cast<cublasStatus_t (*)(cublasHandle_t, cublasFillMode_t, cublasOperation_t, int, int,
+                                                         const T*, const T*, int, const T*, int, const R*, T*, int)>(
+                          single ? (void*)cublasCher2k : (void*)cublasZher2k)(h, fill_of(c.uplo), op_of(c.transa), n,
+                                                                              k, &alpha, a, lda, b, ldb, &beta_r, out, ldo),
+                     "cublas her2k");
+      default:
+        break;
+    }
+  }
+  return fail(OUTBOARD_CUDA_ERR_INVALID_ARGUMENT, "level3: routine not defined for this precision");
+}
+
+}  // extern "C++"
+
+static int ob_level3(const outboard_cuda_level3* call, const void* a, const void* b, void* output,
+                     uint64_t timing_ns[3]) {
+  if (!call || !a || !output || call->routine < 0 || call->routine > 8)
+    return fail(OUTBOARD_CUDA_ERR_INVALID_ARGUMENT, "level3: bad call");
+  return guarded([&] {
+    const outboard_cuda_level3& c = *call;
+    const size_t elem = c.precision == 's' ? 4 : c.precision == 'z' ? 16 : 8;
+    size_t bytes[3];
+    for (int i = 0; i < 3; ++i) bytes[i] = static_cast<size_t>(c.rows[i]) * static_cast<size_t>(c.cols[i]) * elem;
+    std::lock_guard<std::mutex> lock(g_level3_mutex);
+    cublasHandle_t h = nullptr;
+    if (int rc = handle_for_current_device(&h)) return rc;
+    if (int rc = check(cublasSetStream(h, nullptr), "cublasSetStream")) return rc;
+    for (int i = 0; i < 3; ++i)
+      if (int rc = g_scratch.reserve(i, bytes[i])) return rc;
+    if (c.routine == 7)
+      if (int rc = g_scratch.reserve(3, bytes[2])) return rc;
+    auto clock = [] { return std::chrono::steady_clock::now(); };
+    auto ns = [](auto d) { return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(d).count()); };
+    auto t0 = clock();
+    int rc = check(cudaMemcpy(g_scratch.ptr[0], a, bytes[0], cudaMemcpyHostToDevice), "cudaMemcpy A");
+    if (!rc && b && bytes[1]) rc = check(cudaMemcpy(g_scratch.ptr[1], b, bytes[1], cudaMemcpyHostToDevice), "cudaMemcpy B");
+    if (!rc) rc = check(cudaMemcpy(g_scratch.ptr[2], output, bytes[2], cudaMemcpyHostToDevice), "cudaMemcpy C");
+    if (!rc) rc = check(cudaDeviceSynchronize(), "copies to the GPU");
+    auto t1 = clock();
+    if (!rc) {
+      void* out2 = g_scratch.ptr[3];
+      switch (c.precision) {
+        case 's': rc = run_level3<float, float>(h, c, (const float*)g_scratch.ptr[0], (const float*)g_scratch.ptr[1], (float*)g_scratch.ptr[2], (float*)out2); break;
+        case 'd': rc = run_level3<double, double>(h, c, (const double*)g_scratch.ptr[0], (const double*)g_scratch.ptr[1], (double*)g_scratch.ptr[2], (double*)out2); break;
+        case 'c': rc = run_level3<cuComplex, float>(h, c, (const cuComplex*)g_scratch.ptr[0], (const cuComplex*)g_scratch.ptr[1], (cuComplex*)g_scratch.ptr[2], (cuComplex*)out2); break;
+        case 'z': rc = run_level3<cuDoubleComplex, double>(h, c, (const cuDoubleComplex*)g_scratch.ptr[0], (const cuDoubleComplex*)g_scratch.ptr[1], (cuDoubleComplex*)g_scratch.ptr[2], (cuDoubleComplex*)out2); break;
+        default: rc = fail(OUTBOARD_CUDA_ERR_INVALID_ARGUMENT, "level3: precision must be s, d, c or z");
+      }
+    }
+    if (!rc) rc = check(cudaDeviceSynchronize(), "Level-3 call");
+    auto t2 = clock();
+    void* result = c.routine == 7 ? g_scratch.ptr[3] : g_scratch.ptr[2];
+    if (!rc) rc = check(cudaMemcpy(output, result, bytes[2], cudaMemcpyDeviceToHost), "cudaMemcpy result");
+    auto t3 = clock();
+    if (rc) {
+      cudaDeviceSynchronize();
+      cudaGetLastError();
+      return rc;
+    }
+    if (timing_ns) {
+      timing_ns[0] = ns(t1 - t0);
+      timing_ns[1] = ns(t2 - t1);
+      timing_ns[2] = ns(t3 - t2);
+    }
+    return OUTBOARD_CUDA_OK;
+  });
+}
+
 static int ob_release(void) {
   return guarded([&] {
     std::lock_guard<std::mutex> lock(g_handles_mutex);
@@ -448,6 +620,7 @@ static const outboard_cuda_api_v1 g_api = {
     ob_timed_copy,
     ob_gemm,
     ob_release,
+    ob_level3,
 };
 
 const outboard_cuda_api_v1* outboard_cuda_plugin_v1(void) { return &g_api; }

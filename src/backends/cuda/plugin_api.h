@@ -39,6 +39,19 @@ extern "C" {
 #define OUTBOARD_CUDA_D2H 2
 #define OUTBOARD_CUDA_D2D 3
 
+/* One Level-3 BLAS call for `level3`: column-major, packed host operands (leading dimension =
+ * rows). routine: 0 gemm, 1 symm, 2 hemm, 3 syrk, 4 herk, 5 syr2k, 6 her2k, 7 trmm, 8 trsm;
+ * precision 's','d','c','z'; option characters upper case ('N' where unused); alpha and beta as
+ * (re, im), herk's alpha and beta and her2k's beta real in [0]. rows/cols: of A, B (0 x 0 where
+ * the routine has none) and of the output (C, or B for trmm/trsm). */
+struct outboard_cuda_level3 {
+  int routine;
+  char precision, side, uplo, transa, transb, diag;
+  int64_t m, n, k;
+  double alpha[2], beta[2];
+  int64_t rows[3], cols[3];
+};
+
 struct outboard_cuda_device_info {
   char name[256];
   char pci_bus_id[32];          /* as the kernel names it in /sys/bus/pci/devices, e.g. "0000:17:00.0" */
@@ -109,6 +122,14 @@ struct outboard_cuda_api_v1 {
   /* Destroys the cuBLAS handles gemm created; a later gemm creates them again. Call when no gemm
    * is running, before giving the devices up. */
   int (*release)(void);
+
+  /* One Level-3 call on the current device with cuBLAS: copies the host operands a, b (null where
+   * the routine has no B) and `output` to the device, computes, and copies the output back over
+   * `output` (C, or B for trmm/trsm; its values are read as BLAS defines). Device memory is kept
+   * between calls and reused; one call at a time per process. timing_ns, if not null, receives
+   * {to GPU, compute, from GPU} in nanoseconds. */
+  int (*level3)(const struct outboard_cuda_level3* call, const void* a, const void* b, void* output,
+                uint64_t timing_ns[3]);
 };
 
 #if defined(__GNUC__)
