@@ -7,6 +7,7 @@
 #include <string>
 
 #include "common/error.hpp"
+#include "transport/buffer.hpp"
 #include "wire/level3.hpp"
 
 namespace outboard::server {
@@ -23,6 +24,9 @@ class Backend {
   virtual void level3(const wire::Level3Call& call, std::span<const std::byte* const> inputs, std::byte* output) = 0;
   // Whether level3() serves calls (a device backend may only move data so far).
   virtual bool serves_level3() const { return true; }
+  // Where this backend's operands are best received: page-locked memory for a GPU (full-speed
+  // copies), or nullptr for ordinary memory.
+  virtual const transport::HostAllocator* staging() const { return nullptr; }
 
   // Device memory, for the data-path benchmark (`outboard bench remote`): copies `bytes` from host
   // memory into the device and, when `back` is given, from the device into `back`. Returns the

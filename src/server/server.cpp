@@ -127,7 +127,8 @@ struct Server::Impl {
       if (auto* ping = std::get_if<wire::Ping>(&m)) {
         if (ping->payload_bytes != bytes) throw ProtocolError("ping payload does not match its announced size");
         check_limits(*s, bytes);
-        return Buffer::allocate(bytes);
+        const bool to_device = (ping->flags & wire::Ping::via_gpu) && device_backend;
+        return Buffer::allocate(bytes, to_device ? device_backend->staging() : nullptr);
       }
       auto* call = std::get_if<wire::Blas3Call>(&m);
       if (!call) throw ProtocolError("this message carries no payload");
@@ -136,7 +137,7 @@ struct Server::Impl {
                             std::to_string(call->payload_bytes));
       uint64_t total = bytes + extra_output_bytes(call->call);
       check_limits(*s, total);
-      Buffer b = Buffer::allocate(total);
+      Buffer b = Buffer::allocate(total, backend_for(call->call)->staging());
       s->arrival_ns[call->call_id] = now_ns();
       s->held_bytes += total;
       return b;
@@ -146,6 +147,11 @@ struct Server::Impl {
       s->refusal = e.what();
     }
     return std::nullopt;
+  }
+
+  // The cost model, for now: large calls on the GPU, small ones where no copies are needed.
+  Backend* backend_for(const wire::Level3Call& c) const {
+    return level3_device && wire::flops(c) >= config.gpu_min_flops ? level3_device : level3_backend;
   }
 
   // Throws ProtocolError if a call needing `total` bytes of memory is over the limits.
@@ -230,7 +236,7 @@ struct Server::Impl {
       // Into GPU memory (and back) on a compute thread: copies of many MiB must not stall the
       // progress thread. The echo returns what came back from the GPU.
       auto in = std::make_shared<Buffer>(std::move(payload));
-      auto back = echo ? std::make_shared<Buffer>(Buffer::allocate(in->size())) : nullptr;
+      auto back = echo ? std::make_shared<Buffer>(Buffer::allocate(in->size(), device_backend->staging())) : nullptr;
       PeerId peer = s.peer;
       uint64_t id = p.call_id;
       pool->submit([this, in, back, peer, id] {
@@ -277,8 +283,7 @@ struct Server::Impl {
     if (!c.output_sent) std::memset(payload.data() + in_bytes, 0, total - in_bytes);
     s.bytes_in += in_bytes;
     auto buf = std::make_shared<Buffer>(std::move(payload));
-    // The cost model, for now: large calls on the GPU, small ones where no copies are needed.
-    Backend* backend = level3_device && wire::flops(c) >= config.gpu_min_flops ? level3_device : level3_backend;
+    Backend* backend = backend_for(c);
     PeerId peer = s.peer;
     uint64_t call_id = req.call_id;
     pool->submit([this, backend, c, buf, peer, call_id, in_bytes, arrived, received] {

@@ -14,7 +14,7 @@ constexpr size_t kHuge = 2u << 20;
 
 struct Cache {
   std::mutex mu;
-  std::multimap<size_t, std::byte*> free;  // by capacity
+  std::map<const HostAllocator*, std::multimap<size_t, std::byte*>> free;  // by allocator, then capacity
   size_t cached = 0;
   size_t limit = 256u << 20;
 };
@@ -40,24 +40,30 @@ void Buffer::set_cache_limit(size_t bytes) {
   cache().limit = bytes;
 }
 
-Buffer Buffer::allocate(size_t bytes) {
+Buffer Buffer::allocate(size_t bytes, const HostAllocator* from) {
   if (bytes == 0) return Buffer();
   const size_t cap = capacity_for(bytes);
   {
     Cache& c = cache();
     std::lock_guard lk(c.mu);
-    auto it = c.free.lower_bound(cap);
-    if (it != c.free.end() && it->first <= cap + cap / 4) {  // close enough: little memory idles
-      Buffer b(it->second, bytes, it->first);
+    auto& free = c.free[from];
+    auto it = free.lower_bound(cap);
+    if (it != free.end() && it->first <= cap + cap / 4) {  // close enough: little memory idles
+      Buffer b(it->second, bytes, it->first, from);
       c.cached -= it->first;
-      c.free.erase(it);
+      free.erase(it);
       return b;
     }
   }
-  void* p = std::aligned_alloc(cap >= kHuge ? kHuge : 4096, cap);
+  void* p = nullptr;
+  if (from) {
+    p = from->allocate(cap);
+  } else {
+    p = std::aligned_alloc(cap >= kHuge ? kHuge : 4096, cap);
+    if (p && cap >= kHuge) madvise(p, cap, MADV_HUGEPAGE);  // fewer page faults and TLB misses; advice only
+  }
   if (!p) throw std::bad_alloc();
-  if (cap >= kHuge) madvise(p, cap, MADV_HUGEPAGE);  // fewer page faults and TLB misses; advice only
-  return Buffer(static_cast<std::byte*>(p), bytes, cap);
+  return Buffer(static_cast<std::byte*>(p), bytes, cap, from);
 }
 
 void Buffer::release() {
@@ -65,11 +71,12 @@ void Buffer::release() {
     Cache& c = cache();
     std::unique_lock lk(c.mu);
     if (c.cached + capacity_ <= c.limit) {
-      c.free.emplace(capacity_, data_);
+      c.free[from_].emplace(capacity_, data_);
       c.cached += capacity_;
     } else {
       lk.unlock();
-      std::free(data_);
+      if (from_) from_->release(data_);
+      else std::free(data_);
     }
   }
   forget();

@@ -7,20 +7,28 @@
 
 namespace outboard::transport {
 
+// Where owned memory comes from when not from the C heap: page-locked memory that a device can
+// copy from at full speed, say. Returns nullptr when it cannot.
+struct HostAllocator {
+  void* (*allocate)(size_t bytes);
+  void (*release)(void* p);
+};
+
 class Buffer {
  public:
   Buffer() = default;
-  // Uninitialised owned memory; throws std::bad_alloc when it cannot be had.
-  static Buffer allocate(size_t bytes);
+  // Uninitialised owned memory, from `from` or the heap; throws std::bad_alloc when it cannot be
+  // had. Released buffers are cached per allocator.
+  static Buffer allocate(size_t bytes, const HostAllocator* from = nullptr);
   static Buffer borrow(void* data, size_t bytes) { return Buffer(static_cast<std::byte*>(data), bytes, 0); }
   // Most bytes of released buffers kept for reuse (default 256 MiB).
   static void set_cache_limit(size_t bytes);
 
-  Buffer(Buffer&& o) noexcept : data_(o.data_), size_(o.size_), capacity_(o.capacity_) { o.forget(); }
+  Buffer(Buffer&& o) noexcept : data_(o.data_), size_(o.size_), capacity_(o.capacity_), from_(o.from_) { o.forget(); }
   Buffer& operator=(Buffer&& o) noexcept {
     if (this != &o) {
       release();
-      data_ = o.data_, size_ = o.size_, capacity_ = o.capacity_;
+      data_ = o.data_, size_ = o.size_, capacity_ = o.capacity_, from_ = o.from_;
       o.forget();
     }
     return *this;
@@ -31,12 +39,14 @@ class Buffer {
   size_t size() const { return size_; }
 
  private:
-  Buffer(std::byte* d, size_t n, size_t capacity) : data_(d), size_(n), capacity_(capacity) {}
-  void forget() { data_ = nullptr, size_ = 0, capacity_ = 0; }
+  Buffer(std::byte* d, size_t n, size_t capacity, const HostAllocator* from = nullptr)
+      : data_(d), size_(n), capacity_(capacity), from_(from) {}
+  void forget() { data_ = nullptr, size_ = 0, capacity_ = 0, from_ = nullptr; }
   void release();
   std::byte* data_ = nullptr;
   size_t size_ = 0;
   size_t capacity_ = 0;  // 0: borrowed
+  const HostAllocator* from_ = nullptr;  // nullptr: the heap
 };
 
 }  // namespace outboard::transport

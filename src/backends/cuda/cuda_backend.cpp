@@ -8,9 +8,22 @@
 namespace outboard::backends {
 namespace {
 
+// Page-locked host memory from the plugin, for staging operands (the allocator interface has no
+// context: the plugin's table is global, as there is one plugin per process).
+const outboard_cuda_api_v1* g_api = nullptr;
+void* pinned_allocate(size_t bytes) {
+  void* p = nullptr;
+  return g_api && g_api->host_alloc_pinned(&p, bytes) == OUTBOARD_CUDA_OK ? p : nullptr;
+}
+void pinned_release(void* p) {
+  if (g_api) g_api->host_free_pinned(p);
+}
+const transport::HostAllocator kPinned{pinned_allocate, pinned_release};
+
 class CudaBackend final : public server::Backend {
  public:
   CudaBackend(cuda::CudaPlugin plugin, int device) : plugin_(std::move(plugin)), device_(device) {
+    g_api = &plugin_.api();
     plugin_.check(plugin_.api().set_device(device_), "selecting the GPU");
     plugin_.check(plugin_.api().device_describe(device_, &info_), "describing the GPU");
   }
@@ -54,6 +67,7 @@ class CudaBackend final : public server::Backend {
                   wire::call_name(c).c_str());
   }
   bool has_device_memory() const override { return true; }
+  const transport::HostAllocator* staging() const override { return &kPinned; }
 
   uint64_t device_round_trip(const std::byte* in, std::byte* back, size_t bytes) override {
     std::lock_guard lk(mu_);  // one device buffer, reused: transfers take turns
