@@ -14,4 +14,3 @@ trap 'kill $SERVER_PID 2>/dev/null; cp "$R/server.log" "$OUT/server-log.txt"' EX
 "$B" bench gemm --precisions d s --where remote local-gpu --log-sweep --from 1024 --to 16384 --trials 2 \
   --output "$OUT/gemm-remote-gpu" 2>/dev/null | tail -3
 OUTBOARD_REPORT=1 "$B" run -- "$CARRY/bin/blas_demo" 8000 2>&1 | tail -6 | tee "$OUT/blas_demo.txt"
-"$CARRY/bin/blas_demo" 8000 2>&1 | tail -6 | tee "$OUT/blas_demo_local.txt"
