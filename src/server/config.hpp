@@ -13,7 +13,7 @@ struct Config {
   uint64_t max_request_bytes = 8ull << 30;      // largest payload of one call
   uint64_t max_client_bytes = 16ull << 30;      // payload memory one client may hold at once
   unsigned max_clients = 256;
-  uint64_t buffer_cache_bytes = 2ull << 30;     // freed payload memory kept for reuse
+  uint64_t buffer_cache_bytes = 0;  // freed payload memory kept for reuse; 0: an eighth of the RAM
   double gpu_min_flops = 1e9;        // smaller Level-3 calls run on the CPU backend even with a GPU
   double auth_timeout_seconds = 10;  // a connection that has not authenticated by then is closed
   std::string log_level = "info";

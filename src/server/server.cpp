@@ -137,8 +137,8 @@ struct Server::Impl {
                             std::to_string(call->payload_bytes));
       uint64_t total = bytes + extra_output_bytes(call->call);
       check_limits(*s, total);
+      s->arrival_ns[call->call_id] = now_ns();  // receiving includes finding memory for it
       Buffer b = Buffer::allocate(total, backend_for(call->call)->staging());
-      s->arrival_ns[call->call_id] = now_ns();
       s->held_bytes += total;
       return b;
     } catch (const std::bad_alloc&) {
@@ -401,7 +401,9 @@ uint16_t Server::start() {
   ev.on_message = [&m](PeerId p, std::vector<std::byte> h, Buffer b, bool refused) {
     m.on_message(p, std::move(h), std::move(b), refused);
   };
-  Buffer::set_cache_limit(m.config.buffer_cache_bytes);
+  uint64_t cache = m.config.buffer_cache_bytes;
+  if (cache == 0) cache = uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE)) / 8;
+  Buffer::set_cache_limit(cache);
   m.worker = std::make_unique<transport::Worker>(std::move(ev));
   m.port = m.worker->listen(m.config.host, m.config.port);
   m.pool = std::make_unique<ComputePool>(m.config.compute_threads);
