@@ -26,4 +26,9 @@ done
 # UCX loads its transports from ucx/ beside libucs.
 mkdir -p "$DIR/deps/ucx"
 cp -L /usr/lib/x86_64-linux-gnu/ucx/libuct_*.so.0 /usr/lib/x86_64-linux-gnu/ucx/libucm_*.so.0 "$DIR/deps/ucx/" 2>/dev/null || true
+# The reference BLAS test programs (and the reference BLAS they link), to run through a GPU server.
+mkdir -p "$DIR/testers"
+cp /usr/lib/x86_64-linux-gnu/blas/xblat3? /usr/lib/x86_64-linux-gnu/blas/?blat3.in "$DIR/testers/"
+cp -L /usr/lib/x86_64-linux-gnu/blas/libblas.so.3 "$DIR/deps/"
+cp "$BUILD/bin/level3_check" "$DIR/testers/"
 du -sh "$DIR"
