@@ -195,6 +195,16 @@ bool wants_remote(const Settings& s, const wire::Level3Call& c) {
 
 }  // namespace
 
+bool offload_considered(double flops) noexcept {
+  try {
+    const Settings& s = runtime().settings();
+    if (s.report) return true;  // offload_level3 decides, and counts the local calls too
+    return s.offload == OffloadMode::always || (s.offload == OffloadMode::automatic && flops >= s.min_flops);
+  } catch (...) {
+    return false;
+  }
+}
+
 bool offload_level3(wire::Level3Call call, const MatrixRef* inputs, MatrixRef output) noexcept {
   std::string name;
   try {

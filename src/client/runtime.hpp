@@ -22,4 +22,8 @@ struct MatrixRef {
 // the process with a message.
 bool offload_level3(wire::Level3Call call, const MatrixRef* inputs, MatrixRef output) noexcept;
 
+// Whether a call of `flops` floating-point operations may go remote at all under the offload
+// policy: a cheap first test, so small calls reach the local BLAS with little added cost.
+bool offload_considered(double flops) noexcept;
+
 }  // namespace outboard::client
