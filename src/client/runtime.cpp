@@ -28,7 +28,7 @@ struct RoutineStats {
   uint64_t remote = 0, local = 0, fell_back = 0;
   uint64_t bytes_sent = 0, bytes_received = 0;
   uint64_t pack_ns = 0, round_trip_ns = 0, unpack_ns = 0;
-  uint64_t receive_ns = 0, queue_ns = 0, compute_ns = 0;  // the server's share of the round trip
+  uint64_t receive_ns = 0, queue_ns = 0, to_device_ns = 0, compute_ns = 0, from_device_ns = 0;  // the server's share
 };
 
 class Runtime {
@@ -49,17 +49,20 @@ class Runtime {
     std::lock_guard lk(stats_mu_);
     std::fflush(stdout);  // keep the program's own output first
     std::fprintf(stderr, "outboard: where the time went in remote calls (ms): pack, to server (as the server saw the "
-                         "data arrive), queue (waiting for a compute thread), compute, back (the rest of the round "
-                         "trip: request latency and the result's way back), unpack\n");
-    std::fprintf(stderr, "outboard: %-7s %7s %6s %8s %9s %9s %9s %9s %9s %9s %9s %9s\n", "routine", "remote", "local",
-                 "fallback", "MB sent", "MB back", "pack", "to server", "queue", "compute", "back", "unpack");
+                         "data arrive), queue (waiting for a compute thread), to GPU, compute, from GPU, back (the "
+                         "rest of the round trip: request latency and the result's way back), unpack\n");
+    std::fprintf(stderr, "outboard: %-7s %7s %6s %8s %9s %9s %9s %9s %9s %9s %9s %9s %9s %9s\n", "routine", "remote",
+                 "local", "fallback", "MB sent", "MB back", "pack", "to server", "queue", "to GPU", "compute",
+                 "from GPU", "back", "unpack");
     for (const auto& [name, s] : stats_) {
-      const uint64_t server = s.receive_ns + s.queue_ns + s.compute_ns;
-      std::fprintf(stderr, "outboard: %-7s %7llu %6llu %8llu %9.1f %9.1f %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f\n",
+      const uint64_t server = s.receive_ns + s.queue_ns + s.to_device_ns + s.compute_ns + s.from_device_ns;
+      std::fprintf(stderr,
+                   "outboard: %-7s %7llu %6llu %8llu %9.1f %9.1f %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f %9.2f\n",
                    name.c_str(), (unsigned long long)s.remote, (unsigned long long)s.local,
                    (unsigned long long)s.fell_back, s.bytes_sent / 1e6, s.bytes_received / 1e6, s.pack_ns / 1e6,
-                   s.receive_ns / 1e6, s.queue_ns / 1e6, s.compute_ns / 1e6,
-                   (s.round_trip_ns - std::min(s.round_trip_ns, server)) / 1e6, s.unpack_ns / 1e6);
+                   s.receive_ns / 1e6, s.queue_ns / 1e6, s.to_device_ns / 1e6, s.compute_ns / 1e6,
+                   s.from_device_ns / 1e6, (s.round_trip_ns - std::min(s.round_trip_ns, server)) / 1e6,
+                   s.unpack_ns / 1e6);
     }
   }
 
@@ -260,7 +263,9 @@ bool offload_level3(wire::Level3Call call, const MatrixRef* inputs, MatrixRef ou
       s.round_trip_ns += t2 - t1;
       s.receive_ns += r->receive_ns;
       s.queue_ns += r->queue_ns;
+      s.to_device_ns += r->to_device_ns;
       s.compute_ns += r->compute_ns;
+      s.from_device_ns += r->from_device_ns;
       s.unpack_ns += t3 - t2;
     });
     return true;

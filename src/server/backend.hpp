@@ -12,6 +12,11 @@
 
 namespace outboard::server {
 
+// Where a device backend's time went in one call (host-only backends leave it zero).
+struct DeviceTiming {
+  uint64_t to_device_ns = 0, compute_ns = 0, from_device_ns = 0;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -21,7 +26,8 @@ class Backend {
   // Runs a validated call on densely packed column-major operands (leading dimension = rows):
   // `inputs` in wire::layout(call).inputs order; `output` is updated in place (when the output's
   // values were sent it is the same memory as the last input). Throws Error on failure.
-  virtual void level3(const wire::Level3Call& call, std::span<const std::byte* const> inputs, std::byte* output) = 0;
+  virtual DeviceTiming level3(const wire::Level3Call& call, std::span<const std::byte* const> inputs,
+                              std::byte* output) = 0;
   // Whether level3() serves calls (a device backend may only move data so far).
   virtual bool serves_level3() const { return true; }
   // Where this backend's operands are best received: page-locked memory for a GPU (full-speed

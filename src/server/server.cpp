@@ -287,7 +287,7 @@ struct Server::Impl {
     PeerId peer = s.peer;
     uint64_t call_id = req.call_id;
     pool->submit([this, backend, c, buf, peer, call_id, in_bytes, arrived, received] {
-      wire::CallReply reply{call_id, true, "", 0, received - arrived, now_ns() - received, 0};
+      wire::CallReply reply{call_id, true, "", 0, received - arrived, now_ns() - received};
       const size_t out_bytes = wire::reply_bytes(c);
       const size_t out_offset = c.output_sent ? in_bytes - out_bytes : in_bytes;
       try {
@@ -299,8 +299,13 @@ struct Server::Impl {
           offset += o.rows * o.cols * wire::element_bytes(c.scalar);
         }
         uint64_t t0 = now_ns();
-        backend->level3(c, inputs, buf->data() + out_offset);
+        DeviceTiming device = backend->level3(c, inputs, buf->data() + out_offset);
         reply.compute_ns = now_ns() - t0;
+        if (device.compute_ns) {  // a device backend says how its time divided
+          reply.to_device_ns = device.to_device_ns;
+          reply.compute_ns = device.compute_ns;
+          reply.from_device_ns = device.from_device_ns;
+        }
         reply.payload_bytes = out_bytes;
       } catch (const std::exception& e) {
         reply.ok = false;

@@ -86,7 +86,9 @@ std::vector<std::byte> encode(const Message& m) {
                    w.u64(r.payload_bytes);
                    w.u64(r.receive_ns);
                    w.u64(r.queue_ns);
+                   w.u64(r.to_device_ns);
                    w.u64(r.compute_ns);
+                   w.u64(r.from_device_ns);
                  },
                  [&](const StatusRequest& s) { w.u64(s.call_id); },
                  [&](const StatusReply& s) {
@@ -166,7 +168,9 @@ Message decode(std::span<const std::byte> bytes) {
       c.payload_bytes = r.u64();
       c.receive_ns = r.u64();
       c.queue_ns = r.u64();
+      c.to_device_ns = r.u64();
       c.compute_ns = r.u64();
+      c.from_device_ns = r.u64();
       m = c;
       break;
     }

@@ -58,10 +58,13 @@ struct CallReply {
   std::string message;  // why it failed, when !ok
   uint64_t payload_bytes = 0;
   // Where the server's time went, for reports and phase plots: from the request's first byte to
-  // its last, then waiting for a compute thread, then computing.
+  // its last, then waiting for a compute thread, then copying to a device, computing, and copying
+  // back (the device copies are zero on a host backend).
   uint64_t receive_ns = 0;
   uint64_t queue_ns = 0;
+  uint64_t to_device_ns = 0;
   uint64_t compute_ns = 0;
+  uint64_t from_device_ns = 0;
 };
 struct StatusRequest {
   uint64_t call_id = 0;

@@ -240,7 +240,7 @@ TEST(WireRoundTrip, Blas3CallZeroDimensions) {
 
 TEST(WireRoundTrip, CallReply) {
   for (bool ok : {false, true}) {
-    CallReply r{UINT64_MAX, ok, ok ? "" : "backend failed", ok ? 123456789ull : 0, 11, 22, ok ? 987654321ull : 0};
+    CallReply r{UINT64_MAX, ok, ok ? "" : "backend failed", ok ? 123456789ull : 0, 11, 22, 33, ok ? 987654321ull : 0, 44};
     auto d = decode_as<CallReply>(encode(r));
     EXPECT_EQ(d.call_id, r.call_id);
     EXPECT_EQ(d.ok, r.ok);
@@ -248,7 +248,9 @@ TEST(WireRoundTrip, CallReply) {
     EXPECT_EQ(d.payload_bytes, r.payload_bytes);
     EXPECT_EQ(d.receive_ns, r.receive_ns);
     EXPECT_EQ(d.queue_ns, r.queue_ns);
+    EXPECT_EQ(d.to_device_ns, r.to_device_ns);
     EXPECT_EQ(d.compute_ns, r.compute_ns);
+    EXPECT_EQ(d.from_device_ns, r.from_device_ns);
   }
 }
 

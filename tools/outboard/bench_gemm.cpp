@@ -90,11 +90,12 @@ nlohmann::json gemm_series(const std::string& where, char precision, const std::
       }
       double s = (now_ns() - t0) / 1e9;
       if (r && s < best) {
-        double to_server = (r->receive_ns + r->queue_ns) / 1e9, compute = r->compute_ns / 1e9;
+        const double to_server = (r->receive_ns + r->queue_ns) / 1e9, to_gpu = r->to_device_ns / 1e9,
+                     compute = r->compute_ns / 1e9, from_gpu = r->from_device_ns / 1e9;
         best_phases = {{"name", name + " n=" + std::to_string(n)},
                        {"to_server", to_server},  // includes waiting for a compute thread
-                       {"to_gpu", 0}, {"plan", 0}, {"compute", compute}, {"from_gpu", 0},
-                       {"from_server", std::max(0.0, s - to_server - compute)}};
+                       {"to_gpu", to_gpu}, {"plan", 0}, {"compute", compute}, {"from_gpu", from_gpu},
+                       {"from_server", std::max(0.0, s - to_server - to_gpu - compute - from_gpu)}};
       }
       best = std::min(best, s);
       best_compute = std::min(best_compute, compute_ns ? compute_ns / 1e9 : s);

@@ -78,7 +78,7 @@ class CpuBackend final : public server::Backend {
             {"threads", openblas_get_num_threads()}};
   }
 
-  void level3(const Level3Call& c, std::span<const std::byte* const> in, std::byte* out) override {
+  server::DeviceTiming level3(const Level3Call& c, std::span<const std::byte* const> in, std::byte* out) override {
     const wire::Layout l = wire::layout(c);
     auto ld = [](const wire::Operand& o) { return static_cast<int>(std::max<int64_t>(1, o.rows)); };
     const int m = static_cast<int>(c.m), n = static_cast<int>(c.n), k = static_cast<int>(c.k);
@@ -128,6 +128,7 @@ class CpuBackend final : public server::Backend {
       default:
         throw Error("unknown routine");
     }
+    return {};
   }
 };
 

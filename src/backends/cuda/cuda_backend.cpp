@@ -46,7 +46,8 @@ class CudaBackend final : public server::Backend {
 
   // Runs the call with cuBLAS: the operands are copied to the GPU, computed on, and the output
   // copied back (one call at a time: the plugin keeps one set of device buffers).
-  void level3(const wire::Level3Call& c, std::span<const std::byte* const> inputs, std::byte* output) override {
+  server::DeviceTiming level3(const wire::Level3Call& c, std::span<const std::byte* const> inputs,
+                              std::byte* output) override {
     static const char precision[] = "sdcz";
     outboard_cuda_level3 call{};
     call.routine = static_cast<int>(c.routine);
@@ -63,8 +64,10 @@ class CudaBackend final : public server::Backend {
     call.rows[2] = l.output.rows, call.cols[2] = l.output.cols;
     std::lock_guard lk(mu_);
     plugin_.check(plugin_.api().set_device(device_), "selecting the GPU");
-    plugin_.check(plugin_.api().level3(&call, inputs[0], operands > 1 ? inputs[1] : nullptr, output, nullptr),
+    uint64_t ns[3] = {0, 0, 0};
+    plugin_.check(plugin_.api().level3(&call, inputs[0], operands > 1 ? inputs[1] : nullptr, output, ns),
                   wire::call_name(c).c_str());
+    return {ns[0], ns[1], ns[2]};
   }
   bool has_device_memory() const override { return true; }
   const transport::HostAllocator* staging() const override { return &kPinned; }
