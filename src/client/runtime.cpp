@@ -6,7 +6,9 @@
 #include <atomic>
 #include <cstdio>
 #include <cstring>
+#include <algorithm>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <map>
 #include <mutex>
 
@@ -16,6 +18,7 @@
 #include "transport/buffer.hpp"
 
 extern char* program_invocation_short_name;
+extern char* program_invocation_name;
 
 namespace outboard::client {
 namespace {
@@ -31,9 +34,21 @@ struct RoutineStats {
   uint64_t receive_ns = 0, queue_ns = 0, to_device_ns = 0, compute_ns = 0, from_device_ns = 0;  // the server's share
 };
 
+// One remote call's phases in seconds, for OUTBOARD_TRACE (the names of results.hpp's "phases").
+struct TraceEntry {
+  std::string name;
+  double start, pack, to_server, to_gpu, compute, from_gpu, from_server, unpack;
+  uint64_t bytes_sent, bytes_back;
+};
+constexpr size_t kMaxTraceEntries = 100000;  // beyond this, calls are counted but not kept
+constexpr size_t kPlottedCalls = 40;         // the longest calls go to "phases", which plots draw
+
 class Runtime {
  public:
-  Runtime() : settings_(settings_from_environment()) {
+  Runtime() : settings_(settings_from_environment()), started_ns_(now_ns()) {
+    static std::once_flag trace_at_exit;
+    if (!settings_.trace_file.empty())
+      std::call_once(trace_at_exit, [] { std::atexit([] { runtime().write_trace(); }); });
     for (const auto& p : settings_.problems) std::fprintf(stderr, "outboard: warning: %s; using the default\n", p.c_str());
     static std::once_flag report_at_exit;  // once per process, also when a forked child starts afresh
     if (settings_.report) std::call_once(report_at_exit, [] { std::atexit([] { runtime().print_report(); }); });
@@ -67,6 +82,47 @@ class Runtime {
   }
 
   const Settings& settings() const { return settings_; }
+
+  bool tracing() const { return !settings_.trace_file.empty(); }
+  double seconds_since_start(uint64_t ns) const { return (ns - started_ns_) / 1e9; }
+
+  void trace(TraceEntry e) {
+    std::lock_guard lk(stats_mu_);
+    if (trace_.size() < kMaxTraceEntries) trace_.push_back(std::move(e));
+    else ++trace_dropped_;
+  }
+
+  // The trace as a bench result document: "calls" has every call kept, "phases" the longest few
+  // (what `outboard bench --plot`'s stacked bars draw).
+  void write_trace() {
+    std::lock_guard lk(stats_mu_);
+    auto entry = [](const TraceEntry& e) {
+      return nlohmann::json{{"name", e.name},       {"start", e.start},       {"pack", e.pack},
+                            {"to_server", e.to_server}, {"to_gpu", e.to_gpu}, {"plan", 0},
+                            {"compute", e.compute}, {"from_gpu", e.from_gpu}, {"from_server", e.from_server},
+                            {"unpack", e.unpack},   {"bytes_sent", e.bytes_sent}, {"bytes_back", e.bytes_back}};
+    };
+    nlohmann::json calls = nlohmann::json::array(), phases = nlohmann::json::array();
+    for (const auto& e : trace_) calls.push_back(entry(e));
+    std::vector<const TraceEntry*> longest;
+    for (const auto& e : trace_) longest.push_back(&e);
+    auto total = [](const TraceEntry* e) { return e->pack + e->to_server + e->to_gpu + e->compute + e->from_gpu + e->from_server + e->unpack; };
+    std::sort(longest.begin(), longest.end(), [&](auto* a, auto* b) { return total(a) > total(b); });
+    if (longest.size() > kPlottedCalls) longest.resize(kPlottedCalls);
+    for (const auto* e : longest) phases.push_back(entry(*e));
+    nlohmann::json doc = {{"outboard_bench", 1},       {"mode", "trace"},
+                          {"command", program_invocation_name}, {"series", nlohmann::json::array()},
+                          {"calls", calls},            {"calls_not_kept", trace_dropped_},
+                          {"phases", phases}};
+    FILE* f = std::fopen(settings_.trace_file.c_str(), "w");
+    if (!f) {
+      std::fprintf(stderr, "outboard: warning: cannot write the trace to %s\n", settings_.trace_file.c_str());
+      return;
+    }
+    std::string text = doc.dump(1);
+    std::fwrite(text.data(), 1, text.size(), f);
+    std::fclose(f);
+  }
 
   // The live connection, connecting if needed; nullptr while the remote path is unavailable.
   std::shared_ptr<Connection> connection(std::string& why) {
@@ -131,6 +187,9 @@ class Runtime {
   std::atomic<bool> warned_{false};
   std::mutex stats_mu_;
   std::map<std::string, RoutineStats> stats_;
+  uint64_t started_ns_;
+  std::vector<TraceEntry> trace_;
+  uint64_t trace_dropped_ = 0;
 };
 
 // One runtime per process, never destroyed: calls may arrive from other libraries' destructors.
@@ -255,6 +314,14 @@ bool offload_level3(wire::Level3Call call, const MatrixRef* inputs, MatrixRef ou
     unpack(result.data(), l.output, output, call, l.output_triangle);
     rt.remote_succeeded();
     const uint64_t t3 = now_ns(), sent = wire::request_bytes(call);
+    if (rt.tracing()) {
+      const double server = (r->receive_ns + r->queue_ns + r->to_device_ns + r->compute_ns + r->from_device_ns) / 1e9;
+      const double round_trip = (t2 - t1) / 1e9;
+      rt.trace({name + " " + std::to_string(call.m) + "x" + std::to_string(call.n) + "x" + std::to_string(call.k),
+                rt.seconds_since_start(t0), (t1 - t0) / 1e9, (r->receive_ns + r->queue_ns) / 1e9,
+                r->to_device_ns / 1e9, r->compute_ns / 1e9, r->from_device_ns / 1e9,
+                std::max(0.0, round_trip - server), (t3 - t2) / 1e9, sent, reply_bytes});
+    }
     rt.record(name, [&](RoutineStats& s) {
       ++s.remote;
       s.bytes_sent += sent;

@@ -99,6 +99,7 @@ Settings settings_from_environment() {
     else s.problems.push_back("OUTBOARD_FALLBACK='" + m + "' is not one of local, fail");
   }
   if (const char* v = env("OUTBOARD_REPORT")) s.report = std::string(v) != "0";
+  if (const char* v = env("OUTBOARD_TRACE")) s.trace_file = v;
   number("OUTBOARD_MIN_FLOPS", s.min_flops, 0, s.problems);
   number("OUTBOARD_RETRY_SECONDS", s.retry_seconds, 0, s.problems);
   number("OUTBOARD_TIMEOUT", s.timeout_seconds, 0, s.problems);

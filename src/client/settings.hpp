@@ -25,6 +25,7 @@ struct Settings {
   double timeout_seconds = 0;    // per remote call; 0 = no limit (a dead server is detected anyway)
   double connect_timeout_seconds = 5;
   bool report = false;           // print where the time went when the program exits
+  std::string trace_file;        // write every remote call's phases here at exit
   std::vector<std::string> problems;  // malformed variables: reported once, defaults used instead
 };
 
@@ -33,7 +34,7 @@ inline constexpr uint16_t kDefaultPort = 7700;
 // OUTBOARD_SERVERS (comma-separated host:port, [v6]:port), else RCPU_SERVER (ip:port), else
 // 127.0.0.1:7700; OUTBOARD_TOKEN_FILE; OUTBOARD_OFFLOAD=auto|always|never;
 // OUTBOARD_FALLBACK=local|fail; OUTBOARD_MIN_FLOPS; OUTBOARD_RETRY_SECONDS; OUTBOARD_TIMEOUT;
-// OUTBOARD_CONNECT_TIMEOUT; OUTBOARD_REPORT=1.
+// OUTBOARD_CONNECT_TIMEOUT; OUTBOARD_REPORT=1; OUTBOARD_TRACE=FILE.
 Settings settings_from_environment();
 
 // "host:port", "[v6addr]:port" or "host" (default port). Throws Error when malformed.

@@ -55,3 +55,17 @@ ok "bench memcpy and fft report themselves unavailable here"
 status=0; "$OUTBOARD" bench remote "${SWEEP[@]}" --output remote >remote.log 2>&1 || status=$?
 [ "$status" != 0 ] && grep -q "no GPU" remote.log || { cat remote.log; fail "bench remote against a server without GPU"; }
 ok "bench remote against a CPU-only server: $(grep -o 'no GPU[^)]*' remote.log | head -1)"
+
+# OUTBOARD_TRACE: every remote call's phases, in a document the plot script reads.
+OUTBOARD_TRACE="$WORK/trace.json" "$OUTBOARD" run --offload always -- "$BUILD/bin/blas_demo" 64 >trace.log 2>&1 ||
+  { cat trace.log; fail "blas_demo with OUTBOARD_TRACE"; }
+python3 - "$WORK/trace.json" <<'PY' || fail "OUTBOARD_TRACE: malformed trace"
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["mode"] == "trace" and len(d["calls"]) == 4, d  # three dgemm and one dtrsm
+assert [c["name"] for c in d["calls"]] == ["dgemm 64x64x64"] * 3 + ["dtrsm 64x64x0"], d["calls"]
+for c in d["calls"]:
+    assert c["compute"] > 0 and c["to_server"] > 0 and c["bytes_sent"] > 0 and c["bytes_back"] > 0, c
+assert len(d["phases"]) == 4
+PY
+ok "OUTBOARD_TRACE: four calls with their phases"
