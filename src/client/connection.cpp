@@ -85,6 +85,13 @@ void Connection::fail(const std::string& reason) {
 std::optional<transport::Buffer> Connection::on_payload(std::span<const std::byte> header, uint64_t bytes) {
   auto m = wire::decode(header);  // a throw here refuses the payload
   uint64_t id = 0, announced = 0;
+  if (auto* c = std::get_if<wire::ReplyChunk>(&m)) {
+    auto it = pending_.find(c->call_id);
+    if (it == pending_.end() || !it->second->chunked || bytes != c->bytes ||
+        c->offset + c->bytes > it->second->reply_capacity)
+      return std::nullopt;
+    return transport::Buffer::borrow(static_cast<std::byte*>(it->second->reply_buffer) + c->offset, bytes);
+  }
   if (auto* r = std::get_if<wire::CallReply>(&m)) id = r->call_id, announced = r->payload_bytes;
   else if (auto* p = std::get_if<wire::Pong>(&m)) id = p->call_id, announced = p->payload_bytes;
   else return std::nullopt;
@@ -99,6 +106,18 @@ void Connection::on_message(std::vector<std::byte> header, transport::Buffer pay
     m = wire::decode(header);
   } catch (const std::exception& e) {
     fail(std::string("malformed message from server: ") + e.what());
+    return;
+  }
+  if (auto* c = std::get_if<wire::ReplyChunk>(&m)) {
+    auto it = pending_.find(c->call_id);
+    if (it == pending_.end()) return;  // a late piece of a call given up on: dropped
+    Pending& p = *it->second;
+    if (refused || !p.chunked || p.received + c->bytes > p.reply_capacity) {
+      fail("server sent a result piece that does not fit the request");
+      return;
+    }
+    p.received += c->bytes;
+    finish_if_complete(c->call_id, p);
     return;
   }
   if (refused) {
@@ -119,9 +138,26 @@ void Connection::on_message(std::vector<std::byte> header, transport::Buffer pay
     fail("server answered a request that was not made");
     return;
   }
-  it->second->reply = std::move(m);
-  it->second->done = true;
+  Pending& p = *it->second;
+  p.reply = std::move(m);
+  if (p.chunked) {
+    p.replied = true;
+    finish_if_complete(*id, p);
+    return;
+  }
+  p.done = true;
   pending_.erase(it);
+  cv_.notify_all();
+  if (blocking_) worker_->signal();
+}
+
+// A chunked call is answered when its reply is in and, if it succeeded, all of its result.
+void Connection::finish_if_complete(uint64_t id, Pending& p) {
+  if (!p.replied) return;
+  auto* r = std::get_if<wire::CallReply>(&p.reply);
+  if (r && r->ok && p.received < p.reply_capacity) return;
+  p.done = true;
+  pending_.erase(id);
   cv_.notify_all();
   if (blocking_) worker_->signal();
 }
@@ -187,6 +223,64 @@ wire::Message Connection::request(wire::Message request, std::vector<transport::
     wait(lk, [&] { return p.done; }, timeout_seconds, "waiting for a reply");
   } catch (...) {
     pending_.erase(id);
+    throw;
+  }
+  return std::move(p.reply);
+}
+
+// The chunks of one call, sent a few at a time: chunks queued all at once would share the link
+// and arrive together at the end, when the point is that the first arrive first.
+struct Connection::ChunkSender {
+  uint64_t call_id = 0;
+  wire::CallChunk chunk;
+  std::vector<transport::Segment> payload;
+  uint64_t count = 0, next = 0, in_flight = 0;
+  static constexpr uint64_t kWindow = 4;
+};
+
+void Connection::send_chunks(const std::shared_ptr<ChunkSender>& cs) {
+  while (!dead_ && cs->next < cs->count && cs->in_flight < ChunkSender::kWindow) {
+    wire::CallChunk chunk = cs->chunk;
+    chunk.chunk_index = cs->next++;
+    // The chunk's bytes, cut out of the payload's segments.
+    const uint64_t begin = wire::chunk_offset(chunk), end = begin + wire::chunk_length(chunk);
+    std::vector<transport::Segment> piece;
+    uint64_t at = 0;
+    for (const auto& seg : cs->payload) {
+      const uint64_t lo = std::max(begin, at), hi = std::min<uint64_t>(end, at + seg.bytes);
+      if (lo < hi) piece.push_back({static_cast<const std::byte*>(seg.data) + (lo - at), hi - lo});
+      at += seg.bytes;
+    }
+    ++cs->in_flight;
+    worker_->send(peer_, wire::encode(chunk), std::move(piece), [this, cs](bool ok) {
+      --cs->in_flight;
+      if (!ok) return fail("sending to the server failed");
+      send_chunks(cs);
+    });
+  }
+}
+
+wire::Message Connection::chunked_request(const wire::Level3Call& call, std::vector<transport::Segment> payload,
+                                          uint64_t chunk_bytes, void* reply_buffer, uint64_t reply_bytes,
+                                          double timeout_seconds) {
+  Lock lk(mu_);
+  if (dead_) throw Error(dead_reason_);
+  Pending p;
+  p.reply_buffer = reply_buffer;
+  p.reply_capacity = reply_bytes;
+  p.chunked = true;
+  auto cs = std::make_shared<ChunkSender>();
+  cs->call_id = next_call_++;
+  cs->chunk = wire::CallChunk{cs->call_id, call, wire::request_bytes(call), chunk_bytes, 0};
+  cs->payload = std::move(payload);
+  cs->count = wire::chunk_count(cs->chunk.payload_bytes, chunk_bytes);
+  pending_[cs->call_id] = &p;
+  send_chunks(cs);
+  try {
+    // The payload is the application's memory: return only once no send uses it.
+    wait(lk, [&] { return p.done && cs->in_flight == 0; }, timeout_seconds, "waiting for a reply");
+  } catch (...) {
+    pending_.erase(cs->call_id);
     throw;
   }
   return std::move(p.reply);

@@ -32,6 +32,12 @@ class Connection {
   wire::Message request(wire::Message request, std::vector<transport::Segment> payload, void* reply_buffer,
                         uint64_t reply_capacity, double timeout_seconds);
 
+  // Sends a Level-3 call whose payload is `payload` in chunks of `chunk_bytes` (a few in flight at
+  // a time) and receives its result in pieces into reply_buffer, which must hold reply_bytes.
+  // Returns the server's CallReply; throws like request().
+  wire::Message chunked_request(const wire::Level3Call& call, std::vector<transport::Segment> payload,
+                                uint64_t chunk_bytes, void* reply_buffer, uint64_t reply_bytes, double timeout_seconds);
+
   // Sends `count` pings of `bytes` each from `data`, keeping up to `window` in flight; returns when
   // all are answered. For throughput benchmarks; `flags` are wire::Ping's.
   void ping_stream(const void* data, uint64_t bytes, int count, int window, uint8_t flags = 0);
@@ -46,7 +52,14 @@ class Connection {
     wire::Message reply;
     void* reply_buffer = nullptr;
     uint64_t reply_capacity = 0;
+    // Chunked calls: the result arrives in pieces beside the reply, in any order.
+    bool chunked = false;
+    bool replied = false;
+    uint64_t received = 0;
   };
+  struct ChunkSender;
+  void send_chunks(const std::shared_ptr<ChunkSender>& s);
+  void finish_if_complete(uint64_t id, Pending& p);
   using Lock = std::unique_lock<std::mutex>;
 
   template <class Done>

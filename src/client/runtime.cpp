@@ -303,17 +303,23 @@ bool offload_level3(wire::Level3Call call, const MatrixRef* inputs, MatrixRef ou
     transport::Buffer result = into_c ? transport::Buffer::borrow(const_cast<void*>(output.data), reply_bytes)
                                       : transport::Buffer::allocate(reply_bytes);
 
+    const uint64_t chunk = static_cast<uint64_t>(rt.settings().chunk_bytes);
+    const bool chunked = chunk && wire::request_bytes(call) >= 2 * chunk;  // result comes in pieces, not in the reply
     const uint64_t t1 = now_ns();
     wire::Message reply;
     try {
-      reply = conn->request(wire::Blas3Call{0, call, wire::request_bytes(call)}, std::move(payload), result.data(),
-                            reply_bytes, rt.settings().timeout_seconds);
+      if (chunked)
+        reply = conn->chunked_request(call, std::move(payload), chunk, result.data(), reply_bytes,
+                                      rt.settings().timeout_seconds);
+      else
+        reply = conn->request(wire::Blas3Call{0, call, wire::request_bytes(call)}, std::move(payload), result.data(),
+                              reply_bytes, rt.settings().timeout_seconds);
     } catch (const Error& e) {
       return fall_back(e.what());
     }
     const uint64_t t2 = now_ns();
     auto* r = std::get_if<wire::CallReply>(&reply);
-    if (!r || !r->ok || r->payload_bytes != reply_bytes)
+    if (!r || !r->ok || r->payload_bytes != (chunked ? 0 : reply_bytes))
       return fall_back(r && !r->ok ? "server: " + r->message : std::string("unexpected reply"));
     if (!into_c) unpack(result.data(), l.output, output, call, l.output_triangle);
     rt.remote_succeeded();

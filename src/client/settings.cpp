@@ -1,10 +1,12 @@
 #include "client/settings.hpp"
 
 #include <cctype>
+#include <cmath>
 #include <cstdlib>
 
 #include "common/error.hpp"
 #include "common/secret.hpp"
+#include "wire/messages.hpp"
 
 namespace outboard::client {
 namespace {
@@ -104,6 +106,11 @@ Settings settings_from_environment() {
   number("OUTBOARD_RETRY_SECONDS", s.retry_seconds, 0, s.problems);
   number("OUTBOARD_TIMEOUT", s.timeout_seconds, 0, s.problems);
   number("OUTBOARD_CONNECT_TIMEOUT", s.connect_timeout_seconds, 0.001, s.problems);
+  number("OUTBOARD_CHUNK_BYTES", s.chunk_bytes, 0, s.problems);
+  if (s.chunk_bytes != 0 && (s.chunk_bytes < wire::kMinChunkBytes || s.chunk_bytes != std::floor(s.chunk_bytes))) {
+    s.problems.push_back("OUTBOARD_CHUNK_BYTES must be 0 or a whole number >= " + std::to_string(wire::kMinChunkBytes));
+    s.chunk_bytes = Settings{}.chunk_bytes;
+  }
   return s;
 }
 

@@ -26,6 +26,9 @@ struct Settings {
   double connect_timeout_seconds = 5;
   bool report = false;           // print where the time went when the program exits
   std::string trace_file;        // write every remote call's phases here at exit
+  // Calls of at least two chunks travel in chunks of this many bytes, so the server starts
+  // copying and computing before all of the input is there; 0 sends every call whole.
+  double chunk_bytes = 8 << 20;
   std::vector<std::string> problems;  // malformed variables: reported once, defaults used instead
 };
 
@@ -34,7 +37,8 @@ inline constexpr uint16_t kDefaultPort = 7700;
 // OUTBOARD_SERVERS (comma-separated host:port, [v6]:port), else RCPU_SERVER (ip:port), else
 // 127.0.0.1:7700; OUTBOARD_TOKEN_FILE; OUTBOARD_OFFLOAD=auto|always|never;
 // OUTBOARD_FALLBACK=local|fail; OUTBOARD_MIN_FLOPS; OUTBOARD_RETRY_SECONDS; OUTBOARD_TIMEOUT;
-// OUTBOARD_CONNECT_TIMEOUT; OUTBOARD_REPORT=1; OUTBOARD_TRACE=FILE.
+// OUTBOARD_CONNECT_TIMEOUT; OUTBOARD_REPORT=1; OUTBOARD_TRACE=FILE; OUTBOARD_CHUNK_BYTES (0, or at
+// least 65536).
 Settings settings_from_environment();
 
 // "host:port", "[v6addr]:port" or "host" (default port). Throws Error when malformed.

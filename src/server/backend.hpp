@@ -7,6 +7,7 @@
 #include <string>
 
 #include "common/error.hpp"
+#include "server/pipeline.hpp"
 #include "transport/buffer.hpp"
 #include "wire/level3.hpp"
 
@@ -28,6 +29,10 @@ class Backend {
   // values were sent it is the same memory as the last input). Throws Error on failure.
   virtual DeviceTiming level3(const wire::Level3Call& call, std::span<const std::byte* const> inputs,
                               std::byte* output) = 0;
+  // A pipelined run of `plan` whose input arrives in `staging` (see pipeline.hpp), for backends
+  // that overlap their own copies with the arrival; nullptr (the default, or while busy): the
+  // server runs the plan's blocks with level3() on its compute threads.
+  virtual std::unique_ptr<Pipeline> pipeline(const Plan&, std::byte* /*staging*/) { return nullptr; }
   // Whether level3() serves calls (a device backend may only move data so far).
   virtual bool serves_level3() const { return true; }
   // Where this backend's operands are best received: page-locked memory for a GPU (full-speed

@@ -12,6 +12,8 @@
 #include "common/error.hpp"
 #include "common/secret.hpp"
 #include "server/compute_pool.hpp"
+#include "server/pipeline.hpp"
+#include "server/pool_pipeline.hpp"
 #include "transport/transport.hpp"
 #include "wire/messages.hpp"
 
@@ -22,6 +24,23 @@ using transport::Buffer;
 using transport::PeerId;
 
 enum class State { awaiting_hello, awaiting_auth, ready, closing };
+
+// A call whose input arrives in chunks and whose result leaves in blocks (pipeline.hpp).
+struct ChunkedCall {
+  PeerId peer = 0;
+  wire::CallChunk shape;         // what every chunk of the call must repeat (its index aside)
+  std::vector<std::byte> shape_bytes;
+  Plan plan;
+  Backend* backend = nullptr;
+  Buffer staging;                // declared before `pipe`: the pipeline goes first
+  std::unique_ptr<Pipeline> pipe;
+  std::vector<uint8_t> chunk_state;  // 0 not announced, 1 landing, 2 arrived
+  uint64_t arrived = 0, prefix_chunks = 0;
+  size_t blocks_done = 0;
+  uint64_t sends_in_flight = 0;
+  std::string error;             // set when the call failed
+  uint64_t first_ns = 0, last_ns = 0;  // first chunk announced, last chunk landed
+};
 
 struct Session {
   PeerId peer;
@@ -35,6 +54,7 @@ struct Session {
   std::string refusal;         // why the last payload was refused
   uint64_t close_at_ns = 0;    // closing: when to hang up
   std::unordered_map<uint64_t, uint64_t> arrival_ns;  // call id -> when its payload began to arrive
+  std::unordered_map<uint64_t, std::shared_ptr<ChunkedCall>> chunked;  // call id -> chunked call in progress
 };
 
 // Finished work, handed from a compute thread back to the progress thread.
@@ -62,7 +82,7 @@ struct Server::Impl {
   std::unique_ptr<ComputePool> pool;
   std::unordered_map<PeerId, Session> sessions;
   std::map<std::string, uint64_t> calls_by_routine;
-  uint64_t total_calls = 0, total_errors = 0, total_connections = 0, refused_auth = 0;
+  uint64_t total_calls = 0, pipelined_calls = 0, total_errors = 0, total_connections = 0, refused_auth = 0;
   std::mutex done_mu;  // guards `done`: filled by compute threads
   std::vector<Completion> done;
   uint16_t port = 0;
@@ -102,6 +122,7 @@ struct Server::Impl {
     auto it = sessions.find(peer);
     if (it == sessions.end()) return;
     const Session& s = it->second;
+    chunked_active -= s.chunked.size();  // their pipelines finish with the session
     spdlog::info("session.end peer={} addr={} client=\"{}\" calls={} bytes_in={} bytes_out={} reason=\"{}\"", peer,
                  s.addr, s.client_name, s.calls, s.bytes_in, s.bytes_out, why);
     sessions.erase(it);
@@ -129,6 +150,14 @@ struct Server::Impl {
         check_limits(*s, bytes);
         const bool to_device = (ping->flags & wire::Ping::via_gpu) && device_backend;
         return Buffer::allocate(bytes, to_device ? device_backend->staging() : nullptr);
+      }
+      if (auto* chunk = std::get_if<wire::CallChunk>(&m)) {
+        if (bytes != wire::chunk_length(*chunk)) throw ProtocolError("chunk size does not match its call");
+        std::shared_ptr<ChunkedCall> cc = chunked_call(*s, *chunk);
+        uint8_t& state = cc->chunk_state[chunk->chunk_index];
+        if (state != 0) throw ProtocolError("chunk " + std::to_string(chunk->chunk_index) + " sent twice");
+        state = 1;
+        return Buffer::borrow(cc->staging.data() + wire::chunk_offset(*chunk), bytes, cc);
       }
       auto* call = std::get_if<wire::Blas3Call>(&m);
       if (!call) throw ProtocolError("this message carries no payload");
@@ -197,6 +226,7 @@ struct Server::Impl {
         return reject(peer, "expected authentication");
       case State::ready:
         if (auto* c = std::get_if<wire::Blas3Call>(&m)) return on_call(*s, *c, std::move(payload));
+        if (auto* c = std::get_if<wire::CallChunk>(&m)) return on_chunk(*s, *c);
         if (auto* p = std::get_if<wire::Ping>(&m)) return on_ping(*s, *p, std::move(payload));
         if (auto* q = std::get_if<wire::StatusRequest>(&m))
           return send(peer, wire::StatusReply{q->call_id, status().dump()});
@@ -315,6 +345,141 @@ struct Server::Impl {
     });
   }
 
+  // ---- chunked calls ----
+
+  // The call a chunk belongs to, set up by whichever of its chunks comes first. Throws
+  // ProtocolError when the chunk does not match the call or the call is over the limits.
+  std::shared_ptr<ChunkedCall> chunked_call(Session& s, const wire::CallChunk& chunk) {
+    wire::CallChunk shape = chunk;
+    shape.chunk_index = 0;
+    std::vector<std::byte> shape_bytes = wire::encode(shape);
+    if (auto it = s.chunked.find(chunk.call_id); it != s.chunked.end()) {
+      if (it->second->shape_bytes != shape_bytes) throw ProtocolError("chunk does not match the rest of its call");
+      return it->second;
+    }
+    if (s.chunked.size() >= kMaxChunkedCalls) throw ProtocolError("too many chunked calls in progress");
+    auto cc = std::make_shared<ChunkedCall>();
+    cc->peer = s.peer;
+    cc->shape = shape;
+    cc->shape_bytes = std::move(shape_bytes);
+    cc->plan = plan_pipeline(shape.call);
+    check_limits(s, cc->plan.staging_bytes);
+    cc->first_ns = now_ns();
+    cc->backend = backend_for(shape.call);
+    cc->staging = Buffer::allocate(cc->plan.staging_bytes, cc->backend->staging());
+    cc->chunk_state.assign(wire::chunk_count(shape.payload_bytes, shape.chunk_bytes), 0);
+    try {
+      cc->pipe = cc->backend->pipeline(cc->plan, cc->staging.data());
+    } catch (const std::exception& e) {
+      spdlog::warn("call.pipeline_unavailable backend={} error=\"{}\"", cc->backend->name(), e.what());
+    }
+    if (!cc->pipe) {
+      // On the compute threads with level3(). A device backend busy with another pipeline would
+      // copy A again for every block: there the call runs whole once its input is in.
+      if (cc->backend->has_device_memory()) cc->plan = plan_pipeline(shape.call, shape.call.n);
+      // Host backends never read an output whose values were not sent, but keep it defined anyway.
+      const Plan& p = cc->plan;
+      if (!shape.call.output_sent) std::memset(cc->staging.data() + p.output_offset, 0, p.output_bytes);
+      cc->pipe = make_pool_pipeline(*cc->backend, cc->plan, cc->staging.data(), *pool, [this] { worker->signal(); });
+    }
+    s.held_bytes += cc->plan.staging_bytes;
+    s.chunked[chunk.call_id] = cc;
+    ++chunked_active;
+    return cc;
+  }
+  static constexpr size_t kMaxChunkedCalls = 64;
+
+  void on_chunk(Session& s, const wire::CallChunk& chunk) {
+    auto it = s.chunked.find(chunk.call_id);
+    if (it == s.chunked.end()) return reject(s.peer, "chunk of an unknown call");
+    ChunkedCall& cc = *it->second;
+    uint8_t& state = cc.chunk_state[chunk.chunk_index];
+    if (state != 1) return reject(s.peer, "chunk arrived without being announced");
+    state = 2;
+    ++cc.arrived;
+    while (cc.prefix_chunks < cc.chunk_state.size() && cc.chunk_state[cc.prefix_chunks] == 2) ++cc.prefix_chunks;
+    if (cc.arrived == cc.chunk_state.size()) {
+      cc.last_ns = now_ns();
+      s.bytes_in += cc.shape.payload_bytes;
+    }
+    if (!cc.error.empty()) return;
+    try {
+      cc.pipe->input(std::min(cc.prefix_chunks * cc.shape.chunk_bytes, cc.shape.payload_bytes));
+    } catch (const std::exception& e) {
+      fail_chunked(cc, e.what());
+    }
+  }
+
+  void fail_chunked(ChunkedCall& cc, const std::string& why) {
+    if (cc.error.empty()) cc.error = why.empty() ? "call failed" : why;
+    cc.pipe.reset();  // waits for work still using the staging buffer
+  }
+
+  // Sends finished blocks' results and, once everything is out, the reply. Returns whether any
+  // chunked call still needs its device polled.
+  bool progress_chunked() {
+    bool polling = false;
+    for (auto& [peer, s] : sessions) {
+      for (auto it = s.chunked.begin(); it != s.chunked.end();) {
+        ChunkedCall& cc = *it->second;
+        if (cc.pipe) {
+          try {
+            for (size_t index : cc.pipe->finished()) send_block(s, it->second, index);
+          } catch (const std::exception& e) {
+            fail_chunked(cc, e.what());
+          }
+        }
+        const bool all_in = cc.arrived == cc.chunk_state.size();
+        const bool computed = cc.error.empty() && cc.blocks_done == cc.plan.blocks.size();
+        if (all_in && cc.sends_in_flight == 0 && (computed || !cc.error.empty())) {
+          finish_chunked(s, it->first, cc);
+          it = s.chunked.erase(it);
+          --chunked_active;
+          continue;
+        }
+        if (cc.pipe && cc.pipe->needs_polling()) polling = true;
+        ++it;
+      }
+    }
+    return polling;
+  }
+
+  void send_block(Session& s, const std::shared_ptr<ChunkedCall>& call, size_t index) {
+    ChunkedCall& cc = *call;
+    const Block& b = cc.plan.blocks.at(index);
+    ++cc.blocks_done;
+    if (b.out_bytes == 0 || s.state == State::closing) return;
+    ++cc.sends_in_flight;
+    s.bytes_out += b.out_bytes;
+    worker->send(s.peer, wire::encode(wire::ReplyChunk{cc.shape.call_id, b.result_offset, b.out_bytes}),
+                 {{cc.staging.data() + b.out_offset, b.out_bytes}}, [call](bool) { --call->sends_in_flight; });
+  }
+
+  void finish_chunked(Session& s, uint64_t call_id, ChunkedCall& cc) {
+    const std::string name = wire::call_name(cc.shape.call);
+    wire::CallReply reply{call_id, cc.error.empty(), cc.error};
+    reply.receive_ns = cc.last_ns - cc.first_ns;
+    if (cc.pipe) {
+      reply.to_device_ns = cc.pipe->to_device_ns();
+      reply.compute_ns = cc.pipe->compute_ns();
+      reply.from_device_ns = cc.pipe->from_device_ns();
+    }
+    cc.pipe.reset();
+    ++total_calls;
+    ++pipelined_calls;
+    ++calls_by_routine[name];
+    ++s.calls;
+    if (!reply.ok) {
+      ++total_errors;
+      ++s.errors;
+      spdlog::warn("call.failed peer={} call={} routine={} error=\"{}\"", s.peer, call_id, name, reply.message);
+    }
+    s.held_bytes -= std::min(s.held_bytes, cc.plan.staging_bytes);
+    if (s.state != State::closing) send(s.peer, reply);
+  }
+
+  size_t chunked_active = 0;
+
   nlohmann::json status() const;
 
   void complete(Completion c) {
@@ -426,7 +591,9 @@ void Server::run() {
   while (!m.stopping.load()) {
     bool busy = m.worker->progress();
     m.deliver_completions();
+    const bool polling = m.chunked_active && m.progress_chunked();
     uint64_t now = now_ns();
+    if (polling) busy = true;  // a device's copies signal nobody: keep looking
     if (busy) last_activity = now;
     if (now - last_housekeeping > 100'000'000) {
       m.housekeeping();
@@ -471,6 +638,7 @@ nlohmann::json Server::Impl::status() const {
           {"uptime_seconds", (now_ns() - m.started_ns) / 1e9},
           {"backends", backends},
           {"calls", m.total_calls},
+          {"pipelined_calls", m.pipelined_calls},
           {"errors", m.total_errors},
           {"calls_by_routine", m.calls_by_routine},
           {"connections", m.total_connections},

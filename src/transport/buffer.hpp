@@ -4,6 +4,8 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <utility>
 
 namespace outboard::transport {
 
@@ -21,14 +23,25 @@ class Buffer {
   // had. Released buffers are cached per allocator.
   static Buffer allocate(size_t bytes, const HostAllocator* from = nullptr);
   static Buffer borrow(void* data, size_t bytes) { return Buffer(static_cast<std::byte*>(data), bytes, 0); }
+  // Borrowed memory that `owner` keeps alive for as long as this buffer (a transfer in flight
+  // into part of a larger buffer, say).
+  static Buffer borrow(void* data, size_t bytes, std::shared_ptr<void> owner) {
+    Buffer b(static_cast<std::byte*>(data), bytes, 0);
+    b.owner_ = std::move(owner);
+    return b;
+  }
   // Most bytes of released buffers kept for reuse (default 256 MiB).
   static void set_cache_limit(size_t bytes);
 
-  Buffer(Buffer&& o) noexcept : data_(o.data_), size_(o.size_), capacity_(o.capacity_), from_(o.from_) { o.forget(); }
+  Buffer(Buffer&& o) noexcept
+      : data_(o.data_), size_(o.size_), capacity_(o.capacity_), from_(o.from_), owner_(std::move(o.owner_)) {
+    o.forget();
+  }
   Buffer& operator=(Buffer&& o) noexcept {
     if (this != &o) {
       release();
       data_ = o.data_, size_ = o.size_, capacity_ = o.capacity_, from_ = o.from_;
+      owner_ = std::move(o.owner_);
       o.forget();
     }
     return *this;
@@ -41,12 +54,13 @@ class Buffer {
  private:
   Buffer(std::byte* d, size_t n, size_t capacity, const HostAllocator* from = nullptr)
       : data_(d), size_(n), capacity_(capacity), from_(from) {}
-  void forget() { data_ = nullptr, size_ = 0, capacity_ = 0, from_ = nullptr; }
+  void forget() { data_ = nullptr, size_ = 0, capacity_ = 0, from_ = nullptr, owner_.reset(); }
   void release();
   std::byte* data_ = nullptr;
   size_t size_ = 0;
   size_t capacity_ = 0;  // 0: borrowed
   const HostAllocator* from_ = nullptr;  // nullptr: the heap
+  std::shared_ptr<void> owner_;          // keeps borrowed memory alive, if set
 };
 
 }  // namespace outboard::transport

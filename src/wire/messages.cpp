@@ -106,6 +106,19 @@ std::vector<std::byte> encode(const Message& m) {
                    w.u64(p.payload_bytes);
                    w.u64(p.gpu_ns);
                  },
+                 [&](const Reserved12&) { throw ProtocolError("message type 12 is reserved"); },
+                 [&](const CallChunk& c) {
+                   w.u64(c.call_id);
+                   put_call(w, c.call);
+                   w.u64(c.payload_bytes);
+                   w.u64(c.chunk_bytes);
+                   w.u64(c.chunk_index);
+                 },
+                 [&](const ReplyChunk& c) {
+                   w.u64(c.call_id);
+                   w.u64(c.offset);
+                   w.u64(c.bytes);
+                 },
              },
              m);
   return out;
@@ -209,6 +222,30 @@ Message decode(std::span<const std::byte> bytes) {
       p.payload_bytes = r.u64();
       p.gpu_ns = r.u64();
       m = p;
+      break;
+    }
+    case Type::call_chunk: {
+      CallChunk c;
+      c.call_id = r.u64();
+      c.call = get_call(r);
+      c.payload_bytes = r.u64();
+      c.chunk_bytes = r.u64();
+      c.chunk_index = r.u64();
+      if (c.payload_bytes != request_bytes(c.call) || c.payload_bytes == 0)
+        throw ProtocolError("chunked BLAS call announces " + std::to_string(c.payload_bytes) +
+                            " payload bytes, its matrices need " + std::to_string(request_bytes(c.call)));
+      if (c.chunk_bytes < kMinChunkBytes) throw ProtocolError("chunk size below the minimum");
+      if (c.chunk_index >= chunk_count(c.payload_bytes, c.chunk_bytes)) throw ProtocolError("chunk index out of range");
+      m = c;
+      break;
+    }
+    case Type::reply_chunk: {
+      ReplyChunk c;
+      c.call_id = r.u64();
+      c.offset = r.u64();
+      c.bytes = r.u64();
+      if (c.bytes == 0 || c.offset > UINT64_MAX - c.bytes) throw ProtocolError("invalid result chunk");
+      m = c;
       break;
     }
     default:

@@ -2,6 +2,7 @@
 // (magic, protocol version, type); bodies are encoded with wire::Writer and decoded with the
 // bounds-checked wire::Reader. A message's bulk payload (matrices) travels beside it, not in it.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -29,6 +30,8 @@ enum class Type : uint16_t {
   error = 9,        // either way: the connection is about to be closed, and why
   ping = 10,        // client -> server: a payload (if any) for benchmarks
   pong = 11,        // server -> client: answer to a ping, with the payload back if asked
+  call_chunk = 13,  // client -> server: one piece of a large Level-3 call's input (pipelined path)
+  reply_chunk = 14, // server -> client: one piece of a pipelined call's result
 };
 
 struct Hello {
@@ -93,9 +96,34 @@ struct Pong {
   uint64_t gpu_ns = 0;         // time the server spent copying to and from its GPU
 };
 
-// Alternatives in the order of Type's values.
+// A large call travels in chunks so the server can start copying (and computing) before all of
+// its input has arrived. Every chunk repeats the whole call: chunks may arrive in any order, and
+// whichever comes first sets the call up. Chunk i holds payload bytes [i * chunk_bytes, ...),
+// chunk_bytes each but the last. The server answers with ReplyChunks of the result, then a
+// CallReply without payload.
+struct CallChunk {
+  uint64_t call_id = 0;
+  Level3Call call;
+  uint64_t payload_bytes = 0;  // of the whole call: must equal request_bytes(call)
+  uint64_t chunk_bytes = 0;    // at least kMinChunkBytes
+  uint64_t chunk_index = 0;    // below chunk_count(payload_bytes, chunk_bytes)
+};
+struct ReplyChunk {
+  uint64_t call_id = 0;
+  uint64_t offset = 0;  // where this piece goes in the packed result
+  uint64_t bytes = 0;   // its payload
+};
+inline constexpr uint64_t kMinChunkBytes = 64 * 1024;  // bounds the chunks of a call (and a peer's work)
+inline uint64_t chunk_count(uint64_t total, uint64_t chunk_bytes) { return (total + chunk_bytes - 1) / chunk_bytes; }
+inline uint64_t chunk_offset(const CallChunk& c) { return c.chunk_index * c.chunk_bytes; }
+inline uint64_t chunk_length(const CallChunk& c) {
+  return std::min(c.chunk_bytes, c.payload_bytes - chunk_offset(c));
+}
+
+// Alternatives in the order of Type's values (12 is reserved for LAPACK calls).
+struct Reserved12 {};
 using Message = std::variant<Hello, Challenge, Auth, AuthResult, Blas3Call, CallReply, StatusRequest, StatusReply,
-                             ErrorMessage, Ping, Pong>;
+                             ErrorMessage, Ping, Pong, Reserved12, CallChunk, ReplyChunk>;
 
 std::vector<std::byte> encode(const Message& m);
 // Throws ProtocolError on anything but one exactly well-formed message (wrong magic or version,

@@ -57,6 +57,11 @@ std::map<std::string, std::vector<std::byte>> seeds() {
   out["error"] = encode(ErrorMessage{"bye"});
   out["ping"] = encode(Ping{10, 64});
   out["pong"] = encode(Pong{11});
+  {
+    Level3Call big = call(Routine::gemm, Scalar::d, 'N', 'N', 'N', 'N', 'N', 256, 256, 256, false);
+    out["call_chunk"] = encode(CallChunk{12, big, request_bytes(big), kMinChunkBytes, 2});
+  }
+  out["reply_chunk"] = encode(ReplyChunk{13, 0, 4096});
   out["blas3_dgemm"] = encode(blas3(1, call(Routine::gemm, Scalar::d, 'N', 'N', 'T', 'N', 'N', 8, 4, 2, true, {1, 0})));
   out["blas3_zgemm"] = encode(blas3(2, call(Routine::gemm, Scalar::z, 'N', 'N', 'C', 'T', 'N', 3, 5, 7, false)));
   out["blas3_ssymm"] = encode(blas3(3, call(Routine::symm, Scalar::s, 'R', 'U', 'N', 'N', 'N', 6, 2, 0, false)));

@@ -149,6 +149,10 @@ std::vector<Bytes> sample_messages() {
   v.push_back(encode(ErrorMessage{"bye"}));
   v.push_back(encode(Ping{12, 1 << 20}));
   v.push_back(encode(Pong{13}));
+  Level3Call big = make_call(Routine::gemm, Scalar::d);
+  big.m = big.n = big.k = 512;
+  v.push_back(encode(CallChunk{14, big, request_bytes(big), kMinChunkBytes, 3}));
+  v.push_back(encode(ReplyChunk{15, 4096, 1 << 20}));
   return v;
 }
 
@@ -294,6 +298,50 @@ TEST(WireRoundTrip, Pong) {
   EXPECT_EQ(d.gpu_ns, 12345u);
 }
 
+TEST(WireRoundTrip, CallChunk) {
+  Level3Call c = make_call(Routine::gemm, Scalar::s);
+  c.m = 300, c.n = 200, c.k = 100;
+  CallChunk ch{21, c, request_bytes(c), kMinChunkBytes, 1};
+  auto d = decode_as<CallChunk>(encode(ch));
+  EXPECT_EQ(d.call_id, 21u);
+  EXPECT_EQ(d.call.m, 300);
+  EXPECT_EQ(d.payload_bytes, request_bytes(c));
+  EXPECT_EQ(d.chunk_bytes, kMinChunkBytes);
+  EXPECT_EQ(d.chunk_index, 1u);
+  const uint64_t total = request_bytes(c), full = total / kMinChunkBytes;
+  ASSERT_NE(total % kMinChunkBytes, 0u);
+  EXPECT_EQ(chunk_count(d.payload_bytes, d.chunk_bytes), full + 1);
+  d.chunk_index = full;  // the last one is short
+  EXPECT_EQ(chunk_offset(d), full * kMinChunkBytes);
+  EXPECT_EQ(chunk_length(d), total - full * kMinChunkBytes);
+  d.chunk_index = 0;
+  EXPECT_EQ(chunk_length(d), kMinChunkBytes);
+}
+
+TEST(WireRoundTrip, ReplyChunk) {
+  auto d = decode_as<ReplyChunk>(encode(ReplyChunk{5, 1 << 30, 12345}));
+  EXPECT_EQ(d.call_id, 5u);
+  EXPECT_EQ(d.offset, 1u << 30);
+  EXPECT_EQ(d.bytes, 12345u);
+}
+
+TEST(WireReject, BadChunks) {
+  Level3Call c = make_call(Routine::gemm, Scalar::d);
+  c.m = c.n = c.k = 200;  // 640000 payload bytes
+  const uint64_t total = request_bytes(c);
+  auto error_of = [](const Message& m) { return protocol_error_of([&] { decode(encode(m)); }); };
+  EXPECT_NE(error_of(CallChunk{1, c, total + 8, kMinChunkBytes, 0}).find("payload bytes"), std::string::npos);
+  EXPECT_NE(error_of(CallChunk{1, c, total, kMinChunkBytes - 1, 0}).find("minimum"), std::string::npos);
+  EXPECT_NE(error_of(CallChunk{1, c, total, kMinChunkBytes, chunk_count(total, kMinChunkBytes)}).find("range"),
+            std::string::npos);
+  Level3Call empty = c;
+  empty.k = 0;  // nothing to send
+  EXPECT_NE(error_of(CallChunk{1, empty, 0, kMinChunkBytes, 0}).find("payload bytes"), std::string::npos);
+  EXPECT_NE(error_of(ReplyChunk{1, 0, 0}).find("invalid"), std::string::npos);
+  EXPECT_NE(error_of(ReplyChunk{1, UINT64_MAX, 2}).find("invalid"), std::string::npos);
+  EXPECT_NE(protocol_error_of([&] { encode(Reserved12{}); }).find("reserved"), std::string::npos);
+}
+
 TEST(WireRoundTrip, HeaderLayout) {
   auto b = encode(Pong{1});
   ASSERT_EQ(b.size(), kHeaderBytes + 24);
@@ -312,7 +360,7 @@ TEST(WireRoundTrip, TypeIdsFollowTheVariant) {
   auto v = sample_messages();
   const Type expected[] = {Type::hello, Type::challenge, Type::auth, Type::auth_result, Type::blas3_call,
                            Type::blas3_call, Type::call_reply, Type::status_request, Type::status_reply,
-                           Type::error, Type::ping, Type::pong};
+                           Type::error, Type::ping, Type::pong, Type::call_chunk, Type::reply_chunk};
   ASSERT_EQ(v.size(), std::size(expected));
   for (size_t i = 0; i < v.size(); ++i) {
     uint16_t type;
@@ -341,7 +389,7 @@ TEST(WireReject, WrongVersion) {
 }
 
 TEST(WireReject, UnknownType) {
-  for (uint16_t t : {uint16_t(0), uint16_t(12), uint16_t(13), uint16_t(0x100), uint16_t(0xffff)}) {
+  for (uint16_t t : {uint16_t(0), uint16_t(12), uint16_t(15), uint16_t(0x100), uint16_t(0xffff)}) {
     auto b = encode(Pong{1});
     put_u16(b, 6, t);
     EXPECT_NE(protocol_error_of([&] { decode(b); }).find("unknown message type"), std::string::npos) << t;
@@ -608,7 +656,7 @@ TEST(WireReject, RandomBytes) {
     if (i % 2 == 0 && b.size() >= kHeaderBytes) {
       put_u32(b, 0, kMagic);
       put_u16(b, 4, kProtocolVersion);
-      put_u16(b, 6, uint16_t(1 + rng() % 12));
+      put_u16(b, 6, uint16_t(1 + rng() % 15));
     }
     decode_or_protocol_error(b, decoded);
   }

@@ -1,7 +1,10 @@
 #include "backends/cuda/cuda_backend.hpp"
 
+#include <atomic>
 #include <mutex>
+#include <vector>
 
+#include "backends/cuda/gpu_pipeline.hpp"
 #include "backends/cuda/loader.hpp"
 #include "common/clock.hpp"
 
@@ -19,6 +22,29 @@ void pinned_release(void* p) {
   if (g_api) g_api->host_free_pinned(p);
 }
 const transport::HostAllocator kPinned{pinned_allocate, pinned_release};
+
+}  // namespace
+
+// The plugin's description of a call; leading dimensions = rows of the packed operands.
+outboard_cuda_level3 plugin_call(const wire::Level3Call& c) {
+  static const char precision[] = "sdcz";
+  outboard_cuda_level3 call{};
+  call.routine = static_cast<int>(c.routine);
+  call.precision = precision[static_cast<int>(c.scalar)];
+  call.side = c.side, call.uplo = c.uplo, call.transa = c.transa, call.transb = c.transb, call.diag = c.diag;
+  call.m = c.m, call.n = c.n, call.k = c.k;
+  for (int i = 0; i < 2; ++i) call.alpha[i] = c.alpha[i], call.beta[i] = c.beta[i];
+  const wire::Layout l = wire::layout(c);
+  const size_t operands = l.inputs.size() - (c.output_sent ? 1 : 0);  // A, and B where there is one
+  for (size_t i = 0; i < 2; ++i) {
+    call.rows[i] = i < operands ? l.inputs[i].rows : 0;
+    call.cols[i] = i < operands ? l.inputs[i].cols : 0;
+  }
+  call.rows[2] = l.output.rows, call.cols[2] = l.output.cols;
+  return call;
+}
+
+namespace {
 
 class CudaBackend final : public server::Backend {
  public:
@@ -48,20 +74,8 @@ class CudaBackend final : public server::Backend {
   // copied back (one call at a time: the plugin keeps one set of device buffers).
   server::DeviceTiming level3(const wire::Level3Call& c, std::span<const std::byte* const> inputs,
                               std::byte* output) override {
-    static const char precision[] = "sdcz";
-    outboard_cuda_level3 call{};
-    call.routine = static_cast<int>(c.routine);
-    call.precision = precision[static_cast<int>(c.scalar)];
-    call.side = c.side, call.uplo = c.uplo, call.transa = c.transa, call.transb = c.transb, call.diag = c.diag;
-    call.m = c.m, call.n = c.n, call.k = c.k;
-    for (int i = 0; i < 2; ++i) call.alpha[i] = c.alpha[i], call.beta[i] = c.beta[i];
-    const wire::Layout l = wire::layout(c);
-    const size_t operands = l.inputs.size() - (c.output_sent ? 1 : 0);  // A, and B where there is one
-    for (size_t i = 0; i < 2; ++i) {
-      call.rows[i] = i < operands ? l.inputs[i].rows : 0;
-      call.cols[i] = i < operands ? l.inputs[i].cols : 0;
-    }
-    call.rows[2] = l.output.rows, call.cols[2] = l.output.cols;
+    const outboard_cuda_level3 call = plugin_call(c);
+    const size_t operands = wire::layout(c).inputs.size() - (c.output_sent ? 1 : 0);
     std::lock_guard lk(mu_);
     plugin_.check(plugin_.api().set_device(device_), "selecting the GPU");
     uint64_t ns[3] = {0, 0, 0};
@@ -71,6 +85,10 @@ class CudaBackend final : public server::Backend {
   }
   bool has_device_memory() const override { return true; }
   const transport::HostAllocator* staging() const override { return &kPinned; }
+
+  std::unique_ptr<server::Pipeline> pipeline(const server::Plan& plan, std::byte* staging) override {
+    return gpu_.pipeline(plan, staging);
+  }
 
   uint64_t device_round_trip(const std::byte* in, std::byte* back, size_t bytes) override {
     std::lock_guard lk(mu_);  // one device buffer, reused: transfers take turns
@@ -94,6 +112,7 @@ class CudaBackend final : public server::Backend {
   cuda::CudaPlugin plugin_;
   int device_;
   outboard_cuda_device_info info_{};
+  GpuResources gpu_{plugin_, device_};
   std::mutex mu_;
   void* buffer_ = nullptr;
   size_t capacity_ = 0;

@@ -584,10 +584,95 @@ static int ob_level3(const outboard_cuda_level3* call, const void* a, const void
   });
 }
 
+static int ob_event_create(void** event) {
+  if (!event) return fail(OUTBOARD_CUDA_ERR_INVALID_ARGUMENT, "event_create: null event");
+  return guarded([&] {
+    cudaEvent_t e = nullptr;
+    int rc = check(cudaEventCreate(&e), "cudaEventCreate");
+    *event = rc ? nullptr : static_cast<void*>(e);
+    return rc;
+  });
+}
+
+static int ob_event_destroy(void* event) {
+  return guarded([&] { return check(cudaEventDestroy(static_cast<cudaEvent_t>(event)), "cudaEventDestroy"); });
+}
+
+static int ob_event_record(void* event, void* stream) {
+  cudaError_t e = cudaEventRecord(static_cast<cudaEvent_t>(event), static_cast<cudaStream_t>(stream));
+  if (e == cudaSuccess) return OUTBOARD_CUDA_OK;
+  return guarded([&] { return check(e, "cudaEventRecord"); });
+}
+
+static int ob_stream_wait_event(void* stream, void* event) {
+  cudaError_t e = cudaStreamWaitEvent(static_cast<cudaStream_t>(stream), static_cast<cudaEvent_t>(event), 0);
+  if (e == cudaSuccess) return OUTBOARD_CUDA_OK;
+  return guarded([&] { return check(e, "cudaStreamWaitEvent"); });
+}
+
+static int ob_event_query(void* event, int* done) {
+  if (!done) return fail(OUTBOARD_CUDA_ERR_INVALID_ARGUMENT, "event_query: null result");
+  cudaError_t e = cudaEventQuery(static_cast<cudaEvent_t>(event));
+  *done = e == cudaSuccess;
+  if (e == cudaSuccess || e == cudaErrorNotReady) {
+    if (e == cudaErrorNotReady) cudaGetLastError();  // not an error: clear it
+    return OUTBOARD_CUDA_OK;
+  }
+  return guarded([&] { return check(e, "cudaEventQuery"); });
+}
+
+static int ob_event_elapsed(void* start, void* end, float* ms) {
+  if (!ms) return fail(OUTBOARD_CUDA_ERR_INVALID_ARGUMENT, "event_elapsed: null result");
+  return guarded([&] {
+    return check(cudaEventElapsedTime(ms, static_cast<cudaEvent_t>(start), static_cast<cudaEvent_t>(end)),
+                 "cudaEventElapsedTime");
+  });
+}
+
+extern "C++" {
+// cuBLAS handles for level3_async, one per device, apart from level3's (which syncs while holding
+// its own).
+std::mutex g_async_mutex;
+std::vector<cublasHandle_t> g_async_handles;
+}  // extern "C++"
+
+static int ob_level3_async(const outboard_cuda_level3* call, const void* a, const void* b, void* output, void* out2,
+                           void* stream) {
+  if (!call || !a || !output || call->routine < 0 || call->routine > 8 || (call->routine == 7 && !out2))
+    return fail(OUTBOARD_CUDA_ERR_INVALID_ARGUMENT, "level3_async: bad call");
+  return guarded([&] {
+    int device = 0;
+    if (int rc = check(cudaGetDevice(&device), "cudaGetDevice")) return rc;
+    std::lock_guard<std::mutex> lock(g_async_mutex);
+    if (g_async_handles.size() <= static_cast<size_t>(device)) g_async_handles.resize(device + 1, nullptr);
+    cublasHandle_t& h = g_async_handles[device];
+    if (!h) {
+      if (int rc = check(cublasCreate(&h), "cublasCreate")) return rc;
+      if (int rc = check(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH), "cublasSetMathMode")) return rc;
+    }
+    if (int rc = check(cublasSetStream(h, static_cast<cudaStream_t>(stream)), "cublasSetStream")) return rc;
+    const outboard_cuda_level3& c = *call;
+    switch (c.precision) {
+      case 's': return run_level3<float, float>(h, c, (const float*)a, (const float*)b, (float*)output, (float*)out2);
+      case 'd': return run_level3<double, double>(h, c, (const double*)a, (const double*)b, (double*)output, (double*)out2);
+      case 'c': return run_level3<cuComplex, float>(h, c, (const cuComplex*)a, (const cuComplex*)b, (cuComplex*)output, (cuComplex*)out2);
+      case 'z': return run_level3<cuDoubleComplex, double>(h, c, (const cuDoubleComplex*)a, (const cuDoubleComplex*)b, (cuDoubleComplex*)output, (cuDoubleComplex*)out2);
+      default: return fail(OUTBOARD_CUDA_ERR_INVALID_ARGUMENT, "level3_async: precision must be s, d, c or z");
+    }
+  });
+}
+
 static int ob_release(void) {
   return guarded([&] {
     std::lock_guard<std::mutex> lock(g_handles_mutex);
     int rc = OUTBOARD_CUDA_OK;
+    std::lock_guard<std::mutex> async_lock(g_async_mutex);
+    for (cublasHandle_t& h : g_async_handles)
+      if (h) {
+        int r = check(cublasDestroy(h), "cublasDestroy");
+        if (!rc) rc = r;
+        h = nullptr;
+      }
     for (cublasHandle_t& h : g_handles)
       if (h) {
         int r = check(cublasDestroy(h), "cublasDestroy");
@@ -621,6 +706,13 @@ static const outboard_cuda_api_v1 g_api = {
     ob_gemm,
     ob_release,
     ob_level3,
+    ob_event_create,
+    ob_event_destroy,
+    ob_event_record,
+    ob_stream_wait_event,
+    ob_event_query,
+    ob_event_elapsed,
+    ob_level3_async,
 };
 
 const outboard_cuda_api_v1* outboard_cuda_plugin_v1(void) { return &g_api; }

@@ -7,7 +7,8 @@
  *
  * The plugin exports one symbol, outboard_cuda_plugin_v1(), which returns a function table. A
  * caller checks `version` (and that `size` covers the table it was built against) before using it.
- * A change to any signature, struct or meaning here makes a new version; v1 stays as it is.
+ * A change to any signature, struct or meaning here makes a new version. Version 2 added the
+ * events and level3_async (pipelined calls) at the end of the table.
  *
  * Threads: functions act on the calling thread's current device (set_device), as CUDA does.
  * last_error() is per thread. */
@@ -20,7 +21,7 @@
 extern "C" {
 #endif
 
-#define OUTBOARD_CUDA_API_VERSION 1
+#define OUTBOARD_CUDA_API_VERSION 2
 #define OUTBOARD_CUDA_PLUGIN_SYMBOL "outboard_cuda_plugin_v1"
 #define OUTBOARD_CUDA_PLUGIN_FILE "liboutboard-cuda.so"
 
@@ -130,6 +131,25 @@ struct outboard_cuda_api_v1 {
    * {to GPU, compute, from GPU} in nanoseconds. */
   int (*level3)(const struct outboard_cuda_level3* call, const void* a, const void* b, void* output,
                 uint64_t timing_ns[3]);
+
+  /* ---- version 2: pipelined calls ---- */
+
+  /* Events (cudaEvent_t with timing) for ordering work across streams and timing it. event_query
+   * sets *done to 1 once the work recorded before the event has finished, else 0. event_elapsed
+   * gives the milliseconds between two finished events. */
+  int (*event_create)(void** event);
+  int (*event_destroy)(void* event);
+  int (*event_record)(void* event, void* stream);
+  int (*stream_wait_event)(void* stream, void* event);
+  int (*event_query)(void* event, int* done);
+  int (*event_elapsed)(void* start, void* end, float* ms);
+
+  /* One Level-3 call on operands already in device memory, enqueued on `stream`; nothing waits.
+   * rows[0..2] are the leading dimensions of a, b and output (cols[] is not used). out2: device
+   * memory the size of the output, where cuBLAS's trmm writes its result (unused otherwise). Uses
+   * a cuBLAS handle of its own, apart from level3's: both may run at once. */
+  int (*level3_async)(const struct outboard_cuda_level3* call, const void* a, const void* b, void* output,
+                      void* out2, void* stream);
 };
 
 #if defined(__GNUC__)

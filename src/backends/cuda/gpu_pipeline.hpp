@@ -1,0 +1,45 @@
+// Pipelined Level-3 calls on a GPU: each chunk of input is copied to the device as soon as it has
+// landed in (page-locked) staging memory, each block is computed as soon as its input is on the
+// device, and each block's result is copied back while later blocks compute. Three streams (in,
+// compute, out) ordered by events; nothing on the server's progress thread waits for the GPU.
+#pragma once
+#include <atomic>
+#include <memory>
+#include <vector>
+
+#include "backends/cuda/loader.hpp"
+#include "server/pipeline.hpp"
+
+namespace outboard::backends {
+
+// The plugin's description of a call on packed operands (leading dimension = rows).
+outboard_cuda_level3 plugin_call(const wire::Level3Call& c);
+
+// What pipelines use on one GPU, owned by its backend and lent to one pipeline at a time.
+class GpuResources {
+ public:
+  GpuResources(const cuda::CudaPlugin& plugin, int device) : plugin_(plugin), device_(device) {}
+  ~GpuResources();
+  GpuResources(const GpuResources&) = delete;
+  GpuResources& operator=(const GpuResources&) = delete;
+
+  // A pipeline for `plan` (whose input lands in `staging`), or nullptr while another one runs.
+  // Throws Error when the GPU cannot take it (out of device memory, say).
+  std::unique_ptr<server::Pipeline> pipeline(const server::Plan& plan, std::byte* staging);
+
+ private:
+  friend class GpuPipeline;
+  void* event();            // from the free list, or a new one
+  void recycle(void* event);
+  void* reserve(size_t bytes);  // device memory for a call's operands, kept and grown
+
+  const cuda::CudaPlugin& plugin_;
+  int device_;
+  std::atomic<bool> busy_{false};
+  void* streams_[3] = {nullptr, nullptr, nullptr};  // in, compute, out
+  void* memory_ = nullptr;
+  size_t capacity_ = 0;
+  std::vector<void*> free_events_;
+};
+
+}  // namespace outboard::backends

@@ -1,0 +1,74 @@
+// Pipelined execution of a call whose input arrives in chunks: the call is split into blocks
+// that each can run as soon as the input they read has arrived, and whose output can leave as
+// soon as it is computed (seed Figure 3.1). A GEMM (op(B) = B) is split by columns of B and C:
+// A arrives first, then B column block after column block, so block j computes while block j+1
+// is on the network and block j-1's result travels back. Other calls are one block.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "wire/level3.hpp"
+
+namespace outboard::server {
+
+// The staging buffer of a call holds the packed inputs (the payload, in wire::layout order)
+// followed by the output when its values are not sent; the output is updated there in place.
+struct Block {
+  wire::Level3Call call;         // the sub-call this block computes
+  uint64_t a_offset = 0;         // its operands in the staging buffer
+  uint64_t b_offset = 0;         // (unused where the routine has no B)
+  uint64_t out_offset = 0;
+  uint64_t out_bytes = 0;
+  uint64_t result_offset = 0;    // where its output goes in the packed result
+  uint64_t input_needed = 0;     // payload bytes [0, input_needed) must have arrived first
+};
+
+struct Plan {
+  std::vector<Block> blocks;     // in the order their inputs arrive
+  uint64_t input_bytes = 0;      // the payload
+  uint64_t output_offset = 0;    // the packed result within the staging buffer
+  uint64_t output_bytes = 0;
+  uint64_t staging_bytes = 0;    // input, plus the output where it is not part of the input
+};
+
+// Splits a valid call into blocks of at most `block_cols` columns (0: choose, see below).
+Plan plan_pipeline(const wire::Level3Call& c, int64_t block_cols = 0);
+
+// Columns per GEMM block: B in about kTargetBlocks pieces, whole multiples of 64 columns (the
+// GPU's GEMM tiles; the seed's Table III shows the cost of other widths), at least 64. The
+// network is far slower than the GPU on every link Outboard serves (a block of B takes
+// k*cols*size/link seconds to arrive and 2*m*k*cols/gpu_rate to compute: at 50 GB/s vs 50 TFLOP/s
+// and DGEMM with m = 16384 the compute is 4x shorter), so blocks are sized for the link: small
+// enough that the last block's compute and the first block's wait are a small part of the call.
+inline constexpr int64_t kTargetBlocks = 16;
+int64_t choose_block_cols(const wire::Level3Call& c);
+
+// Pointers of a block's operands, as Backend::level3 takes them.
+struct BlockOperands {
+  const std::byte* inputs[3];
+  size_t count;
+  std::byte* output;
+};
+BlockOperands block_operands(const Block& b, std::byte* staging);
+
+// A call in progress on a backend. Called from the server's progress thread only; none of these
+// may block for long.
+class Pipeline {
+ public:
+  virtual ~Pipeline() = default;  // waits for work still using the staging buffer
+  // Payload bytes [0, prefix) are in the staging buffer now.
+  virtual void input(uint64_t prefix) = 0;
+  // Indices of blocks whose output is complete in the staging buffer since the last call, each
+  // reported once. Throws Error when a block failed.
+  virtual std::vector<size_t> finished() = 0;
+  // Where the time went so far: sums over blocks (they overlap).
+  virtual uint64_t to_device_ns() const { return 0; }
+  virtual uint64_t compute_ns() const = 0;
+  virtual uint64_t from_device_ns() const { return 0; }
+  // Whether finished() must be asked (the server then polls instead of sleeping): a device
+  // signals nobody when its copies end. Host pipelines wake the server themselves.
+  virtual bool needs_polling() const { return false; }
+};
+
+}  // namespace outboard::server
