@@ -183,6 +183,33 @@ int main(int argc, char** argv) {
     p.send(wire::encode(call));
     return p.expect_rejection("huge-output");
   }
+  // Chunked calls: each chunk is checked against its call and the chunks already seen.
+  auto chunk = [](int64_t n, uint64_t index) {
+    wire::Level3Call c = dgemm_call(n).call;
+    return wire::CallChunk{1, c, wire::request_bytes(c), wire::kMinChunkBytes, index};
+  };
+  std::vector<std::byte> data(4 << 20);
+  if (mode == "chunk-size") {  // a chunk whose payload is not the size its index implies
+    p.send(wire::encode(chunk(128, 0)), {{data.data(), 1000}});
+    return p.expect_rejection("chunk-size");
+  }
+  if (mode == "chunk-twice") {  // the same chunk again
+    auto c = chunk(128, 1);
+    p.send(wire::encode(c), {{data.data(), wire::chunk_length(c)}});
+    p.send(wire::encode(c), {{data.data(), wire::chunk_length(c)}});
+    return p.expect_rejection("chunk-twice");
+  }
+  if (mode == "chunk-mismatch") {  // two chunks of one call that describe different calls
+    auto a = chunk(128, 0), b = chunk(160, 1);
+    p.send(wire::encode(a), {{data.data(), wire::chunk_length(a)}});
+    p.send(wire::encode(b), {{data.data(), wire::chunk_length(b)}});
+    return p.expect_rejection("chunk-mismatch");
+  }
+  if (mode == "chunk-oversized") {  // a chunked call above max_request_bytes
+    auto c = chunk(1024, 0);  // 16 MiB of input
+    p.send(wire::encode(c), {{data.data(), wire::chunk_length(c)}});
+    return p.expect_rejection("chunk-oversized");
+  }
   std::fprintf(stderr, "unknown mode %s\n", mode.c_str());
   return 2;
 }

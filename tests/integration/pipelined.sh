@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Pipelined calls: with small chunks, calls travel in pieces and GEMM-like calls compute block by
+# block on the server (pipeline.hpp); unmodified programs must see exactly the results they get
+# locally, and the server's counters must show the calls went through the pipeline.
+BUILD=$1
+PROGRAMS=$2
+source "$(dirname "$0")/lib.sh"
+start_server
+export OUTBOARD_CHUNK_BYTES=65536  # the minimum: many chunks and blocks even for modest sizes
+
+verdict() {  # name, then the command; the program must pass without falling back
+  local name=$1; shift
+  "$@" >"$WORK/$name.log" 2>&1 || { cat "$WORK/$name.log"; fail "$name"; }
+  grep -qE "^[a-z0-9_]+: [0-9]+ passed, 0 failed$" "$WORK/$name.log" || { cat "$WORK/$name.log"; fail "$name: no clean verdict"; }
+  ! grep -q "outboard: warning" "$WORK/$name.log" || { cat "$WORK/$name.log"; fail "$name fell back to local execution"; }
+  ok "$name: $(tail -n 1 "$WORK/$name.log")"
+}
+
+before=$(status_field "s['pipelined_calls']")
+# One 300-sized case per routine, precision and option set, beside the small ones.
+verdict level3_check "$OUTBOARD" run --offload always -- "$PROGRAMS/level3_check" --size 300
+mid=$(status_field "s['pipelined_calls']")
+[ "$mid" -gt "$before" ] || fail "level3_check: no call went through the pipeline"
+ok "level3_check: $((mid - before)) pipelined calls"
+
+# Several threads with pipelined calls in flight at once on one connection.
+verdict threads_check "$OUTBOARD" run --offload always -- "$PROGRAMS/threads_check" --size 200 --iters 3
+after=$(status_field "s['pipelined_calls']")
+[ "$after" -gt "$mid" ] || fail "threads_check: no call went through the pipeline"
+ok "threads_check: $((after - mid)) pipelined calls"
+
+# Same output, bit for bit, as the local run (the server's BLAS is the same OpenBLAS).
+local_out=$("$BUILD/bin/blas_demo" 700 | grep checksum)
+remote_out=$("$OUTBOARD" run --offload always -- "$BUILD/bin/blas_demo" 700 2>"$WORK/demo.err" | grep checksum)
+[ "$local_out" = "$remote_out" ] || fail "blas_demo: local '$local_out', pipelined '$remote_out'"
+! grep -q "outboard: warning" "$WORK/demo.err" || { cat "$WORK/demo.err"; fail "blas_demo fell back"; }
+ok "blas_demo 700: $remote_out, locally and pipelined"
+
+# A chunk size below the minimum is refused with a clear message (and the default used).
+OUTBOARD_CHUNK_BYTES=1000 "$OUTBOARD" run --offload always -- "$BUILD/bin/blas_demo" 200 >/dev/null 2>"$WORK/bad.err" ||
+  fail "a bad OUTBOARD_CHUNK_BYTES must not stop the program"
+grep -q "OUTBOARD_CHUNK_BYTES must be 0 or a whole number >= 65536" "$WORK/bad.err" || { cat "$WORK/bad.err"; fail "no warning"; }
+ok "OUTBOARD_CHUNK_BYTES=1000 is reported"
+[ "$(status_field "s['errors']")" = 0 ] || fail "the server counted errors"
