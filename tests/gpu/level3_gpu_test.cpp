@@ -10,6 +10,8 @@
 
 #include "backends/cpu/cpu_backend.hpp"
 #include "backends/cuda/cuda_backend.hpp"
+#include "server/pipeline.hpp"
+#include "transport/buffer.hpp"
 #include "wire/level3.hpp"
 
 using namespace outboard;
@@ -186,5 +188,97 @@ TEST_F(GpuLevel3, LargeGemm) {
     Level3Call c = base(Routine::gemm, s);
     c.m = 1031, c.n = 777, c.k = 515;
     compare(c, rng, false);
+  }
+}
+
+// ---- The GPU pipeline: input copied as it "arrives" in chunks, blocks computed as their input is
+// on the device, results copied back per block; against the CPU backend on the whole call.
+namespace {
+
+void compare_pipelined(Level3Call c, std::mt19937& rng, uint64_t chunk_bytes) {
+  wire::validate(c);
+  auto& b = backends_once();
+  const server::Plan plan = server::plan_pipeline(c, 64);
+  const size_t e = wire::element_bytes(c.scalar);
+  // Packed input, as the client sends it.
+  std::vector<std::byte> input(plan.input_bytes);
+  const wire::Layout l = wire::layout(c);
+  size_t at = 0;
+  for (size_t i = 0; i < l.inputs.size(); ++i) {
+    const auto& o = l.inputs[i];
+    std::vector<std::byte> m(static_cast<size_t>(o.rows * o.cols) * e + e);
+    bool triangular = (c.routine == Routine::trsm || c.routine == Routine::trmm) && i == 0;
+    fill(m, c.scalar, rng, triangular ? double(o.rows) : 0, o.rows, o.cols);
+    std::memcpy(input.data() + at, m.data(), static_cast<size_t>(o.rows * o.cols) * e);
+    at += static_cast<size_t>(o.rows * o.cols) * e;
+  }
+  // Expected: the CPU backend on the whole call.
+  std::vector<std::byte> expected_staging(plan.staging_bytes);
+  std::memcpy(expected_staging.data(), input.data(), input.size());
+  server::Plan whole = server::plan_pipeline(c, c.n);
+  server::BlockOperands wo = server::block_operands(whole.blocks[0], expected_staging.data());
+  b.cpu->level3(c, std::span<const std::byte* const>(wo.inputs, wo.count), wo.output);
+
+  transport::Buffer staging = transport::Buffer::allocate(plan.staging_bytes, b.gpu->staging());
+  std::memset(staging.data(), 0, plan.staging_bytes);
+  auto pipe = b.gpu->pipeline(plan, staging.data());
+  ASSERT_TRUE(pipe) << "the GPU backend offers no pipeline";
+  std::vector<bool> done(plan.blocks.size());
+  size_t finished = 0;
+  auto collect = [&] {
+    for (size_t i : pipe->finished()) {
+      ASSERT_LT(i, done.size());
+      ASSERT_FALSE(done[i]) << "block reported twice";
+      done[i] = true;
+      ++finished;
+    }
+  };
+  for (uint64_t prefix = 0; prefix < plan.input_bytes;) {
+    const uint64_t next = std::min(plan.input_bytes, prefix + chunk_bytes);
+    std::memcpy(staging.data() + prefix, input.data() + prefix, next - prefix);  // a chunk lands
+    pipe->input(next);
+    prefix = next;
+    collect();
+  }
+  for (int spins = 0; finished < plan.blocks.size() && spins < 10'000'000; ++spins) collect();
+  ASSERT_EQ(finished, plan.blocks.size()) << "blocks never finished";
+  EXPECT_GT(pipe->compute_ns(), 0u);
+  pipe.reset();
+
+  const bool single = c.scalar == Scalar::s || c.scalar == Scalar::c;
+  const size_t n = components(static_cast<size_t>(l.output.rows * l.output.cols), c.scalar);
+  auto value = [&](const std::byte* p, size_t i) {
+    return single ? double(reinterpret_cast<const float*>(p)[i]) : reinterpret_cast<const double*>(p)[i];
+  };
+  const std::byte* x0 = expected_staging.data() + plan.output_offset;
+  const std::byte* y0 = staging.data() + plan.output_offset;
+  double scale = 1, worst = 0;
+  for (size_t i = 0; i < n; ++i) scale = std::max(scale, std::fabs(value(x0, i)));
+  for (size_t i = 0; i < n; ++i) worst = std::max(worst, std::fabs(value(x0, i) - value(y0, i)) / scale);
+  const double tol = (single ? 2e-5 : 1e-12) * std::max<double>(8, double(std::max({c.m, c.n, c.k})));
+  EXPECT_LE(worst, tol) << wire::call_name(c) << " m=" << c.m << " n=" << c.n << " k=" << c.k
+                        << " blocks=" << plan.blocks.size() << " chunk=" << chunk_bytes;
+}
+
+}  // namespace
+
+TEST_F(GpuLevel3, PipelinedBlocks) {
+  for (Scalar s : kAll) {
+    Level3Call g = base(Routine::gemm, s);
+    g.m = 300, g.n = 1000, g.k = 129, g.beta = {0, 0}, g.output_sent = false;
+    compare_pipelined(g, rng, 65536);
+    g.beta = base(Routine::gemm, s).beta, g.output_sent = true, g.transa = 'T';
+    compare_pipelined(g, rng, 100000);
+    Level3Call t = base(Routine::trsm, s);
+    t.side = 'L', t.uplo = 'U', t.transa = 'N', t.diag = 'N', t.m = 77, t.n = 500, t.beta = {0, 0};
+    compare_pipelined(t, rng, 65536);
+    t.routine = Routine::trmm;
+    compare_pipelined(t, rng, 65536);
+    Level3Call h = base(wire::is_complex(s) ? Routine::hemm : Routine::symm, s);
+    h.side = 'L', h.uplo = 'L', h.m = 90, h.n = 450;
+    compare_pipelined(h, rng, 1 << 20);
+    Level3Call k = base(Routine::syrk, s);  // one block
+    k.uplo = 'U', k.transa = 'N', k.n = 200, k.k = 300;
+    compare_pipelined(k, rng, 65536);
   }
 }
