@@ -15,6 +15,9 @@ struct Config {
   unsigned max_clients = 256;
   uint64_t buffer_cache_bytes = 0;  // freed payload memory kept for reuse; 0: an eighth of the RAM
   double gpu_min_flops = 1e9;        // smaller Level-3 calls run on the CPU backend even with a GPU
+  // Pipelined calls on a host backend run in column blocks at least this wide: a CPU BLAS loses
+  // more to narrow blocks than it gains from starting early (a GPU backend chooses its own).
+  uint64_t host_block_columns = 1024;
   double auth_timeout_seconds = 10;  // a connection that has not authenticated by then is closed
   std::string log_level = "info";
   std::string log_format = "text";
@@ -22,7 +25,7 @@ struct Config {
 
 // Reads a TOML file whose keys are the field names above (host, port, token_file,
 // compute_threads, max_request_bytes, max_client_bytes, max_clients, buffer_cache_bytes,
-// gpu_min_flops, auth_timeout_seconds,
+// gpu_min_flops, host_block_columns, auth_timeout_seconds,
 // log_level, log_format), on top of `base`. Throws Error naming the file, line and key on unknown
 // keys, wrong types or out-of-range values.
 Config load_config_file(const std::string& path, Config base = {});

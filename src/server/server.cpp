@@ -376,7 +376,10 @@ struct Server::Impl {
     if (!cc->pipe) {
       // On the compute threads with level3(). A device backend busy with another pipeline would
       // copy A again for every block: there the call runs whole once its input is in.
-      if (cc->backend->has_device_memory()) cc->plan = plan_pipeline(shape.call, shape.call.n);
+      const int64_t cols = cc->backend->has_device_memory() ? shape.call.n
+                                                            : std::max<int64_t>(choose_block_cols(shape.call),
+                                                                                int64_t(config.host_block_columns));
+      cc->plan = plan_pipeline(shape.call, cols);
       // Host backends never read an output whose values were not sent, but keep it defined anyway.
       const Plan& p = cc->plan;
       if (!shape.call.output_sent) std::memset(cc->staging.data() + p.output_offset, 0, p.output_bytes);

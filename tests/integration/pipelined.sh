@@ -5,7 +5,8 @@
 BUILD=$1
 PROGRAMS=$2
 source "$(dirname "$0")/lib.sh"
-start_server
+echo "host_block_columns = 64" >"$WORK/server.toml"  # many blocks on the CPU backend too
+start_server --config "$WORK/server.toml"
 export OUTBOARD_CHUNK_BYTES=65536  # the minimum: many chunks and blocks even for modest sizes
 
 verdict() {  # name, then the command; the program must pass without falling back
