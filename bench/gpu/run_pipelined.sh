@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Issue 4's measurements of the pipelined path on the GPU machine (one H200; client and server on
+# that host), from the files bench/gpu/pack.sh carried there. Results go to a tarball in OUT.
+#   STEPS="tests gemm ..." bench/gpu/run_pipelined.sh OUT_DIR [CARRY_DIR]
+# Steps: tests (GPU tests incl. the pipeline), net and remote (transport and client->GPU bulk
+# bandwidth, same run), gemm (remote S/DGEMM pipelined, 1024..32768), whole (remote DGEMM sent
+# whole, for comparison), cpu (local OpenBLAS on all cores), trace (OUTBOARD_TRACE of blas_demo),
+# nvblas (the same blas_demo under NVBLAS and through Outboard).
+set -uo pipefail
+OUT=${1:?usage: run_pipelined.sh OUT_DIR [CARRY_DIR]}
+CARRY=$(cd "${2:-.gpu-carry}" && pwd)
+HERE=$(cd "$(dirname "$0")" && pwd)
+export LD_LIBRARY_PATH=$CARRY/deps
+B=$CARRY/bin/outboard
+R=$(mktemp -d)
+STEPS=${STEPS:-tests net gemm whole cpu trace nvblas}
+want() { [[ " $STEPS " == *" $1 "* ]]; }
+log() { echo "== $*" | tee -a "$R/run.log"; }
+step() {
+  local name=$1; shift
+  log "$name: $*"
+  local t0=$SECONDS
+  "$@" 2>>"$R/progress.log" | tee -a "$R/run.log"
+  local status=${PIPESTATUS[0]}
+  [ "$status" = 0 ] || { log "FAILED: $name (exit $status)"; tail -5 "$R/progress.log" | tee -a "$R/run.log"; }
+  log "$name took $((SECONDS - t0)) s"
+}
+finish() {
+  kill "${SERVER_PID:-}" 2>/dev/null || true
+  cp "$R/server.log" "$R/server-log.txt" 2>/dev/null || true
+  tar -C "$R" -czf "$OUT/h200-${STEPS// /-}.tgz" --exclude=token --exclude=port --exclude=server.log .
+  cp "$R/run.log" "$OUT/run.log"
+}
+trap finish EXIT
+{ nvidia-smi; nproc; free -g; lscpu; } >"$R/machine.txt" 2>&1 || true
+# The VM's CPU model makes Debian's OpenBLAS pick generic kernels; name the right ones.
+CORETYPE=Haswell
+grep -q avx512f /proc/cpuinfo && CORETYPE=SkylakeX
+export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-$CORETYPE}
+log "OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE"
+
+want tests && step "gpu tests" "$CARRY/bin/gpu_tests"
+source "$HERE/../../scripts/local_server.sh"
+start_local_server "$B" "$R" --compute-threads 2 || { log "FAILED: server"; exit 1; }
+log "server: $(grep -o 'serve.backend.*' "$R/server.log" | head -2 | tr '\n' ' ')"
+SWEEP=(--target-seconds 0.02 --trials 3)
+want net && step net "$B" bench net "${SWEEP[@]}" --min-bytes 1048576 --max-bytes 1073741824 --patterns streaming --no-perftest --output "$R/net"
+want net && step remote "$B" bench remote "${SWEEP[@]}" --min-bytes 1048576 --max-bytes 1073741824 --patterns streaming --output "$R/remote"
+want gemm && step "gemm pipelined" "$B" bench gemm --precisions d s --where remote --log-sweep --from 1024 --to 32768 --trials 2 \
+  --output "$R/gemm-remote-pipelined"
+want whole && step "gemm whole" "$B" bench gemm --precisions d --where remote --log-sweep --from 4096 --to 16384 --trials 2 \
+  --chunk-bytes 0 --output "$R/gemm-remote-whole"
+want cpu && step "gemm cpu" "$B" bench gemm --precisions d s --where local-cpu --log-sweep --from 1024 --to 16384 --trials 1 \
+  --output "$R/gemm-local-cpu"
+want trace && step trace env OUTBOARD_TRACE="$R/trace-blas_demo-16384.json" OUTBOARD_REPORT=1 \
+  "$B" run --offload always -- "$CARRY/bin/blas_demo" 16384
+want nvblas && step nvblas "$HERE/nvblas_vs_outboard.sh" "$R" "$CARRY"
+log "done"
