@@ -41,11 +41,20 @@ log "OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE"
 
 want tests && step "gpu tests" "$CARRY/bin/gpu_tests"
 source "$HERE/../../scripts/local_server.sh"
-start_local_server "$B" "$R" --compute-threads 2 || { log "FAILED: server"; exit 1; }
+# Room for DGEMM n = 32768 (24 GiB per call) and for keeping its page-locked staging between calls.
+cat >"$R/server.toml" <<TOML
+max_request_bytes = 68719476736
+max_client_bytes = 68719476736
+buffer_cache_bytes = 68719476736
+log_level = "debug"
+TOML
+start_local_server "$B" "$R" --compute-threads 2 --config "$R/server.toml" || { log "FAILED: server"; exit 1; }
 log "server: $(grep -o 'serve.backend.*' "$R/server.log" | head -2 | tr '\n' ' ')"
 SWEEP=(--target-seconds 0.02 --trials 3)
 want net && step net "$B" bench net "${SWEEP[@]}" --min-bytes 1048576 --max-bytes 1073741824 --patterns streaming --no-perftest --output "$R/net"
 want net && step remote "$B" bench remote "${SWEEP[@]}" --min-bytes 1048576 --max-bytes 1073741824 --patterns streaming --output "$R/remote"
+want gemm16 && step "gemm 16384" "$B" bench gemm --precisions d --where remote --from 16384 --to 16384 --trials 3 \
+  --output "$R/gemm-remote-16384"
 want gemm && step "gemm pipelined" "$B" bench gemm --precisions d s --where remote --log-sweep --from 1024 --to 32768 --trials 2 \
   --output "$R/gemm-remote-pipelined"
 want whole && step "gemm whole" "$B" bench gemm --precisions d --where remote --log-sweep --from 4096 --to 16384 --trials 2 \

@@ -40,6 +40,7 @@ struct ChunkedCall {
   uint64_t sends_in_flight = 0;
   std::string error;             // set when the call failed
   uint64_t first_ns = 0, last_ns = 0;  // first chunk announced, last chunk landed
+  uint64_t setup_ns = 0;               // finding staging memory
 };
 
 struct Session {
@@ -367,6 +368,7 @@ struct Server::Impl {
     cc->first_ns = now_ns();
     cc->backend = backend_for(shape.call);
     cc->staging = Buffer::allocate(cc->plan.staging_bytes, cc->backend->staging());
+    cc->setup_ns = now_ns() - cc->first_ns;
     cc->chunk_state.assign(wire::chunk_count(shape.payload_bytes, shape.chunk_bytes), 0);
     try {
       cc->pipe = cc->backend->pipeline(cc->plan, cc->staging.data());
@@ -468,6 +470,11 @@ struct Server::Impl {
       reply.from_device_ns = cc.pipe->from_device_ns();
     }
     cc.pipe.reset();
+    spdlog::debug("call.pipelined peer={} call={} routine={} bytes_in={} blocks={} setup_ms={:.3f} receive_ms={:.3f} "
+                  "to_device_ms={:.3f} compute_ms={:.3f} from_device_ms={:.3f} total_ms={:.3f}",
+                  s.peer, call_id, name, cc.shape.payload_bytes, cc.plan.blocks.size(), cc.setup_ns / 1e6,
+                  reply.receive_ns / 1e6, reply.to_device_ns / 1e6, reply.compute_ns / 1e6, reply.from_device_ns / 1e6,
+                  (now_ns() - cc.first_ns) / 1e6);
     ++total_calls;
     ++pipelined_calls;
     ++calls_by_routine[name];
