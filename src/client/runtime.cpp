@@ -39,6 +39,7 @@ struct TraceEntry {
   std::string name;
   double start, pack, to_server, to_gpu, compute, from_gpu, from_server, unpack;
   uint64_t bytes_sent, bytes_back;
+  double total;  // the call from start to end: less than the phases' sum where they overlapped
 };
 constexpr size_t kMaxTraceEntries = 100000;  // beyond this, calls are counted but not kept
 constexpr size_t kPlottedCalls = 40;         // the longest calls go to "phases", which plots draw
@@ -100,7 +101,8 @@ class Runtime {
       return nlohmann::json{{"name", e.name},       {"start", e.start},       {"pack", e.pack},
                             {"to_server", e.to_server}, {"to_gpu", e.to_gpu}, {"plan", 0},
                             {"compute", e.compute}, {"from_gpu", e.from_gpu}, {"from_server", e.from_server},
-                            {"unpack", e.unpack},   {"bytes_sent", e.bytes_sent}, {"bytes_back", e.bytes_back}};
+                            {"unpack", e.unpack},   {"bytes_sent", e.bytes_sent}, {"bytes_back", e.bytes_back},
+                            {"total", e.total}};
     };
     nlohmann::json calls = nlohmann::json::array(), phases = nlohmann::json::array();
     for (const auto& e : trace_) calls.push_back(entry(e));
@@ -330,7 +332,7 @@ bool offload_level3(wire::Level3Call call, const MatrixRef* inputs, MatrixRef ou
       rt.trace({name + " " + std::to_string(call.m) + "x" + std::to_string(call.n) + "x" + std::to_string(call.k),
                 rt.seconds_since_start(t0), (t1 - t0) / 1e9, (r->receive_ns + r->queue_ns) / 1e9,
                 r->to_device_ns / 1e9, r->compute_ns / 1e9, r->from_device_ns / 1e9,
-                std::max(0.0, round_trip - server), (t3 - t2) / 1e9, sent, reply_bytes});
+                std::max(0.0, round_trip - server), (t3 - t2) / 1e9, sent, reply_bytes, (t3 - t0) / 1e9});
     }
     rt.record(name, [&](RoutineStats& s) {
       ++s.remote;
