@@ -1,14 +1,20 @@
 /* An ordinary BLAS program (built with -lblas, nothing of Outboard's): a few large Level-3 calls,
- * timed, with a checksum so a local and an offloaded run can be compared. */
+ * timed, with a checksum so a local and an offloaded run can be compared.
+ *   blas_demo [N] [d|s]   three GEMMs and a triangular solve of order N (default 2000), double or single */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 void dgemm_(const char*, const char*, const int*, const int*, const int*, const double*, const double*,
             const int*, const double*, const int*, const double*, double*, const int*, size_t, size_t);
 void dtrsm_(const char*, const char*, const char*, const char*, const int*, const int*, const double*,
             const double*, const int*, double*, const int*, size_t, size_t, size_t, size_t);
+void sgemm_(const char*, const char*, const int*, const int*, const int*, const float*, const float*,
+            const int*, const float*, const int*, const float*, float*, const int*, size_t, size_t);
+void strsm_(const char*, const char*, const char*, const char*, const int*, const int*, const float*,
+            const float*, const int*, float*, const int*, size_t, size_t, size_t, size_t);
 
 static double seconds(void) {
   struct timespec t;
@@ -16,27 +22,37 @@ static double seconds(void) {
   return t.tv_sec + t.tv_nsec * 1e-9;
 }
 
+/* One precision's run: T the element type, P its BLAS prefix. */
+#define DEMO(T, P)                                                                                         \
+  static int demo_##P(int n) {                                                                             \
+    T *a = malloc(sizeof(T) * n * n), *b = malloc(sizeof(T) * n * n), *c = malloc(sizeof(T) * n * n);      \
+    if (!a || !b || !c) return fprintf(stderr, "out of memory\n"), 1;                                      \
+    srand(1);                                                                                              \
+    for (long i = 0; i < (long)n * n; ++i) a[i] = rand() / (T)RAND_MAX, b[i] = rand() / (T)RAND_MAX;      \
+    for (int i = 0; i < n; ++i) a[i + (long)i * n] += n; /* well-conditioned for the solve */             \
+    const T one = 1, zero = 0;                                                                             \
+    for (int rep = 0; rep < 3; ++rep) {                                                                    \
+      double t = seconds();                                                                                \
+      P##gemm_("N", "N", &n, &n, &n, &one, a, &n, b, &n, &zero, c, &n, 1, 1);                              \
+      t = seconds() - t;                                                                                   \
+      printf(#P "gemm n=%d: %.3f s, %.1f GFLOP/s\n", n, t, 2.0 * n * n * n / t / 1e9);                     \
+    }                                                                                                      \
+    double t = seconds();                                                                                  \
+    P##trsm_("L", "U", "N", "N", &n, &n, &one, a, &n, c, &n, 1, 1, 1, 1);                                  \
+    printf(#P "trsm n=%d: %.3f s\n", n, seconds() - t);                                                    \
+    double sum = 0;                                                                                        \
+    for (long i = 0; i < (long)n * n; ++i) sum += fabs((double)c[i]);                                     \
+    printf("checksum %.12e\n", sum);                                                                       \
+    free(a), free(b), free(c);                                                                             \
+    return 0;                                                                                              \
+  }
+DEMO(double, d)
+DEMO(float, s)
+
 int main(int argc, char** argv) {
   int n = argc > 1 ? atoi(argv[1]) : 2000;
-  if (n < 1) return fprintf(stderr, "usage: blas_demo [N]\n"), 2;
-  double *a = malloc(sizeof(double) * n * n), *b = malloc(sizeof(double) * n * n), *c = malloc(sizeof(double) * n * n);
-  if (!a || !b || !c) return fprintf(stderr, "out of memory\n"), 1;
-  srand(1);
-  for (long i = 0; i < (long)n * n; ++i) a[i] = rand() / (double)RAND_MAX, b[i] = rand() / (double)RAND_MAX;
-  for (int i = 0; i < n; ++i) a[i + (long)i * n] += n;  /* well-conditioned for the solve */
-  const double one = 1, zero = 0;
-  for (int rep = 0; rep < 3; ++rep) {
-    double t = seconds();
-    dgemm_("N", "N", &n, &n, &n, &one, a, &n, b, &n, &zero, c, &n, 1, 1);
-    t = seconds() - t;
-    printf("dgemm n=%d: %.3f s, %.1f GFLOP/s\n", n, t, 2.0 * n * n * n / t / 1e9);
-  }
-  double t = seconds();
-  dtrsm_("L", "U", "N", "N", &n, &n, &one, a, &n, c, &n, 1, 1, 1, 1);
-  printf("dtrsm n=%d: %.3f s\n", n, seconds() - t);
-  double sum = 0;
-  for (long i = 0; i < (long)n * n; ++i) sum += fabs(c[i]);
-  printf("checksum %.12e\n", sum);
-  free(a), free(b), free(c);
-  return 0;
+  const char* precision = argc > 2 ? argv[2] : "d";
+  if (n < 1 || (strcmp(precision, "d") && strcmp(precision, "s")))
+    return fprintf(stderr, "usage: blas_demo [N] [d|s]\n"), 2;
+  return *precision == 's' ? demo_s(n) : demo_d(n);
 }

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# On the GPU machine: the same unmodified blas_demo (DGEMM x3, DTRSM) under NVBLAS on the local GPU
+# On the GPU machine: the same unmodified blas_demo (GEMM x3, TRSM; double and single) under NVBLAS on the local GPU
 # (the upper bound: no network) and through Outboard to a server on that host (GPU backend).
-# Usage: nvblas_vs_outboard.sh OUT_DIR [CARRY_DIR]
+# Usage: [PRECISIONS="d s"] [SIZES="4096 8192 16384"] nvblas_vs_outboard.sh OUT_DIR [CARRY_DIR]
 set -uo pipefail
 OUT=${1:?usage: nvblas_vs_outboard.sh OUT_DIR [CARRY_DIR]}
 CARRY=$(cd "${2:-.gpu-carry}" && pwd)
@@ -17,10 +17,12 @@ NVBLAS_AUTOPIN_MEM_ENABLED
 CONF
 source "$(dirname "$0")/../../scripts/local_server.sh"
 start_local_server "$CARRY/bin/outboard" "$R" || exit 1
-for n in 4096 8192 16384; do
-  echo "== n=$n NVBLAS ($NVBLAS)" | tee -a "$OUT/nvblas_vs_outboard.txt"
-  NVBLAS_CONFIG_FILE=$R/nvblas.conf LD_PRELOAD=$NVBLAS "$CARRY/bin/blas_demo" $n 2>&1 | tee -a "$OUT/nvblas_vs_outboard.txt"
-  echo "== n=$n Outboard (server on this host, GPU backend)" | tee -a "$OUT/nvblas_vs_outboard.txt"
-  "$CARRY/bin/outboard" run --offload always -- "$CARRY/bin/blas_demo" $n 2>&1 | tee -a "$OUT/nvblas_vs_outboard.txt"
+for p in ${PRECISIONS:-d s}; do
+  for n in ${SIZES:-4096 8192 16384}; do
+    echo "== $p n=$n NVBLAS ($NVBLAS)" | tee -a "$OUT/nvblas_vs_outboard.txt"
+    NVBLAS_CONFIG_FILE=$R/nvblas.conf LD_PRELOAD=$NVBLAS "$CARRY/bin/blas_demo" $n $p 2>&1 | tee -a "$OUT/nvblas_vs_outboard.txt"
+    echo "== $p n=$n Outboard (server on this host, GPU backend)" | tee -a "$OUT/nvblas_vs_outboard.txt"
+    "$CARRY/bin/outboard" run --offload always -- "$CARRY/bin/blas_demo" $n $p 2>&1 | tee -a "$OUT/nvblas_vs_outboard.txt"
+  done
 done
 kill $SERVER_PID
