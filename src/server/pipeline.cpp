@@ -25,10 +25,19 @@ uint64_t bytes_of(const wire::Operand& o, wire::Scalar s) {
 
 }  // namespace
 
-int64_t choose_block_cols(const wire::Level3Call& c) {
-  int64_t cols = (c.n + kTargetBlocks - 1) / kTargetBlocks;
-  cols = (cols + 63) / 64 * 64;
-  return std::max<int64_t>(cols, 64);
+int64_t choose_block_cols(const wire::Level3Call& c, const MeasuredRates& rates) {
+  auto round64 = [](double cols) { return std::max<int64_t>(64, (static_cast<int64_t>(cols) + 63) / 64 * 64); };
+  if (rates.link_bytes_per_second <= 0 || rates.device_flops_per_second <= 0)
+    return round64((c.n + kTargetBlocks - 1) / kTargetBlocks);
+  const double e = static_cast<double>(wire::element_bytes(c.scalar));
+  const double m = static_cast<double>(std::max<int64_t>(c.m, 1));
+  const double k = static_cast<double>(std::max<int64_t>(c.k ? c.k : c.m, 1));  // symm/trsm: A is m x m
+  const double arrival = static_cast<double>(wire::request_bytes(c)) / rates.link_bytes_per_second;
+  const double tail_per_col = 2 * m * k / rates.device_flops_per_second + m * e / rates.link_bytes_per_second;
+  double cols = kTailShare * arrival / tail_per_col;
+  cols = std::max(cols, static_cast<double>(kMinBlockCols));
+  cols = std::min(cols, static_cast<double>(c.n) / kMinBlocks);  // something to overlap comes first
+  return round64(cols);
 }
 
 Plan plan_pipeline(const wire::Level3Call& c, int64_t block_cols) {

@@ -35,14 +35,23 @@ struct Plan {
 // Splits a valid call into blocks of at most `block_cols` columns (0: choose, see below).
 Plan plan_pipeline(const wire::Level3Call& c, int64_t block_cols = 0);
 
-// Columns per GEMM block: B in about kTargetBlocks pieces, whole multiples of 64 columns (the
-// GPU's GEMM tiles; the seed's Table III shows the cost of other widths), at least 64. The
-// network is far slower than the GPU on every link Outboard serves (a block of B takes
-// k*cols*size/link seconds to arrive and 2*m*k*cols/gpu_rate to compute: at 50 GB/s vs 50 TFLOP/s
-// and DGEMM with m = 16384 the compute is 4x shorter), so blocks are sized for the link: small
-// enough that the last block's compute and the first block's wait are a small part of the call.
+// Rates measured on earlier calls (0: not known yet).
+struct MeasuredRates {
+  double link_bytes_per_second = 0;    // the client's data arriving
+  double device_flops_per_second = 0;  // the backend computing
+};
+
+// Columns per block, whole multiples of 64 (the GPU's GEMM tiles; the seed's Table III shows the
+// cost of other widths). What a pipelined call cannot hide is its tail: once the last block of
+// input is in, that block still computes (2*m*k*cols / device rate) and its result travels back
+// (m*cols*size / link rate). Blocks are sized so that tail is about kTailShare of the time the
+// input takes to arrive, at least kMinBlockCols (narrower GEMMs run below the GPU's peak) but at
+// most n / kMinBlocks (too few blocks leave nothing to overlap). Without rates: kTargetBlocks blocks.
 inline constexpr int64_t kTargetBlocks = 16;
-int64_t choose_block_cols(const wire::Level3Call& c);
+inline constexpr int64_t kMinBlocks = 4;
+inline constexpr int64_t kMinBlockCols = 256;
+inline constexpr double kTailShare = 0.02;
+int64_t choose_block_cols(const wire::Level3Call& c, const MeasuredRates& rates = {});
 
 // Pointers of a block's operands, as Backend::level3 takes them.
 struct BlockOperands {

@@ -69,6 +69,25 @@ TEST(PipelinePlan, BlockWidthsAreMultiplesOf64) {
   }
 }
 
+TEST(PipelinePlan, BlockWidthFromMeasuredRates) {
+  // DGEMM n = 16384 at 6 GB/s and 55 TFLOP/s: 4.3 GB arrive in 0.72 s; a column's tail is
+  // 9.8 us of compute and 21.8 us of return, so 2% of 0.72 s is about 453 columns -> 512.
+  Level3Call c = make(Routine::gemm, Scalar::d, 16384, 16384, 16384);
+  EXPECT_EQ(choose_block_cols(c, {6e9, 55e12}), 512);
+  // A slow link: arrival and return both slow, compute negligible: 650 columns -> 704.
+  EXPECT_EQ(choose_block_cols(c, {0.1e9, 55e12}), 704);
+  // A slow device: compute dominates the tail; blocks as narrow as allowed.
+  EXPECT_EQ(choose_block_cols(c, {6e9, 0.5e12}), kMinBlockCols);
+  // A small call: 2% of its 11 ms is 77 columns, raised to the narrowest efficient block.
+  Level3Call small = make(Routine::gemm, Scalar::d, 2048, 2048, 2048);
+  EXPECT_EQ(choose_block_cols(small, {6e9, 55e12}), kMinBlockCols);
+  // But never fewer than kMinBlocks blocks.
+  Level3Call narrow = make(Routine::gemm, Scalar::d, 16384, 512, 16384);
+  EXPECT_EQ(choose_block_cols(narrow, {6e9, 55e12}), 128);
+  // Unknown rates: kTargetBlocks blocks.
+  EXPECT_EQ(choose_block_cols(c, {}), 1024);
+}
+
 TEST(PipelinePlan, UnsplittableCallsAreOneBlock) {
   Level3Call t = make(Routine::gemm, Scalar::d, 500, 900, 200);
   t.transb = 'T';
