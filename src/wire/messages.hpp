@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/secret.hpp"
+#include "wire/lapack.hpp"
 #include "wire/level3.hpp"
 
 namespace outboard::wire {
@@ -29,6 +30,9 @@ enum class Type : uint16_t {
   error = 9,        // either way: the connection is about to be closed, and why
   ping = 10,        // client -> server: a payload (if any) for benchmarks
   pong = 11,        // server -> client: answer to a ping, with the payload back if asked
+  lapack_call = 12,   // client -> server: a LAPACK call; payload = packed input arrays (wire/lapack.hpp)
+  // 13 and 14 are reserved (call_chunk, reply_chunk).
+  lapack_reply = 15,  // server -> client: result of a LAPACK call: INFO; payload = packed output arrays
 };
 
 struct Hello {
@@ -66,6 +70,24 @@ struct CallReply {
   uint64_t compute_ns = 0;
   uint64_t from_device_ns = 0;
 };
+struct LapackRequest {
+  uint64_t call_id = 0;
+  LapackCall call;
+  uint64_t payload_bytes = 0;  // must equal request_bytes(call)
+};
+struct LapackReply {
+  uint64_t call_id = 0;
+  bool ok = false;
+  std::string message;  // why it failed, when !ok
+  int64_t info = 0;     // LAPACK's INFO, when ok
+  uint64_t payload_bytes = 0;  // reply_bytes(call) when ok, else 0
+  // As CallReply's.
+  uint64_t receive_ns = 0;
+  uint64_t queue_ns = 0;
+  uint64_t to_device_ns = 0;
+  uint64_t compute_ns = 0;
+  uint64_t from_device_ns = 0;
+};
 struct StatusRequest {
   uint64_t call_id = 0;
 };
@@ -93,13 +115,15 @@ struct Pong {
   uint64_t gpu_ns = 0;         // time the server spent copying to and from its GPU
 };
 
-// Alternatives in the order of Type's values.
+// Alternatives in the order of Type's values (type_of() in messages.cpp maps the two).
 using Message = std::variant<Hello, Challenge, Auth, AuthResult, Blas3Call, CallReply, StatusRequest, StatusReply,
-                             ErrorMessage, Ping, Pong>;
+                             ErrorMessage, Ping, Pong, LapackRequest, LapackReply>;
+// The Type of a message (its variant alternative).
+Type type_of(const Message& m);
 
 std::vector<std::byte> encode(const Message& m);
 // Throws ProtocolError on anything but one exactly well-formed message (wrong magic or version,
-// unknown type, truncation, trailing bytes, over-long strings, invalid BLAS call).
+// unknown type, truncation, trailing bytes, over-long strings, invalid BLAS or LAPACK call).
 Message decode(std::span<const std::byte> bytes);
 
 // Byte strings the MACs cover.

@@ -20,19 +20,22 @@
 extern "C" {
 #endif
 
-#define OUTBOARD_CUDA_API_VERSION 1
+/* 2: lapack (cuSOLVER) appended to the table. The loader accepts only this exact version. */
+#define OUTBOARD_CUDA_API_VERSION 2
 #define OUTBOARD_CUDA_PLUGIN_SYMBOL "outboard_cuda_plugin_v1"
 #define OUTBOARD_CUDA_PLUGIN_FILE "liboutboard-cuda.so"
 
 /* Return codes. 0 is success. The plugin's own failures are small negative numbers; a failure the
- * CUDA runtime reports as cudaError_t e is OUTBOARD_CUDA_ERR_RUNTIME - e, and one cuBLAS reports as
- * cublasStatus_t s is OUTBOARD_CUDA_ERR_CUBLAS - s. */
+ * CUDA runtime reports as cudaError_t e is OUTBOARD_CUDA_ERR_RUNTIME - e, one cuBLAS reports as
+ * cublasStatus_t s is OUTBOARD_CUDA_ERR_CUBLAS - s, and one cuSOLVER reports as cusolverStatus_t s
+ * is OUTBOARD_CUDA_ERR_CUSOLVER - s. */
 #define OUTBOARD_CUDA_OK 0
 #define OUTBOARD_CUDA_ERR_INVALID_ARGUMENT (-1)
 #define OUTBOARD_CUDA_ERR_HOST_MEMORY (-2) /* the plugin itself ran out of host memory */
 #define OUTBOARD_CUDA_ERR_INTERNAL (-3)
 #define OUTBOARD_CUDA_ERR_RUNTIME (-100000)
 #define OUTBOARD_CUDA_ERR_CUBLAS (-200000)
+#define OUTBOARD_CUDA_ERR_CUSOLVER (-300000)
 
 /* Copy directions. */
 #define OUTBOARD_CUDA_H2D 1
@@ -50,6 +53,31 @@ struct outboard_cuda_level3 {
   int64_t m, n, k;
   double alpha[2], beta[2];
   int64_t rows[3], cols[3];
+};
+
+/* One LAPACK call for `lapack` (the routines and array shapes of src/wire/lapack.hpp): routine
+ * 0 gesv, 1 getrf, 2 getrs, 3 posv, 4 potrf, 5 potrs, 6 gels, 7 geqrf, 8 syevd (heevd for complex),
+ * 9 gesvd; precision 's','d','c','z'; option characters upper case ('N' where unused). Host arrays
+ * are packed column-major (leading dimension = rows), null where the routine has none:
+ *   a     A, m x n (n x n for the square routines); copied back over itself when a_out is set
+ *   b     B, n x nrhs (gels: max(m,n) x nrhs), updated in place
+ *   ipiv  32-bit pivots, 1-based: written by gesv (n) and getrf (min(m,n)), read by getrs (n; the
+ *         caller has checked them to lie in 1..n)
+ *   vec   tau (geqrf, min(m,n)), w (syevd, n, real type), s (gesvd, min(m,n), real type)
+ *   u, vt gesvd's U (m x m for jobu 'A', m x min(m,n) for 'S') and VT (n x n, min(m,n) x n)
+ * Supported shapes: gels only with trans 'N' and m >= n; gesvd only with m >= n and jobu, jobvt in
+ * {A, S, N}; the caller sends other calls elsewhere. */
+struct outboard_cuda_lapack {
+  int routine;
+  char precision, trans, uplo, jobz, jobu, jobvt;
+  int a_out;
+  int64_t m, n, nrhs;
+  void* a;
+  void* b;
+  int32_t* ipiv;
+  void* vec;
+  void* u;
+  void* vt;
 };
 
 struct outboard_cuda_device_info {
@@ -130,6 +158,12 @@ struct outboard_cuda_api_v1 {
    * {to GPU, compute, from GPU} in nanoseconds. */
   int (*level3)(const struct outboard_cuda_level3* call, const void* a, const void* b, void* output,
                 uint64_t timing_ns[3]);
+
+  /* Version 2. One LAPACK call on the current device with cuSOLVER (and cuBLAS for gels' triangular
+   * solve): copies the host arrays in, computes, copies the outputs back, and stores LAPACK's INFO
+   * in *info (>= 0; the caller passes valid arguments only). One call at a time per process.
+   * timing_ns as for level3. */
+  int (*lapack)(const struct outboard_cuda_lapack* call, int64_t* info, uint64_t timing_ns[3]);
 };
 
 #if defined(__GNUC__)
