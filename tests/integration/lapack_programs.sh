@@ -18,6 +18,18 @@ run_checked() {  # name, then the command
 }
 routine_count() { status_field "s['calls_by_routine'].get('$1', 0)"; }
 
+# The shim exports exactly the reference LAPACK's functions (offloaded or passed through), less the
+# three BLAS symbols the BLAS shim exports; nothing of its own leaks out.
+REF=/usr/lib/x86_64-linux-gnu/lapack/liblapack.so.3
+if [ -f "$REF" ]; then
+  nm -D --defined-only "$REF" | awk '$2 == "T" || $2 == "W" {print $3}' | grep -vxE 'lsame_|xerbla_|xerbla_array_' |
+    LC_ALL=C sort >"$WORK/ref.syms"
+  nm -D --defined-only "$BUILD/lib/liboutboard-lapack.so" | awk '{print $3}' | LC_ALL=C sort >"$WORK/shim.syms"
+  diff "$WORK/ref.syms" "$WORK/shim.syms" >"$WORK/syms.diff" ||
+    { head -20 "$WORK/syms.diff"; fail "liboutboard-lapack.so's exports differ from the reference LAPACK's (scripts/gen-lapack-passthrough.sh regenerates the table)"; }
+  ok "liboutboard-lapack.so exports the reference LAPACK's $(wc -l <"$WORK/shim.syms") functions"
+fi
+
 run_checked lapack-local "$PROGRAMS/lapack_check"
 before=$(status_field "s['calls']")
 run_checked lapack-preload "$OUTBOARD" run --offload always -- "$PROGRAMS/lapack_check"
