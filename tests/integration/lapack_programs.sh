@@ -48,6 +48,14 @@ for r in ssyevd dsyevd cheevd zheevd; do [ "$(routine_count $r)" -gt 0 ] || fail
 [ "$(status_field "s['errors']")" = 0 ] || fail "the server reported errors"
 ok "every offloaded LAPACK routine was served remotely, without errors"
 
+# LAPACKE callers: the C interface calls the same Fortran symbols, which the shim serves.
+before_gesv=$(routine_count dgesv) before_syevd=$(routine_count dsyevd) before_potrf=$(routine_count dpotrf)
+run_checked lapacke-local "$PROGRAMS/lapacke_check"
+run_checked lapacke-preload "$OUTBOARD" run --offload always -- "$PROGRAMS/lapacke_check"
+[ "$(routine_count dgesv)" -ge $((before_gesv + 2)) ] && [ "$(routine_count dsyevd)" -ge $((before_syevd + 2)) ] &&
+  [ "$(routine_count dpotrf)" -ge $((before_potrf + 2)) ] || fail "LAPACKE calls were not served remotely"
+ok "LAPACKE_dgesv, LAPACKE_dsyevd and LAPACKE_dpotrf (row- and column-major) served remotely"
+
 # Auto mode: below the threshold nothing of lapack_check goes remote.
 before=$(status_field "s['calls']")
 OUTBOARD_MIN_FLOPS=1e12 run_checked lapack-auto-small "$OUTBOARD" run -- "$PROGRAMS/lapack_check" --size 5
