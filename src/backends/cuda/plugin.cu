@@ -793,8 +793,8 @@ static int ob_lapack(const outboard_cuda_lapack* call, int64_t* info, uint64_t t
     const size_t real = (c.precision == 's' || c.precision == 'c') ? 4 : 8;
     const size_t m = static_cast<size_t>(c.m), n = static_cast<size_t>(c.n), nrhs = static_cast<size_t>(c.nrhs);
     const size_t k = m < n ? m : n;
-    const bool square = c.routine <= 5 && c.routine != 1;
-    const bool rect = c.routine == 1 || c.routine >= 6;
+    // A is m x n for getrf, gels, geqrf and gesvd; n x n for the others.
+    const bool rect = c.routine == 1 || c.routine == 6 || c.routine == 7 || c.routine == 9;
     // Shapes of the host arrays (bytes), as in plugin_api.h.
     const size_t a_bytes = (rect ? m * n : n * n) * elem;
     size_t b_bytes = 0, ipiv_count = 0, vec_bytes = 0, u_bytes = 0, vt_bytes = 0;
@@ -809,7 +809,6 @@ static int ob_lapack(const outboard_cuda_lapack* call, int64_t* info, uint64_t t
       u_bytes = (c.jobu == 'A' ? m * m : c.jobu == 'S' ? m * k : 0) * elem;
       vt_bytes = (c.jobvt == 'A' ? n * n : c.jobvt == 'S' ? k * n : 0) * elem;
     }
-    (void)square;
     if (!c.a || (b_bytes && !c.b) || (ipiv_count && !c.ipiv) || (vec_bytes && !c.vec) || (u_bytes && !c.u) ||
         (vt_bytes && !c.vt))
       return fail(OUTBOARD_CUDA_ERR_INVALID_ARGUMENT, "lapack: an array the routine needs is missing");
@@ -876,8 +875,17 @@ static int ob_lapack(const outboard_cuda_lapack* call, int64_t* info, uint64_t t
 
 static int ob_release(void) {
   return guarded([&] {
-    std::lock_guard<std::mutex> lock(g_handles_mutex);
     int rc = OUTBOARD_CUDA_OK;
+    {
+      std::lock_guard<std::mutex> lock(g_solver_mutex);
+      for (cusolverDnHandle_t& h : g_solver_handles)
+        if (h) {
+          int r = check(cusolverDnDestroy(h), "cusolverDnDestroy");
+          if (!rc) rc = r;
+          h = nullptr;
+        }
+    }
+    std::lock_guard<std::mutex> lock(g_handles_mutex);
     for (cublasHandle_t& h : g_handles)
       if (h) {
         int r = check(cublasDestroy(h), "cublasDestroy");

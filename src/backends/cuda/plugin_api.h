@@ -147,8 +147,9 @@ struct outboard_cuda_api_v1 {
    * repeats in *seconds. The first call on a device creates its cuBLAS handle (not timed). */
   int (*gemm)(char precision, int n, const void* a, const void* b, void* c, int repeats, double* seconds);
 
-  /* Destroys the cuBLAS handles gemm created; a later gemm creates them again. Call when no gemm
-   * is running, before giving the devices up. */
+  /* Destroys the cuBLAS handles gemm and level3 created (and, since version 2, lapack's cuSOLVER
+   * handles); later calls create them again. Call when none is running, before giving the devices
+   * up. */
   int (*release)(void);
 
   /* One Level-3 call on the current device with cuBLAS: copies the host operands a, b (null where
