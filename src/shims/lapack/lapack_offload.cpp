@@ -1,7 +1,7 @@
 #include "shims/lapack/lapack_offload.hpp"
 
 #include <algorithm>
-#include <string>
+#include <string_view>
 #include <vector>
 
 #include "client/runtime.hpp"
@@ -116,24 +116,28 @@ bool remote_lapack(const LapackArgs& args, int* info) noexcept {
   } catch (...) {
     return false;
   }
-  // The application's arrays in layout order.
-  const wire::LapackLayout l = wire::layout(c);
-  std::vector<client::MatrixRef> inputs, outputs;
-  auto ref = [&](const wire::LapackArray& a) -> client::MatrixRef {
-    const std::string name = a.name;
-    if (name == "A") return {x.a, x.lda};
-    if (name == "B") return {x.b, x.ldb};
-    if (name == "ipiv") return {x.ipiv, a.rows};
-    if (name == "U") return {x.u, x.ldu};
-    if (name == "VT") return {x.vt, x.ldvt};
-    return {x.vec, a.rows};  // tau, w, s
-  };
-  for (const auto& a : l.inputs) inputs.push_back(ref(a));
-  for (const auto& a : l.outputs) outputs.push_back(ref(a));
-  int64_t result = 0;
-  if (!client::offload_lapack(c, inputs.data(), outputs.data(), &result)) return false;
-  *info = static_cast<int>(result);
-  return true;
+  try {  // nothing may throw across the C ABI (bad_alloc here means: run it locally)
+    // The application's arrays in layout order.
+    const wire::LapackLayout l = wire::layout(c);
+    std::vector<client::MatrixRef> inputs, outputs;
+    auto ref = [&](const wire::LapackArray& a) -> client::MatrixRef {
+      const std::string_view name = a.name;
+      if (name == "A") return {x.a, x.lda};
+      if (name == "B") return {x.b, x.ldb};
+      if (name == "ipiv") return {x.ipiv, a.rows};
+      if (name == "U") return {x.u, x.ldu};
+      if (name == "VT") return {x.vt, x.ldvt};
+      return {x.vec, a.rows};  // tau, w, s
+    };
+    for (const auto& a : l.inputs) inputs.push_back(ref(a));
+    for (const auto& a : l.outputs) outputs.push_back(ref(a));
+    int64_t result = 0;
+    if (!client::offload_lapack(c, inputs.data(), outputs.data(), &result)) return false;
+    *info = static_cast<int>(result);
+    return true;
+  } catch (...) {
+    return false;
+  }
 }
 
 void* real_function(const char* name) noexcept { return real_lapack_function(name); }
