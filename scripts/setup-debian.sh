@@ -8,6 +8,7 @@ PACKAGES=(
   build-essential cmake ninja-build pkg-config gfortran git
   libucx-dev ucx-utils                     # transport (and ucx_perftest for the benchmarks)
   libopenblas-dev libblas-dev libblas-test # server CPU backend, reference BLAS and its test programs
+  liblapack-dev liblapacke-dev liblapack-test # reference LAPACK (pass-through symbol table), LAPACKE, LAPACK testers
   libsodium-dev                            # keyed MAC for authentication
   libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev libtomlplusplus-dev
   libgtest-dev clang libclang-rt-14-dev    # tests, and libFuzzer for the fuzz target

@@ -94,6 +94,7 @@ std::optional<transport::Buffer> Connection::on_payload(std::span<const std::byt
   }
   if (auto* r = std::get_if<wire::CallReply>(&m)) id = r->call_id, announced = r->payload_bytes;
   else if (auto* p = std::get_if<wire::Pong>(&m)) id = p->call_id, announced = p->payload_bytes;
+  else if (auto* l = std::get_if<wire::LapackReply>(&m)) id = l->call_id, announced = l->payload_bytes;
   else return std::nullopt;
   auto it = pending_.find(id);
   if (it == pending_.end() || bytes != announced || bytes > it->second->reply_capacity) return std::nullopt;

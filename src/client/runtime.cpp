@@ -357,3 +357,119 @@ bool offload_level3(wire::Level3Call call, const MatrixRef* inputs, MatrixRef ou
 }
 
 }  // namespace outboard::client
+
+namespace outboard::client {
+namespace {
+
+// One LAPACK array: contiguous ones travel as they are, others are packed column by column.
+transport::Segment pack_array(int64_t rows, int64_t cols, size_t elem, MatrixRef m,
+                              std::vector<transport::Buffer>& scratch) {
+  const size_t col = static_cast<size_t>(rows) * elem, bytes = col * static_cast<size_t>(cols);
+  if (cols <= 1 || m.ld == rows) return {m.data, bytes};
+  scratch.push_back(transport::Buffer::allocate(bytes));
+  std::byte* dst = scratch.back().data();
+  auto* src = static_cast<const std::byte*>(m.data);
+  for (int64_t j = 0; j < cols; ++j) std::memcpy(dst + j * col, src + j * static_cast<size_t>(m.ld) * elem, col);
+  return {dst, bytes};
+}
+
+void unpack_array(const std::byte* src, int64_t rows, int64_t cols, size_t elem, MatrixRef m) {
+  auto* dst = static_cast<std::byte*>(const_cast<void*>(m.data));
+  const size_t col = static_cast<size_t>(rows) * elem;
+  if (cols <= 1 || m.ld == rows) {
+    std::memcpy(dst, src, col * static_cast<size_t>(cols));
+    return;
+  }
+  for (int64_t j = 0; j < cols; ++j) std::memcpy(dst + j * static_cast<size_t>(m.ld) * elem, src + j * col, col);
+}
+
+}  // namespace
+
+bool offload_lapack(const wire::LapackCall& call, const MatrixRef* inputs, const MatrixRef* outputs,
+                    int64_t* info) noexcept {
+  std::string name;
+  try {
+    Runtime& rt = runtime();
+    name = wire::call_name(call);
+    const Settings& settings = rt.settings();
+    const bool remote = settings.offload == OffloadMode::always ||
+                        (settings.offload == OffloadMode::automatic && wire::flops(call) >= settings.min_flops);
+    if (!remote) {
+      rt.record(name, [](RoutineStats& s) { ++s.local; });
+      return false;
+    }
+    auto fall_back = [&](const std::string& why) {
+      rt.remote_failed(name, why);
+      rt.record(name, [](RoutineStats& s) { ++s.fell_back; });
+      return false;
+    };
+    wire::validate(call);
+    const wire::LapackLayout l = wire::layout(call);
+    std::string why;
+    std::shared_ptr<Connection> conn = rt.connection(why);
+    if (!conn) return fall_back(why);
+    const uint64_t t0 = now_ns();
+    std::vector<transport::Buffer> scratch;
+    std::vector<transport::Segment> payload;
+    for (size_t i = 0; i < l.inputs.size(); ++i) {
+      const auto& a = l.inputs[i];
+      transport::Segment seg = pack_array(a.rows, a.cols, wire::array_element_bytes(a, call.scalar), inputs[i], scratch);
+      if (seg.bytes) payload.push_back(seg);
+    }
+    const uint64_t sent = wire::request_bytes(call), reply_bytes = wire::reply_bytes(call);
+    // The results land aside and are copied in on success: a failed call leaves the arrays as
+    // they were, for the local rerun.
+    transport::Buffer result = transport::Buffer::allocate(std::max<uint64_t>(reply_bytes, 1));
+    const uint64_t t1 = now_ns();
+    wire::Message reply;
+    try {
+      reply = conn->request(wire::LapackRequest{0, call, sent}, std::move(payload), result.data(), reply_bytes,
+                            settings.timeout_seconds);
+    } catch (const Error& e) {
+      return fall_back(e.what());
+    }
+    const uint64_t t2 = now_ns();
+    auto* r = std::get_if<wire::LapackReply>(&reply);
+    if (!r || !r->ok || r->payload_bytes != reply_bytes || r->info < 0)
+      return fall_back(r && !r->ok ? "server: " + r->message : std::string("unexpected reply"));
+    uint64_t offset = 0;
+    for (size_t i = 0; i < l.outputs.size(); ++i) {
+      const auto& a = l.outputs[i];
+      const size_t elem = wire::array_element_bytes(a, call.scalar);
+      unpack_array(result.data() + offset, a.rows, a.cols, elem, outputs[i]);
+      offset += wire::array_bytes(a, call.scalar);
+    }
+    *info = r->info;
+    rt.remote_succeeded();
+    const uint64_t t3 = now_ns();
+    if (rt.tracing()) {
+      const double server = (r->receive_ns + r->queue_ns + r->to_device_ns + r->compute_ns + r->from_device_ns) / 1e9;
+      const double round_trip = (t2 - t1) / 1e9;
+      rt.trace({name + " " + std::to_string(call.m) + "x" + std::to_string(call.n) + "x" + std::to_string(call.nrhs),
+                rt.seconds_since_start(t0), (t1 - t0) / 1e9, (r->receive_ns + r->queue_ns) / 1e9,
+                r->to_device_ns / 1e9, r->compute_ns / 1e9, r->from_device_ns / 1e9,
+                std::max(0.0, round_trip - server), (t3 - t2) / 1e9, sent, reply_bytes, (t3 - t0) / 1e9});
+    }
+    rt.record(name, [&](RoutineStats& s) {
+      ++s.remote;
+      s.bytes_sent += sent;
+      s.bytes_received += reply_bytes;
+      s.pack_ns += t1 - t0;
+      s.round_trip_ns += t2 - t1;
+      s.receive_ns += r->receive_ns;
+      s.queue_ns += r->queue_ns;
+      s.to_device_ns += r->to_device_ns;
+      s.compute_ns += r->compute_ns;
+      s.from_device_ns += r->from_device_ns;
+      s.unpack_ns += t3 - t2;
+    });
+    return true;
+  } catch (const std::bad_alloc&) {
+    runtime().remote_failed(name, "out of memory for staging buffers");
+  } catch (const std::exception& e) {
+    runtime().remote_failed(name, e.what());
+  }
+  return false;
+}
+
+}  // namespace outboard::client

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 
+#include "wire/lapack.hpp"
 #include "wire/level3.hpp"
 
 namespace outboard::client {
@@ -21,6 +22,15 @@ struct MatrixRef {
 // allowed: a warning was printed). Never throws; with OUTBOARD_FALLBACK=fail a remote failure ends
 // the process with a message.
 bool offload_level3(wire::Level3Call call, const MatrixRef* inputs, MatrixRef output) noexcept;
+
+// Offers a valid LAPACK call (argument checking, quick returns and workspace queries are the
+// caller's job). `inputs` and `outputs` follow wire::layout(call): each array in the application's
+// memory with its leading dimension (vectors: their length); an output updated in place is the same
+// memory as its input. Returns true when the call ran remotely: the outputs are written and *info
+// holds LAPACK's INFO. False: the caller must run the real LAPACK (nothing was written), as for
+// offload_level3. Never throws.
+bool offload_lapack(const wire::LapackCall& call, const MatrixRef* inputs, const MatrixRef* outputs,
+                    int64_t* info) noexcept;
 
 // Whether a call of `flops` floating-point operations may go remote at all under the offload
 // policy: a cheap first test, so small calls reach the local BLAS with little added cost.

@@ -9,6 +9,7 @@
 #include "common/error.hpp"
 #include "server/pipeline.hpp"
 #include "transport/buffer.hpp"
+#include "wire/lapack.hpp"
 #include "wire/level3.hpp"
 
 namespace outboard::server {
@@ -35,6 +36,14 @@ class Backend {
   virtual std::unique_ptr<Pipeline> pipeline(const Plan&, std::byte* /*staging*/) { return nullptr; }
   // Whether level3() serves calls (a device backend may only move data so far).
   virtual bool serves_level3() const { return true; }
+  // Runs a validated LAPACK call (wire/lapack.hpp) on densely packed column-major arrays:
+  // `inputs` in wire::layout(call).inputs order (read only); `outputs` in layout(call).outputs
+  // order, those with from_input >= 0 already holding that input's values (updated in place).
+  // Returns LAPACK's INFO (>= 0: the server never passes invalid arguments). Throws Error on failure.
+  virtual int64_t lapack(const wire::LapackCall& call, std::span<const std::byte* const> inputs,
+                         std::span<std::byte* const> outputs, DeviceTiming& timing);
+  // Whether lapack() serves this call (a device backend may leave some shapes to the CPU).
+  virtual bool serves_lapack(const wire::LapackCall&) const { return false; }
   // Where this backend's operands are best received: page-locked memory for a GPU (full-speed
   // copies), or nullptr for ordinary memory.
   virtual const transport::HostAllocator* staging() const { return nullptr; }
@@ -45,6 +54,11 @@ class Backend {
   virtual bool has_device_memory() const { return false; }
   virtual uint64_t device_round_trip(const std::byte* in, std::byte* back, size_t bytes);
 };
+
+inline int64_t Backend::lapack(const wire::LapackCall& call, std::span<const std::byte* const>,
+                               std::span<std::byte* const>, DeviceTiming&) {
+  throw Error(name() + " backend does not serve LAPACK (" + wire::call_name(call) + ")");
+}
 
 inline uint64_t Backend::device_round_trip(const std::byte*, std::byte*, size_t) {
   throw Error(name() + " backend has no device memory");

@@ -64,7 +64,7 @@ struct Completion {
   wire::Message reply;             // CallReply or Pong
   std::shared_ptr<Buffer> buffer;  // holds the reply's payload
   size_t offset = 0, bytes = 0;    // the payload within `buffer`; bytes 0: none
-  std::string routine;             // BLAS calls (for the counters); empty for pings
+  std::string routine;             // BLAS and LAPACK calls (for the counters); empty for pings
 };
 
 }  // namespace
@@ -75,6 +75,8 @@ struct Server::Impl {
   Backend* level3_backend = nullptr;  // the first host backend that serves Level-3 BLAS
   Backend* level3_device = nullptr;   // the first device backend that does, for large calls
   Backend* device_backend = nullptr;  // the first with device memory, if any
+  Backend* lapack_backend = nullptr;  // the first host backend that serves LAPACK
+  Backend* lapack_device = nullptr;   // the first device backend that does, for large calls
   Secret secret{};
   std::string server_name;
   uint64_t started_ns = now_ns();
@@ -160,6 +162,7 @@ struct Server::Impl {
         state = 1;
         return Buffer::borrow(cc->staging.data() + wire::chunk_offset(*chunk), bytes, cc);
       }
+      if (auto* lq = std::get_if<wire::LapackRequest>(&m)) return lapack_payload(*s, *lq, bytes);
       auto* call = std::get_if<wire::Blas3Call>(&m);
       if (!call) throw ProtocolError("this message carries no payload");
       if (call->payload_bytes != bytes)
@@ -177,6 +180,27 @@ struct Server::Impl {
       s->refusal = e.what();
     }
     return std::nullopt;
+  }
+
+  // A LAPACK call's memory: its inputs as they arrive, then room for its outputs.
+  std::optional<Buffer> lapack_payload(Session& s, const wire::LapackRequest& q, uint64_t bytes) {
+    if (q.payload_bytes != bytes)
+      throw ProtocolError("payload of " + std::to_string(bytes) + " bytes does not match the announced " +
+                          std::to_string(q.payload_bytes));
+    Backend* backend = lapack_backend_for(q.call);
+    if (!backend) throw ProtocolError("this server has no backend that serves LAPACK");
+    const uint64_t total = bytes + wire::reply_bytes(q.call);
+    check_limits(s, total);
+    s.arrival_ns[q.call_id] = now_ns();
+    Buffer b = Buffer::allocate(total, backend->staging());
+    s.held_bytes += total;
+    return b;
+  }
+
+  // LAPACK: large calls on a device backend that serves them, the rest on the host.
+  Backend* lapack_backend_for(const wire::LapackCall& c) const {
+    if (lapack_device && wire::flops(c) >= config.gpu_min_flops && lapack_device->serves_lapack(c)) return lapack_device;
+    return lapack_backend;
   }
 
   // The cost model, for now: large calls on the GPU, small ones where no copies are needed.
@@ -229,6 +253,7 @@ struct Server::Impl {
         if (auto* c = std::get_if<wire::Blas3Call>(&m)) return on_call(*s, *c, std::move(payload));
         if (auto* c = std::get_if<wire::CallChunk>(&m)) return on_chunk(*s, *c);
         if (auto* p = std::get_if<wire::Ping>(&m)) return on_ping(*s, *p, std::move(payload));
+        if (auto* q = std::get_if<wire::LapackRequest>(&m)) return on_lapack(*s, *q, std::move(payload));
         if (auto* q = std::get_if<wire::StatusRequest>(&m))
           return send(peer, wire::StatusReply{q->call_id, status().dump()});
         return reject(peer, "unexpected message");
@@ -490,6 +515,75 @@ struct Server::Impl {
 
   size_t chunked_active = 0;
 
+  // Mirrors on_call. The buffer holds the inputs, then the outputs (reply payload).
+  void on_lapack(Session& s, const wire::LapackRequest& req, Buffer payload) {
+    const uint64_t received = now_ns();
+    uint64_t arrived = received;
+    if (auto it = s.arrival_ns.find(req.call_id); it != s.arrival_ns.end()) {
+      arrived = it->second;
+      s.arrival_ns.erase(it);
+    }
+    const wire::LapackCall& c = req.call;
+    Backend* backend = lapack_backend_for(c);
+    if (!backend) return reject(s.peer, "this server has no backend that serves LAPACK");
+    const uint64_t in_bytes = req.payload_bytes;
+    const uint64_t total = in_bytes + wire::reply_bytes(c);
+    if (payload.size() != total) {  // no payload arrived (empty inputs): on_payload did not allocate
+      if (payload.size() != 0 || in_bytes != 0) return reject(s.peer, "payload size does not match the call");
+      try {
+        check_limits(s, total);
+        payload = Buffer::allocate(std::max<uint64_t>(total, 1));
+      } catch (const std::bad_alloc&) {
+        return reject(s.peer, "server is out of memory for this call");
+      } catch (const std::exception& e) {
+        return reject(s.peer, std::string("request refused: ") + e.what());
+      }
+      s.held_bytes += payload.size();
+    }
+    s.bytes_in += in_bytes;
+    auto buf = std::make_shared<Buffer>(std::move(payload));
+    PeerId peer = s.peer;
+    uint64_t call_id = req.call_id;
+    pool->submit([this, backend, c, buf, peer, call_id, in_bytes, arrived, received] {
+      wire::LapackReply reply{call_id, true, "", 0, 0, received - arrived, now_ns() - received};
+      const uint64_t out_bytes = wire::reply_bytes(c);
+      try {
+        const wire::LapackLayout l = wire::layout(c);
+        std::vector<const std::byte*> inputs;
+        std::vector<std::byte*> outputs;
+        uint64_t offset = 0;
+        for (const auto& a : l.inputs) {
+          inputs.push_back(buf->data() + offset);
+          offset += wire::array_bytes(a, c.scalar);
+        }
+        for (const auto& a : l.outputs) {
+          std::byte* p = buf->data() + offset;
+          const uint64_t n = wire::array_bytes(a, c.scalar);
+          if (a.from_input >= 0) std::memcpy(p, inputs[a.from_input], n);
+          else std::memset(p, 0, n);
+          outputs.push_back(p);
+          offset += n;
+        }
+        wire::check_inputs(c, inputs.data());
+        DeviceTiming device;
+        const uint64_t t0 = now_ns();
+        reply.info = backend->lapack(c, inputs, outputs, device);
+        reply.compute_ns = now_ns() - t0;
+        if (device.compute_ns) {
+          reply.to_device_ns = device.to_device_ns;
+          reply.compute_ns = device.compute_ns;
+          reply.from_device_ns = device.from_device_ns;
+        }
+        reply.payload_bytes = out_bytes;
+      } catch (const std::exception& e) {
+        reply.ok = false;
+        reply.message = e.what();
+        reply.info = 0;
+      }
+      complete({peer, reply, buf, in_bytes, reply.ok ? out_bytes : 0, wire::call_name(c)});
+    });
+  }
+
   nlohmann::json status() const;
 
   void complete(Completion c) {
@@ -509,16 +603,20 @@ struct Server::Impl {
     for (Completion& d : batch) {
       Session* s = session(d.peer);
       if (!d.routine.empty()) {
-        auto& r = std::get<wire::CallReply>(d.reply);
+        bool ok = true;
+        uint64_t call_id = 0;
+        std::string message;
+        if (auto* r = std::get_if<wire::CallReply>(&d.reply)) ok = r->ok, call_id = r->call_id, message = r->message;
+        if (auto* r = std::get_if<wire::LapackReply>(&d.reply)) ok = r->ok, call_id = r->call_id, message = r->message;
         ++total_calls;
         ++calls_by_routine[d.routine];
-        if (!r.ok) {
+        if (!ok) {
           ++total_errors;
-          spdlog::warn("call.failed peer={} call={} routine={} error=\"{}\"", d.peer, r.call_id, d.routine, r.message);
+          spdlog::warn("call.failed peer={} call={} routine={} error=\"{}\"", d.peer, call_id, d.routine, message);
         }
         if (s) {
           ++s->calls;
-          if (!r.ok) ++s->errors;
+          if (!ok) ++s->errors;
         }
       }
       if (!s || s->state == State::closing) continue;  // the client left; its result is dropped
@@ -558,6 +656,13 @@ Server::Server(Config config, std::vector<std::unique_ptr<Backend>> backends) : 
     Backend*& slot = b->has_device_memory() ? impl_->level3_device : impl_->level3_backend;
     if (!slot && b->serves_level3()) slot = b.get();
     if (!impl_->device_backend && b->has_device_memory()) impl_->device_backend = b.get();
+    // Any call of a routine tells whether a backend serves LAPACK at all; shapes it leaves to the
+    // host are checked per call.
+    wire::LapackCall probe{};
+    probe.n = 1;
+    probe.nrhs = 1;
+    Backend*& lapack_slot = b->has_device_memory() ? impl_->lapack_device : impl_->lapack_backend;
+    if (!lapack_slot && b->serves_lapack(probe)) lapack_slot = b.get();
   }
   if (!impl_->level3_backend) impl_->level3_backend = impl_->level3_device;
   if (!impl_->level3_backend) throw Error("no backend serves Level-3 BLAS");

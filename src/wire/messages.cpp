@@ -1,5 +1,7 @@
 #include "wire/messages.hpp"
 
+#include <iterator>
+
 #include "wire/codec.hpp"
 
 namespace outboard::wire {
@@ -48,9 +50,38 @@ bool get_bool(Reader& r) {
   return b == 1;
 }
 
-Type type_of(const Message& m) { return static_cast<Type>(m.index() + 1); }
+void put_lapack(Writer& w, const LapackCall& c) {
+  w.u8(static_cast<uint8_t>(c.routine));
+  w.u8(static_cast<uint8_t>(c.scalar));
+  for (char ch : {c.trans, c.uplo, c.jobz, c.jobu, c.jobvt}) w.u8(static_cast<uint8_t>(ch));
+  w.i64(c.m);
+  w.i64(c.n);
+  w.i64(c.nrhs);
+}
+
+LapackCall get_lapack(Reader& r) {
+  LapackCall c;
+  c.routine = static_cast<LapackRoutine>(r.u8());
+  c.scalar = static_cast<Scalar>(r.u8());
+  for (char* ch : {&c.trans, &c.uplo, &c.jobz, &c.jobu, &c.jobvt}) *ch = static_cast<char>(r.u8());
+  c.m = r.i64();
+  c.n = r.i64();
+  c.nrhs = r.i64();
+  validate(c);
+  return c;
+}
 
 }  // namespace
+
+Type type_of(const Message& m) {
+  // Indexed by the variant's alternatives, in order.
+  static constexpr Type kTypes[] = {Type::hello,          Type::challenge,    Type::auth,  Type::auth_result,
+                                    Type::blas3_call,     Type::call_reply,   Type::status_request,
+                                    Type::status_reply,   Type::error,        Type::ping,  Type::pong,
+                                    Type::lapack_call,    Type::lapack_reply, Type::call_chunk, Type::reply_chunk};
+  static_assert(std::size(kTypes) == std::variant_size_v<Message>);
+  return kTypes[m.index()];
+}
 
 std::vector<std::byte> encode(const Message& m) {
   std::vector<std::byte> out;
@@ -106,7 +137,6 @@ std::vector<std::byte> encode(const Message& m) {
                    w.u64(p.payload_bytes);
                    w.u64(p.gpu_ns);
                  },
-                 [&](const Reserved12&) { throw ProtocolError("message type 12 is reserved"); },
                  [&](const CallChunk& c) {
                    w.u64(c.call_id);
                    put_call(w, c.call);
@@ -118,6 +148,23 @@ std::vector<std::byte> encode(const Message& m) {
                    w.u64(c.call_id);
                    w.u64(c.offset);
                    w.u64(c.bytes);
+                 },
+                 [&](const LapackRequest& q) {
+                   w.u64(q.call_id);
+                   put_lapack(w, q.call);
+                   w.u64(q.payload_bytes);
+                 },
+                 [&](const LapackReply& r) {
+                   w.u64(r.call_id);
+                   w.u8(r.ok);
+                   w.str(r.message);
+                   w.i64(r.info);
+                   w.u64(r.payload_bytes);
+                   w.u64(r.receive_ns);
+                   w.u64(r.queue_ns);
+                   w.u64(r.to_device_ns);
+                   w.u64(r.compute_ns);
+                   w.u64(r.from_device_ns);
                  },
              },
              m);
@@ -245,6 +292,32 @@ Message decode(std::span<const std::byte> bytes) {
       c.offset = r.u64();
       c.bytes = r.u64();
       if (c.bytes == 0 || c.offset > UINT64_MAX - c.bytes) throw ProtocolError("invalid result chunk");
+      m = c;
+      break;
+    }
+    case Type::lapack_call: {
+      LapackRequest q;
+      q.call_id = r.u64();
+      q.call = get_lapack(r);
+      q.payload_bytes = r.u64();
+      if (q.payload_bytes != request_bytes(q.call))
+        throw ProtocolError("LAPACK call announces " + std::to_string(q.payload_bytes) +
+                            " payload bytes, its arrays need " + std::to_string(request_bytes(q.call)));
+      m = q;
+      break;
+    }
+    case Type::lapack_reply: {
+      LapackReply c;
+      c.call_id = r.u64();
+      c.ok = get_bool(r);
+      c.message = r.str(kMaxText);
+      c.info = r.i64();
+      c.payload_bytes = r.u64();
+      c.receive_ns = r.u64();
+      c.queue_ns = r.u64();
+      c.to_device_ns = r.u64();
+      c.compute_ns = r.u64();
+      c.from_device_ns = r.u64();
       m = c;
       break;
     }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/secret.hpp"
+#include "wire/lapack.hpp"
 #include "wire/level3.hpp"
 
 namespace outboard::wire {
@@ -30,8 +31,10 @@ enum class Type : uint16_t {
   error = 9,        // either way: the connection is about to be closed, and why
   ping = 10,        // client -> server: a payload (if any) for benchmarks
   pong = 11,        // server -> client: answer to a ping, with the payload back if asked
-  call_chunk = 13,  // client -> server: one piece of a large Level-3 call's input (pipelined path)
-  reply_chunk = 14, // server -> client: one piece of a pipelined call's result
+  lapack_call = 12,   // client -> server: a LAPACK call; payload = packed input arrays (wire/lapack.hpp)
+  call_chunk = 13,    // client -> server: one piece of a large Level-3 call's input (pipelined path)
+  reply_chunk = 14,   // server -> client: one piece of a pipelined call's result
+  lapack_reply = 15,  // server -> client: result of a LAPACK call: INFO; payload = packed output arrays
 };
 
 struct Hello {
@@ -63,6 +66,24 @@ struct CallReply {
   // Where the server's time went, for reports and phase plots: from the request's first byte to
   // its last, then waiting for a compute thread, then copying to a device, computing, and copying
   // back (the device copies are zero on a host backend).
+  uint64_t receive_ns = 0;
+  uint64_t queue_ns = 0;
+  uint64_t to_device_ns = 0;
+  uint64_t compute_ns = 0;
+  uint64_t from_device_ns = 0;
+};
+struct LapackRequest {
+  uint64_t call_id = 0;
+  LapackCall call;
+  uint64_t payload_bytes = 0;  // must equal request_bytes(call)
+};
+struct LapackReply {
+  uint64_t call_id = 0;
+  bool ok = false;
+  std::string message;  // why it failed, when !ok
+  int64_t info = 0;     // LAPACK's INFO, when ok
+  uint64_t payload_bytes = 0;  // reply_bytes(call) when ok, else 0
+  // As CallReply's.
   uint64_t receive_ns = 0;
   uint64_t queue_ns = 0;
   uint64_t to_device_ns = 0;
@@ -120,14 +141,15 @@ inline uint64_t chunk_length(const CallChunk& c) {
   return std::min(c.chunk_bytes, c.payload_bytes - chunk_offset(c));
 }
 
-// Alternatives in the order of Type's values (12 is reserved for LAPACK calls).
-struct Reserved12 {};
+// The alternatives; type_of() in messages.cpp maps each to its Type.
 using Message = std::variant<Hello, Challenge, Auth, AuthResult, Blas3Call, CallReply, StatusRequest, StatusReply,
-                             ErrorMessage, Ping, Pong, Reserved12, CallChunk, ReplyChunk>;
+                             ErrorMessage, Ping, Pong, LapackRequest, LapackReply, CallChunk, ReplyChunk>;
+// The Type of a message (its variant alternative).
+Type type_of(const Message& m);
 
 std::vector<std::byte> encode(const Message& m);
 // Throws ProtocolError on anything but one exactly well-formed message (wrong magic or version,
-// unknown type, truncation, trailing bytes, over-long strings, invalid BLAS call).
+// unknown type, truncation, trailing bytes, over-long strings, invalid BLAS or LAPACK call).
 Message decode(std::span<const std::byte> bytes);
 
 // Byte strings the MACs cover.

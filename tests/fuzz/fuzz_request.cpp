@@ -4,6 +4,7 @@
 // else (another exception, a crash, an overread or undefined behaviour seen by ASan/UBSan, an
 // allocation over -rss_limit_mb) is a finding. For a decoded message the target also checks:
 //   - encode(decode(x)) == x: the encoding is canonical, so nothing is lost or invented;
+//   - a decoded LapackRequest likewise (check_lapack);
 //   - a decoded Blas3Call is valid, and layout/request_bytes/reply_bytes/flops work on it without
 //     throwing, agree with its payload_bytes, and give sane values.
 // A failed check calls __builtin_trap() so that libFuzzer records the input as a crash.
@@ -50,6 +51,25 @@ void check_call(const Blas3Call& b) {
   (void)call_name(c);
 }
 
+// A decoded LAPACK call: valid, and its layout and sizes agree with its payload.
+void check_lapack(const LapackRequest& q) {
+  const LapackCall& c = q.call;
+  validate(c);
+  const LapackLayout l = layout(c);
+  check(!l.inputs.empty() && !l.outputs.empty());
+  uint64_t in = 0, out = 0;
+  for (const auto& a : l.inputs) check(a.rows >= 0 && a.cols >= 0), in += array_bytes(a, c.scalar);
+  for (const auto& a : l.outputs) {
+    check(a.rows >= 0 && a.cols >= 0 && a.from_input < int(l.inputs.size()));
+    if (a.from_input >= 0) check(array_bytes(l.inputs[a.from_input], c.scalar) == array_bytes(a, c.scalar));
+    out += array_bytes(a, c.scalar);
+  }
+  check(in == q.payload_bytes && in == request_bytes(c) && out == reply_bytes(c));
+  const double f = flops(c);
+  check(f >= 0 && !std::isnan(f));
+  (void)call_name(c);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -64,5 +84,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<std::byte> again = encode(m);
   check(again.size() == size && (size == 0 || std::memcmp(again.data(), data, size) == 0));
   if (const auto* b = std::get_if<Blas3Call>(&m)) check_call(*b);
+  if (const auto* q = std::get_if<LapackRequest>(&m)) check_lapack(*q);
   return 0;
 }

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "wire/lapack.hpp"
 #include "wire/level3.hpp"
 #include "wire/messages.hpp"
 
@@ -72,6 +73,26 @@ std::map<std::string, std::vector<std::byte>> seeds() {
   out["blas3_zher2k"] = encode(blas3(8, call(Routine::her2k, Scalar::z, 'N', 'L', 'N', 'N', 'N', 0, 2, 5, true, {1, 0})));
   out["blas3_ctrmm"] = encode(blas3(9, call(Routine::trmm, Scalar::c, 'R', 'L', 'T', 'N', 'U', 4, 4, 0, true)));
   out["blas3_dtrsm"] = encode(blas3(10, call(Routine::trsm, Scalar::d, 'L', 'U', 'N', 'N', 'N', 5, 3, 0, true)));
+  auto lapack = [](uint64_t id, LapackRoutine r, Scalar s, char trans, char uplo, char jobz, char jobu, char jobvt,
+                   int64_t m, int64_t n, int64_t nrhs) {
+    LapackCall c;
+    c.routine = r, c.scalar = s, c.trans = trans, c.uplo = uplo, c.jobz = jobz, c.jobu = jobu, c.jobvt = jobvt;
+    c.m = m, c.n = n, c.nrhs = nrhs;
+    validate(c);
+    return encode(LapackRequest{id, c, request_bytes(c)});
+  };
+  using LR = LapackRoutine;
+  out["lapack_dgesv"] = lapack(11, LR::gesv, Scalar::d, 'N', 'N', 'N', 'N', 'N', 0, 5, 2);
+  out["lapack_sgetrf"] = lapack(12, LR::getrf, Scalar::s, 'N', 'N', 'N', 'N', 'N', 7, 4, 0);
+  out["lapack_zgetrs"] = lapack(13, LR::getrs, Scalar::z, 'C', 'N', 'N', 'N', 'N', 0, 3, 2);
+  out["lapack_cposv"] = lapack(14, LR::posv, Scalar::c, 'N', 'L', 'N', 'N', 'N', 0, 4, 1);
+  out["lapack_dpotrf"] = lapack(15, LR::potrf, Scalar::d, 'N', 'U', 'N', 'N', 'N', 0, 6, 0);
+  out["lapack_spotrs"] = lapack(16, LR::potrs, Scalar::s, 'N', 'U', 'N', 'N', 'N', 0, 3, 3);
+  out["lapack_dgels"] = lapack(17, LR::gels, Scalar::d, 'T', 'N', 'N', 'N', 'N', 6, 3, 2);
+  out["lapack_cgeqrf"] = lapack(18, LR::geqrf, Scalar::c, 'N', 'N', 'N', 'N', 'N', 3, 5, 0);
+  out["lapack_zheevd"] = lapack(19, LR::syevd, Scalar::z, 'N', 'L', 'V', 'N', 'N', 0, 4, 0);
+  out["lapack_dgesvd"] = lapack(20, LR::gesvd, Scalar::d, 'N', 'N', 'N', 'S', 'O', 5, 3, 0);
+  out["lapack_reply"] = encode(LapackReply{21, true, "", 2, 0});
   return out;
 }
 

@@ -3,7 +3,8 @@
 //
 //   bad_client HOST PORT SECRET_FILE MODE [SECONDS]
 //   modes: garbage, truncated, mismatch, oversized, huge-output, unauthenticated, wrong-secret, early-call,
-//          stuck
+//          stuck, lapack-bad-routine, lapack-bad-option, lapack-mismatch, lapack-oversized,
+//          lapack-huge-output, lapack-bad-pivots
 #include <cstdio>
 #include <cstring>
 #include <optional>
@@ -104,6 +105,80 @@ wire::Blas3Call dgemm_call(int64_t n) {
   c.alpha = {1, 0};
   c.output_sent = false;
   return {1, c, wire::request_bytes(c)};
+}
+
+wire::LapackRequest lapack_call(wire::LapackRoutine r, int64_t m, int64_t n, int64_t nrhs) {
+  wire::LapackCall c;
+  c.routine = r;
+  c.scalar = wire::Scalar::d;
+  c.m = m, c.n = n, c.nrhs = nrhs;
+  return {1, c, wire::request_bytes(c)};
+}
+
+// Offset of the LAPACK call's first byte (its routine id) in an encoded LapackRequest.
+constexpr size_t kLapackCallOffset = 8 + 8;
+
+// Malformed LAPACK requests. Returns the exit status.
+int lapack_mode(Peer& p, const std::string& mode) {
+  using R = wire::LapackRoutine;
+  if (mode == "lapack-bad-routine" || mode == "lapack-bad-option") {  // a header that does not decode
+    auto q = lapack_call(R::gesv, 0, 4, 1);
+    auto h = wire::encode(q);
+    if (mode == "lapack-bad-routine") h[kLapackCallOffset] = std::byte{200};
+    else h[kLapackCallOffset + 2] = std::byte{'X'};  // trans of gesv must be 'N'
+    std::vector<double> data(q.payload_bytes / 8, 1.0);
+    p.send(h, {{data.data(), q.payload_bytes}});
+    return p.expect_rejection(mode.c_str());
+  }
+  if (mode == "lapack-mismatch") {  // announces A and B of dgesv (4x4, 4x1) but sends fewer bytes
+    std::vector<double> data(7, 1.0);
+    p.send(wire::encode(lapack_call(R::gesv, 0, 4, 1)), {{data.data(), data.size() * sizeof(double)}});
+    return p.expect_rejection(mode.c_str());
+  }
+  if (mode == "lapack-oversized") {  // a consistent dgesv larger than max_request_bytes
+    auto q = lapack_call(R::gesv, 0, 400, 1);
+    std::vector<double> data(q.payload_bytes / 8, 1.0);
+    p.send(wire::encode(q), {{data.data(), q.payload_bytes}});
+    return p.expect_rejection(mode.c_str());
+  }
+  if (mode == "lapack-huge-output") {  // gesvd of a 0 x 100000 matrix: no input, 80 GB of VT
+    auto q = lapack_call(R::gesvd, 0, 100000, 0);
+    q.call.jobvt = 'A';
+    q.payload_bytes = wire::request_bytes(q.call);
+    p.send(wire::encode(q));
+    return p.expect_rejection(mode.c_str());
+  }
+  if (mode == "lapack-bad-pivots") {  // dgetrs with pivots out of range: refused, not executed
+    auto q = lapack_call(R::getrs, 0, 4, 1);
+    std::vector<std::byte> data(q.payload_bytes);
+    std::vector<double> a(16, 1.0);
+    std::memcpy(data.data(), a.data(), 128);
+    const int32_t ipiv[4] = {1, 2, 1000000, -5};
+    std::memcpy(data.data() + 128, ipiv, 16);
+    p.send(wire::encode(q), {{data.data(), data.size()}});
+    auto r = p.expect<wire::LapackReply>(10);
+    if (!r || r->ok || r->message.find("pivot") == std::string::npos) {
+      std::printf("FAIL %s: expected a failed reply about the pivots\n", mode.c_str());
+      return 1;
+    }
+    std::printf("server said: %s\nok %s: refused with a clear error\n", r->message.c_str(), mode.c_str());
+    // The session goes on: a good call is still served.
+    auto good = lapack_call(R::getrs, 0, 4, 1);
+    const int32_t fine[4] = {1, 2, 3, 4};
+    std::memcpy(data.data() + 128, fine, 16);
+    std::vector<double> eye(16, 0.0);
+    for (int i = 0; i < 4; ++i) eye[i * 5] = 1;
+    std::memcpy(data.data(), eye.data(), 128);
+    p.send(wire::encode(good), {{data.data(), data.size()}});
+    auto r2 = p.expect<wire::LapackReply>(10);
+    if (!r2 || !r2->ok || r2->info != 0) {
+      std::printf("FAIL %s: a valid call after the refused one was not served\n", mode.c_str());
+      return 1;
+    }
+    return 0;
+  }
+  std::fprintf(stderr, "unknown mode %s\n", mode.c_str());
+  return 2;
 }
 
 }  // namespace
@@ -210,6 +285,7 @@ int main(int argc, char** argv) {
     p.send(wire::encode(c), {{data.data(), wire::chunk_length(c)}});
     return p.expect_rejection("chunk-oversized");
   }
+  if (mode.rfind("lapack-", 0) == 0) return lapack_mode(p, mode);
   std::fprintf(stderr, "unknown mode %s\n", mode.c_str());
   return 2;
 }

@@ -12,8 +12,9 @@ start_server --config "$WORK/server.toml"
 BAD="$BUILD/bin/bad_client"
 
 "$BAD" 127.0.0.1 "$PORT" "$TOKEN" stuck 6 >"$WORK/stuck.log" 2>&1 & stuck=$!
-for mode in garbage truncated mismatch oversized huge-output unauthenticated early-call chunk-size chunk-twice \
-    chunk-mismatch chunk-oversized; do
+for mode in garbage truncated mismatch oversized huge-output unauthenticated early-call \
+            chunk-size chunk-twice chunk-mismatch chunk-oversized \
+            lapack-bad-routine lapack-bad-option lapack-mismatch lapack-oversized lapack-huge-output lapack-bad-pivots; do
   "$BAD" 127.0.0.1 "$PORT" "$TOKEN" "$mode" >"$WORK/$mode.log" 2>&1 || { cat "$WORK/$mode.log"; fail "$mode"; }
   ok "$(grep '^ok' "$WORK/$mode.log") ($(grep 'server said' "$WORK/$mode.log"))"
   # Everyone else is still served.

@@ -58,3 +58,14 @@ TEST(CudaLoader, MissingPluginNamesThePath) {
   EXPECT_FALSE(plugin.has_value());
   EXPECT_NE(why.find("/nonexistent/liboutboard-cuda.so"), std::string::npos) << why;
 }
+
+TEST(CudaLoader, RefusesAPluginOfAnotherInterfaceVersion) {
+  setenv("OUTBOARD_CUDA_PLUGIN", OUTBOARD_OLD_CUDA_PLUGIN, 1);
+  std::string why;
+  auto plugin = CudaPlugin::load(why);
+  unsetenv("OUTBOARD_CUDA_PLUGIN");
+  EXPECT_FALSE(plugin.has_value());
+  EXPECT_NE(why.find("interface version 1, this program needs version " + std::to_string(OUTBOARD_CUDA_API_VERSION)),
+            std::string::npos)
+      << why;
+}

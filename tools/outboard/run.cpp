@@ -9,10 +9,11 @@
 namespace outboard::tool {
 namespace {
 
-// liboutboard-blas.so sits in ../lib beside this executable, in the build tree and installed.
-std::string shim_path() {
+// The shims (liboutboard-blas.so, liboutboard-lapack.so) sit in ../lib beside this executable, in
+// the build tree and installed.
+std::string shim_path(const char* file = "liboutboard-blas.so") {
   std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe");
-  std::filesystem::path lib = exe.parent_path().parent_path() / "lib" / "liboutboard-blas.so";
+  std::filesystem::path lib = exe.parent_path().parent_path() / "lib" / file;
   if (!std::filesystem::exists(lib)) throw Error("cannot find " + lib.string());
   return lib.string();
 }
@@ -20,7 +21,7 @@ std::string shim_path() {
 }  // namespace
 
 Runner add_run(CLI::App& app) {
-  auto* cmd = app.add_subcommand("run", "Run a program with its BLAS calls offloaded (outboard run -- PROGRAM ARGS)");
+  auto* cmd = app.add_subcommand("run", "Run a program with its BLAS and LAPACK calls offloaded (outboard run -- PROGRAM ARGS)");
   struct Args {
     std::string server, token, offload, fallback;
     std::vector<std::string> command;
@@ -33,7 +34,7 @@ Runner add_run(CLI::App& app) {
   cmd->add_option("--fallback", a->fallback, "local|fail (sets OUTBOARD_FALLBACK)")->check(CLI::IsMember({"local", "fail"}));
   cmd->add_option("command", a->command, "Program and its arguments")->required();
   return [=]() -> int {
-    std::string preload = shim_path();
+    std::string preload = shim_path() + ":" + shim_path("liboutboard-lapack.so");
     if (const char* old = std::getenv("LD_PRELOAD"); old && *old) preload += std::string(":") + old;
     setenv("LD_PRELOAD", preload.c_str(), 1);
     if (!a->server.empty()) setenv("OUTBOARD_SERVERS", a->server.c_str(), 1);

@@ -78,6 +78,12 @@ class CpuBackend final : public server::Backend {
             {"threads", openblas_get_num_threads()}};
   }
 
+  int64_t lapack(const wire::LapackCall& c, std::span<const std::byte* const> in, std::span<std::byte* const> out,
+                 server::DeviceTiming&) override {
+    return cpu_lapack(c, in, out);
+  }
+  bool serves_lapack(const wire::LapackCall&) const override { return true; }
+
   server::DeviceTiming level3(const Level3Call& c, std::span<const std::byte* const> in, std::byte* out) override {
     const wire::Layout l = wire::layout(c);
     auto ld = [](const wire::Operand& o) { return static_cast<int>(std::max<int64_t>(1, o.rows)); };

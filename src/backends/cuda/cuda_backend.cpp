@@ -67,7 +67,7 @@ class CudaBackend final : public server::Backend {
             {"memory_bytes", info_.total_memory},
             {"compute_capability", std::to_string(info_.compute_major) + "." + std::to_string(info_.compute_minor)},
             {"pcie", "Gen" + std::to_string(info_.pcie_gen_current) + " x" + std::to_string(info_.pcie_width_current)},
-            {"serves", "Level-3 BLAS (cuBLAS), device transfers"}};
+            {"serves", "Level-3 BLAS (cuBLAS), LAPACK (cuSOLVER), device transfers"}};
   }
 
   // Runs the call with cuBLAS: the operands are copied to the GPU, computed on, and the output
@@ -83,6 +83,50 @@ class CudaBackend final : public server::Backend {
                   wire::call_name(c).c_str());
     return {ns[0], ns[1], ns[2]};
   }
+  // cuSOLVER lacks some shapes of gels and gesvd (see plugin_api.h): those stay on the host.
+  bool serves_lapack(const wire::LapackCall& c) const override {
+    if (c.routine == wire::LapackRoutine::gels) return c.trans == 'N' && c.m >= c.n;
+    if (c.routine == wire::LapackRoutine::gesvd) return c.m >= c.n && c.jobu != 'O' && c.jobvt != 'O';
+    return true;
+  }
+
+  int64_t lapack(const wire::LapackCall& c, std::span<const std::byte* const> inputs,
+                 std::span<std::byte* const> outputs, server::DeviceTiming& timing) override {
+    static const char precision[] = "sdcz";
+    outboard_cuda_lapack call{};
+    call.routine = static_cast<int>(c.routine);
+    call.precision = precision[static_cast<int>(c.scalar)];
+    call.trans = c.trans, call.uplo = c.uplo, call.jobz = c.jobz, call.jobu = c.jobu, call.jobvt = c.jobvt;
+    call.m = c.m, call.n = c.n, call.nrhs = c.nrhs;
+    // The arrays by name: outputs (pre-filled where in place) take precedence over inputs.
+    const wire::LapackLayout l = wire::layout(c);
+    auto bind = [&](const std::string& name, void* p, bool output) {
+      if (name == "A") {
+        call.a = p;
+        call.a_out = output;
+      } else if (name == "B") {
+        call.b = p;
+      } else if (name == "ipiv") {
+        call.ipiv = static_cast<int32_t*>(p);
+      } else if (name == "U") {
+        call.u = p;
+      } else if (name == "VT") {
+        call.vt = p;
+      } else {
+        call.vec = p;
+      }
+    };
+    for (size_t i = 0; i < l.inputs.size(); ++i) bind(l.inputs[i].name, const_cast<std::byte*>(inputs[i]), false);
+    for (size_t i = 0; i < l.outputs.size(); ++i) bind(l.outputs[i].name, outputs[i], true);
+    std::lock_guard lk(mu_);
+    plugin_.check(plugin_.api().set_device(device_), "selecting the GPU");
+    uint64_t ns[3] = {0, 0, 0};
+    int64_t info = 0;
+    plugin_.check(plugin_.api().lapack(&call, &info, ns), wire::call_name(c).c_str());
+    timing = {ns[0], ns[1], ns[2]};
+    return info;
+  }
+
   bool has_device_memory() const override { return true; }
   const transport::HostAllocator* staging() const override { return &kPinned; }
 

@@ -57,7 +57,8 @@ std::optional<CudaPlugin> CudaPlugin::load(std::string& why) {
   const outboard_cuda_api_v1* api = entry();
   if (!api || api->version != OUTBOARD_CUDA_API_VERSION || api->size < sizeof(outboard_cuda_api_v1)) {
     why = "the CUDA plugin " + path + " has interface version " + (api ? std::to_string(api->version) : "?") +
-          ", this program needs version " + std::to_string(OUTBOARD_CUDA_API_VERSION);
+          ", this program needs version " + std::to_string(OUTBOARD_CUDA_API_VERSION) +
+          " (rebuild the plugin with this Outboard, or point OUTBOARD_CUDA_PLUGIN at a matching one)";
     return std::nullopt;
   }
   const void* required[] = {
@@ -70,7 +71,8 @@ std::optional<CudaPlugin> CudaPlugin::load(std::string& why) {
       reinterpret_cast<const void*>(api->stream_sync),      reinterpret_cast<const void*>(api->memcpy_sync),
       reinterpret_cast<const void*>(api->memcpy_async),     reinterpret_cast<const void*>(api->fill),
       reinterpret_cast<const void*>(api->timed_copy),       reinterpret_cast<const void*>(api->gemm),
-      reinterpret_cast<const void*>(api->release)};
+      reinterpret_cast<const void*>(api->release),      reinterpret_cast<const void*>(api->level3),
+      reinterpret_cast<const void*>(api->lapack)};
   for (const void* f : required)
     if (!f) {
       why = "the CUDA plugin " + path + " has an incomplete function table";

@@ -2,6 +2,7 @@
 // No C++ exception leaves this file: every entry point returns a code and keeps the details for
 // last_error().
 #include <cublas_v2.h>
+#include <cusolverDn.h>
 
 #include <chrono>
 #include <type_traits>
@@ -27,6 +28,7 @@ thread_local std::string t_error_text;
 
 int runtime_code(cudaError_t e) { return OUTBOARD_CUDA_ERR_RUNTIME - static_cast<int>(e); }
 int cublas_code(cublasStatus_t s) { return OUTBOARD_CUDA_ERR_CUBLAS - static_cast<int>(s); }
+int cusolver_code(cusolverStatus_t s) { return OUTBOARD_CUDA_ERR_CUSOLVER - static_cast<int>(s); }
 
 std::string describe_code(int code) {
   if (code == OUTBOARD_CUDA_OK) return "success";
@@ -41,6 +43,8 @@ std::string describe_code(int code) {
     auto s = static_cast<cublasStatus_t>(OUTBOARD_CUDA_ERR_CUBLAS - code);
     return std::string(cublasGetStatusName(s)) + ": " + cublasGetStatusString(s);
   }
+  if (code <= OUTBOARD_CUDA_ERR_CUSOLVER && code > OUTBOARD_CUDA_ERR_CUSOLVER - 100000)
+    return "cusolverStatus_t " + std::to_string(OUTBOARD_CUDA_ERR_CUSOLVER - code);
   return "unknown error code " + std::to_string(code);
 }
 
@@ -63,6 +67,11 @@ int check(cudaError_t e, const char* what) {
 int check(cublasStatus_t s, const char* what) {
   if (s == CUBLAS_STATUS_SUCCESS) return OUTBOARD_CUDA_OK;
   return fail(cublas_code(s), what);
+}
+
+int check(cusolverStatus_t s, const char* what) {
+  if (s == CUSOLVER_STATUS_SUCCESS) return OUTBOARD_CUDA_OK;
+  return fail(cusolver_code(s), what);
 }
 
 template <class F>
@@ -662,9 +671,288 @@ static int ob_level3_async(const outboard_cuda_level3* call, const void* a, cons
   });
 }
 
+// ---- LAPACK (cuSOLVER) ----------------------------------------------------------------------
+
+extern "C++" {
+
+std::mutex g_solver_mutex;  // one LAPACK call at a time; also guards the handles below
+std::vector<cusolverDnHandle_t> g_solver_handles;
+
+int solver_for_current_device(cusolverDnHandle_t* out) {
+  int device = 0;
+  if (int rc = check(cudaGetDevice(&device), "cudaGetDevice")) return rc;
+  if (g_solver_handles.size() <= static_cast<size_t>(device)) g_solver_handles.resize(device + 1, nullptr);
+  if (!g_solver_handles[device]) {
+    cusolverDnHandle_t h = nullptr;
+    if (int rc = check(cusolverDnCreate(&h), "cusolverDnCreate")) return rc;
+    g_solver_handles[device] = h;
+  }
+  *out = g_solver_handles[device];
+  return OUTBOARD_CUDA_OK;
+}
+
+// Device memory for one call, freed on every path out.
+struct DeviceArrays {
+  std::vector<void*> ptrs;
+  ~DeviceArrays() {
+    for (void* p : ptrs) cudaFree(p);
+  }
+  int alloc(void** p, size_t bytes, const char* what) {
+    *p = nullptr;
+    if (int rc = check(cudaMalloc(p, bytes ? bytes : 1), what)) return rc;
+    ptrs.push_back(*p);
+    return OUTBOARD_CUDA_OK;
+  }
+};
+
+// The cuSOLVER (and cuBLAS trsm) functions of one precision. T: element type; R: its real type.
+template <class T>
+struct Solver;
+#define OB_SOLVER(T, R, P, ORM, SYEV)                                                                       \
+  template <>                                                                                              \
+  struct Solver<T> {                                                                                       \
+    using Real = R;                                                                                        \
+    static constexpr auto getrf_buffer = cusolverDn##P##getrf_bufferSize;                                  \
+    static constexpr auto getrf = cusolverDn##P##getrf;                                                    \
+    static constexpr auto getrs = cusolverDn##P##getrs;                                                    \
+    static constexpr auto potrf_buffer = cusolverDn##P##potrf_bufferSize;                                  \
+    static constexpr auto potrf = cusolverDn##P##potrf;                                                    \
+    static constexpr auto potrs = cusolverDn##P##potrs;                                                    \
+    static constexpr auto geqrf_buffer = cusolverDn##P##geqrf_bufferSize;                                  \
+    static constexpr auto geqrf = cusolverDn##P##geqrf;                                                    \
+    static constexpr auto ormqr_buffer = cusolverDn##P##ORM##_bufferSize;                                  \
+    static constexpr auto ormqr = cusolverDn##P##ORM;                                                      \
+    static constexpr auto syevd_buffer = cusolverDn##P##SYEV##_bufferSize;                                 \
+    static constexpr auto syevd = cusolverDn##P##SYEV;                                                     \
+    static constexpr auto gesvd_buffer = cusolverDn##P##gesvd_bufferSize;                                  \
+    static constexpr auto gesvd = cusolverDn##P##gesvd;                                                    \
+    static constexpr auto trsm = cublas##P##trsm;                                                          \
+  };
+OB_SOLVER(float, float, S, ormqr, syevd)
+OB_SOLVER(double, double, D, ormqr, syevd)
+OB_SOLVER(cuComplex, float, C, unmqr, heevd)
+OB_SOLVER(cuDoubleComplex, double, Z, unmqr, heevd)
+#undef OB_SOLVER
+
+template <class T>
+bool is_zero(const T& v) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) return v == 0;
+  else return v.x == 0 && v.y == 0;
+}
+
+// Runs the call on device copies; `info_dev` receives cuSOLVER's INFO, *host_info any INFO found
+// on the host side (gels' zero diagonal). The caller copies arrays in before and out after.
+template <class T>
+int run_lapack(cusolverDnHandle_t h, const outboard_cuda_lapack& c, T* a, T* b, int* ipiv, void* vec, T* u, T* vt,
+               int* info_dev, int64_t* host_info, DeviceArrays& mem) {
+  using S = Solver<T>;
+  using R = typename S::Real;
+  const int m = static_cast<int>(c.m), n = static_cast<int>(c.n), nrhs = static_cast<int>(c.nrhs);
+  auto ld = [](int64_t rows) { return static_cast<int>(rows > 1 ? rows : 1); };
+  const cublasFillMode_t uplo = c.uplo == 'U' ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER;
+  int lwork = 0;
+  T* work = nullptr;
+  auto alloc_work = [&](int elements) {
+    return mem.alloc(reinterpret_cast<void**>(&work), static_cast<size_t>(elements > 0 ? elements : 1) * sizeof(T),
+                     "cudaMalloc (cuSOLVER workspace)");
+  };
+  auto factor_info = [&](int* value) {  // reads INFO back after a factorization
+    return check(cudaMemcpy(value, info_dev, sizeof(int), cudaMemcpyDeviceToHost), "cudaMemcpy info");
+  };
+  int rc = OUTBOARD_CUDA_OK;
+  switch (c.routine) {
+    case 0:    // gesv
+    case 1: {  // getrf
+      const int rows = c.routine == 0 ? n : m, lda = ld(rows);
+      if ((rc = check(S::getrf_buffer(h, rows, n, a, lda, &lwork), "cusolverDn getrf_bufferSize"))) return rc;
+      if ((rc = alloc_work(lwork))) return rc;
+      if ((rc = check(S::getrf(h, rows, n, a, lda, work, ipiv, info_dev), "cusolverDn getrf"))) return rc;
+      if (c.routine == 1 || nrhs == 0) return OUTBOARD_CUDA_OK;
+      int f = 0;
+      if ((rc = factor_info(&f)) || f != 0) return rc;  // singular: B stays as it was, as LAPACK leaves it
+      return check(S::getrs(h, CUBLAS_OP_N, n, nrhs, a, lda, ipiv, b, ld(n), info_dev), "cusolverDn getrs");
+    }
+    case 2: {  // getrs
+      const cublasOperation_t op = c.trans == 'N' ? CUBLAS_OP_N : c.trans == 'T' ? CUBLAS_OP_T : CUBLAS_OP_C;
+      return check(S::getrs(h, op, n, nrhs, a, ld(n), ipiv, b, ld(n), info_dev), "cusolverDn getrs");
+    }
+    case 3:    // posv
+    case 4: {  // potrf
+      if ((rc = check(S::potrf_buffer(h, uplo, n, a, ld(n), &lwork), "cusolverDn potrf_bufferSize"))) return rc;
+      if ((rc = alloc_work(lwork))) return rc;
+      if ((rc = check(S::potrf(h, uplo, n, a, ld(n), work, lwork, info_dev), "cusolverDn potrf"))) return rc;
+      if (c.routine == 4 || nrhs == 0) return OUTBOARD_CUDA_OK;
+      int f = 0;
+      if ((rc = factor_info(&f)) || f != 0) return rc;
+      return check(S::potrs(h, uplo, n, nrhs, a, ld(n), b, ld(n), info_dev), "cusolverDn potrs");
+    }
+    case 5:  // potrs
+      return check(S::potrs(h, uplo, n, nrhs, a, ld(n), b, ld(n), info_dev), "cusolverDn potrs");
+    case 6: {  // gels, trans 'N', m >= n: A = Q R; B := Q^H B; solve R X = B(1:n, :)
+      const int lda = ld(m), ldb = ld(m);
+      T* tau = nullptr;
+      if ((rc = mem.alloc(reinterpret_cast<void**>(&tau), sizeof(T) * (n ? n : 1), "cudaMalloc (tau)"))) return rc;
+      int lq = 0, lo = 0;
+      const cublasOperation_t adj = std::is_same_v<T, R> ? CUBLAS_OP_T : CUBLAS_OP_C;
+      if ((rc = check(S::geqrf_buffer(h, m, n, a, lda, &lq), "cusolverDn geqrf_bufferSize"))) return rc;
+      if ((rc = check(S::ormqr_buffer(h, CUBLAS_SIDE_LEFT, adj, m, nrhs, n, a, lda, tau, b, ldb, &lo),
+                      "cusolverDn ormqr_bufferSize")))
+        return rc;
+      if ((rc = alloc_work(lq > lo ? lq : lo))) return rc;
+      lwork = lq > lo ? lq : lo;
+      if ((rc = check(S::geqrf(h, m, n, a, lda, tau, work, lwork, info_dev), "cusolverDn geqrf"))) return rc;
+      if ((rc = check(S::ormqr(h, CUBLAS_SIDE_LEFT, adj, m, nrhs, n, a, lda, tau, b, ldb, work, lwork, info_dev),
+                      "cusolverDn ormqr")))
+        return rc;
+      // A zero on R's diagonal: rank deficient; LAPACK's INFO is its index and X is not computed.
+      std::vector<T> diag(n);
+      if ((rc = check(cudaMemcpy2D(diag.data(), sizeof(T), a, sizeof(T) * (lda + 1), sizeof(T), n,
+                                   cudaMemcpyDeviceToHost),
+                      "cudaMemcpy2D (diagonal of R)")))
+        return rc;
+      for (int i = 0; i < n; ++i)
+        if (is_zero(diag[i])) {
+          *host_info = i + 1;
+          return OUTBOARD_CUDA_OK;
+        }
+      cublasHandle_t bh = nullptr;
+      if ((rc = handle_for_current_device(&bh))) return rc;
+      if ((rc = check(cublasSetStream(bh, nullptr), "cublasSetStream"))) return rc;
+      T one;
+      if constexpr (std::is_same_v<T, R>) one = 1;
+      else one = {1, 0};
+      return check(S::trsm(bh, CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT, n, nrhs,
+                           &one, a, lda, b, ldb),
+                   "cublas trsm (gels)");
+    }
+    case 7: {  // geqrf
+      if ((rc = check(S::geqrf_buffer(h, m, n, a, ld(m), &lwork), "cusolverDn geqrf_bufferSize"))) return rc;
+      if ((rc = alloc_work(lwork))) return rc;
+      return check(S::geqrf(h, m, n, a, ld(m), static_cast<T*>(vec), work, lwork, info_dev), "cusolverDn geqrf");
+    }
+    case 8: {  // syevd / heevd
+      const cusolverEigMode_t jobz = c.jobz == 'V' ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
+      R* w = static_cast<R*>(vec);
+      if ((rc = check(S::syevd_buffer(h, jobz, uplo, n, a, ld(n), w, &lwork), "cusolverDn syevd_bufferSize"))) return rc;
+      if ((rc = alloc_work(lwork))) return rc;
+      return check(S::syevd(h, jobz, uplo, n, a, ld(n), w, work, lwork, info_dev), "cusolverDn syevd");
+    }
+    case 9: {  // gesvd, m >= n
+      const int k = m < n ? m : n;
+      R* rwork = nullptr;
+      if ((rc = mem.alloc(reinterpret_cast<void**>(&rwork), sizeof(R) * (k > 1 ? k : 1), "cudaMalloc (rwork)")))
+        return rc;
+      if ((rc = check(S::gesvd_buffer(h, m, n, &lwork), "cusolverDn gesvd_bufferSize"))) return rc;
+      if ((rc = alloc_work(lwork))) return rc;
+      const int ldu = ld(m), ldvt = ld(c.jobvt == 'A' ? n : k);
+      return check(S::gesvd(h, static_cast<signed char>(c.jobu), static_cast<signed char>(c.jobvt), m, n, a, ld(m),
+                            static_cast<R*>(vec), u, ldu, vt, ldvt, work, lwork, rwork, info_dev),
+                   "cusolverDn gesvd");
+    }
+    default:
+      return fail(OUTBOARD_CUDA_ERR_INVALID_ARGUMENT, "lapack: unknown routine");
+  }
+}
+
+}  // extern "C++"
+
+static int ob_lapack(const outboard_cuda_lapack* call, int64_t* info, uint64_t timing_ns[3]) {
+  if (!call || !info || call->routine < 0 || call->routine > 9 || call->m < 0 || call->n < 0 || call->nrhs < 0 ||
+      call->m > INT_MAX || call->n > INT_MAX || call->nrhs > INT_MAX)
+    return fail(OUTBOARD_CUDA_ERR_INVALID_ARGUMENT, "lapack: bad call");
+  const outboard_cuda_lapack& c = *call;
+  if (c.routine == 6 && (c.trans != 'N' || c.m < c.n))
+    return fail(OUTBOARD_CUDA_ERR_INVALID_ARGUMENT, "lapack: gels needs trans 'N' and m >= n");
+  if (c.routine == 9 && (c.m < c.n || c.jobu == 'O' || c.jobvt == 'O'))
+    return fail(OUTBOARD_CUDA_ERR_INVALID_ARGUMENT, "lapack: gesvd needs m >= n and jobu, jobvt other than 'O'");
+  return guarded([&] {
+    *info = 0;
+    const size_t elem = c.precision == 's' ? 4 : c.precision == 'z' ? 16 : 8;
+    const size_t real = (c.precision == 's' || c.precision == 'c') ? 4 : 8;
+    const size_t m = static_cast<size_t>(c.m), n = static_cast<size_t>(c.n), nrhs = static_cast<size_t>(c.nrhs);
+    const size_t k = m < n ? m : n;
+    // A is m x n for getrf, gels, geqrf and gesvd; n x n for the others.
+    const bool rect = c.routine == 1 || c.routine == 6 || c.routine == 7 || c.routine == 9;
+    // Shapes of the host arrays (bytes), as in plugin_api.h.
+    const size_t a_bytes = (rect ? m * n : n * n) * elem;
+    size_t b_bytes = 0, ipiv_count = 0, vec_bytes = 0, u_bytes = 0, vt_bytes = 0;
+    if (c.routine == 0 || c.routine == 2 || c.routine == 3 || c.routine == 5) b_bytes = n * nrhs * elem;
+    if (c.routine == 6) b_bytes = (m > n ? m : n) * nrhs * elem;
+    if (c.routine == 0 || c.routine == 2) ipiv_count = n;
+    if (c.routine == 1) ipiv_count = k;
+    if (c.routine == 7) vec_bytes = k * elem;
+    if (c.routine == 8) vec_bytes = n * real;
+    if (c.routine == 9) {
+      vec_bytes = k * real;
+      u_bytes = (c.jobu == 'A' ? m * m : c.jobu == 'S' ? m * k : 0) * elem;
+      vt_bytes = (c.jobvt == 'A' ? n * n : c.jobvt == 'S' ? k * n : 0) * elem;
+    }
+    if (!c.a || (b_bytes && !c.b) || (ipiv_count && !c.ipiv) || (vec_bytes && !c.vec) || (u_bytes && !c.u) ||
+        (vt_bytes && !c.vt))
+      return fail(OUTBOARD_CUDA_ERR_INVALID_ARGUMENT, "lapack: an array the routine needs is missing");
+    std::lock_guard<std::mutex> lock(g_solver_mutex);
+    cusolverDnHandle_t h = nullptr;
+    if (int rc = solver_for_current_device(&h)) return rc;
+    if (int rc = check(cusolverDnSetStream(h, nullptr), "cusolverDnSetStream")) return rc;
+    DeviceArrays mem;
+    void *a = nullptr, *b = nullptr, *vec = nullptr, *u = nullptr, *vt = nullptr;
+    int *ipiv = nullptr, *info_dev = nullptr;
+    auto clock = [] { return std::chrono::steady_clock::now(); };
+    auto ns = [](auto d) { return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(d).count()); };
+    auto t0 = clock();
+    int rc = mem.alloc(&a, a_bytes, "cudaMalloc (A)");
+    if (!rc && b_bytes) rc = mem.alloc(&b, b_bytes, "cudaMalloc (B)");
+    if (!rc && ipiv_count) rc = mem.alloc(reinterpret_cast<void**>(&ipiv), ipiv_count * 4, "cudaMalloc (ipiv)");
+    if (!rc && vec_bytes) rc = mem.alloc(&vec, vec_bytes, "cudaMalloc (tau, w or s)");
+    if (!rc && u_bytes) rc = mem.alloc(&u, u_bytes, "cudaMalloc (U)");
+    if (!rc && vt_bytes) rc = mem.alloc(&vt, vt_bytes, "cudaMalloc (VT)");
+    if (!rc) rc = mem.alloc(reinterpret_cast<void**>(&info_dev), sizeof(int), "cudaMalloc (info)");
+    if (!rc) rc = check(cudaMemset(info_dev, 0, sizeof(int)), "cudaMemset (info)");
+    if (!rc) rc = check(cudaMemcpy(a, c.a, a_bytes, cudaMemcpyHostToDevice), "cudaMemcpy A");
+    if (!rc && b_bytes) rc = check(cudaMemcpy(b, c.b, b_bytes, cudaMemcpyHostToDevice), "cudaMemcpy B");
+    if (!rc && c.routine == 2) rc = check(cudaMemcpy(ipiv, c.ipiv, ipiv_count * 4, cudaMemcpyHostToDevice), "cudaMemcpy ipiv");
+    if (!rc) rc = check(cudaDeviceSynchronize(), "copies to the GPU");
+    auto t1 = clock();
+    int64_t host_info = 0;
+    if (!rc) {
+      switch (c.precision) {
+        case 's': rc = run_lapack<float>(h, c, (float*)a, (float*)b, ipiv, vec, (float*)u, (float*)vt, info_dev, &host_info, mem); break;
+        case 'd': rc = run_lapack<double>(h, c, (double*)a, (double*)b, ipiv, vec, (double*)u, (double*)vt, info_dev, &host_info, mem); break;
+        case 'c': rc = run_lapack<cuComplex>(h, c, (cuComplex*)a, (cuComplex*)b, ipiv, vec, (cuComplex*)u, (cuComplex*)vt, info_dev, &host_info, mem); break;
+        case 'z': rc = run_lapack<cuDoubleComplex>(h, c, (cuDoubleComplex*)a, (cuDoubleComplex*)b, ipiv, vec, (cuDoubleComplex*)u, (cuDoubleComplex*)vt, info_dev, &host_info, mem); break;
+        default: rc = fail(OUTBOARD_CUDA_ERR_INVALID_ARGUMENT, "lapack: precision must be s, d, c or z");
+      }
+    }
+    if (!rc) rc = check(cudaDeviceSynchronize(), "LAPACK call");
+    auto t2 = clock();
+    int dev_info = 0;
+    if (!rc) rc = check(cudaMemcpy(&dev_info, info_dev, sizeof(int), cudaMemcpyDeviceToHost), "cudaMemcpy info");
+    if (!rc && c.a_out) rc = check(cudaMemcpy(c.a, a, a_bytes, cudaMemcpyDeviceToHost), "cudaMemcpy A back");
+    if (!rc && b_bytes) rc = check(cudaMemcpy(c.b, b, b_bytes, cudaMemcpyDeviceToHost), "cudaMemcpy B back");
+    if (!rc && ipiv_count && c.routine != 2)
+      rc = check(cudaMemcpy(c.ipiv, ipiv, ipiv_count * 4, cudaMemcpyDeviceToHost), "cudaMemcpy ipiv back");
+    if (!rc && vec_bytes) rc = check(cudaMemcpy(c.vec, vec, vec_bytes, cudaMemcpyDeviceToHost), "cudaMemcpy tau/w/s back");
+    if (!rc && u_bytes) rc = check(cudaMemcpy(c.u, u, u_bytes, cudaMemcpyDeviceToHost), "cudaMemcpy U back");
+    if (!rc && vt_bytes) rc = check(cudaMemcpy(c.vt, vt, vt_bytes, cudaMemcpyDeviceToHost), "cudaMemcpy VT back");
+    auto t3 = clock();
+    if (rc) {
+      cudaDeviceSynchronize();
+      cudaGetLastError();
+      return rc;
+    }
+    if (dev_info < 0) return fail(OUTBOARD_CUDA_ERR_INTERNAL, ("cuSOLVER rejected argument " + std::to_string(-dev_info)).c_str());
+    *info = host_info ? host_info : dev_info;
+    if (timing_ns) {
+      timing_ns[0] = ns(t1 - t0);
+      timing_ns[1] = ns(t2 - t1);
+      timing_ns[2] = ns(t3 - t2);
+    }
+    return OUTBOARD_CUDA_OK;
+  });
+}
+
 static int ob_release(void) {
   return guarded([&] {
-    std::lock_guard<std::mutex> lock(g_handles_mutex);
     int rc = OUTBOARD_CUDA_OK;
     std::lock_guard<std::mutex> async_lock(g_async_mutex);
     for (cublasHandle_t& h : g_async_handles)
@@ -673,6 +961,16 @@ static int ob_release(void) {
         if (!rc) rc = r;
         h = nullptr;
       }
+    {
+      std::lock_guard<std::mutex> lock(g_solver_mutex);
+      for (cusolverDnHandle_t& h : g_solver_handles)
+        if (h) {
+          int r = check(cusolverDnDestroy(h), "cusolverDnDestroy");
+          if (!rc) rc = r;
+          h = nullptr;
+        }
+    }
+    std::lock_guard<std::mutex> lock(g_handles_mutex);
     for (cublasHandle_t& h : g_handles)
       if (h) {
         int r = check(cublasDestroy(h), "cublasDestroy");
@@ -713,6 +1011,7 @@ static const outboard_cuda_api_v1 g_api = {
     ob_event_query,
     ob_event_elapsed,
     ob_level3_async,
+    ob_lapack,
 };
 
 const outboard_cuda_api_v1* outboard_cuda_plugin_v1(void) { return &g_api; }

@@ -7,8 +7,9 @@
  *
  * The plugin exports one symbol, outboard_cuda_plugin_v1(), which returns a function table. A
  * caller checks `version` (and that `size` covers the table it was built against) before using it.
- * A change to any signature, struct or meaning here makes a new version. Version 2 added the
- * events and level3_async (pipelined calls) at the end of the table.
+ * A change to any signature, struct or meaning here makes a new version; the loader accepts only
+ * its own. Version 2 added, at the end of the table, the events and level3_async (pipelined calls)
+ * and lapack (cuSOLVER).
  *
  * Threads: functions act on the calling thread's current device (set_device), as CUDA does.
  * last_error() is per thread. */
@@ -26,14 +27,16 @@ extern "C" {
 #define OUTBOARD_CUDA_PLUGIN_FILE "liboutboard-cuda.so"
 
 /* Return codes. 0 is success. The plugin's own failures are small negative numbers; a failure the
- * CUDA runtime reports as cudaError_t e is OUTBOARD_CUDA_ERR_RUNTIME - e, and one cuBLAS reports as
- * cublasStatus_t s is OUTBOARD_CUDA_ERR_CUBLAS - s. */
+ * CUDA runtime reports as cudaError_t e is OUTBOARD_CUDA_ERR_RUNTIME - e, one cuBLAS reports as
+ * cublasStatus_t s is OUTBOARD_CUDA_ERR_CUBLAS - s, and one cuSOLVER reports as cusolverStatus_t s
+ * is OUTBOARD_CUDA_ERR_CUSOLVER - s. */
 #define OUTBOARD_CUDA_OK 0
 #define OUTBOARD_CUDA_ERR_INVALID_ARGUMENT (-1)
 #define OUTBOARD_CUDA_ERR_HOST_MEMORY (-2) /* the plugin itself ran out of host memory */
 #define OUTBOARD_CUDA_ERR_INTERNAL (-3)
 #define OUTBOARD_CUDA_ERR_RUNTIME (-100000)
 #define OUTBOARD_CUDA_ERR_CUBLAS (-200000)
+#define OUTBOARD_CUDA_ERR_CUSOLVER (-300000)
 
 /* Copy directions. */
 #define OUTBOARD_CUDA_H2D 1
@@ -51,6 +54,31 @@ struct outboard_cuda_level3 {
   int64_t m, n, k;
   double alpha[2], beta[2];
   int64_t rows[3], cols[3];
+};
+
+/* One LAPACK call for `lapack` (the routines and array shapes of src/wire/lapack.hpp): routine
+ * 0 gesv, 1 getrf, 2 getrs, 3 posv, 4 potrf, 5 potrs, 6 gels, 7 geqrf, 8 syevd (heevd for complex),
+ * 9 gesvd; precision 's','d','c','z'; option characters upper case ('N' where unused). Host arrays
+ * are packed column-major (leading dimension = rows), null where the routine has none:
+ *   a     A, m x n (n x n for the square routines); copied back over itself when a_out is set
+ *   b     B, n x nrhs (gels: max(m,n) x nrhs), updated in place
+ *   ipiv  32-bit pivots, 1-based: written by gesv (n) and getrf (min(m,n)), read by getrs (n; the
+ *         caller has checked them to lie in 1..n)
+ *   vec   tau (geqrf, min(m,n)), w (syevd, n, real type), s (gesvd, min(m,n), real type)
+ *   u, vt gesvd's U (m x m for jobu 'A', m x min(m,n) for 'S') and VT (n x n, min(m,n) x n)
+ * Supported shapes: gels only with trans 'N' and m >= n; gesvd only with m >= n and jobu, jobvt in
+ * {A, S, N}; the caller sends other calls elsewhere. */
+struct outboard_cuda_lapack {
+  int routine;
+  char precision, trans, uplo, jobz, jobu, jobvt;
+  int a_out;
+  int64_t m, n, nrhs;
+  void* a;
+  void* b;
+  int32_t* ipiv;
+  void* vec;
+  void* u;
+  void* vt;
 };
 
 struct outboard_cuda_device_info {
@@ -120,8 +148,9 @@ struct outboard_cuda_api_v1 {
    * repeats in *seconds. The first call on a device creates its cuBLAS handle (not timed). */
   int (*gemm)(char precision, int n, const void* a, const void* b, void* c, int repeats, double* seconds);
 
-  /* Destroys the cuBLAS handles gemm created; a later gemm creates them again. Call when no gemm
-   * is running, before giving the devices up. */
+  /* Destroys the cuBLAS handles gemm and level3 created (and, since version 2, lapack's cuSOLVER
+   * handles); later calls create them again. Call when none is running, before giving the devices
+   * up. */
   int (*release)(void);
 
   /* One Level-3 call on the current device with cuBLAS: copies the host operands a, b (null where
@@ -150,6 +179,12 @@ struct outboard_cuda_api_v1 {
    * a cuBLAS handle of its own, apart from level3's: both may run at once. */
   int (*level3_async)(const struct outboard_cuda_level3* call, const void* a, const void* b, void* output,
                       void* out2, void* stream);
+
+  /* One LAPACK call on the current device with cuSOLVER (and cuBLAS for gels' triangular
+   * solve): copies the host arrays in, computes, copies the outputs back, and stores LAPACK's INFO
+   * in *info (>= 0; the caller passes valid arguments only). One call at a time per process.
+   * timing_ns as for level3. */
+  int (*lapack)(const struct outboard_cuda_lapack* call, int64_t* info, uint64_t timing_ns[3]);
 };
 
 #if defined(__GNUC__)

@@ -87,8 +87,12 @@ outboard_passthrough_common:
         .cfi_endproc
         .size   outboard_passthrough_common, . - outboard_passthrough_common
 
+/* The symbol table: this directory's, unless a including file names another (the LAPACK shim). */
+#ifndef OUTBOARD_PASSTHROUGH_DEF
+#define OUTBOARD_PASSTHROUGH_DEF "passthrough_symbols.def"
+#endif
 #define OUTBOARD_PASSTHROUGH(name) outboard_passthrough name
-#include "passthrough_symbols.def"
+#include OUTBOARD_PASSTHROUGH_DEF
 #undef OUTBOARD_PASSTHROUGH
 
         .section .note.GNU-stack, "", @progbits  /* no executable stack */

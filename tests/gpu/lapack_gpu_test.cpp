@@ -1,0 +1,370 @@
+// The LAPACK routines on the GPU backend (cuSOLVER) against the CPU backend (LAPACK in OpenBLAS)
+// on the same packed arrays, every precision: residual checks (|A X - B|, Q R = A, orthogonality,
+// A V = V W, U S VT = A), the same eigen- and singular values, and the same INFO for singular and
+// non-positive-definite matrices. Skips where no GPU can be used.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <complex>
+#include <cstring>
+#include <limits>
+#include <random>
+
+#include "backends/cpu/cpu_backend.hpp"
+#include "backends/cuda/cuda_backend.hpp"
+#include "wire/lapack.hpp"
+
+using namespace outboard;
+using wire::LapackCall;
+using wire::LapackRoutine;
+using wire::Scalar;
+using Z = std::complex<double>;
+using Bytes = std::vector<std::byte>;
+
+namespace {
+
+struct Backends {
+  std::unique_ptr<server::Backend> cpu = backends::make_cpu_backend();
+  std::unique_ptr<server::Backend> gpu;
+  std::string why;
+  Backends() { gpu = backends::make_cuda_backend(why); }
+};
+Backends& backends_once() {
+  static Backends b;
+  return b;
+}
+
+// Element access in the call's precision (data) or its real type (w, s).
+Z get(const Bytes& b, size_t i, Scalar s) {
+  switch (s) {
+    case Scalar::s: return reinterpret_cast<const float*>(b.data())[i];
+    case Scalar::d: return reinterpret_cast<const double*>(b.data())[i];
+    case Scalar::c: return Z(reinterpret_cast<const std::complex<float>*>(b.data())[i]);
+    default: return reinterpret_cast<const Z*>(b.data())[i];
+  }
+}
+void set(Bytes& b, size_t i, Scalar s, Z v) {
+  switch (s) {
+    case Scalar::s: reinterpret_cast<float*>(b.data())[i] = float(v.real()); break;
+    case Scalar::d: reinterpret_cast<double*>(b.data())[i] = v.real(); break;
+    case Scalar::c: reinterpret_cast<std::complex<float>*>(b.data())[i] = std::complex<float>(v); break;
+    default: reinterpret_cast<Z*>(b.data())[i] = v;
+  }
+}
+double real_at(const Bytes& b, size_t i, Scalar s) {
+  return (s == Scalar::s || s == Scalar::c) ? reinterpret_cast<const float*>(b.data())[i]
+                                            : reinterpret_cast<const double*>(b.data())[i];
+}
+double eps(Scalar s) {
+  return (s == Scalar::s || s == Scalar::c) ? std::numeric_limits<float>::epsilon() : std::numeric_limits<double>::epsilon();
+}
+
+struct Result {
+  int64_t info = 0;
+  std::vector<Bytes> out;  // layout(call).outputs order
+};
+
+// Runs the call on a backend as the server does: outputs that are updated in place start as
+// copies of their inputs.
+Result run(server::Backend& backend, const LapackCall& c, const std::vector<Bytes>& in) {
+  wire::validate(c);
+  const auto l = wire::layout(c);
+  Result r;
+  std::vector<const std::byte*> ip;
+  for (const auto& b : in) ip.push_back(b.data());
+  std::vector<std::byte*> op;
+  for (const auto& a : l.outputs) {
+    r.out.emplace_back(wire::array_bytes(a, c.scalar) + 16);
+    if (a.from_input >= 0) std::memcpy(r.out.back().data(), in[a.from_input].data(), wire::array_bytes(a, c.scalar));
+    op.push_back(r.out.back().data());
+  }
+  server::DeviceTiming t;
+  r.info = backend.lapack(c, ip, op, t);
+  return r;
+}
+
+class GpuLapack : public ::testing::TestWithParam<Scalar> {
+ protected:
+  void SetUp() override {
+    if (!backends_once().gpu) GTEST_SKIP() << "no GPU: " << backends_once().why;
+  }
+  Scalar s() const { return GetParam(); }
+  std::mt19937 rng{11};
+  Bytes random(int64_t rows, int64_t cols) {
+    std::uniform_real_distribution<double> u(-1, 1);
+    Bytes b(static_cast<size_t>(rows * cols) * wire::element_bytes(s()) + 16);
+    for (int64_t i = 0; i < rows * cols; ++i)
+      set(b, i, s(), wire::is_complex(s()) ? Z(u(rng), u(rng)) : Z(u(rng)));
+    return b;
+  }
+  Bytes spd(int64_t n) {  // M^H M + n I
+    Bytes m = random(n, n), a = random(n, n);
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t i = 0; i < n; ++i) {
+        Z v = i == j ? Z(double(n)) : Z(0);
+        for (int64_t l = 0; l < n; ++l) v += std::conj(get(m, i * n + l, s())) * get(m, j * n + l, s());
+        set(a, j * n + i, s(), v);
+      }
+    return a;
+  }
+  LapackCall call(LapackRoutine r) {
+    LapackCall c;
+    c.routine = r;
+    c.scalar = s();
+    return c;
+  }
+  // max |op(A) X - B| / (max|A| max|X| k eps); A lda = rows of A.
+  double residual(const Bytes& a, int64_t arows, char op, int64_t m, int64_t k, const Bytes& x, int64_t ldx,
+                  const Bytes& b, int64_t ldb, int64_t nrhs) {
+    auto at = [&](int64_t i, int64_t j) {
+      if (op == 'N') return get(a, j * arows + i, s());
+      Z v = get(a, i * arows + j, s());
+      return op == 'C' ? std::conj(v) : v;
+    };
+    double an = 0, xn = 0, r = 0;
+    for (int64_t i = 0; i < m; ++i)
+      for (int64_t l = 0; l < k; ++l) an = std::max(an, std::abs(at(i, l)));
+    for (int64_t j = 0; j < nrhs; ++j)
+      for (int64_t l = 0; l < k; ++l) xn = std::max(xn, std::abs(get(x, j * ldx + l, s())));
+    for (int64_t j = 0; j < nrhs; ++j)
+      for (int64_t i = 0; i < m; ++i) {
+        Z v = 0;
+        for (int64_t l = 0; l < k; ++l) v += at(i, l) * get(x, j * ldx + l, s());
+        r = std::max(r, std::abs(v - get(b, j * ldb + i, s())));
+      }
+    return r / (std::max(an * xn, 1e-300) * double(k) * eps(s()));
+  }
+};
+
+constexpr double kTol = 100;
+
+TEST_P(GpuLapack, GesvAndSingularInfo) {
+  const int64_t n = 67, nrhs = 3;
+  auto c = call(LapackRoutine::gesv);
+  c.n = n, c.nrhs = nrhs;
+  Bytes a = random(n, n), b = random(n, nrhs);
+  auto g = run(*backends_once().gpu, c, {a, b});
+  EXPECT_EQ(g.info, 0);
+  EXPECT_LT(residual(a, n, 'N', n, n, g.out[2], n, b, n, nrhs), kTol);
+  for (int64_t i = 0; i < n; ++i) {
+    int32_t p;
+    std::memcpy(&p, g.out[1].data() + 4 * i, 4);
+    EXPECT_TRUE(p >= i + 1 && p <= n);
+  }
+  for (int64_t i = 0; i < n; ++i) set(a, 4 * n + i, s(), 0);  // column 5 zero
+  auto gs = run(*backends_once().gpu, c, {a, b});
+  auto cs = run(*backends_once().cpu, c, {a, b});
+  EXPECT_EQ(cs.info, 5);
+  EXPECT_EQ(gs.info, cs.info);
+  EXPECT_EQ(std::memcmp(gs.out[2].data(), b.data(), wire::array_bytes(wire::layout(c).outputs[2], s())), 0)
+      << "a singular system leaves B as it was";
+}
+
+TEST_P(GpuLapack, GetrfRectangularThenGetrs) {
+  for (auto [m, n] : {std::pair<int64_t, int64_t>{50, 31}, {31, 50}}) {
+    auto c = call(LapackRoutine::getrf);
+    c.m = m, c.n = n;
+    Bytes a = random(m, n);
+    auto g = run(*backends_once().gpu, c, {a});
+    EXPECT_EQ(g.info, 0);
+    // P L U = A: apply the row swaps to a copy of A.
+    Bytes pa = a;
+    const int64_t k = std::min(m, n);
+    for (int64_t i = 0; i < k; ++i) {
+      int32_t p;
+      std::memcpy(&p, g.out[1].data() + 4 * i, 4);
+      ASSERT_TRUE(p >= 1 && p <= m);
+      for (int64_t j = 0; j < n; ++j) {
+        Z t = get(pa, j * m + i, s());
+        set(pa, j * m + i, s(), get(pa, j * m + p - 1, s()));
+        set(pa, j * m + p - 1, s(), t);
+      }
+    }
+    double r = 0, an = 0;
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t i = 0; i < m; ++i) {
+        Z v = 0;
+        for (int64_t l = 0; l <= std::min(i, j) && l < k; ++l)
+          v += (l == i ? Z(1) : get(g.out[0], l * m + i, s())) * get(g.out[0], j * m + l, s());
+        r = std::max(r, std::abs(v - get(pa, j * m + i, s())));
+        an = std::max(an, std::abs(get(a, j * m + i, s())));
+      }
+    EXPECT_LT(r / (an * double(k) * eps(s())), kTol) << m << "x" << n;
+  }
+  const int64_t n = 45, nrhs = 4;
+  auto f = call(LapackRoutine::getrf);
+  f.m = f.n = n;
+  Bytes a = random(n, n);
+  auto lu = run(*backends_once().cpu, f, {a});
+  for (char trans : {'N', 'T', 'C'}) {
+    auto c = call(LapackRoutine::getrs);
+    c.trans = trans, c.n = n, c.nrhs = nrhs;
+    Bytes b = random(n, nrhs);
+    auto g = run(*backends_once().gpu, c, {lu.out[0], lu.out[1], b});
+    EXPECT_EQ(g.info, 0);
+    EXPECT_LT(residual(a, n, trans, n, n, g.out[0], n, b, n, nrhs), kTol) << "trans " << trans;
+  }
+}
+
+TEST_P(GpuLapack, PosvPotrfPotrsAndNotPositiveDefinite) {
+  const int64_t n = 53, nrhs = 2;
+  for (char uplo : {'U', 'L'}) {
+    Bytes a = spd(n), b = random(n, nrhs);
+    auto c = call(LapackRoutine::posv);
+    c.uplo = uplo, c.n = n, c.nrhs = nrhs;
+    auto g = run(*backends_once().gpu, c, {a, b});
+    EXPECT_EQ(g.info, 0);
+    EXPECT_LT(residual(a, n, 'N', n, n, g.out[1], n, b, n, nrhs), kTol);
+    auto f = call(LapackRoutine::potrf);
+    f.uplo = uplo, f.n = n;
+    auto gf = run(*backends_once().gpu, f, {a});
+    EXPECT_EQ(gf.info, 0);
+    auto t = call(LapackRoutine::potrs);
+    t.uplo = uplo, t.n = n, t.nrhs = nrhs;
+    auto gt = run(*backends_once().gpu, t, {gf.out[0], b});
+    EXPECT_EQ(gt.info, 0);
+    EXPECT_LT(residual(a, n, 'N', n, n, gt.out[0], n, b, n, nrhs), kTol);
+    // Identity with a(3,3) = -1: not positive definite at order 3.
+    Bytes bad = random(n, n);
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t i = 0; i < n; ++i) set(bad, j * n + i, s(), i == j ? (i == 2 ? -1 : 1) : 0);
+    EXPECT_EQ(run(*backends_once().cpu, f, {bad}).info, 3);
+    EXPECT_EQ(run(*backends_once().gpu, f, {bad}).info, 3);
+    EXPECT_EQ(run(*backends_once().gpu, c, {bad, b}).info, 3);
+  }
+}
+
+TEST_P(GpuLapack, GelsLeastSquaresAndRankDeficient) {
+  const int64_t m = 71, n = 40, nrhs = 3;
+  auto c = call(LapackRoutine::gels);
+  c.trans = 'N', c.m = m, c.n = n, c.nrhs = nrhs;
+  ASSERT_TRUE(backends_once().gpu->serves_lapack(c));
+  Bytes a = random(m, n), b = random(m, nrhs);
+  auto g = run(*backends_once().gpu, c, {a, b});
+  EXPECT_EQ(g.info, 0);
+  // Normal equations: A^H (A x - b) = 0.
+  double worst = 0, an = 0;
+  for (int64_t j = 0; j < nrhs; ++j)
+    for (int64_t col = 0; col < n; ++col) {
+      Z v = 0;
+      for (int64_t i = 0; i < m; ++i) {
+        Z r = -get(b, j * m + i, s());
+        for (int64_t l = 0; l < n; ++l) r += get(a, l * m + i, s()) * get(g.out[1], j * m + l, s());
+        v += std::conj(get(a, col * m + i, s())) * r;
+        an = std::max(an, std::abs(get(a, col * m + i, s())));
+      }
+      worst = std::max(worst, std::abs(v));
+    }
+  EXPECT_LT(worst / (an * an * double(m) * 10 * eps(s())), kTol);
+  for (int64_t i = 0; i < m; ++i) set(a, 6 * m + i, s(), 0);  // column 7 zero: R(7,7) = 0
+  EXPECT_EQ(run(*backends_once().cpu, c, {a, b}).info, 7);
+  EXPECT_EQ(run(*backends_once().gpu, c, {a, b}).info, 7);
+  c.trans = wire::is_complex(s()) ? 'C' : 'T';
+  EXPECT_FALSE(backends_once().gpu->serves_lapack(c)) << "left to the CPU backend";
+}
+
+TEST_P(GpuLapack, GeqrfReflectorsReproduceA) {
+  for (auto [m, n] : {std::pair<int64_t, int64_t>{60, 35}, {35, 60}}) {
+    auto c = call(LapackRoutine::geqrf);
+    c.m = m, c.n = n;
+    Bytes a = random(m, n);
+    auto g = run(*backends_once().gpu, c, {a});
+    EXPECT_EQ(g.info, 0);
+    const int64_t k = std::min(m, n);
+    // Q R, with Q = H(1) ... H(k) applied to R from the left: H(i) = I - tau v v^H.
+    std::vector<Z> qr(static_cast<size_t>(m * n));
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t i = 0; i <= std::min(j, m - 1); ++i) qr[j * m + i] = get(g.out[0], j * m + i, s());
+    for (int64_t r = k - 1; r >= 0; --r) {
+      const Z tau = get(g.out[1], r, s());
+      for (int64_t j = 0; j < n; ++j) {
+        Z dot = qr[j * m + r];
+        for (int64_t i = r + 1; i < m; ++i) dot += std::conj(get(g.out[0], r * m + i, s())) * qr[j * m + i];
+        qr[j * m + r] -= tau * dot;
+        for (int64_t i = r + 1; i < m; ++i) qr[j * m + i] -= tau * get(g.out[0], r * m + i, s()) * dot;
+      }
+    }
+    double d = 0, an = 0;
+    for (int64_t i = 0; i < m * n; ++i) {
+      d = std::max(d, std::abs(qr[i] - get(a, i, s())));
+      an = std::max(an, std::abs(get(a, i, s())));
+    }
+    EXPECT_LT(d / (an * double(m) * eps(s())), kTol) << m << "x" << n;
+  }
+}
+
+TEST_P(GpuLapack, SyevdHeevd) {
+  const int64_t n = 57;
+  for (char uplo : {'L', 'U'}) {
+    Bytes a = spd(n);
+    for (int64_t i = 0; i < n; ++i) set(a, i * n + i, s(), get(a, i * n + i, s()) - 2.0 * n);
+    auto c = call(LapackRoutine::syevd);
+    c.jobz = 'V', c.uplo = uplo, c.n = n;
+    auto g = run(*backends_once().gpu, c, {a});
+    auto cpu = run(*backends_once().cpu, c, {a});
+    EXPECT_EQ(g.info, 0);
+    const Bytes& v = g.out[0];
+    const Bytes& w = g.out[1];
+    double r = 0, o = 0, an = 0, dw = 0;
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t i = 0; i < n; ++i) an = std::max(an, std::abs(get(a, j * n + i, s())));
+    auto full = [&](int64_t i, int64_t j) {  // the Hermitian matrix from the uplo triangle
+      bool stored = uplo == 'U' ? i <= j : i >= j;
+      return stored ? get(a, j * n + i, s()) : std::conj(get(a, i * n + j, s()));
+    };
+    for (int64_t j = 0; j < n; ++j) {
+      dw = std::max(dw, std::abs(real_at(w, j, s()) - real_at(cpu.out[1], j, s())));
+      for (int64_t i = 0; i < n; ++i) {
+        Z av = 0, g2 = 0;
+        for (int64_t l = 0; l < n; ++l) {
+          av += full(i, l) * get(v, j * n + l, s());
+          g2 += std::conj(get(v, i * n + l, s())) * get(v, j * n + l, s());
+        }
+        r = std::max(r, std::abs(av - real_at(w, j, s()) * get(v, j * n + i, s())));
+        o = std::max(o, std::abs(g2 - Z(i == j ? 1.0 : 0.0)));
+      }
+    }
+    EXPECT_LT(r / (an * double(n) * eps(s())), kTol);
+    EXPECT_LT(o / (double(n) * eps(s())), kTol);
+    EXPECT_LT(dw / (an * double(n) * eps(s())), kTol) << "eigenvalues differ from the CPU's";
+    c.jobz = 'N';
+    auto gn = run(*backends_once().gpu, c, {a});
+    double dn = 0;
+    for (int64_t j = 0; j < n; ++j) dn = std::max(dn, std::abs(real_at(gn.out[0], j, s()) - real_at(w, j, s())));
+    EXPECT_LT(dn / (an * double(n) * eps(s())), kTol);
+  }
+}
+
+TEST_P(GpuLapack, Gesvd) {
+  const int64_t m = 64, n = 41, k = std::min(m, n);
+  for (char job : {'A', 'S'}) {
+    auto c = call(LapackRoutine::gesvd);
+    c.jobu = c.jobvt = job, c.m = m, c.n = n;
+    ASSERT_TRUE(backends_once().gpu->serves_lapack(c));
+    Bytes a = random(m, n);
+    auto g = run(*backends_once().gpu, c, {a});
+    auto cpu = run(*backends_once().cpu, c, {a});
+    EXPECT_EQ(g.info, 0);
+    const Bytes &sv = g.out[0], &u = g.out[1], &vt = g.out[2];
+    const int64_t vrows = job == 'A' ? n : k;
+    double r = 0, an = 0, ds = 0;
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t i = 0; i < m; ++i) {
+        Z v = 0;
+        for (int64_t l = 0; l < k; ++l) v += get(u, l * m + i, s()) * real_at(sv, l, s()) * get(vt, j * vrows + l, s());
+        r = std::max(r, std::abs(v - get(a, j * m + i, s())));
+        an = std::max(an, std::abs(get(a, j * m + i, s())));
+      }
+    for (int64_t l = 0; l < k; ++l) ds = std::max(ds, std::abs(real_at(sv, l, s()) - real_at(cpu.out[0], l, s())));
+    EXPECT_LT(r / (an * double(m) * eps(s())), kTol) << "job " << job;
+    EXPECT_LT(ds / (an * double(m) * eps(s())), kTol) << "singular values differ from the CPU's";
+  }
+  auto wide = call(LapackRoutine::gesvd);
+  wide.m = 10, wide.n = 20;
+  EXPECT_FALSE(backends_once().gpu->serves_lapack(wide)) << "m < n is left to the CPU backend";
+}
+
+INSTANTIATE_TEST_SUITE_P(AllPrecisions, GpuLapack, ::testing::Values(Scalar::s, Scalar::d, Scalar::c, Scalar::z),
+                         [](const auto& info) { return std::string(1, "sdcz"[static_cast<int>(info.param)]); });
+
+}  // namespace

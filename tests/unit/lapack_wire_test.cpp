@@ -1,0 +1,255 @@
+// Unit tests of the LAPACK part of the wire schema: LapackRequest / LapackReply round trips,
+// rejection of malformed messages (truncation, trailing bytes, bad ids, options and dimensions,
+// mismatched payload sizes, random mutations), and the array layout and sizes of every routine.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <random>
+
+#include "common/error.hpp"
+#include "wire/lapack.hpp"
+#include "wire/messages.hpp"
+
+namespace outboard::wire {
+namespace {
+
+using Bytes = std::vector<std::byte>;
+using R = LapackRoutine;
+constexpr size_t kCallOffset = 8 + 8;  // header, call_id
+
+// A valid call of each routine and precision, with distinct dimensions.
+LapackCall make(R r, Scalar s) {
+  LapackCall c;
+  c.routine = r;
+  c.scalar = s;
+  switch (r) {
+    case R::gesv: c.n = 5, c.nrhs = 3; break;
+    case R::getrf: c.m = 7, c.n = 4; break;
+    case R::getrs: c.trans = is_complex(s) ? 'C' : 'T', c.n = 6, c.nrhs = 2; break;
+    case R::posv: c.uplo = 'L', c.n = 4, c.nrhs = 5; break;
+    case R::potrf: c.uplo = 'U', c.n = 9; break;
+    case R::potrs: c.uplo = 'L', c.n = 3, c.nrhs = 1; break;
+    case R::gels: c.trans = is_complex(s) ? 'C' : 'T', c.m = 8, c.n = 3, c.nrhs = 2; break;
+    case R::geqrf: c.m = 3, c.n = 8; break;
+    case R::syevd: c.jobz = 'V', c.uplo = 'U', c.n = 6; break;
+    case R::gesvd: c.jobu = 'S', c.jobvt = 'A', c.m = 7, c.n = 5; break;
+    default: break;
+  }
+  return c;
+}
+
+std::vector<LapackCall> all_calls() {
+  std::vector<LapackCall> v;
+  for (int r = 0; r < int(R::count_); ++r)
+    for (int s = 0; s < int(Scalar::count_); ++s) v.push_back(make(R(r), Scalar(s)));
+  return v;
+}
+
+LapackRequest request(const LapackCall& c, uint64_t id = 5) { return {id, c, request_bytes(c)}; }
+
+template <class F>
+std::string protocol_error_of(F&& f) {
+  try {
+    f();
+  } catch (const ProtocolError& e) {
+    return e.what();
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "expected ProtocolError, got: " << e.what();
+    return {};
+  }
+  ADD_FAILURE() << "expected ProtocolError, nothing was thrown";
+  return {};
+}
+
+TEST(LapackWire, RequestRoundTripEveryRoutineAndPrecision) {
+  for (const auto& c : all_calls()) {
+    auto b = encode(request(c, 77));
+    uint16_t type;
+    std::memcpy(&type, b.data() + 6, 2);
+    EXPECT_EQ(type, uint16_t(Type::lapack_call));
+    auto m = decode(b);
+    ASSERT_TRUE(std::holds_alternative<LapackRequest>(m)) << call_name(c);
+    const auto& d = std::get<LapackRequest>(m);
+    EXPECT_EQ(d.call_id, 77u);
+    EXPECT_EQ(d.payload_bytes, request_bytes(c));
+    EXPECT_EQ(d.call.routine, c.routine);
+    EXPECT_EQ(d.call.scalar, c.scalar);
+    EXPECT_EQ(d.call.trans, c.trans);
+    EXPECT_EQ(d.call.uplo, c.uplo);
+    EXPECT_EQ(d.call.jobz, c.jobz);
+    EXPECT_EQ(d.call.jobu, c.jobu);
+    EXPECT_EQ(d.call.jobvt, c.jobvt);
+    EXPECT_EQ(d.call.m, c.m);
+    EXPECT_EQ(d.call.n, c.n);
+    EXPECT_EQ(d.call.nrhs, c.nrhs);
+    EXPECT_EQ(type_of(m), Type::lapack_call);
+  }
+}
+
+TEST(LapackWire, ReplyRoundTrip) {
+  LapackReply r{9, true, "", 17, 1234, 1, 2, 3, 4, 5};
+  auto b = encode(r);
+  uint16_t type;
+  std::memcpy(&type, b.data() + 6, 2);
+  EXPECT_EQ(type, uint16_t(Type::lapack_reply));
+  auto d = std::get<LapackReply>(decode(b));
+  EXPECT_EQ(d.call_id, 9u);
+  EXPECT_TRUE(d.ok);
+  EXPECT_EQ(d.info, 17);
+  EXPECT_EQ(d.payload_bytes, 1234u);
+  EXPECT_EQ(d.receive_ns, 1u);
+  EXPECT_EQ(d.from_device_ns, 5u);
+  auto f = std::get<LapackReply>(decode(encode(LapackReply{3, false, "pivot out of range", -1})));
+  EXPECT_FALSE(f.ok);
+  EXPECT_EQ(f.message, "pivot out of range");
+  EXPECT_EQ(f.info, -1);
+}
+
+TEST(LapackWire, TypeIds) {
+  EXPECT_EQ(uint16_t(Type::lapack_call), 12);
+  EXPECT_EQ(uint16_t(Type::lapack_reply), 15);
+  EXPECT_EQ(type_of(Message{LapackReply{}}), Type::lapack_reply);
+  EXPECT_EQ(type_of(Message{Pong{}}), Type::pong);
+}
+
+TEST(LapackWire, EveryTruncationAndTrailingByte) {
+  std::vector<Bytes> msgs = {encode(request(make(R::gesvd, Scalar::z))), encode(request(make(R::getrs, Scalar::s))),
+                             encode(LapackReply{1, false, "x", 2, 0})};
+  for (const auto& b : msgs) {
+    for (size_t n = 0; n < b.size(); ++n) {
+      Bytes t(b.begin(), b.begin() + static_cast<long>(n));
+      protocol_error_of([&] { decode(t); });
+    }
+    Bytes longer = b;
+    longer.push_back(std::byte{0});
+    protocol_error_of([&] { decode(longer); });
+  }
+}
+
+TEST(LapackWire, RejectsBadIdsOptionsAndDimensions) {
+  auto base = encode(request(make(R::posv, Scalar::d)));
+  auto with = [&](size_t offset, uint8_t v) {
+    Bytes b = base;
+    b[offset] = std::byte{v};
+    return protocol_error_of([&] { decode(b); });
+  };
+  EXPECT_NE(with(kCallOffset, 10).find("routine"), std::string::npos);
+  EXPECT_NE(with(kCallOffset, 255).find("routine"), std::string::npos);
+  EXPECT_NE(with(kCallOffset + 1, 4).find("scalar"), std::string::npos);
+  EXPECT_NE(with(kCallOffset + 2, 'T').find("trans"), std::string::npos);  // posv takes no trans
+  EXPECT_NE(with(kCallOffset + 3, 'X').find("uplo"), std::string::npos);
+  EXPECT_NE(with(kCallOffset + 3, 'u').find("uplo"), std::string::npos);   // upper case only
+  EXPECT_NE(with(kCallOffset + 4, 'V').find("jobz"), std::string::npos);
+  // Dimension n (second i64) negative; m (unused by posv) nonzero.
+  Bytes b = base;
+  int64_t neg = -1, big = int64_t(1) << 40;
+  std::memcpy(b.data() + kCallOffset + 7 + 8, &neg, 8);
+  EXPECT_NE(protocol_error_of([&] { decode(b); }).find("out of range"), std::string::npos);
+  b = base;
+  std::memcpy(b.data() + kCallOffset + 7 + 8, &big, 8);
+  EXPECT_NE(protocol_error_of([&] { decode(b); }).find("out of range"), std::string::npos);
+  b = base;
+  int64_t one = 1;
+  std::memcpy(b.data() + kCallOffset + 7, &one, 8);
+  EXPECT_NE(protocol_error_of([&] { decode(b); }).find("must be 0"), std::string::npos);
+
+  LapackCall c = make(R::gels, Scalar::d);
+  c.trans = 'C';  // real gels takes N or T
+  protocol_error_of([&] { validate(c); });
+  c = make(R::gels, Scalar::z);
+  c.trans = 'T';  // complex gels takes N or C
+  protocol_error_of([&] { validate(c); });
+  c = make(R::gesvd, Scalar::d);
+  c.jobu = c.jobvt = 'O';
+  EXPECT_NE(protocol_error_of([&] { validate(c); }).find("both"), std::string::npos);
+  c = make(R::syevd, Scalar::c);
+  c.nrhs = 2;
+  protocol_error_of([&] { validate(c); });
+}
+
+TEST(LapackWire, PayloadBytesMustMatch) {
+  auto q = request(make(R::gesv, Scalar::c));
+  q.payload_bytes += 8;
+  auto msg = protocol_error_of([&] { decode(encode(q)); });
+  EXPECT_NE(msg.find("payload"), std::string::npos);
+}
+
+TEST(LapackWire, HugeDimensionsDoNotOverflow) {
+  LapackCall c = make(R::gesvd, Scalar::z);
+  c.m = c.n = kMaxDimension;
+  c.jobu = c.jobvt = 'A';
+  protocol_error_of([&] { validate(c); });  // 2^31 * 2^31 * 16 bytes
+  c = make(R::gesv, Scalar::d);
+  c.n = 100000, c.nrhs = 10;
+  EXPECT_EQ(request_bytes(c), 8ull * (100000ull * 100000 + 100000 * 10));
+}
+
+TEST(LapackWire, Layouts) {
+  LapackCall c = make(R::gesv, Scalar::d);  // n 5, nrhs 3
+  auto l = layout(c);
+  ASSERT_EQ(l.inputs.size(), 2u);
+  ASSERT_EQ(l.outputs.size(), 3u);
+  EXPECT_STREQ(l.outputs[1].name, "ipiv");
+  EXPECT_EQ(l.outputs[1].from_input, -1);
+  EXPECT_EQ(l.outputs[2].from_input, 1);
+  EXPECT_EQ(request_bytes(c), 8u * (25 + 15));
+  EXPECT_EQ(reply_bytes(c), 8u * (25 + 15) + 4 * 5);
+
+  c = make(R::getrf, Scalar::s);  // 7 x 4
+  EXPECT_EQ(reply_bytes(c), 4u * 28 + 4 * 4);
+  c = make(R::gels, Scalar::z);  // 8 x 3, nrhs 2: B is 8 x 2
+  EXPECT_EQ(request_bytes(c), 16u * (24 + 16));
+  c = make(R::geqrf, Scalar::c);  // 3 x 8: tau 3
+  EXPECT_EQ(reply_bytes(c), 8u * (24 + 3));
+  c = make(R::syevd, Scalar::z);  // n 6, V: A and w (real)
+  EXPECT_EQ(reply_bytes(c), 16u * 36 + 8 * 6);
+  EXPECT_EQ(call_name(c), "zheevd");
+  c.jobz = 'N';  // eigenvalues only: A does not come back
+  EXPECT_EQ(reply_bytes(c), 8u * 6);
+  EXPECT_EQ(call_name(make(R::syevd, Scalar::s)), "ssyevd");
+  c = make(R::gesvd, Scalar::d);  // 7 x 5, U 'S' 7x5, VT 'A' 5x5, s 5
+  EXPECT_EQ(reply_bytes(c), 8u * (5 + 35 + 25));
+  c.jobu = 'O', c.jobvt = 'N';  // A comes back, no U, no VT
+  EXPECT_EQ(reply_bytes(c), 8u * (35 + 5));
+  for (const auto& call : all_calls()) EXPECT_GT(flops(call), 0) << call_name(call);
+}
+
+TEST(LapackWire, PivotsAreChecked) {
+  LapackCall c = make(R::getrs, Scalar::d);  // n 6
+  std::vector<std::byte> a(8 * 36), ipiv(4 * 6), b(8 * 12);
+  const std::byte* in[3] = {a.data(), ipiv.data(), b.data()};
+  int32_t good[6] = {1, 6, 3, 4, 6, 6};
+  std::memcpy(ipiv.data(), good, sizeof good);
+  check_inputs(c, in);
+  for (int32_t bad : {0, -1, 7, 1 << 30}) {
+    int32_t p[6] = {1, 2, 3, bad, 5, 6};
+    std::memcpy(ipiv.data(), p, sizeof p);
+    EXPECT_NE(protocol_error_of([&] { check_inputs(c, in); }).find("ipiv(4)"), std::string::npos);
+  }
+}
+
+TEST(LapackWire, MutatedMessagesNeverCrash) {
+  std::mt19937 rng(12345);
+  std::vector<Bytes> seeds;
+  for (const auto& c : all_calls()) seeds.push_back(encode(request(c)));
+  seeds.push_back(encode(LapackReply{1, true, "", 0, 64}));
+  int accepted = 0;
+  for (int i = 0; i < 20000; ++i) {
+    Bytes b = seeds[rng() % seeds.size()];
+    const int flips = 1 + rng() % 4;
+    for (int f = 0; f < flips; ++f) b[rng() % b.size()] = std::byte(rng() & 0xff);
+    try {
+      auto m = decode(b);
+      ++accepted;
+      if (auto* q = std::get_if<LapackRequest>(&m)) {  // whatever decodes is consistent
+        validate(q->call);
+        EXPECT_EQ(q->payload_bytes, request_bytes(q->call));
+      }
+    } catch (const ProtocolError&) {
+    }
+  }
+  EXPECT_GT(accepted, 0);
+}
+
+}  // namespace
+}  // namespace outboard::wire
