@@ -9,7 +9,7 @@ DIR=${1:-.gpu-carry}
 BUILD=${BUILD:-build}
 rm -rf "$DIR"
 mkdir -p "$DIR"/{bin,lib,deps,share/outboard}
-install -m 755 "$BUILD/bin/outboard" "$BUILD/bin/blas_demo" "$BUILD/bin/gpu_tests" "$DIR/bin/"
+install -m 755 "$BUILD/bin/outboard" "$BUILD/bin/blas_demo" "$BUILD/bin/lapack_demo" "$BUILD/bin/gpu_tests" "$DIR/bin/"
 cp -a "$BUILD"/lib/liboutboard-*.so* "$DIR/lib/"
 [ -e "$BUILD/lib/outboard" ] && cp -a "$BUILD/lib/outboard" "$DIR/lib/"
 cp "$BUILD/share/outboard/outboard_plot.py" "$DIR/share/outboard/"
@@ -31,4 +31,9 @@ mkdir -p "$DIR/testers"
 cp /usr/lib/x86_64-linux-gnu/blas/xblat3? /usr/lib/x86_64-linux-gnu/blas/?blat3.in "$DIR/testers/"
 cp -L /usr/lib/x86_64-linux-gnu/blas/libblas.so.3 "$DIR/deps/"
 cp "$BUILD/bin/level3_check" "$DIR/testers/"
+# OpenBLAS under the names liblapack.so.3 and libblas.so.3, for local baselines of programs linked
+# with -llapack/-lblas (the GPU machine's own LAPACK is the slow reference one).
+mkdir -p "$DIR/openblas-as-lapack"
+ln -sf ../deps/libopenblas.so.0 "$DIR/openblas-as-lapack/liblapack.so.3"
+ln -sf ../deps/libopenblas.so.0 "$DIR/openblas-as-lapack/libblas.so.3"
 du -sh "$DIR"

@@ -5,7 +5,8 @@
 # Steps: tests (GPU tests incl. the pipeline), net and remote (transport and client->GPU bulk
 # bandwidth, same run), gemm (remote S/DGEMM pipelined, 1024..32768), whole (remote DGEMM sent
 # whole, for comparison), cpu (local OpenBLAS on all cores), trace (OUTBOARD_TRACE of blas_demo),
-# nvblas (the same blas_demo under NVBLAS and through Outboard).
+# nvblas (the same blas_demo under NVBLAS and through Outboard), lapack (lapack_demo's ?GESV locally
+# on OpenBLAS and through Outboard).
 set -uo pipefail
 OUT=${1:?usage: run_pipelined.sh OUT_DIR [CARRY_DIR]}
 CARRY=$(cd "${2:-.gpu-carry}" && pwd)
@@ -64,4 +65,18 @@ want cpu && step "gemm cpu" "$B" bench gemm --precisions d s --where local-cpu -
 want trace && step trace env OUTBOARD_TRACE="$R/trace-blas_demo-16384.json" OUTBOARD_REPORT=1 \
   "$B" run --offload always -- "$CARRY/bin/blas_demo" 16384
 want nvblas && step nvblas "$HERE/nvblas_vs_outboard.sh" "$R" "$CARRY"
+# DGESV/SGESV: the same unmodified lapack_demo on the host's OpenBLAS (all cores) and through Outboard.
+if want lapack; then
+  mkdir -p "$CARRY/openblas-as-lapack"  # in case the links did not travel
+  for l in liblapack.so.3 libblas.so.3; do ln -sf ../deps/libopenblas.so.0 "$CARRY/openblas-as-lapack/$l"; done
+  for p in d s; do
+    for n in ${GESV_SIZES:-4096 8192 16384}; do
+      step "gesv $p $n local" env LD_LIBRARY_PATH="$CARRY/openblas-as-lapack:$CARRY/deps" "$CARRY/bin/lapack_demo" $n $p
+      step "gesv $p $n remote" env LD_LIBRARY_PATH="$CARRY/openblas-as-lapack:$CARRY/deps" OUTBOARD_REPORT=1 \
+        "$B" run --offload always -- "$CARRY/bin/lapack_demo" $n $p
+    done
+    step "gesv $p 32768 remote" env LD_LIBRARY_PATH="$CARRY/openblas-as-lapack:$CARRY/deps" OUTBOARD_REPORT=1 \
+      "$B" run --offload always -- "$CARRY/bin/lapack_demo" 32768 $p
+  done
+fi
 log "done"
