@@ -6,18 +6,53 @@
 #include <map>
 #include <mutex>
 #include <new>
+#include <vector>
 
 namespace outboard::transport {
 namespace {
 
 constexpr size_t kHuge = 2u << 20;
 
+struct Cached {
+  std::byte* data;
+  uint64_t stamp;  // when it was released: the oldest go first when the cache is full
+};
 struct Cache {
   std::mutex mu;
-  std::map<const HostAllocator*, std::multimap<size_t, std::byte*>> free;  // by allocator, then capacity
+  std::map<const HostAllocator*, std::multimap<size_t, Cached>> free;  // by allocator, then capacity
   size_t cached = 0;
   size_t limit = 256u << 20;
+  uint64_t clock = 0;
 };
+
+struct Victim {
+  const HostAllocator* from;
+  std::byte* data;
+};
+
+// Takes the least recently released buffers out of the cache until `incoming` more bytes fit.
+// Returns them to be freed outside the lock (giving back page-locked memory takes a while).
+std::vector<Victim> make_room(Cache& c, size_t incoming) {
+  std::vector<Victim> out;
+  while (c.cached + incoming > c.limit && c.cached > 0) {
+    const HostAllocator* from = nullptr;
+    std::multimap<size_t, Cached>::iterator oldest;
+    bool found = false;
+    for (auto& [alloc, entries] : c.free)
+      for (auto it = entries.begin(); it != entries.end(); ++it)
+        if (!found || it->second.stamp < oldest->second.stamp) from = alloc, oldest = it, found = true;
+    if (!found) break;
+    c.cached -= oldest->first;
+    out.push_back({from, oldest->second.data});
+    c.free[from].erase(oldest);
+  }
+  return out;
+}
+
+void release_memory(const HostAllocator* from, std::byte* p) {
+  if (from) from->release(p);
+  else std::free(p);
+}
 
 // Never destroyed: buffers may be released during static destruction.
 Cache& cache() {
@@ -36,8 +71,13 @@ size_t capacity_for(size_t bytes) {
 }  // namespace
 
 void Buffer::set_cache_limit(size_t bytes) {
-  std::lock_guard lk(cache().mu);
-  cache().limit = bytes;
+  std::vector<Victim> victims;
+  {
+    std::lock_guard lk(cache().mu);
+    cache().limit = bytes;
+    victims = make_room(cache(), 0);
+  }
+  for (const Victim& v : victims) release_memory(v.from, v.data);
 }
 
 Buffer Buffer::allocate(size_t bytes, const HostAllocator* from) {
@@ -49,7 +89,7 @@ Buffer Buffer::allocate(size_t bytes, const HostAllocator* from) {
     auto& free = c.free[from];
     auto it = free.lower_bound(cap);
     if (it != free.end() && it->first <= cap + cap / 4) {  // close enough: little memory idles
-      Buffer b(it->second, bytes, it->first, from);
+      Buffer b(it->second.data, bytes, it->first, from);
       c.cached -= it->first;
       free.erase(it);
       return b;
@@ -66,18 +106,24 @@ Buffer Buffer::allocate(size_t bytes, const HostAllocator* from) {
   return Buffer(static_cast<std::byte*>(p), bytes, cap, from);
 }
 
+// Released memory goes to the cache, older entries making room for it: the calls of a program
+// keep their sizes, and recent sizes are what the next calls need.
 void Buffer::release() {
   if (capacity_) {
     Cache& c = cache();
-    std::unique_lock lk(c.mu);
-    if (c.cached + capacity_ <= c.limit) {
-      c.free[from_].emplace(capacity_, data_);
-      c.cached += capacity_;
-    } else {
-      lk.unlock();
-      if (from_) from_->release(data_);
-      else std::free(data_);
+    std::vector<Victim> victims;
+    bool kept = false;
+    {
+      std::lock_guard lk(c.mu);
+      if (capacity_ <= c.limit) {
+        victims = make_room(c, capacity_);
+        c.free[from_].emplace(capacity_, Cached{data_, ++c.clock});
+        c.cached += capacity_;
+        kept = true;
+      }
     }
+    for (const Victim& v : victims) release_memory(v.from, v.data);
+    if (!kept) release_memory(from_, data_);
   }
   forget();
 }
