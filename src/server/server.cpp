@@ -14,6 +14,7 @@
 #include "server/compute_pool.hpp"
 #include "server/pipeline.hpp"
 #include "server/pool_pipeline.hpp"
+#include "server/spread_pipeline.hpp"
 #include "transport/transport.hpp"
 #include "wire/messages.hpp"
 
@@ -75,6 +76,7 @@ struct Server::Impl {
   Backend* level3_backend = nullptr;  // the first host backend that serves Level-3 BLAS
   Backend* level3_device = nullptr;   // the first device backend that does, for large calls
   Backend* device_backend = nullptr;  // the first with device memory, if any
+  std::vector<Backend*> level3_devices;  // every device backend serving Level-3 calls: big calls spread over them
   Backend* lapack_backend = nullptr;  // the first host backend that serves LAPACK
   Backend* lapack_device = nullptr;   // the first device backend that does, for large calls
   Secret secret{};
@@ -396,7 +398,9 @@ struct Server::Impl {
     cc->setup_ns = now_ns() - cc->first_ns;
     cc->chunk_state.assign(wire::chunk_count(shape.payload_bytes, shape.chunk_bytes), 0);
     try {
-      cc->pipe = cc->backend->pipeline(cc->plan, cc->staging.data());
+      if (cc->backend->has_device_memory() && level3_devices.size() > 1)
+        cc->pipe = make_spread_pipeline(level3_devices, cc->plan, cc->staging.data());
+      if (!cc->pipe) cc->pipe = cc->backend->pipeline(cc->plan, cc->staging.data());
     } catch (const std::exception& e) {
       spdlog::warn("call.pipeline_unavailable backend={} error=\"{}\"", cc->backend->name(), e.what());
     }
@@ -656,6 +660,7 @@ Server::Server(Config config, std::vector<std::unique_ptr<Backend>> backends) : 
     Backend*& slot = b->has_device_memory() ? impl_->level3_device : impl_->level3_backend;
     if (!slot && b->serves_level3()) slot = b.get();
     if (!impl_->device_backend && b->has_device_memory()) impl_->device_backend = b.get();
+    if (b->has_device_memory() && b->serves_level3()) impl_->level3_devices.push_back(b.get());
     // Any call of a routine tells whether a backend serves LAPACK at all; shapes it leaves to the
     // host are checked per call.
     wire::LapackCall probe{};

@@ -61,8 +61,16 @@ max_clients = 32
 auth_timeout_seconds = 2.5
 log_level = "debug"
 log_format = "json"
+gpu_min_flops = 5e8
+host_block_columns = 256
+gpus = 2
+buffer_cache_bytes = 1048576
 )");
   Config c = load_config_file(path);
+  EXPECT_EQ(c.gpu_min_flops, 5e8);
+  EXPECT_EQ(c.host_block_columns, 256u);
+  EXPECT_EQ(c.gpus, 2u);
+  EXPECT_EQ(c.buffer_cache_bytes, 1u << 20);
   EXPECT_EQ(c.host, "0.0.0.0");
   EXPECT_EQ(c.port, 7800);
   EXPECT_EQ(c.token_file, "/etc/outboard/token");

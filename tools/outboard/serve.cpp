@@ -35,6 +35,7 @@ Runner add_serve(CLI::App& app) {
                       ->check(CLI::Range(1u, 1024u));
   auto* level = cmd->add_option("--log-level", a->overrides.log_level, "trace|debug|info|warn|error (default info)");
   auto* format = cmd->add_option("--log-format", a->overrides.log_format, "text|json (default text)");
+  auto* gpus = cmd->add_option("--gpus", a->overrides.gpus, "GPUs to serve with, the first ones; 0: all (default)");
   cmd->add_option("--port-file", a->port_file, "Write the bound port to this file once listening");
   return [=] {
     server::Config c;
@@ -46,15 +47,20 @@ Runner add_serve(CLI::App& app) {
     if (threads->count()) c.compute_threads = a->overrides.compute_threads;
     if (level->count()) c.log_level = a->overrides.log_level;
     if (format->count()) c.log_format = a->overrides.log_format;
+    if (gpus->count()) c.gpus = a->overrides.gpus;
     log::setup(c.log_level, c.log_format);
     std::vector<std::unique_ptr<server::Backend>> backends;
     backends.push_back(backends::make_cpu_backend());
-    std::string why;
-    if (auto gpu = backends::make_cuda_backend(why)) {
+    // One GPU backend per GPU: a big call's blocks spread over all of them.
+    for (int device = 0; c.gpus == 0 || device < static_cast<int>(c.gpus); ++device) {
+      std::string why;
+      auto gpu = backends::make_cuda_backend(why, device);
+      if (!gpu) {
+        if (device == 0) spdlog::info("serve.backend name=cuda unavailable=\"{}\"", why);
+        break;
+      }
       spdlog::info("serve.backend name=cuda {}", gpu->describe().dump());
       backends.push_back(std::move(gpu));
-    } else {
-      spdlog::info("serve.backend name=cuda unavailable=\"{}\"", why);
     }
     server::Server srv(c, std::move(backends));
     uint16_t bound = srv.start();

@@ -15,6 +15,7 @@ class GpuPipeline final : public server::Pipeline {
 
   ~GpuPipeline() override {
     // The copies use the staging buffer: let them end before it goes.
+    api_.set_device(r_.device_);
     for (void* s : r_.streams_) api_.stream_sync(s);
     for (auto& u : uploads_) r_.recycle(u.start), r_.recycle(u.end);
     for (auto& b : launched_)
@@ -23,6 +24,7 @@ class GpuPipeline final : public server::Pipeline {
   }
 
   void input(uint64_t prefix) override {
+    check(api_.set_device(r_.device_), "selecting the GPU");  // one progress thread serves every GPU
     if (prefix > uploaded_) {
       Upload u{r_.event(), r_.event()};
       uploads_.push_back(u);
@@ -38,6 +40,8 @@ class GpuPipeline final : public server::Pipeline {
 
   std::vector<size_t> finished() override {
     std::vector<size_t> out;
+    if (reported_ == launched_.size() && timed_uploads_ == uploads_.size()) return out;
+    check(api_.set_device(r_.device_), "selecting the GPU");
     while (reported_ < launched_.size()) {
       Launched& b = launched_[reported_];
       int done = 0;

@@ -310,7 +310,8 @@ static int ob_host_alloc_pinned(void** ptr, uint64_t bytes) {
   if (!ptr) return fail(OUTBOARD_CUDA_ERR_INVALID_ARGUMENT, "host_alloc_pinned: null ptr");
   return guarded([&] {
     *ptr = nullptr;
-    return check(cudaHostAlloc(ptr, bytes, cudaHostAllocDefault),
+    // Portable: page-locked for every GPU's context, so one staging buffer serves all of them.
+    return check(cudaHostAlloc(ptr, bytes, cudaHostAllocPortable),
                  ("cudaHostAlloc(" + std::to_string(bytes) + " bytes)").c_str());
   });
 }

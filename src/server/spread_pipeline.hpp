@@ -1,0 +1,18 @@
+// One call's blocks spread over several devices: block i runs on device i mod N, each device
+// copying the input as it arrives and computing its own blocks. Every device receives all of the
+// input (each has its own host link, far faster than the network); tiling a call that does not fit
+// one device's memory is not done (see the README).
+#pragma once
+#include <memory>
+#include <vector>
+
+#include "server/backend.hpp"
+#include "server/pipeline.hpp"
+
+namespace outboard::server {
+
+// nullptr when fewer than two devices would get blocks or a device declines (busy).
+std::unique_ptr<Pipeline> make_spread_pipeline(const std::vector<Backend*>& devices, const Plan& plan,
+                                               std::byte* staging);
+
+}  // namespace outboard::server
