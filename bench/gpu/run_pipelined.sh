@@ -6,7 +6,7 @@
 # bandwidth, same run), gemm (remote S/DGEMM pipelined, 1024..32768), whole (remote DGEMM sent
 # whole, for comparison), cpu (local OpenBLAS on all cores), trace (OUTBOARD_TRACE of blas_demo),
 # nvblas (the same blas_demo under NVBLAS and through Outboard), lapack (lapack_demo's ?GESV locally
-# on OpenBLAS and through Outboard).
+# on OpenBLAS and through Outboard), multigpu (one vs two GPUs, on a two-GPU machine).
 set -uo pipefail
 OUT=${1:?usage: run_pipelined.sh OUT_DIR [CARRY_DIR]}
 CARRY=$(cd "${2:-.gpu-carry}" && pwd)
@@ -77,6 +77,18 @@ if want lapack; then
     done
     step "gesv $p 32768 remote" env LD_LIBRARY_PATH="$CARRY/openblas-as-lapack:$CARRY/deps" OUTBOARD_REPORT=1 \
       "$B" run --offload always -- "$CARRY/bin/lapack_demo" 32768 $p
+  done
+fi
+# Several GPUs (run on a machine with two): the same remote DGEMMs served by one GPU, then by two.
+if want multigpu; then
+  step "gpu tests (two GPUs)" "$CARRY/bin/gpu_tests" --gtest_filter='GpuSpread.*:GpuLevel3.Pipelined*'
+  for g in 1 2; do
+    kill "$SERVER_PID" 2>/dev/null; wait "$SERVER_PID" 2>/dev/null
+    start_local_server "$B" "$R" --compute-threads 2 --config "$R/server.toml" --gpus $g || { log "FAILED: server"; exit 1; }
+    log "server with $g GPU(s): $(grep -c 'serve.backend name=cuda {' "$R/server.log") GPU backends"
+    step "gemm $g gpus" "$B" bench gemm --precisions d s --where remote --from 16384 --to 32768 --step 16384 --trials 2 \
+      --output "$R/gemm-remote-${g}gpu"
+    cp "$R/server.log" "$R/server-${g}gpu.log"
   done
 fi
 log "done"

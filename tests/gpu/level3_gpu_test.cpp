@@ -11,6 +11,7 @@
 #include "backends/cpu/cpu_backend.hpp"
 #include "backends/cuda/cuda_backend.hpp"
 #include "server/pipeline.hpp"
+#include "server/spread_pipeline.hpp"
 #include "transport/buffer.hpp"
 #include "wire/level3.hpp"
 
@@ -280,5 +281,55 @@ TEST_F(GpuLevel3, PipelinedBlocks) {
     Level3Call k = base(Routine::syrk, s);  // one block
     k.uplo = 'U', k.transa = 'N', k.n = 200, k.k = 300;
     compare_pipelined(k, rng, 65536);
+  }
+}
+
+// ---- Several GPUs: one call's blocks spread over two devices (skips with fewer).
+TEST(GpuSpread, BlocksOverTwoGpus) {
+  auto& b = backends_once();
+  if (!b.gpu) GTEST_SKIP() << "no GPU: " << b.why;
+  std::string why;
+  auto second = backends::make_cuda_backend(why, 1);
+  if (!second) GTEST_SKIP() << "no second GPU: " << why;
+  std::mt19937 rng(11);
+  for (Scalar s : kAll) {
+    Level3Call c = base(Routine::gemm, s);
+    c.m = 257, c.n = 1000, c.k = 190, c.beta = {0, 0}, c.output_sent = false;
+    const server::Plan plan = server::plan_pipeline(c, 64);
+    std::vector<std::byte> input(plan.input_bytes);
+    const wire::Layout l = wire::layout(c);
+    fill(input, c.scalar, rng, 0, 1, static_cast<int64_t>(input.size() / wire::element_bytes(c.scalar)));
+    std::vector<std::byte> expected(plan.staging_bytes);
+    std::memcpy(expected.data(), input.data(), input.size());
+    server::BlockOperands wo = server::block_operands(server::plan_pipeline(c, c.n).blocks[0], expected.data());
+    b.cpu->level3(c, std::span<const std::byte* const>(wo.inputs, wo.count), wo.output);
+
+    transport::Buffer staging = transport::Buffer::allocate(plan.staging_bytes, b.gpu->staging());
+    std::vector<server::Backend*> devices{b.gpu.get(), second.get()};
+    auto pipe = server::make_spread_pipeline(devices, plan, staging.data());
+    ASSERT_TRUE(pipe);
+    std::memcpy(staging.data(), input.data(), input.size());
+    pipe->input(plan.input_bytes);
+    std::vector<bool> done(plan.blocks.size());
+    size_t finished = 0;
+    for (int spins = 0; finished < plan.blocks.size() && spins < 10'000'000; ++spins)
+      for (size_t i : pipe->finished()) {
+        ASSERT_FALSE(done.at(i));
+        done[i] = true;
+        ++finished;
+      }
+    ASSERT_EQ(finished, plan.blocks.size());
+    pipe.reset();
+    const bool single = s == Scalar::s || s == Scalar::c;
+    const size_t n = components(static_cast<size_t>(l.output.rows * l.output.cols), s);
+    double worst = 0;
+    for (size_t i = 0; i < n; ++i) {
+      auto at = [&](const std::byte* p) {
+        return single ? double(reinterpret_cast<const float*>(p + plan.output_offset)[i])
+                      : reinterpret_cast<const double*>(p + plan.output_offset)[i];
+      };
+      worst = std::max(worst, std::fabs(at(expected.data()) - at(staging.data())));
+    }
+    EXPECT_LE(worst, (single ? 2e-5 : 1e-12) * 200) << wire::call_name(c);
   }
 }
