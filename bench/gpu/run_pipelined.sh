@@ -2,7 +2,7 @@
 # Issue 4's measurements of the pipelined path on the GPU machine (one H200; client and server on
 # that host), from the files bench/gpu/pack.sh carried there. Results go to a tarball in OUT.
 #   STEPS="tests gemm ..." bench/gpu/run_pipelined.sh OUT_DIR [CARRY_DIR]
-# Steps: tests (GPU tests incl. the pipeline), net and remote (transport and client->GPU bulk
+# Steps: tune (chunk size and window), memcpy (pinned host<->GPU copies), tests (GPU tests incl. the pipeline), net and remote (transport and client->GPU bulk
 # bandwidth, same run), gemm (remote S/DGEMM pipelined, 1024..32768), whole (remote DGEMM sent
 # whole, for comparison), cpu (local OpenBLAS on all cores), trace (OUTBOARD_TRACE of blas_demo),
 # nvblas (the same blas_demo under NVBLAS and through Outboard), lapack (lapack_demo's ?GESV locally
@@ -54,6 +54,18 @@ log "server: $(grep -o 'serve.backend.*' "$R/server.log" | head -2 | tr '\n' ' '
 SWEEP=(--target-seconds 0.02 --trials 3)
 want net && step net "$B" bench net "${SWEEP[@]}" --min-bytes 1048576 --max-bytes 1073741824 --patterns streaming --no-perftest --output "$R/net"
 want net && step remote "$B" bench remote "${SWEEP[@]}" --min-bytes 1048576 --max-bytes 1073741824 --patterns streaming --output "$R/remote"
+# Chunk size and window for the pipelined path, DGEMM n = 16384 (the defaults: 8 MiB, 4).
+if want tune; then
+  for w in 2 4 8 16; do
+    step "tune window $w" "$B" bench gemm --precisions d --where remote --from 16384 --to 16384 --trials 3 \
+      --chunk-window $w --output "$R/tune-w$w-c8M"
+  done
+  for c in 4194304 16777216 33554432; do
+    step "tune chunk $c" "$B" bench gemm --precisions d --where remote --from 16384 --to 16384 --trials 3 \
+      --chunk-bytes $c --output "$R/tune-w4-c$c"
+  done
+fi
+want memcpy && step memcpy "$B" bench memcpy "${SWEEP[@]}" --min-bytes 1048576 --max-bytes 1073741824 --output "$R/memcpy"
 want gemm16 && step "gemm 16384" "$B" bench gemm --precisions d --where remote --from 16384 --to 16384 --trials 3 \
   --output "$R/gemm-remote-16384"
 want gemm && step "gemm pipelined" "$B" bench gemm --precisions d s --where remote --log-sweep --from 1024 --to 32768 --trials 2 \

@@ -235,12 +235,11 @@ struct Connection::ChunkSender {
   uint64_t call_id = 0;
   wire::CallChunk chunk;
   std::vector<transport::Segment> payload;
-  uint64_t count = 0, next = 0, in_flight = 0;
-  static constexpr uint64_t kWindow = 4;
+  uint64_t count = 0, next = 0, in_flight = 0, window = 1;
 };
 
 void Connection::send_chunks(const std::shared_ptr<ChunkSender>& cs) {
-  while (!dead_ && cs->next < cs->count && cs->in_flight < ChunkSender::kWindow) {
+  while (!dead_ && cs->next < cs->count && cs->in_flight < cs->window) {
     wire::CallChunk chunk = cs->chunk;
     chunk.chunk_index = cs->next++;
     // The chunk's bytes, cut out of the payload's segments.
@@ -263,7 +262,7 @@ void Connection::send_chunks(const std::shared_ptr<ChunkSender>& cs) {
 
 wire::Message Connection::chunked_request(const wire::Level3Call& call, std::vector<transport::Segment> payload,
                                           uint64_t chunk_bytes, void* reply_buffer, uint64_t reply_bytes,
-                                          double timeout_seconds) {
+                                          double timeout_seconds, unsigned window) {
   Lock lk(mu_);
   if (dead_) throw Error(dead_reason_);
   Pending p;
@@ -275,6 +274,7 @@ wire::Message Connection::chunked_request(const wire::Level3Call& call, std::vec
   cs->chunk = wire::CallChunk{cs->call_id, call, wire::request_bytes(call), chunk_bytes, 0};
   cs->payload = std::move(payload);
   cs->count = wire::chunk_count(cs->chunk.payload_bytes, chunk_bytes);
+  cs->window = std::max(1u, window);
   pending_[cs->call_id] = &p;
   send_chunks(cs);
   try {

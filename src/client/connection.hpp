@@ -32,11 +32,13 @@ class Connection {
   wire::Message request(wire::Message request, std::vector<transport::Segment> payload, void* reply_buffer,
                         uint64_t reply_capacity, double timeout_seconds);
 
-  // Sends a Level-3 call whose payload is `payload` in chunks of `chunk_bytes` (a few in flight at
-  // a time) and receives its result in pieces into reply_buffer, which must hold reply_bytes.
-  // Returns the server's CallReply; throws like request().
+  // Sends a Level-3 call whose payload is `payload` in chunks of `chunk_bytes` (`window` of them in
+  // flight at a time) and receives its result in pieces into reply_buffer, which must hold
+  // reply_bytes. Returns the server's CallReply; throws like request().
   wire::Message chunked_request(const wire::Level3Call& call, std::vector<transport::Segment> payload,
-                                uint64_t chunk_bytes, void* reply_buffer, uint64_t reply_bytes, double timeout_seconds);
+                                uint64_t chunk_bytes, void* reply_buffer, uint64_t reply_bytes, double timeout_seconds,
+                                unsigned window = kDefaultChunkWindow);
+  static constexpr unsigned kDefaultChunkWindow = 4;
 
   // Sends `count` pings of `bytes` each from `data`, keeping up to `window` in flight; returns when
   // all are answered. For throughput benchmarks; `flags` are wire::Ping's.

@@ -312,7 +312,7 @@ bool offload_level3(wire::Level3Call call, const MatrixRef* inputs, MatrixRef ou
     try {
       if (chunked)
         reply = conn->chunked_request(call, std::move(payload), chunk, result.data(), reply_bytes,
-                                      rt.settings().timeout_seconds);
+                                      rt.settings().timeout_seconds, static_cast<unsigned>(rt.settings().chunk_window));
       else
         reply = conn->request(wire::Blas3Call{0, call, wire::request_bytes(call)}, std::move(payload), result.data(),
                               reply_bytes, rt.settings().timeout_seconds);

@@ -111,6 +111,11 @@ Settings settings_from_environment() {
     s.problems.push_back("OUTBOARD_CHUNK_BYTES must be 0 or a whole number >= " + std::to_string(wire::kMinChunkBytes));
     s.chunk_bytes = Settings{}.chunk_bytes;
   }
+  number("OUTBOARD_CHUNK_WINDOW", s.chunk_window, 1, s.problems);
+  if (s.chunk_window > 1024 || s.chunk_window != std::floor(s.chunk_window)) {
+    s.problems.push_back("OUTBOARD_CHUNK_WINDOW must be a whole number from 1 to 1024");
+    s.chunk_window = Settings{}.chunk_window;
+  }
   return s;
 }
 

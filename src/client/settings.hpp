@@ -29,6 +29,7 @@ struct Settings {
   // Calls of at least two chunks travel in chunks of this many bytes, so the server starts
   // copying and computing before all of the input is there; 0 sends every call whole.
   double chunk_bytes = 8 << 20;
+  double chunk_window = 4;  // chunks of one call in flight at once
   std::vector<std::string> problems;  // malformed variables: reported once, defaults used instead
 };
 
@@ -38,7 +39,7 @@ inline constexpr uint16_t kDefaultPort = 7700;
 // 127.0.0.1:7700; OUTBOARD_TOKEN_FILE; OUTBOARD_OFFLOAD=auto|always|never;
 // OUTBOARD_FALLBACK=local|fail; OUTBOARD_MIN_FLOPS; OUTBOARD_RETRY_SECONDS; OUTBOARD_TIMEOUT;
 // OUTBOARD_CONNECT_TIMEOUT; OUTBOARD_REPORT=1; OUTBOARD_TRACE=FILE; OUTBOARD_CHUNK_BYTES (0, or at
-// least 65536).
+// least 65536); OUTBOARD_CHUNK_WINDOW (1..1024).
 Settings settings_from_environment();
 
 // "host:port", "[v6addr]:port" or "host" (default port). Throws Error when malformed.

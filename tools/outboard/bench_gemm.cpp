@@ -23,6 +23,7 @@ struct GemmFlags {
   bool log_sweep = false;
   int trials = 3;
   uint64_t chunk_bytes = 8 << 20;  // as the client runtime's default (OUTBOARD_CHUNK_BYTES)
+  unsigned chunk_window = client::Connection::kDefaultChunkWindow;
 };
 
 std::vector<int64_t> gemm_sizes(const GemmFlags& g) {
@@ -60,7 +61,7 @@ void fill(transport::Buffer& b, wire::Scalar s, std::mt19937& rng) {
 }
 
 nlohmann::json gemm_series(const std::string& where, char precision, const std::vector<int64_t>& sizes, int trials,
-                           uint64_t chunk_bytes, client::Connection* conn) {
+                           uint64_t chunk_bytes, unsigned chunk_window, client::Connection* conn) {
   std::mt19937 rng(42);
   auto cpu = backends::make_cpu_backend();
   nlohmann::json points = nlohmann::json::array();
@@ -84,7 +85,8 @@ nlohmann::json gemm_series(const std::string& where, char precision, const std::
         cpu->level3(c, in, out.data());
       } else {
         if (chunk_bytes && wire::request_bytes(c) >= 2 * chunk_bytes)  // pipelined, as the client runtime does
-          reply = conn->chunked_request(c, {{a.data(), bytes}, {b.data(), bytes}}, chunk_bytes, out.data(), bytes, 0);
+          reply = conn->chunked_request(c, {{a.data(), bytes}, {b.data(), bytes}}, chunk_bytes, out.data(), bytes, 0,
+                                        chunk_window);
         else
           reply = conn->request(wire::Blas3Call{0, c, wire::request_bytes(c)}, {{a.data(), bytes}, {b.data(), bytes}},
                                 out.data(), bytes, 0);
@@ -138,11 +140,13 @@ void add_bench_gemm_mode(CLI::App* bench, BenchModes& modes) {
                   "remote: calls of at least two chunks travel in chunks of this size and run pipelined; 0 sends them whole")
       ->check(CLI::Range(uint64_t(0), uint64_t(1) << 40) & (CLI::IsMember({uint64_t(0)}) | CLI::Range(wire::kMinChunkBytes, uint64_t(1) << 40)))
       ->capture_default_str();
+  cmd->add_option("--chunk-window", g->chunk_window, "remote: chunks of a call in flight at once")
+      ->check(CLI::Range(1u, 1024u))->capture_default_str();
   modes.emplace_back(cmd, [=]() -> int {
     if (g->from > g->to) throw Error("--from must not exceed --to");
     auto sizes = gemm_sizes(*g);
     auto doc = bench::new_document("gemm", command_line());
-    doc["options"] = {{"sizes", sizes}, {"trials", g->trials}, {"chunk_bytes", g->chunk_bytes}};
+    doc["options"] = {{"sizes", sizes}, {"trials", g->trials}, {"chunk_bytes", g->chunk_bytes}, {"chunk_window", g->chunk_window}};
     doc["software"]["local_cpu_blas"] = backends::make_cpu_backend()->describe();
     std::unique_ptr<client::Connection> conn;
     for (const auto& where : g->where) {
@@ -156,7 +160,7 @@ void add_bench_gemm_mode(CLI::App* bench, BenchModes& modes) {
           }
           continue;
         }
-        doc["series"].push_back(gemm_series(where, p[0], sizes, g->trials, g->chunk_bytes, conn.get()));
+        doc["series"].push_back(gemm_series(where, p[0], sizes, g->trials, g->chunk_bytes, g->chunk_window, conn.get()));
         // The phase plot shows the largest size of each remote series.
         if (auto& pts = doc["series"].back()["points"]; !pts.empty() && pts.back().contains("phases"))
           doc["phases"].push_back(pts.back()["phases"]);
