@@ -31,6 +31,7 @@ struct Session {
   Nonce client_nonce{}, server_nonce{};
   uint64_t connected_ns = now_ns();
   uint64_t calls = 0, errors = 0, bytes_in = 0, bytes_out = 0;
+  uint64_t pings = 0, ping_bytes = 0;  // benchmark traffic received
   uint64_t held_bytes = 0;     // payload memory of calls in progress
   std::string refusal;         // why the last payload was refused
   uint64_t close_at_ns = 0;    // closing: when to hang up
@@ -62,7 +63,7 @@ struct Server::Impl {
   std::unique_ptr<ComputePool> pool;
   std::unordered_map<PeerId, Session> sessions;
   std::map<std::string, uint64_t> calls_by_routine;
-  uint64_t total_calls = 0, total_errors = 0, total_connections = 0, refused_auth = 0;
+  uint64_t total_calls = 0, total_errors = 0, total_connections = 0, refused_auth = 0, total_pings = 0;
   std::mutex done_mu;  // guards `done`: filled by compute threads
   std::vector<Completion> done;
   uint16_t port = 0;
@@ -116,19 +117,29 @@ struct Server::Impl {
     if (sessions.size() > config.max_clients) reject(peer, "server is serving its maximum number of clients");
   }
 
+  void count_ping(Session& s, uint64_t bytes) {
+    ++s.pings;
+    s.ping_bytes += bytes;
+    ++total_pings;
+  }
+
   // Decides where a call's matrices land: checked against the session's state and limits
-  // before a single byte is pulled.
-  std::optional<Buffer> on_payload(PeerId peer, std::span<const std::byte> header, uint64_t bytes) {
+  // before a single byte is pulled. Runs inside the arrival (no sends from here).
+  transport::Landing on_payload(PeerId peer, std::span<const std::byte> header, uint64_t bytes) {
     Session* s = session(peer);
-    if (!s) return std::nullopt;
+    if (!s) return transport::Landing::refuse();
     try {
       auto m = wire::decode(header);
       if (s->state != State::ready) throw ProtocolError("not authenticated");
       if (auto* ping = std::get_if<wire::Ping>(&m)) {
         if (ping->payload_bytes != bytes) throw ProtocolError("ping payload does not match its announced size");
         check_limits(*s, bytes);
+        if (ping->flags == wire::Ping::no_reply) {  // streaming: checked, counted, and nothing more to do
+          count_ping(*s, bytes);
+          return transport::Landing::discard();
+        }
         const bool to_device = (ping->flags & wire::Ping::via_gpu) && device_backend;
-        return Buffer::allocate(bytes, to_device ? device_backend->staging() : nullptr);
+        return transport::Landing::receive(Buffer::allocate(bytes, to_device ? device_backend->staging() : nullptr));
       }
       auto* call = std::get_if<wire::Blas3Call>(&m);
       if (!call) throw ProtocolError("this message carries no payload");
@@ -140,13 +151,13 @@ struct Server::Impl {
       s->arrival_ns[call->call_id] = now_ns();  // receiving includes finding memory for it
       Buffer b = Buffer::allocate(total, backend_for(call->call)->staging());
       s->held_bytes += total;
-      return b;
+      return transport::Landing::receive(std::move(b));
     } catch (const std::bad_alloc&) {
       s->refusal = "server is out of memory for a call of " + std::to_string(bytes) + " bytes";
     } catch (const std::exception& e) {
       s->refusal = e.what();
     }
-    return std::nullopt;
+    return transport::Landing::refuse();
   }
 
   // The cost model, for now: large calls on the GPU, small ones where no copies are needed.
@@ -230,6 +241,7 @@ struct Server::Impl {
   // Benchmark traffic: the payload is dropped, or sent back (echo).
   void on_ping(Session& s, const wire::Ping& p, Buffer payload) {
     if (payload.size() != p.payload_bytes) return reject(s.peer, "ping payload does not match its announced size");
+    count_ping(s, payload.size());
     const bool echo = p.flags & wire::Ping::echo;
     if (p.flags & wire::Ping::via_gpu) {
       if (!device_backend) return reject(s.peer, "this server has no GPU backend for device transfers");
@@ -461,7 +473,9 @@ nlohmann::json Server::Impl::status() const {
                        {"calls", s.calls},
                        {"errors", s.errors},
                        {"bytes_in", s.bytes_in},
-                       {"bytes_out", s.bytes_out}});
+                       {"bytes_out", s.bytes_out},
+                       {"pings", s.pings},
+                       {"ping_bytes", s.ping_bytes}});
   }
   nlohmann::json backends = nlohmann::json::array();
   for (const auto& b : m.backends) backends.push_back(b->describe());
@@ -475,6 +489,7 @@ nlohmann::json Server::Impl::status() const {
           {"calls_by_routine", m.calls_by_routine},
           {"connections", m.total_connections},
           {"refused_authentications", m.refused_auth},
+          {"pings", m.total_pings},
           {"clients", clients}};
 }
 

@@ -2,6 +2,8 @@
 
 #include "wire/codec.hpp"
 
+#include <cstring>
+
 namespace outboard::wire {
 namespace {
 
@@ -109,6 +111,17 @@ std::vector<std::byte> encode(const Message& m) {
              },
              m);
   return out;
+}
+
+void encode_ping(const Ping& p, std::span<std::byte, kPingBytes> out) {
+  const uint16_t version = kProtocolVersion, type = static_cast<uint16_t>(Type::ping);
+  std::byte* o = out.data();
+  std::memcpy(o, &kMagic, 4);  // little-endian, as Writer
+  std::memcpy(o + 4, &version, 2);
+  std::memcpy(o + 6, &type, 2);
+  std::memcpy(o + 8, &p.call_id, 8);
+  std::memcpy(o + 16, &p.payload_bytes, 8);
+  std::memcpy(o + 24, &p.flags, 1);
 }
 
 Message decode(std::span<const std::byte> bytes) {

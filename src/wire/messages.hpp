@@ -98,6 +98,10 @@ using Message = std::variant<Hello, Challenge, Auth, AuthResult, Blas3Call, Call
                              ErrorMessage, Ping, Pong>;
 
 std::vector<std::byte> encode(const Message& m);
+// A Ping's encoding (the same bytes as encode()) into fixed storage, without allocation: streaming
+// sends one per message.
+inline constexpr size_t kPingBytes = 25;
+void encode_ping(const Ping& p, std::span<std::byte, kPingBytes> out);
 // Throws ProtocolError on anything but one exactly well-formed message (wrong magic or version,
 // unknown type, truncation, trailing bytes, over-long strings, invalid BLAS call).
 Message decode(std::span<const std::byte> bytes);

@@ -2,6 +2,7 @@
 // Level-3 call arithmetic (layout, payload sizes, flop counts).
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -284,6 +285,18 @@ TEST(WireRoundTrip, Ping) {
     auto bad = encode(Ping{1, 0, 0});
     bad.back() = std::byte{flags};
     EXPECT_NE(protocol_error_of([&] { decode(bad); }).find("flags"), std::string::npos) << int(flags);
+  }
+}
+
+TEST(WireRoundTrip, PingIntoFixedStorageIsTheSameEncoding) {
+  for (Ping p : {Ping{0, 0, 0}, Ping{~0ull, 1ull << 40, Ping::no_reply}, Ping{77, 4096, Ping::echo | Ping::via_gpu}}) {
+    std::array<std::byte, kPingBytes> fixed;
+    encode_ping(p, fixed);
+    EXPECT_EQ(Bytes(fixed.begin(), fixed.end()), encode(p));
+    auto d = decode_as<Ping>(Bytes(fixed.begin(), fixed.end()));
+    EXPECT_EQ(d.call_id, p.call_id);
+    EXPECT_EQ(d.payload_bytes, p.payload_bytes);
+    EXPECT_EQ(d.flags, p.flags);
   }
 }
 
