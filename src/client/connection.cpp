@@ -25,6 +25,7 @@ uint64_t* call_id_of(wire::Message& m) {
 // Spin this long before sleeping: a round trip on shared memory takes microseconds, a sleep and
 // wake-up tens of them.
 constexpr uint64_t kSpinNs = 200'000;
+constexpr uint64_t kPureSpinNs = 20'000;
 
 }  // namespace
 
@@ -148,7 +149,9 @@ void Connection::wait(Lock& lk, Done done, double timeout_seconds, const char* w
     }
     if (now - last_event < kSpinNs) {
       lk.unlock();  // let other application threads post their requests
-      sched_yield();
+      // Yield the core only after a short quiet spell: a system call per idle poll would slow
+      // streaming, where the next event is typically a fraction of a microsecond away.
+      if (now - last_event > kPureSpinNs) sched_yield();
       lk.lock();
     } else if (!blocking_) {
       if (!worker_->arm()) continue;

@@ -69,7 +69,7 @@ struct Segment {
   size_t bytes;
 };
 
-// A send's completion without allocation: fn(arg, ok).
+// A send's completion without allocation: fn(arg, ok). See Worker::send for when it runs.
 struct SendDone {
   void (*fn)(void* arg, bool ok) = nullptr;
   void* arg = nullptr;
@@ -96,7 +96,8 @@ class Worker {
   // be empty; a send that UCX completes at once, with no `done`, costs no allocation at all.
   void send(PeerId peer, std::span<const std::byte> header, std::span<const Segment> payload,
             std::function<void(bool ok)> done);
-  // The same with a plain completion: no allocation for sends in steady state.
+  // The same with a plain completion: no allocation for sends in steady state. When UCX completes
+  // the send at once, done(ok = true) runs inside this call; otherwise as above.
   void send(PeerId peer, std::span<const std::byte> header, std::span<const Segment> payload, SendDone done);
   // Closes the connection. Forced: now, pending sends complete with ok = false. Otherwise what
   // was sent is delivered first (for a last error message before hanging up).
