@@ -26,6 +26,7 @@ uint64_t* call_id_of(wire::Message& m) {
 // wake-up tens of them.
 constexpr uint64_t kSpinNs = 200'000;
 constexpr uint64_t kPureSpinNs = 20'000;
+constexpr int kPollsPerCheck = 16;
 
 }  // namespace
 
@@ -136,21 +137,29 @@ void Connection::wait(Lock& lk, Done done, double timeout_seconds, const char* w
   const uint64_t start = now_ns();
   const uint64_t deadline = timeout_seconds > 0 ? start + static_cast<uint64_t>(timeout_seconds * 1e9) : UINT64_MAX;
   uint64_t last_event = start;
+  int idle_polls = 0;
+  bool event = false;
   while (!done()) {
     if (dead_) throw Error(dead_reason_);
+    if (worker_->progress()) {
+      event = true;
+      idle_polls = 0;
+      continue;
+    }
+    // A few idle polls in a row before looking at the clock (and the other threads): in a stream
+    // the next event is typically a fraction of a microsecond away.
+    if (++idle_polls < kPollsPerCheck) continue;
+    idle_polls = 0;
     const uint64_t now = now_ns();
+    if (event) last_event = now, event = false;
     if (now > deadline) {
       fail(std::string("no answer within ") + std::to_string(timeout_seconds) + " s while " + what);
       throw Error(dead_reason_);
     }
-    if (worker_->progress()) {
-      last_event = now;
-      continue;
-    }
     if (now - last_event < kSpinNs) {
       lk.unlock();  // let other application threads post their requests
       // Yield the core only after a short quiet spell: a system call per idle poll would slow
-      // streaming, where the next event is typically a fraction of a microsecond away.
+      // streaming.
       if (now - last_event > kPureSpinNs) sched_yield();
       lk.lock();
     } else if (!blocking_) {
@@ -209,9 +218,12 @@ void Connection::ping_stream(const void* data, uint64_t bytes, int count, int wi
   const transport::Segment segment{data, bytes};
   const std::span<const transport::Segment> payload(&segment, bytes ? 1 : 0);
   // Plain streaming is acknowledged in batches, as NetPIPE's streaming mode is: a reply per
-  // message would measure request/response, not streaming. Device transfers run on the server's
-  // compute threads, whose order is not the arrival order: there every message is answered.
-  const int ack_every = flags == 0 ? std::max(1, window / 2) : 1;
+  // message would measure request/response, not streaming. Every message then goes unanswered
+  // (the server checks it, counts it and drops it as it arrives) and the acknowledgement is an
+  // empty ping of its own behind the batch. Device transfers run on the server's compute
+  // threads, whose order is not the arrival order: there every message is answered.
+  const bool plain = flags == 0;
+  const int ack_every = plain ? std::max(1, window / 2) : 1;
   // The headers are encoded once; an acknowledged ping gets its call id written in per message.
   std::array<std::byte, wire::kPingBytes> quiet, loud;
   wire::encode_ping(wire::Ping{0, bytes, static_cast<uint8_t>(flags | wire::Ping::no_reply)}, quiet);
@@ -233,19 +245,22 @@ void Connection::ping_stream(const void* data, uint64_t bytes, int count, int wi
     while (sent < count || live > 0) {
       while (sent < count && sent - acked < window && live < acks.size()) {
         const bool ack = (sent + 1) % ack_every == 0 || sent + 1 == count;
-        std::span<const std::byte> header = quiet;
+        const transport::SendDone sent_done{&Connection::stream_sent, this};
+        if (!ack || plain) {
+          ++stream_sends_;
+          worker_->send(peer_, quiet, payload, sent_done);
+        }
         if (ack) {
           Ack& a = acks[(head + live) % acks.size()];
           a.id = next_call_++;
           a.upto = sent + 1;
           a.pending = Pending{};
-          wire::encode_ping(wire::Ping{a.id, bytes, flags}, loud);
-          header = loud;
+          wire::encode_ping(wire::Ping{a.id, plain ? 0 : bytes, flags}, loud);
           pending_[a.id] = &a.pending;
           ++live;
+          ++stream_sends_;
+          worker_->send(peer_, loud, plain ? std::span<const transport::Segment>() : payload, sent_done);
         }
-        ++stream_sends_;
-        worker_->send(peer_, header, payload, transport::SendDone{&Connection::stream_sent, this});
         ++sent;
         if (dead_) throw Error(dead_reason_);
       }

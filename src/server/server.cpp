@@ -66,6 +66,7 @@ struct Server::Impl {
   uint64_t total_calls = 0, total_errors = 0, total_connections = 0, refused_auth = 0, total_pings = 0;
   std::mutex done_mu;  // guards `done`: filled by compute threads
   std::vector<Completion> done;
+  std::atomic<bool> any_done{false};  // `done` is not empty
   uint16_t port = 0;
 
   Session* session(PeerId p) {
@@ -333,15 +334,18 @@ struct Server::Impl {
     {
       std::lock_guard lk(done_mu);
       done.push_back(std::move(c));
+      any_done.store(true, std::memory_order_release);
     }
     worker->signal();
   }
 
   void deliver_completions() {
+    if (!any_done.load(std::memory_order_acquire)) return;  // the progress loop's common case: no lock
     std::vector<Completion> batch;
     {
       std::lock_guard lk(done_mu);
       batch.swap(done);
+      any_done.store(false, std::memory_order_relaxed);
     }
     for (Completion& d : batch) {
       Session* s = session(d.peer);
