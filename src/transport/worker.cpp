@@ -14,7 +14,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "common/error.hpp"
 #include "transport/transport.hpp"
@@ -122,12 +121,15 @@ struct Worker::Impl {
       else if (done) done(ok);
     }
   };
+  // One rendezvous receive in flight; pooled like SendOp.
   struct RecvOp {
-    Impl* impl;
-    PeerId peer;
+    Impl* impl = nullptr;
+    PeerId peer = 0;
+    RecvOp* prev = nullptr;  // in `recvs` while in flight; `next` also links the free list
+    RecvOp* next = nullptr;
     std::vector<std::byte> header;
     Buffer buffer;
-    bool discard;  // received into scratch memory only so that the sender completes
+    bool discard = false;  // received into scratch memory only so that the sender completes
   };
   // What UCX callbacks record, delivered from progress().
   struct Event {
@@ -157,13 +159,37 @@ struct Worker::Impl {
   SendOp* free_ops = nullptr;
   size_t free_count = 0;
   static constexpr size_t kMaxFreeOps = 1024;
-  std::unordered_set<RecvOp*> recvs;
+  RecvOp recvs;  // sentinel of the in-flight list
+  RecvOp* free_recvs = nullptr;
   std::vector<void*> closing;  // ep-close requests still in flight
   Buffer scratch;              // where discarded rendezvous payloads land; contents never read
   std::vector<Buffer> old_scratch;
   size_t scratch_users = 0;    // discarded rendezvous payloads being received
 
-  Impl() { sends.prev = sends.next = &sends; }
+  Impl() {
+    sends.prev = sends.next = &sends;
+    recvs.prev = recvs.next = &recvs;
+  }
+
+  RecvOp* new_recv() {
+    RecvOp* op = free_recvs;
+    if (op) free_recvs = op->next;
+    else op = new RecvOp, op->impl = this;
+    op->prev = &recvs;
+    op->next = recvs.next;
+    recvs.next->prev = op;
+    recvs.next = op;
+    return op;
+  }
+
+  void free_recv(RecvOp* op) {
+    op->prev->next = op->next;
+    op->next->prev = op->prev;
+    op->header.clear();
+    op->buffer = Buffer();
+    op->next = free_recvs;  // receives in flight at once are few: the pool stays small
+    free_recvs = op;
+  }
 
   SendOp* new_send() {
     SendOp* op = free_ops;
@@ -200,6 +226,11 @@ struct Worker::Impl {
     while (free_ops) {
       SendOp* op = free_ops;
       free_ops = op->next;
+      delete op;
+    }
+    while (free_recvs) {
+      RecvOp* op = free_recvs;
+      free_recvs = op->next;
       delete op;
     }
   }
@@ -261,7 +292,8 @@ struct Worker::Impl {
           try {
             self->scratch = Buffer::allocate(len);
           } catch (const std::bad_alloc&) {
-            return UCS_OK;  // dropped: the sender's endpoint fails, the peer gets no answer
+            self->deliver(peer, hdr, Buffer{}, true);  // refused after all
+            return UCS_OK;
           }
         }
         dst = Buffer::borrow(self->scratch.data(), len);
@@ -281,13 +313,15 @@ struct Worker::Impl {
       self->deliver(peer, hdr, std::move(dst), false);
       return UCS_OK;
     }
-    auto* op = new RecvOp{self, peer, discard ? std::vector<std::byte>() : std::vector<std::byte>(hdr.begin(), hdr.end()),
-                          std::move(dst), discard};
+    RecvOp* op = self->new_recv();
+    op->peer = peer;
+    if (!discard) op->header.assign(hdr.begin(), hdr.end());
+    op->buffer = std::move(dst);
+    op->discard = discard;
     ucp_request_param_t p{};
     p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
     p.cb.recv_am = on_recv_done;
     p.user_data = op;
-    self->recvs.insert(op);
     ucs_status_ptr_t r = ucp_am_recv_data_nbx(self->worker, data, op->buffer.data(), len, &p);
     if (r == nullptr)
       self->finish_recv(op, true);
@@ -313,10 +347,9 @@ struct Worker::Impl {
   }
 
   void finish_recv(RecvOp* op, bool ok) {
-    recvs.erase(op);
-    std::unique_ptr<RecvOp> owned(op);
     if (op->discard && --scratch_users == 0) old_scratch.clear();
     if (ok && !op->discard) deliver(op->peer, std::move(op->header), std::move(op->buffer), false);
+    free_recv(op);
     // A failed receive means the peer failed: its endpoint error reports that.
   }
 
@@ -463,7 +496,7 @@ Worker::~Worker() {
   for (auto& [id, _] : m.peers) ids.push_back(id);
   for (PeerId id : ids) m.drop_peer(id, "", false);
   // Let cancelled operations and closes finish, within reason.
-  for (int i = 0; i < 100000 && (!m.closing.empty() || m.sends.next != &m.sends || !m.recvs.empty()); ++i) {
+  for (int i = 0; i < 100000 && (!m.closing.empty() || m.sends.next != &m.sends || m.recvs.next != &m.recvs); ++i) {
     ucp_worker_progress(m.worker);
     m.reap_closing();
   }
@@ -480,7 +513,7 @@ Worker::~Worker() {
     }
     m.free_send(op);
   }
-  for (Impl::RecvOp* op : m.recvs) delete op;
+  while (m.recvs.next != &m.recvs) m.free_recv(m.recvs.next);
   ucp_worker_destroy(m.worker);
   ucp_cleanup(m.context);
   if (m.signal_fd >= 0) ::close(m.signal_fd);
