@@ -25,7 +25,7 @@ uint64_t* call_id_of(wire::Message& m) {
 // Spin this long before sleeping: a round trip on shared memory takes microseconds, a sleep and
 // wake-up tens of them.
 constexpr uint64_t kSpinNs = 200'000;
-constexpr uint64_t kPureSpinNs = 20'000;
+constexpr uint64_t kPureSpinNs = 2'000;
 constexpr int kPollsPerCheck = 16;
 
 }  // namespace
