@@ -130,9 +130,17 @@ struct Server::Impl {
     Session* s = session(peer);
     if (!s) return transport::Landing::refuse();
     try {
-      auto m = wire::decode(header);
+      // Streaming pings take the fast path: a fixed-size decode, no variant; anything else (a
+      // malformed ping too) the full decoder, which says what is wrong.
+      wire::Ping fast;
+      std::optional<wire::Message> m;
+      const wire::Ping* ping = &fast;
+      if (!wire::decode_ping(header, fast)) {
+        m = wire::decode(header);
+        ping = std::get_if<wire::Ping>(&*m);
+      }
       if (s->state != State::ready) throw ProtocolError("not authenticated");
-      if (auto* ping = std::get_if<wire::Ping>(&m)) {
+      if (ping) {
         if (ping->payload_bytes != bytes) throw ProtocolError("ping payload does not match its announced size");
         check_limits(*s, bytes);
         if (ping->flags == wire::Ping::no_reply) {  // streaming: checked, counted, and nothing more to do
@@ -142,7 +150,7 @@ struct Server::Impl {
         const bool to_device = (ping->flags & wire::Ping::via_gpu) && device_backend;
         return transport::Landing::receive(Buffer::allocate(bytes, to_device ? device_backend->staging() : nullptr));
       }
-      auto* call = std::get_if<wire::Blas3Call>(&m);
+      auto* call = std::get_if<wire::Blas3Call>(&*m);
       if (!call) throw ProtocolError("this message carries no payload");
       if (call->payload_bytes != bytes)
         throw ProtocolError("payload of " + std::to_string(bytes) + " bytes does not match the announced " +

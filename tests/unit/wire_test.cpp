@@ -300,6 +300,41 @@ TEST(WireRoundTrip, PingIntoFixedStorageIsTheSameEncoding) {
   }
 }
 
+TEST(WireRoundTrip, PingFastDecodeAcceptsExactlyWhatDecodeAcceptsAsAPing) {
+  std::vector<Bytes> inputs;
+  for (uint8_t flags = 0; flags < 16; ++flags) inputs.push_back(encode(Ping{5, 4096, 0})), inputs.back().back() = std::byte{flags};
+  Bytes ok = encode(Ping{6, 1 << 20, Ping::no_reply});
+  inputs.push_back(ok);
+  Bytes shorter(ok.begin(), ok.end() - 1), longer = ok;
+  longer.push_back(std::byte{0});
+  inputs.push_back(shorter);
+  inputs.push_back(longer);
+  for (size_t at : {0, 4, 6}) {  // magic, version, type
+    Bytes b = ok;
+    b[at] = std::byte(uint8_t(b[at]) ^ 1);
+    inputs.push_back(b);
+  }
+  inputs.push_back(encode(Pong{7}));
+  inputs.push_back(encode(StatusRequest{8}));
+  inputs.push_back({});
+  for (const Bytes& b : inputs) {
+    Ping fast;
+    const bool accepted = decode_ping(b, fast);
+    bool decodes_as_ping = false;
+    try {
+      decodes_as_ping = std::holds_alternative<Ping>(decode(b));
+    } catch (const ProtocolError&) {
+    }
+    EXPECT_EQ(accepted, decodes_as_ping) << b.size();
+    if (accepted) {
+      Ping full = std::get<Ping>(decode(b));
+      EXPECT_EQ(fast.call_id, full.call_id);
+      EXPECT_EQ(fast.payload_bytes, full.payload_bytes);
+      EXPECT_EQ(fast.flags, full.flags);
+    }
+  }
+}
+
 TEST(WireRoundTrip, Pong) {
   auto d = decode_as<Pong>(encode(Pong{81, 4096, 12345}));
   EXPECT_EQ(d.call_id, 81u);
