@@ -25,8 +25,6 @@ uint64_t* call_id_of(wire::Message& m) {
 // Spin this long before sleeping: a round trip on shared memory takes microseconds, a sleep and
 // wake-up tens of them.
 constexpr uint64_t kSpinNs = 200'000;
-constexpr uint64_t kPureSpinNs = 2'000;
-constexpr int kPollsPerCheck = 16;
 
 }  // namespace
 
@@ -137,30 +135,24 @@ void Connection::wait(Lock& lk, Done done, double timeout_seconds, const char* w
   const uint64_t start = now_ns();
   const uint64_t deadline = timeout_seconds > 0 ? start + static_cast<uint64_t>(timeout_seconds * 1e9) : UINT64_MAX;
   uint64_t last_event = start;
-  int idle_polls = 0;
-  bool event = false;
   while (!done()) {
     if (dead_) throw Error(dead_reason_);
     if (worker_->progress()) {
-      event = true;
-      idle_polls = 0;
+      last_event = 0;  // read the clock only when idle
       continue;
     }
-    // A few idle polls in a row before looking at the clock (and the other threads): in a stream
-    // the next event is typically a fraction of a microsecond away.
-    if (++idle_polls < kPollsPerCheck) continue;
-    idle_polls = 0;
     const uint64_t now = now_ns();
-    if (event) last_event = now, event = false;
+    if (last_event == 0) last_event = now;
     if (now > deadline) {
       fail(std::string("no answer within ") + std::to_string(timeout_seconds) + " s while " + what);
       throw Error(dead_reason_);
     }
     if (now - last_event < kSpinNs) {
-      lk.unlock();  // let other application threads post their requests
-      // Yield the core only after a short quiet spell: a system call per idle poll would slow
-      // streaming.
-      if (now - last_event > kPureSpinNs) sched_yield();
+      // Let other application threads post their requests, and give up the core for a moment:
+      // measured on a 2-core VM, a client and server that yield on every idle poll stream small
+      // messages ~50% faster than ones spinning without system calls.
+      lk.unlock();
+      sched_yield();
       lk.lock();
     } else if (!blocking_) {
       if (!worker_->arm()) continue;

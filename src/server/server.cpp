@@ -456,12 +456,11 @@ void Server::run() {
       m.housekeeping();
       last_housekeeping = now;
     }
-    // Spin briefly after activity for low latency (without system calls for the first 2 us:
-    // streamed messages follow each other closely), then yielding so compute threads (and the
-    // BLAS library's own) get the core; then sleep until the transport or a compute thread wakes us.
+    // Spin briefly after activity for low latency, yielding so compute threads (and the BLAS
+    // library's own) get the core; then sleep until the transport or a compute thread wakes us.
     if (now - last_activity > 2'000'000)
       m.worker->wait(100);
-    else if (!busy && now - last_activity > 2'000)
+    else if (!busy)
       sched_yield();
   }
   spdlog::info("serve.stopping sessions={}", m.sessions.size());
