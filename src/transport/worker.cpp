@@ -3,7 +3,13 @@
 // UCX callbacks (active message arrival, send/receive completion, endpoint errors, incoming
 // connections) only record what happened; the events are delivered to the upper layer from
 // progress(), after ucp_worker_progress() has returned, so upper-layer handlers may freely send or
-// close without re-entering UCX.
+// close without re-entering UCX. Two exceptions, both documented in transport.hpp: on_payload runs
+// inside the arrival (it only decides where the payload goes, or consumes the message), and a
+// plain SendDone runs inside send() when UCX completes the send at once.
+//
+// The streaming path allocates nothing per message: send and receive records are pooled, headers
+// are stored inline, events go into a vector that keeps its capacity, and a consumed (discarded)
+// eager payload is never copied out of UCX's buffer.
 #include <netdb.h>
 #include <poll.h>
 #include <sys/eventfd.h>
