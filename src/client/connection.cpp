@@ -2,7 +2,8 @@
 
 #include <sched.h>
 
-#include <deque>
+#include <algorithm>
+#include <array>
 
 #include "common/clock.hpp"
 #include "common/error.hpp"
@@ -173,17 +174,21 @@ void Connection::wait(Lock& lk, Done done, double timeout_seconds, const char* w
   uint64_t last_event = start;
   while (!done()) {
     if (dead_) throw Error(dead_reason_);
+    if (worker_->progress()) {
+      last_event = 0;  // read the clock only when idle
+      continue;
+    }
     const uint64_t now = now_ns();
+    if (last_event == 0) last_event = now;
     if (now > deadline) {
       fail(std::string("no answer within ") + std::to_string(timeout_seconds) + " s while " + what);
       throw Error(dead_reason_);
     }
-    if (worker_->progress()) {
-      last_event = now;
-      continue;
-    }
     if (now - last_event < kSpinNs) {
-      lk.unlock();  // let other application threads post their requests
+      // Let other application threads post their requests, and give up the core for a moment:
+      // measured on a 2-core VM, a client and server that yield on every idle poll stream small
+      // messages ~50% faster than ones spinning without system calls.
+      lk.unlock();
       sched_yield();
       lk.lock();
     } else if (!blocking_) {
@@ -287,33 +292,79 @@ wire::Message Connection::chunked_request(const wire::Level3Call& call, std::vec
   return std::move(p.reply);
 }
 
+void Connection::stream_sent(void* self, bool ok) {
+  auto* c = static_cast<Connection*>(self);
+  --c->stream_sends_;
+  if (!ok) c->fail("sending to the server failed");
+}
+
 void Connection::ping_stream(const void* data, uint64_t bytes, int count, int window, uint8_t flags) {
   Lock lk(mu_);
-  std::deque<std::pair<uint64_t, std::shared_ptr<Pending>>> in_flight;  // oldest first
-  std::vector<transport::Segment> payload;
-  if (bytes) payload.push_back({data, bytes});
+  if (dead_) throw Error(dead_reason_);
+  window = std::max(window, 1);
+  const transport::Segment segment{data, bytes};
+  const std::span<const transport::Segment> payload(&segment, bytes ? 1 : 0);
   // Plain streaming is acknowledged in batches, as NetPIPE's streaming mode is: a reply per
-  // message would measure request/response, not streaming. Device transfers run on the server's
-  // compute threads, whose order is not the arrival order: there every message is answered.
-  const int ack_every = flags == 0 ? std::max(1, window / 2) : 1;
-  int sent = 0;
+  // message would measure request/response, not streaming. Every message then goes unanswered
+  // (the server checks it, counts it and drops it as it arrives) and the acknowledgement is an
+  // empty ping of its own behind the batch. Device transfers run on the server's compute
+  // threads, whose order is not the arrival order: there every message is answered.
+  const bool plain = flags == 0;
+  const int ack_every = plain ? std::max(1, window / 2) : 1;
+  // The headers are encoded once; an acknowledged ping gets its call id written in per message.
+  std::array<std::byte, wire::kPingBytes> quiet, loud;
+  wire::encode_ping(wire::Ping{0, bytes, static_cast<uint8_t>(flags | wire::Ping::no_reply)}, quiet);
+  // The acknowledged pings in flight, oldest first, in a ring: a reply to one says that the server
+  // has taken every message up to it (a connection delivers in order).
+  struct Ack {
+    uint64_t id = 0;
+    int upto = 0;  // messages sent including this one
+    Pending pending;
+  };
+  std::vector<Ack> acks(static_cast<size_t>(window / ack_every + 2));
+  size_t head = 0, live = 0;
+  int sent = 0, acked = 0;
+  const uint64_t sends_before = stream_sends_;
+  auto forget = [&] {
+    for (size_t i = 0; i < live; ++i) pending_.erase(acks[(head + i) % acks.size()].id);
+  };
   try {
-    while (sent < count || !in_flight.empty()) {
-      while (sent < count && static_cast<int>(in_flight.size()) < window) {
-        auto p = std::make_shared<Pending>();
+    while (sent < count || live > 0) {
+      while (sent < count && sent - acked < window && live < acks.size()) {
         const bool ack = (sent + 1) % ack_every == 0 || sent + 1 == count;
-        wire::Message ping = wire::Ping{0, bytes, static_cast<uint8_t>(flags | (ack ? 0 : wire::Ping::no_reply))};
-        uint64_t id = ack ? post(lk, ping, payload, p.get()) : post(lk, ping, payload, nullptr, p);
-        in_flight.emplace_back(id, std::move(p));
+        const transport::SendDone sent_done{&Connection::stream_sent, this};
+        if (!ack || plain) {
+          ++stream_sends_;
+          worker_->send(peer_, quiet, payload, sent_done);
+        }
+        if (ack) {
+          Ack& a = acks[(head + live) % acks.size()];
+          a.id = next_call_++;
+          a.upto = sent + 1;
+          a.pending = Pending{};
+          wire::encode_ping(wire::Ping{a.id, plain ? 0 : bytes, flags}, loud);
+          pending_[a.id] = &a.pending;
+          ++live;
+          ++stream_sends_;
+          worker_->send(peer_, loud, plain ? std::span<const transport::Segment>() : payload, sent_done);
+        }
         ++sent;
+        if (dead_) throw Error(dead_reason_);
       }
-      Pending& oldest = *in_flight.front().second;
-      wait(lk, [&] { return oldest.done; }, 0, "streaming");
-      if (auto* r = std::get_if<wire::CallReply>(&oldest.reply); r && !r->ok) throw Error("server: " + r->message);
-      in_flight.pop_front();
+      Ack& oldest = acks[head];
+      wait(lk, [&] { return oldest.pending.done; }, 0, "streaming");
+      if (auto* r = std::get_if<wire::CallReply>(&oldest.pending.reply); r && !r->ok) {
+        head = (head + 1) % acks.size(), --live;
+        throw Error("server: " + r->message);
+      }
+      acked = oldest.upto;
+      head = (head + 1) % acks.size();
+      --live;
     }
+    // The server has everything; the data is ours again once the transport says so too.
+    wait(lk, [&] { return stream_sends_ <= sends_before; }, 0, "streaming");
   } catch (...) {
-    for (auto& [id, p] : in_flight) pending_.erase(id);
+    forget();
     throw;
   }
 }

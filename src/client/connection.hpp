@@ -71,6 +71,7 @@ class Connection {
   uint64_t post(Lock& lk, wire::Message& request, std::vector<transport::Segment> payload, Pending* p,
                 std::shared_ptr<Pending> unanswered = {});
   void fail(const std::string& reason);
+  static void stream_sent(void* self, bool ok);
   void on_message(std::vector<std::byte> header, transport::Buffer payload, bool refused);
   std::optional<transport::Buffer> on_payload(std::span<const std::byte> header, uint64_t bytes);
 
@@ -82,6 +83,7 @@ class Connection {
   bool dead_ = false;
   std::string dead_reason_;
   uint64_t next_call_ = 1;
+  uint64_t stream_sends_ = 0;  // ping_stream's sends not yet completed
   std::unordered_map<uint64_t, Pending*> pending_;
   // Handshake state.
   std::optional<wire::Message> handshake_reply_;

@@ -52,6 +52,7 @@ struct Session {
   Nonce client_nonce{}, server_nonce{};
   uint64_t connected_ns = now_ns();
   uint64_t calls = 0, errors = 0, bytes_in = 0, bytes_out = 0;
+  uint64_t pings = 0, ping_bytes = 0;  // benchmark traffic received
   uint64_t held_bytes = 0;     // payload memory of calls in progress
   std::string refusal;         // why the last payload was refused
   uint64_t close_at_ns = 0;    // closing: when to hang up
@@ -87,9 +88,11 @@ struct Server::Impl {
   std::unique_ptr<ComputePool> pool;
   std::unordered_map<PeerId, Session> sessions;
   std::map<std::string, uint64_t> calls_by_routine;
-  uint64_t total_calls = 0, pipelined_calls = 0, total_errors = 0, total_connections = 0, refused_auth = 0;
+  uint64_t total_calls = 0, pipelined_calls = 0, total_errors = 0, total_connections = 0, refused_auth = 0,
+           total_pings = 0;
   std::mutex done_mu;  // guards `done`: filled by compute threads
   std::vector<Completion> done;
+  std::atomic<bool> any_done{false};  // `done` is not empty
   uint16_t port = 0;
 
   Session* session(PeerId p) {
@@ -142,30 +145,48 @@ struct Server::Impl {
     if (sessions.size() > config.max_clients) reject(peer, "server is serving its maximum number of clients");
   }
 
+  void count_ping(Session& s, uint64_t bytes) {
+    ++s.pings;
+    s.ping_bytes += bytes;
+    ++total_pings;
+  }
+
   // Decides where a call's matrices land: checked against the session's state and limits
-  // before a single byte is pulled.
-  std::optional<Buffer> on_payload(PeerId peer, std::span<const std::byte> header, uint64_t bytes) {
+  // before a single byte is pulled. Runs inside the arrival (no sends from here).
+  transport::Landing on_payload(PeerId peer, std::span<const std::byte> header, uint64_t bytes) {
     Session* s = session(peer);
-    if (!s) return std::nullopt;
+    if (!s) return transport::Landing::refuse();
     try {
-      auto m = wire::decode(header);
+      // Streaming pings take the fast path: a fixed-size decode, no variant; anything else (a
+      // malformed ping too) the full decoder, which says what is wrong.
+      wire::Ping fast;
+      std::optional<wire::Message> m;
+      const wire::Ping* ping = &fast;
+      if (!wire::decode_ping(header, fast)) {
+        m = wire::decode(header);
+        ping = std::get_if<wire::Ping>(&*m);
+      }
       if (s->state != State::ready) throw ProtocolError("not authenticated");
-      if (auto* ping = std::get_if<wire::Ping>(&m)) {
+      if (ping) {
         if (ping->payload_bytes != bytes) throw ProtocolError("ping payload does not match its announced size");
         check_limits(*s, bytes);
+        if (ping->flags == wire::Ping::no_reply) {  // streaming: checked, counted, and nothing more to do
+          count_ping(*s, bytes);
+          return transport::Landing::discard();
+        }
         const bool to_device = (ping->flags & wire::Ping::via_gpu) && device_backend;
-        return Buffer::allocate(bytes, to_device ? device_backend->staging() : nullptr);
+        return transport::Landing::receive(Buffer::allocate(bytes, to_device ? device_backend->staging() : nullptr));
       }
-      if (auto* chunk = std::get_if<wire::CallChunk>(&m)) {
+      if (auto* chunk = std::get_if<wire::CallChunk>(&*m)) {
         if (bytes != wire::chunk_length(*chunk)) throw ProtocolError("chunk size does not match its call");
         std::shared_ptr<ChunkedCall> cc = chunked_call(*s, *chunk);
         uint8_t& state = cc->chunk_state[chunk->chunk_index];
         if (state != 0) throw ProtocolError("chunk " + std::to_string(chunk->chunk_index) + " sent twice");
         state = 1;
-        return Buffer::borrow(cc->staging.data() + wire::chunk_offset(*chunk), bytes, cc);
+        return transport::Landing::receive(Buffer::borrow(cc->staging.data() + wire::chunk_offset(*chunk), bytes, cc));
       }
-      if (auto* lq = std::get_if<wire::LapackRequest>(&m)) return lapack_payload(*s, *lq, bytes);
-      auto* call = std::get_if<wire::Blas3Call>(&m);
+      if (auto* lq = std::get_if<wire::LapackRequest>(&*m)) return lapack_payload(*s, *lq, bytes);
+      auto* call = std::get_if<wire::Blas3Call>(&*m);
       if (!call) throw ProtocolError("this message carries no payload");
       if (call->payload_bytes != bytes)
         throw ProtocolError("payload of " + std::to_string(bytes) + " bytes does not match the announced " +
@@ -175,13 +196,13 @@ struct Server::Impl {
       s->arrival_ns[call->call_id] = now_ns();  // receiving includes finding memory for it
       Buffer b = Buffer::allocate(total, backend_for(call->call)->staging());
       s->held_bytes += total;
-      return b;
+      return transport::Landing::receive(std::move(b));
     } catch (const std::bad_alloc&) {
       s->refusal = "server is out of memory for a call of " + std::to_string(bytes) + " bytes";
     } catch (const std::exception& e) {
       s->refusal = e.what();
     }
-    return std::nullopt;
+    return transport::Landing::refuse();
   }
 
   // A LAPACK call's memory: its inputs as they arrive, then room for its outputs.
@@ -288,6 +309,7 @@ struct Server::Impl {
   // Benchmark traffic: the payload is dropped, or sent back (echo).
   void on_ping(Session& s, const wire::Ping& p, Buffer payload) {
     if (payload.size() != p.payload_bytes) return reject(s.peer, "ping payload does not match its announced size");
+    count_ping(s, payload.size());
     const bool echo = p.flags & wire::Ping::echo;
     if (p.flags & wire::Ping::via_gpu) {
       if (!device_backend) return reject(s.peer, "this server has no GPU backend for device transfers");
@@ -485,8 +507,9 @@ struct Server::Impl {
     if (b.out_bytes == 0 || s.state == State::closing) return;
     ++cc.sends_in_flight;
     s.bytes_out += b.out_bytes;
-    worker->send(s.peer, wire::encode(wire::ReplyChunk{cc.shape.call_id, b.result_offset, b.out_bytes}),
-                 {{cc.staging.data() + b.out_offset, b.out_bytes}}, [call](bool) { --call->sends_in_flight; });
+    const transport::Segment piece{cc.staging.data() + b.out_offset, b.out_bytes};
+    worker->send(s.peer, wire::encode(wire::ReplyChunk{cc.shape.call_id, b.result_offset, b.out_bytes}), {&piece, 1},
+                 [call](bool) { --call->sends_in_flight; });
   }
 
   void finish_chunked(Session& s, uint64_t call_id, ChunkedCall& cc) {
@@ -594,15 +617,18 @@ struct Server::Impl {
     {
       std::lock_guard lk(done_mu);
       done.push_back(std::move(c));
+      any_done.store(true, std::memory_order_release);
     }
     worker->signal();
   }
 
   void deliver_completions() {
+    if (!any_done.load(std::memory_order_acquire)) return;  // the progress loop's common case: no lock
     std::vector<Completion> batch;
     {
       std::lock_guard lk(done_mu);
       batch.swap(done);
+      any_done.store(false, std::memory_order_relaxed);
     }
     for (Completion& d : batch) {
       Session* s = session(d.peer);
@@ -748,7 +774,9 @@ nlohmann::json Server::Impl::status() const {
                        {"calls", s.calls},
                        {"errors", s.errors},
                        {"bytes_in", s.bytes_in},
-                       {"bytes_out", s.bytes_out}});
+                       {"bytes_out", s.bytes_out},
+                       {"pings", s.pings},
+                       {"ping_bytes", s.ping_bytes}});
   }
   nlohmann::json backends = nlohmann::json::array();
   for (const auto& b : m.backends) backends.push_back(b->describe());
@@ -763,6 +791,7 @@ nlohmann::json Server::Impl::status() const {
           {"calls_by_routine", m.calls_by_routine},
           {"connections", m.total_connections},
           {"refused_authentications", m.refused_auth},
+          {"pings", m.total_pings},
           {"clients", clients}};
 }
 

@@ -25,14 +25,41 @@ namespace outboard::transport {
 
 using PeerId = uint64_t;
 
+// What to do with an arriving message's payload; on_payload's answer.
+class Landing {
+ public:
+  enum class Action { refuse, receive, discard };
+  // Refused: the message is delivered with payload_refused set and an empty payload.
+  static Landing refuse() { return Landing(Action::refuse, Buffer()); }
+  // Received into `into` (at least the payload's size), then the message is delivered.
+  static Landing receive(Buffer into) { return Landing(Action::receive, std::move(into)); }
+  // Consumed: on_payload has checked the message and handled it entirely, the payload is not
+  // wanted. The transport takes it off the wire without keeping it (eager data is left where it
+  // arrived; rendezvous data is pulled into scratch memory, so the sender's transfer completes as
+  // usual) and delivers nothing. on_payload runs inside the arrival: it must not send or close.
+  static Landing discard() { return Landing(Action::discard, Buffer()); }
+  Landing() = default;
+  Landing(std::optional<Buffer> b)  // nullopt: refuse; a buffer: receive into it
+      : action_(b ? Action::receive : Action::refuse), buffer_(b ? std::move(*b) : Buffer()) {}
+
+  Action action() const { return action_; }
+  Buffer& buffer() { return buffer_; }
+
+ private:
+  Landing(Action a, Buffer b) : action_(a), buffer_(std::move(b)) {}
+  Action action_ = Action::refuse;
+  Buffer buffer_;
+};
+
 struct Events {
   // Server side: a client connected; addr is "ip:port".
   std::function<void(PeerId, const std::string& addr)> on_connect;
   // The peer is gone (closed, failed, unreachable). Not called after close(peer).
   std::function<void(PeerId, const std::string& reason)> on_disconnect;
-  // A message with a payload of `bytes` is arriving: return where it should land, or nullopt to
-  // refuse it (the message is then delivered with payload_refused set and an empty payload).
-  std::function<std::optional<Buffer>(PeerId, std::span<const std::byte> header, uint64_t bytes)> on_payload;
+  // A message with a payload of `bytes` is arriving: say where it should land, or refuse it, or
+  // consume it whole (see Landing). Called during progress(), inside the arrival, before messages
+  // that arrived earlier but are not yet delivered by on_message; without it payloads are refused.
+  std::function<Landing(PeerId, std::span<const std::byte> header, uint64_t bytes)> on_payload;
   // A whole message (header and payload) has arrived.
   std::function<void(PeerId, std::vector<std::byte> header, Buffer payload, bool payload_refused)> on_message;
 };
@@ -40,6 +67,12 @@ struct Events {
 struct Segment {
   const void* data;
   size_t bytes;
+};
+
+// A send's completion without allocation: fn(arg, ok). See Worker::send for when it runs.
+struct SendDone {
+  void (*fn)(void* arg, bool ok) = nullptr;
+  void* arg = nullptr;
 };
 
 struct Options {
@@ -59,9 +92,13 @@ class Worker {
   // Starts connecting; failures arrive as on_disconnect. Throws on a bad address.
   PeerId connect(const std::string& host, uint16_t port);
   // Sends header + payload. The payload memory must stay valid until `done` runs (from a later
-  // progress(), or from close()/the destructor with ok = false). The header is copied.
-  void send(PeerId peer, std::span<const std::byte> header, std::vector<Segment> payload,
+  // progress(), or from close()/the destructor with ok = false). The header is copied. `done` may
+  // be empty; a send that UCX completes at once, with no `done`, costs no allocation at all.
+  void send(PeerId peer, std::span<const std::byte> header, std::span<const Segment> payload,
             std::function<void(bool ok)> done);
+  // The same with a plain completion: no allocation for sends in steady state. When UCX completes
+  // the send at once, done(ok = true) runs inside this call; otherwise as above.
+  void send(PeerId peer, std::span<const std::byte> header, std::span<const Segment> payload, SendDone done);
   // Closes the connection. Forced: now, pending sends complete with ok = false. Otherwise what
   // was sent is delivered first (for a last error message before hanging up).
   void close(PeerId peer, bool force = true);
@@ -85,6 +122,8 @@ class Worker {
   std::string describe(PeerId peer) const;
 
  private:
+  void send_op(PeerId peer, std::span<const std::byte> header, std::span<const Segment> payload,
+               std::function<void(bool)> done, SendDone plain);
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

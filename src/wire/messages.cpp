@@ -4,6 +4,8 @@
 
 #include "wire/codec.hpp"
 
+#include <cstring>
+
 namespace outboard::wire {
 namespace {
 
@@ -171,6 +173,41 @@ std::vector<std::byte> encode(const Message& m) {
   return out;
 }
 
+void encode_ping(const Ping& p, std::span<std::byte, kPingBytes> out) {
+  const uint16_t version = kProtocolVersion, type = static_cast<uint16_t>(Type::ping);
+  std::byte* o = out.data();
+  std::memcpy(o, &kMagic, 4);  // little-endian, as Writer
+  std::memcpy(o + 4, &version, 2);
+  std::memcpy(o + 6, &type, 2);
+  std::memcpy(o + 8, &p.call_id, 8);
+  std::memcpy(o + 16, &p.payload_bytes, 8);
+  std::memcpy(o + 24, &p.flags, 1);
+}
+
+namespace {
+bool valid_ping_flags(uint8_t f) {
+  if (f & ~(Ping::echo | Ping::via_gpu | Ping::no_reply)) return false;
+  return !((f & Ping::no_reply) && (f & ~Ping::no_reply));
+}
+}  // namespace
+
+bool decode_ping(std::span<const std::byte> bytes, Ping& out) {
+  if (bytes.size() != kPingBytes) return false;
+  uint32_t magic;
+  uint16_t version, type;
+  std::memcpy(&magic, bytes.data(), 4);
+  std::memcpy(&version, bytes.data() + 4, 2);
+  std::memcpy(&type, bytes.data() + 6, 2);
+  if (magic != kMagic || version != kProtocolVersion || type != static_cast<uint16_t>(Type::ping)) return false;
+  Ping p;
+  std::memcpy(&p.call_id, bytes.data() + 8, 8);
+  std::memcpy(&p.payload_bytes, bytes.data() + 16, 8);
+  std::memcpy(&p.flags, bytes.data() + 24, 1);
+  if (!valid_ping_flags(p.flags)) return false;
+  out = p;
+  return true;
+}
+
 Message decode(std::span<const std::byte> bytes) {
   Reader r(bytes);
   uint32_t magic = r.u32();
@@ -259,7 +296,7 @@ Message decode(std::span<const std::byte> bytes) {
       p.payload_bytes = r.u64();
       p.flags = r.u8();
       if (p.flags & ~(Ping::echo | Ping::via_gpu | Ping::no_reply)) throw ProtocolError("unknown ping flags");
-      if ((p.flags & Ping::no_reply) && (p.flags & ~Ping::no_reply)) throw ProtocolError("invalid ping flags");
+      if (!valid_ping_flags(p.flags)) throw ProtocolError("invalid ping flags");
       m = p;
       break;
     }

@@ -148,6 +148,14 @@ using Message = std::variant<Hello, Challenge, Auth, AuthResult, Blas3Call, Call
 Type type_of(const Message& m);
 
 std::vector<std::byte> encode(const Message& m);
+// A Ping's encoding (the same bytes as encode()) into fixed storage, without allocation: streaming
+// sends one per message.
+inline constexpr size_t kPingBytes = 25;
+void encode_ping(const Ping& p, std::span<std::byte, kPingBytes> out);
+// True, with `out` set, when `bytes` is exactly one well-formed Ping (what decode() would accept
+// as one); false for anything else, which decode() then handles or explains. The streaming fast
+// path: no variant, no exception.
+bool decode_ping(std::span<const std::byte> bytes, Ping& out);
 // Throws ProtocolError on anything but one exactly well-formed message (wrong magic or version,
 // unknown type, truncation, trailing bytes, over-long strings, invalid BLAS or LAPACK call).
 Message decode(std::span<const std::byte> bytes);

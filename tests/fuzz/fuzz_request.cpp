@@ -5,6 +5,8 @@
 // allocation over -rss_limit_mb) is a finding. For a decoded message the target also checks:
 //   - encode(decode(x)) == x: the encoding is canonical, so nothing is lost or invented;
 //   - a decoded LapackRequest likewise (check_lapack);
+//   - decode_ping (the server's streaming fast path) accepts exactly the inputs decode() returns
+//     as a Ping, with the same fields;
 //   - a decoded Blas3Call is valid, and layout/request_bytes/reply_bytes/flops work on it without
 //     throwing, agree with its payload_bytes, and give sane values.
 // A failed check calls __builtin_trap() so that libFuzzer records the input as a crash.
@@ -75,11 +77,17 @@ void check_lapack(const LapackRequest& q) {
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::span<const std::byte> in(reinterpret_cast<const std::byte*>(data), size);
   Message m;
+  Ping fast;
+  const bool fast_ok = decode_ping(in, fast);
   try {
     m = decode(in);
   } catch (const ProtocolError&) {
+    check(!fast_ok);
     return 0;  // rejected: the expected outcome for almost every input
   }
+  const auto* ping = std::get_if<Ping>(&m);
+  check(fast_ok == (ping != nullptr));
+  if (ping) check(fast.call_id == ping->call_id && fast.payload_bytes == ping->payload_bytes && fast.flags == ping->flags);
   // Not caught from here on: any exception escaping is a finding (std::terminate -> abort).
   std::vector<std::byte> again = encode(m);
   check(again.size() == size && (size == 0 || std::memcmp(again.data(), data, size) == 0));

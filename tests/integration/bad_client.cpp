@@ -3,12 +3,16 @@
 //
 //   bad_client HOST PORT SECRET_FILE MODE [SECONDS]
 //   modes: garbage, truncated, mismatch, oversized, huge-output, unauthenticated, wrong-secret, early-call,
-//          stuck, lapack-bad-routine, lapack-bad-option, lapack-mismatch, lapack-oversized,
-//          lapack-huge-output, lapack-bad-pivots
+//          stuck, chunk-size, chunk-twice, chunk-mismatch, chunk-oversized, lapack-bad-routine,
+//          lapack-bad-option, lapack-mismatch, lapack-oversized, lapack-huge-output, lapack-bad-pivots,
+//          quiet-mismatch, quiet-oversized, quiet-unauthenticated, quiet-flags, quiet-counted
+// The quiet-* modes send streaming pings (no_reply), which the server consumes as they arrive.
 #include <cstdio>
 #include <cstring>
 #include <optional>
 #include <string>
+
+#include <nlohmann/json.hpp>
 
 #include "common/clock.hpp"
 #include "common/secret.hpp"
@@ -227,7 +231,56 @@ int main(int argc, char** argv) {
     std::printf("stuck client: %s\n", p.disconnected ? ("closed by server: " + p.reason).c_str() : "still connected");
     return 0;
   }
+  if (mode == "quiet-unauthenticated") {  // a streaming ping before any handshake
+    std::vector<std::byte> data(4096);
+    p.send(wire::encode(wire::Ping{0, data.size(), wire::Ping::no_reply}), {{data.data(), data.size()}});
+    return p.expect_rejection("quiet-unauthenticated");
+  }
   if (!p.authenticate(secret)) return std::printf("FAIL: could not authenticate\n"), 1;
+  if (mode == "quiet-mismatch") {  // announces more than it sends, after good ones (eager and rendezvous)
+    std::vector<std::byte> data(256 << 10);
+    for (size_t n : {size_t(4096), data.size()})
+      p.send(wire::encode(wire::Ping{0, n, wire::Ping::no_reply}), {{data.data(), n}});
+    p.send(wire::encode(wire::Ping{0, 8192, wire::Ping::no_reply}), {{data.data(), 4096}});
+    return p.expect_rejection("quiet-mismatch");
+  }
+  if (mode == "quiet-oversized") {  // consistent, but above the server's max_request_bytes
+    std::vector<std::byte> data(4 << 20);
+    p.send(wire::encode(wire::Ping{0, data.size(), wire::Ping::no_reply}), {{data.data(), data.size()}});
+    return p.expect_rejection("quiet-oversized");
+  }
+  if (mode == "quiet-flags") {  // no_reply with echo: not a valid combination
+    std::vector<std::byte> data(4096);
+    auto h = wire::encode(wire::Ping{0, data.size(), wire::Ping::no_reply});
+    h.back() = std::byte{wire::Ping::no_reply | wire::Ping::echo};
+    p.send(h, {{data.data(), data.size()}});
+    return p.expect_rejection("quiet-flags");
+  }
+  if (mode == "quiet-counted") {  // consumed pings are still counted, and the session goes on
+    std::vector<std::byte> data(512 << 10);
+    const int n = 200;
+    for (int i = 0; i < n; ++i) {
+      size_t bytes = i % 2 ? 4096 : data.size();  // eager and rendezvous
+      p.send(wire::encode(wire::Ping{0, bytes, wire::Ping::no_reply}), {{data.data(), bytes}});
+      if (i % 16 == 15) p.worker->progress();
+    }
+    p.send(wire::encode(wire::Ping{7, 4096, 0}), {{data.data(), 4096}});
+    auto pong = p.expect<wire::Pong>(10);
+    if (!pong || pong->call_id != 7) return std::printf("FAIL quiet-counted: no answer to the acknowledged ping\n"), 1;
+    p.send(wire::encode(wire::StatusRequest{8}));
+    auto st = p.expect<wire::StatusReply>(10);
+    if (!st) return std::printf("FAIL quiet-counted: no status\n"), 1;
+    auto doc = nlohmann::json::parse(st->json);
+    for (const auto& c : doc["clients"])
+      if (c["client"] == "bad_client") {
+        const uint64_t want_bytes = (n / 2) * (4096 + data.size()) + 4096;
+        if (c["pings"] != n + 1 || c["ping_bytes"] != want_bytes)
+          return std::printf("FAIL quiet-counted: server counted %s\n", c.dump().c_str()), 1;
+        std::printf("ok quiet-counted: %s\n", c.dump().c_str());
+        return 0;
+      }
+    return std::printf("FAIL quiet-counted: this client is not in the status\n"), 1;
+  }
   if (mode == "garbage") {
     std::vector<std::byte> junk(64);
     for (size_t i = 0; i < junk.size(); ++i) junk[i] = std::byte(i * 37 + 11);

@@ -14,7 +14,8 @@ BAD="$BUILD/bin/bad_client"
 "$BAD" 127.0.0.1 "$PORT" "$TOKEN" stuck 6 >"$WORK/stuck.log" 2>&1 & stuck=$!
 for mode in garbage truncated mismatch oversized huge-output unauthenticated early-call \
             chunk-size chunk-twice chunk-mismatch chunk-oversized \
-            lapack-bad-routine lapack-bad-option lapack-mismatch lapack-oversized lapack-huge-output lapack-bad-pivots; do
+            lapack-bad-routine lapack-bad-option lapack-mismatch lapack-oversized lapack-huge-output lapack-bad-pivots \
+            quiet-mismatch quiet-oversized quiet-unauthenticated quiet-flags; do
   "$BAD" 127.0.0.1 "$PORT" "$TOKEN" "$mode" >"$WORK/$mode.log" 2>&1 || { cat "$WORK/$mode.log"; fail "$mode"; }
   ok "$(grep '^ok' "$WORK/$mode.log") ($(grep 'server said' "$WORK/$mode.log"))"
   # Everyone else is still served.
@@ -22,6 +23,9 @@ for mode in garbage truncated mismatch oversized huge-output unauthenticated ear
   grep -qE "passed, 0 failed$" "$WORK/good.log" && ! grep -q "outboard: warning" "$WORK/good.log" ||
     { cat "$WORK/good.log"; fail "good client not served after $mode"; }
 done
+# Streaming pings the server consumes on arrival are still checked and counted.
+"$BAD" 127.0.0.1 "$PORT" "$TOKEN" quiet-counted >"$WORK/quiet-counted.log" 2>&1 || { cat "$WORK/quiet-counted.log"; fail quiet-counted; }
+ok "$(grep '^ok' "$WORK/quiet-counted.log")"
 wait $stuck
 grep -q "closed by server" "$WORK/stuck.log" || { cat "$WORK/stuck.log"; fail "an unauthenticated connection was kept beyond auth_timeout_seconds"; }
 kill -0 "$SERVER_PID" || fail "server died"

@@ -2,6 +2,7 @@
 // Level-3 call arithmetic (layout, payload sizes, flop counts).
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -288,6 +289,53 @@ TEST(WireRoundTrip, Ping) {
     auto bad = encode(Ping{1, 0, 0});
     bad.back() = std::byte{flags};
     EXPECT_NE(protocol_error_of([&] { decode(bad); }).find("flags"), std::string::npos) << int(flags);
+  }
+}
+
+TEST(WireRoundTrip, PingIntoFixedStorageIsTheSameEncoding) {
+  for (Ping p : {Ping{0, 0, 0}, Ping{~0ull, 1ull << 40, Ping::no_reply}, Ping{77, 4096, Ping::echo | Ping::via_gpu}}) {
+    std::array<std::byte, kPingBytes> fixed;
+    encode_ping(p, fixed);
+    EXPECT_EQ(Bytes(fixed.begin(), fixed.end()), encode(p));
+    auto d = decode_as<Ping>(Bytes(fixed.begin(), fixed.end()));
+    EXPECT_EQ(d.call_id, p.call_id);
+    EXPECT_EQ(d.payload_bytes, p.payload_bytes);
+    EXPECT_EQ(d.flags, p.flags);
+  }
+}
+
+TEST(WireRoundTrip, PingFastDecodeAcceptsExactlyWhatDecodeAcceptsAsAPing) {
+  std::vector<Bytes> inputs;
+  for (uint8_t flags = 0; flags < 16; ++flags) inputs.push_back(encode(Ping{5, 4096, 0})), inputs.back().back() = std::byte{flags};
+  Bytes ok = encode(Ping{6, 1 << 20, Ping::no_reply});
+  inputs.push_back(ok);
+  Bytes shorter(ok.begin(), ok.end() - 1), longer = ok;
+  longer.push_back(std::byte{0});
+  inputs.push_back(shorter);
+  inputs.push_back(longer);
+  for (size_t at : {0, 4, 6}) {  // magic, version, type
+    Bytes b = ok;
+    b[at] = std::byte(uint8_t(b[at]) ^ 1);
+    inputs.push_back(b);
+  }
+  inputs.push_back(encode(Pong{7}));
+  inputs.push_back(encode(StatusRequest{8}));
+  inputs.push_back({});
+  for (const Bytes& b : inputs) {
+    Ping fast;
+    const bool accepted = decode_ping(b, fast);
+    bool decodes_as_ping = false;
+    try {
+      decodes_as_ping = std::holds_alternative<Ping>(decode(b));
+    } catch (const ProtocolError&) {
+    }
+    EXPECT_EQ(accepted, decodes_as_ping) << b.size();
+    if (accepted) {
+      Ping full = std::get<Ping>(decode(b));
+      EXPECT_EQ(fast.call_id, full.call_id);
+      EXPECT_EQ(fast.payload_bytes, full.payload_bytes);
+      EXPECT_EQ(fast.flags, full.flags);
+    }
   }
 }
 
