@@ -5,7 +5,8 @@
 # Steps: tune (chunk size and window), memcpy (pinned host<->GPU copies), tests (GPU tests incl. the pipeline), net and remote (transport and client->GPU bulk
 # bandwidth, same run), gemm (remote S/DGEMM pipelined, 1024..32768), whole (remote DGEMM sent
 # whole, for comparison), cpu (local OpenBLAS on all cores), trace (OUTBOARD_TRACE of blas_demo),
-# nvblas (the same blas_demo under NVBLAS and through Outboard), lapack (lapack_demo's ?GESV locally
+# tiled (a GPU memory budget below the calls' size), nvblas (the same blas_demo under NVBLAS and
+# through Outboard), lapack (lapack_demo's ?GESV locally
 # on OpenBLAS and through Outboard), multigpu (one vs two GPUs, on a two-GPU machine).
 set -uo pipefail
 OUT=${1:?usage: run_pipelined.sh OUT_DIR [CARRY_DIR]}
@@ -90,6 +91,16 @@ if want lapack; then
     step "gesv $p 32768 remote" env LD_LIBRARY_PATH="$CARRY/openblas-as-lapack:$CARRY/deps" OUTBOARD_REPORT=1 \
       "$B" run --offload always -- "$CARRY/bin/lapack_demo" 32768 $p
   done
+fi
+# Tiling: the same DGEMMs with the server's GPU memory budget set below their size.
+if want tiled; then
+  step "gpu tests (pipelines, tiled)" "$CARRY/bin/gpu_tests" --gtest_filter='GpuLevel3.Pipelined*:GpuLevel3.Tiled*'
+  kill "$SERVER_PID" 2>/dev/null; wait "$SERVER_PID" 2>/dev/null
+  sed 's/^log_level.*/gpu_memory_bytes = 3221225472\nlog_level = "debug"/' "$R/server.toml" >"$R/server-tiled.toml"
+  start_local_server "$B" "$R" --compute-threads 2 --config "$R/server-tiled.toml" || { log "FAILED: server"; exit 1; }
+  step "gemm tiled" "$B" bench gemm --precisions d --where remote --from 16384 --to 23168 --log-sweep --trials 2 \
+    --output "$R/gemm-remote-tiled-3GiB"
+  cp "$R/server.log" "$R/server-tiled.log"
 fi
 # Several GPUs (run on a machine with two): the same remote DGEMMs served by one GPU, then by two.
 if want multigpu; then

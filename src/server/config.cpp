@@ -41,6 +41,7 @@ Config load_config_file(const std::string& path, Config c) {
       else if (key == "max_client_bytes") c.max_client_bytes = integer<uint64_t>(node, key, 1, INT64_MAX);
       else if (key == "max_clients") c.max_clients = integer<unsigned>(node, key, 1, 1 << 20);
       else if (key == "gpus") c.gpus = integer<unsigned>(node, key, 0, 1024);
+      else if (key == "gpu_memory_bytes") c.gpu_memory_bytes = integer<uint64_t>(node, key, 0, INT64_MAX);
       else if (key == "host_block_columns") c.host_block_columns = integer<uint64_t>(node, key, 1, INT32_MAX);
       else if (key == "buffer_cache_bytes") c.buffer_cache_bytes = integer<uint64_t>(node, key, 0, INT64_MAX);
       else if (key == "auth_timeout_seconds") {

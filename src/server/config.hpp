@@ -19,6 +19,7 @@ struct Config {
   // more to narrow blocks than it gains from starting early (a GPU backend chooses its own).
   uint64_t host_block_columns = 1024;
   unsigned gpus = 0;                 // GPUs to serve with (the first ones); 0: all there are
+  uint64_t gpu_memory_bytes = 0;     // most GPU memory one pipelined call uses before it is tiled; 0: 85%
   double auth_timeout_seconds = 10;  // a connection that has not authenticated by then is closed
   std::string log_level = "info";
   std::string log_format = "text";
@@ -26,7 +27,7 @@ struct Config {
 
 // Reads a TOML file whose keys are the field names above (host, port, token_file,
 // compute_threads, max_request_bytes, max_client_bytes, max_clients, buffer_cache_bytes,
-// gpu_min_flops, host_block_columns, gpus, auth_timeout_seconds,
+// gpu_min_flops, host_block_columns, gpus, gpu_memory_bytes, auth_timeout_seconds,
 // log_level, log_format), on top of `base`. Throws Error naming the file, line and key on unknown
 // keys, wrong types or out-of-range values.
 Config load_config_file(const std::string& path, Config base = {});

@@ -196,7 +196,9 @@ TEST_F(GpuLevel3, LargeGemm) {
 // on the device, results copied back per block; against the CPU backend on the whole call.
 namespace {
 
-void compare_pipelined(Level3Call c, std::mt19937& rng, uint64_t chunk_bytes) {
+// tiled: run on a backend whose GPU memory budget holds A and three blocks only, so the call is
+// tiled through a ring of block slots.
+void compare_pipelined(Level3Call c, std::mt19937& rng, uint64_t chunk_bytes, bool tiled = false) {
   wire::validate(c);
   auto& b = backends_once();
   const server::Plan plan = server::plan_pipeline(c, 64);
@@ -220,9 +222,18 @@ void compare_pipelined(Level3Call c, std::mt19937& rng, uint64_t chunk_bytes) {
   server::BlockOperands wo = server::block_operands(whole.blocks[0], expected_staging.data());
   b.cpu->level3(c, std::span<const std::byte* const>(wo.inputs, wo.count), wo.output);
 
-  transport::Buffer staging = transport::Buffer::allocate(plan.staging_bytes, b.gpu->staging());
+  std::unique_ptr<server::Backend> small;
+  if (tiled) {
+    const size_t a_bytes = static_cast<size_t>(l.inputs[0].rows * l.inputs[0].cols) * e;
+    const size_t block = static_cast<size_t>(plan.blocks[0].out_bytes) * 3;  // B columns, C columns, trmm's result
+    std::string why;
+    small = backends::make_cuda_backend(why, 0, a_bytes + 3 * block + 4096);
+    ASSERT_TRUE(small) << why;
+  }
+  server::Backend& gpu = tiled ? *small : *b.gpu;
+  transport::Buffer staging = transport::Buffer::allocate(plan.staging_bytes, gpu.staging());
   std::memset(staging.data(), 0, plan.staging_bytes);
-  auto pipe = b.gpu->pipeline(plan, staging.data());
+  auto pipe = gpu.pipeline(plan, staging.data());
   ASSERT_TRUE(pipe) << "the GPU backend offers no pipeline";
   std::vector<bool> done(plan.blocks.size());
   size_t finished = 0;
@@ -258,7 +269,7 @@ void compare_pipelined(Level3Call c, std::mt19937& rng, uint64_t chunk_bytes) {
   for (size_t i = 0; i < n; ++i) worst = std::max(worst, std::fabs(value(x0, i) - value(y0, i)) / scale);
   const double tol = (single ? 2e-5 : 1e-12) * std::max<double>(8, double(std::max({c.m, c.n, c.k})));
   EXPECT_LE(worst, tol) << wire::call_name(c) << " m=" << c.m << " n=" << c.n << " k=" << c.k
-                        << " blocks=" << plan.blocks.size() << " chunk=" << chunk_bytes;
+                        << " blocks=" << plan.blocks.size() << " chunk=" << chunk_bytes << " tiled=" << tiled;
 }
 
 }  // namespace
@@ -281,6 +292,25 @@ TEST_F(GpuLevel3, PipelinedBlocks) {
     Level3Call k = base(Routine::syrk, s);  // one block
     k.uplo = 'U', k.transa = 'N', k.n = 200, k.k = 300;
     compare_pipelined(k, rng, 65536);
+  }
+}
+
+// Calls larger than the GPU memory budget: A stays, blocks cycle through a ring of slots.
+TEST_F(GpuLevel3, TiledBlocks) {
+  for (Scalar s : kAll) {
+    Level3Call g = base(Routine::gemm, s);
+    g.m = 300, g.n = 1000, g.k = 129, g.beta = {0, 0}, g.output_sent = false;
+    compare_pipelined(g, rng, 65536, true);
+    g.beta = base(Routine::gemm, s).beta, g.output_sent = true;
+    compare_pipelined(g, rng, 100000, true);
+    Level3Call t = base(Routine::trsm, s);
+    t.side = 'L', t.uplo = 'U', t.transa = 'N', t.diag = 'N', t.m = 77, t.n = 700, t.beta = {0, 0};
+    compare_pipelined(t, rng, 65536, true);
+    t.routine = Routine::trmm;
+    compare_pipelined(t, rng, 65536, true);
+    Level3Call h = base(wire::is_complex(s) ? Routine::hemm : Routine::symm, s);
+    h.side = 'L', h.uplo = 'L', h.m = 90, h.n = 450;
+    compare_pipelined(h, rng, 1 << 20, true);
   }
 }
 

@@ -64,12 +64,14 @@ log_format = "json"
 gpu_min_flops = 5e8
 host_block_columns = 256
 gpus = 2
+gpu_memory_bytes = 1073741824
 buffer_cache_bytes = 1048576
 )");
   Config c = load_config_file(path);
   EXPECT_EQ(c.gpu_min_flops, 5e8);
   EXPECT_EQ(c.host_block_columns, 256u);
   EXPECT_EQ(c.gpus, 2u);
+  EXPECT_EQ(c.gpu_memory_bytes, 1u << 30);
   EXPECT_EQ(c.buffer_cache_bytes, 1u << 20);
   EXPECT_EQ(c.host, "0.0.0.0");
   EXPECT_EQ(c.port, 7800);

@@ -54,7 +54,7 @@ Runner add_serve(CLI::App& app) {
     // One GPU backend per GPU: a big call's blocks spread over all of them.
     for (int device = 0; c.gpus == 0 || device < static_cast<int>(c.gpus); ++device) {
       std::string why;
-      auto gpu = backends::make_cuda_backend(why, device);
+      auto gpu = backends::make_cuda_backend(why, device, c.gpu_memory_bytes);
       if (!gpu) {
         if (device == 0) spdlog::info("serve.backend name=cuda unavailable=\"{}\"", why);
         break;

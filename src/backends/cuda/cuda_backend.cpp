@@ -48,10 +48,15 @@ namespace {
 
 class CudaBackend final : public server::Backend {
  public:
-  CudaBackend(cuda::CudaPlugin plugin, int device) : plugin_(std::move(plugin)), device_(device) {
+  CudaBackend(cuda::CudaPlugin plugin, int device, uint64_t memory_budget)
+      : plugin_(std::move(plugin)), device_(device) {
     g_api = &plugin_.api();
     plugin_.check(plugin_.api().set_device(device_), "selecting the GPU");
     plugin_.check(plugin_.api().device_describe(device_, &info_), "describing the GPU");
+    // By default a pipelined call may use 85% of the GPU's memory (cuBLAS, cuSOLVER and the
+    // non-pipelined path need the rest); larger calls are tiled.
+    if (memory_budget == 0) memory_budget = info_.total_memory / 100 * 85;
+    gpu_ = std::make_unique<GpuResources>(plugin_, device_, memory_budget);
   }
 
   ~CudaBackend() override {
@@ -131,7 +136,7 @@ class CudaBackend final : public server::Backend {
   const transport::HostAllocator* staging() const override { return &kPinned; }
 
   std::unique_ptr<server::Pipeline> pipeline(const server::Plan& plan, std::byte* staging) override {
-    return gpu_.pipeline(plan, staging);
+    return gpu_->pipeline(plan, staging);
   }
 
   uint64_t device_round_trip(const std::byte* in, std::byte* back, size_t bytes) override {
@@ -156,7 +161,7 @@ class CudaBackend final : public server::Backend {
   cuda::CudaPlugin plugin_;
   int device_;
   outboard_cuda_device_info info_{};
-  GpuResources gpu_{plugin_, device_};
+  std::unique_ptr<GpuResources> gpu_;
   std::mutex mu_;
   void* buffer_ = nullptr;
   size_t capacity_ = 0;
@@ -164,7 +169,7 @@ class CudaBackend final : public server::Backend {
 
 }  // namespace
 
-std::unique_ptr<server::Backend> make_cuda_backend(std::string& why, int device) {
+std::unique_ptr<server::Backend> make_cuda_backend(std::string& why, int device, uint64_t memory_budget) {
   auto plugin = cuda::CudaPlugin::load(why);
   if (!plugin) return nullptr;
   if (device >= plugin->device_count()) {
@@ -172,7 +177,7 @@ std::unique_ptr<server::Backend> make_cuda_backend(std::string& why, int device)
     return nullptr;
   }
   try {
-    return std::make_unique<CudaBackend>(std::move(*plugin), device);
+    return std::make_unique<CudaBackend>(std::move(*plugin), device, memory_budget);
   } catch (const std::exception& e) {
     why = e.what();
     return nullptr;

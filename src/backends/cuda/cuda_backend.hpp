@@ -1,7 +1,8 @@
-// The server's GPU executor, through the CUDA plugin: Level-3 BLAS on cuBLAS (operands copied in
-// and out per call; pipelined transfers are still to come), and the device transfers that
+// The server's GPU executor, through the CUDA plugin: Level-3 BLAS on cuBLAS (whole calls, and
+// pipelined ones: gpu_pipeline.hpp), LAPACK on cuSOLVER, and the device transfers that
 // `outboard bench remote` measures.
 #pragma once
+#include <cstdint>
 #include <memory>
 #include <string>
 
@@ -9,7 +10,8 @@
 
 namespace outboard::backends {
 
-// nullptr, with the reason in `why`, where no CUDA device can be used.
-std::unique_ptr<server::Backend> make_cuda_backend(std::string& why, int device = 0);
+// nullptr, with the reason in `why`, where no CUDA device can be used. memory_budget: the most
+// device memory one pipelined call may use before it is tiled; 0: 85% of the GPU's memory.
+std::unique_ptr<server::Backend> make_cuda_backend(std::string& why, int device = 0, uint64_t memory_budget = 0);
 
 }  // namespace outboard::backends

@@ -8,10 +8,34 @@ namespace {
 enum Stream { in, compute, out };
 }  // namespace
 
+// How the call's operands sit in device memory: a mirror of the staging buffer, or, for calls
+// larger than the device memory the server may use, A followed by a ring of `slots` block slots
+// (a block's B columns, its C columns, and trmm's separate result), reused once their result has
+// been copied out.
+struct DeviceLayout {
+  bool tiled = false;
+  uint64_t a_bytes = 0;
+  size_t slots = 0;
+  uint64_t slot_bytes = 0;
+};
+
+namespace {
+bool is_trmm(const server::Plan& p) { return !p.blocks.empty() && p.blocks[0].call.routine == wire::Routine::trmm; }
+bool has_b(const wire::Level3Call& c) {
+  return wire::layout(c).inputs.size() - (c.output_sent ? 1 : 0) > 1;
+}
+// Bytes of a block's B columns.
+uint64_t b_bytes(const server::Block& b) {
+  if (!has_b(b.call)) return 0;
+  const wire::Operand o = wire::layout(b.call).inputs[1];
+  return static_cast<uint64_t>(o.rows) * static_cast<uint64_t>(o.cols) * wire::element_bytes(b.call.scalar);
+}
+}  // namespace
+
 class GpuPipeline final : public server::Pipeline {
  public:
-  GpuPipeline(GpuResources& r, server::Plan plan, std::byte* staging, std::byte* device)
-      : r_(r), api_(r.plugin_.api()), plan_(std::move(plan)), staging_(staging), device_(device) {}
+  GpuPipeline(GpuResources& r, server::Plan plan, std::byte* staging, std::byte* device, DeviceLayout layout)
+      : r_(r), api_(r.plugin_.api()), plan_(std::move(plan)), staging_(staging), device_(device), layout_(layout) {}
 
   ~GpuPipeline() override {
     // The copies use the staging buffer: let them end before it goes.
@@ -25,15 +49,12 @@ class GpuPipeline final : public server::Pipeline {
 
   void input(uint64_t prefix) override {
     check(api_.set_device(r_.device_), "selecting the GPU");  // one progress thread serves every GPU
-    if (prefix > uploaded_) {
-      Upload u{r_.event(), r_.event()};
-      uploads_.push_back(u);
-      check(api_.event_record(u.start, r_.streams_[in]), "event");
-      check(api_.memcpy_async(OUTBOARD_CUDA_H2D, device_ + uploaded_, staging_ + uploaded_, prefix - uploaded_,
-                              r_.streams_[in]),
-            "copying input to the GPU");
-      check(api_.event_record(u.end, r_.streams_[in]), "event");
-      uploaded_ = prefix;
+    arrived_ = prefix;
+    // Mirrored: all that arrived; tiled: A as it arrives (blocks upload their own columns).
+    const uint64_t upto = layout_.tiled ? std::min(prefix, layout_.a_bytes) : prefix;
+    if (upto > uploaded_) {
+      upload(device_ + uploaded_, staging_ + uploaded_, upto - uploaded_);
+      uploaded_ = upto;
     }
     launch_ready();
   }
@@ -86,20 +107,50 @@ class GpuPipeline final : public server::Pipeline {
 
   void check(int code, const char* what) const { r_.plugin_.check(code, what); }
 
+  void upload(std::byte* to, const std::byte* from, uint64_t bytes) {
+    Upload u{r_.event(), r_.event()};
+    uploads_.push_back(u);
+    check(api_.event_record(u.start, r_.streams_[in]), "event");
+    check(api_.memcpy_async(OUTBOARD_CUDA_H2D, to, from, bytes, r_.streams_[in]), "copying input to the GPU");
+    check(api_.event_record(u.end, r_.streams_[in]), "event");
+  }
+
+  // Device operands of block `index`: in the mirror, or in its slot (its columns copied there once
+  // the slot's previous block has been copied out).
+  server::BlockOperands device_operands(size_t index, std::byte** out2) {
+    const server::Block& b = plan_.blocks[index];
+    if (!layout_.tiled) {
+      *out2 = is_trmm(plan_) ? device_ + plan_.staging_bytes + b.result_offset : nullptr;
+      return server::block_operands(b, device_);
+    }
+    std::byte* slot = device_ + layout_.a_bytes + (index % layout_.slots) * layout_.slot_bytes;
+    if (index >= layout_.slots)
+      check(api_.stream_wait_event(r_.streams_[in], launched_[index - layout_.slots].events[3]), "ordering");
+    const uint64_t bb = b_bytes(b);
+    if (bb) upload(slot, staging_ + b.b_offset, bb);
+    if (b.call.output_sent) upload(slot + bb, staging_ + b.out_offset, b.out_bytes);
+    *out2 = is_trmm(plan_) ? slot + bb + b.out_bytes : nullptr;
+    server::BlockOperands o{{device_, nullptr, nullptr}, 1, slot + bb};
+    if (bb) o.inputs[o.count++] = slot;
+    if (b.call.output_sent) o.inputs[o.count++] = o.output;
+    return o;
+  }
+
   // Enqueues every block whose input is (being) copied: the compute stream waits for the last
   // upload, the out stream for the block's computation.
   void launch_ready() {
-    while (next_ < plan_.blocks.size() && plan_.blocks[next_].input_needed <= uploaded_) {
+    const uint64_t ready = layout_.tiled ? arrived_ : uploaded_;
+    while (next_ < plan_.blocks.size() && plan_.blocks[next_].input_needed <= ready) {
       const server::Block& b = plan_.blocks[next_];
+      std::byte* out2 = nullptr;
+      server::BlockOperands o = device_operands(next_, &out2);
       Launched l{next_, {r_.event(), r_.event(), r_.event(), r_.event()}};
       launched_.push_back(l);
       ++next_;
       if (!uploads_.empty()) check(api_.stream_wait_event(r_.streams_[compute], uploads_.back().end), "ordering");
       check(api_.event_record(l.events[0], r_.streams_[compute]), "event");
       outboard_cuda_level3 call = plugin_call(b.call);
-      server::BlockOperands o = server::block_operands(b, device_);
-      const bool trmm = b.call.routine == wire::Routine::trmm;
-      std::byte* out2 = trmm ? device_ + plan_.staging_bytes + b.result_offset : nullptr;
+      const bool trmm = out2 != nullptr;
       check(api_.level3_async(&call, o.inputs[0], o.count > 1 && o.inputs[1] != o.output ? o.inputs[1] : nullptr,
                               o.output, out2, r_.streams_[compute]),
             wire::call_name(b.call).c_str());
@@ -118,7 +169,8 @@ class GpuPipeline final : public server::Pipeline {
   server::Plan plan_;
   std::byte* staging_;
   std::byte* device_;
-  uint64_t uploaded_ = 0;
+  DeviceLayout layout_;
+  uint64_t uploaded_ = 0, arrived_ = 0;
   std::vector<Upload> uploads_;
   std::vector<Launched> launched_;
   size_t next_ = 0, reported_ = 0, timed_uploads_ = 0;
@@ -167,11 +219,30 @@ std::unique_ptr<server::Pipeline> GpuResources::pipeline(const server::Plan& pla
     for (void*& s : streams_)
       if (!s) plugin_.check(plugin_.api().stream_create(&s), "creating a CUDA stream");
     // Device memory mirrors the staging buffer (inputs, then the output), plus room for trmm's
-    // separate result.
-    const bool trmm = !plan.blocks.empty() && plan.blocks[0].call.routine == wire::Routine::trmm;
-    const size_t bytes = plan.staging_bytes + (trmm ? plan.output_bytes : 0);
+    // separate result; a call too large for that is tiled (DeviceLayout).
+    const bool trmm = is_trmm(plan);
+    DeviceLayout layout;
+    size_t bytes = plan.staging_bytes + (trmm ? plan.output_bytes : 0);
+    if (bytes > budget_) {
+      if (plan.blocks.size() < 2)
+        throw Error("the call needs " + std::to_string(bytes) + " bytes of GPU memory, more than the " +
+                    std::to_string(budget_) + " this server uses, and cannot be split");
+      layout.tiled = true;
+      const wire::Level3Call& c = plan.blocks[0].call;
+      const wire::Operand a = wire::layout(c).inputs[0];
+      layout.a_bytes = static_cast<uint64_t>(a.rows) * static_cast<uint64_t>(a.cols) * wire::element_bytes(c.scalar);
+      for (const auto& b : plan.blocks)
+        layout.slot_bytes = std::max<uint64_t>(layout.slot_bytes, b_bytes(b) + b.out_bytes * (trmm ? 2 : 1));
+      layout.slot_bytes = (layout.slot_bytes + 255) / 256 * 256;  // keep every slot aligned
+      const uint64_t room = budget_ > layout.a_bytes ? budget_ - layout.a_bytes : 0;
+      layout.slots = std::min<size_t>(plan.blocks.size(), room / layout.slot_bytes);
+      if (layout.slots < 2)
+        throw Error("the call's A (" + std::to_string(layout.a_bytes) + " bytes) and two blocks do not fit the " +
+                    std::to_string(budget_) + " bytes of GPU memory this server uses");
+      bytes = layout.a_bytes + layout.slots * layout.slot_bytes;
+    }
     auto* device = static_cast<std::byte*>(reserve(bytes));
-    return std::make_unique<GpuPipeline>(*this, plan, staging, device);
+    return std::make_unique<GpuPipeline>(*this, plan, staging, device, layout);
   } catch (...) {
     busy_.store(false);
     throw;

@@ -4,6 +4,7 @@
 // compute, out) ordered by events; nothing on the server's progress thread waits for the GPU.
 #pragma once
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -18,7 +19,9 @@ outboard_cuda_level3 plugin_call(const wire::Level3Call& c);
 // What pipelines use on one GPU, owned by its backend and lent to one pipeline at a time.
 class GpuResources {
  public:
-  GpuResources(const cuda::CudaPlugin& plugin, int device) : plugin_(plugin), device_(device) {}
+  // budget: the most device memory a pipeline may use (its operands, or a tiling of them).
+  GpuResources(const cuda::CudaPlugin& plugin, int device, uint64_t budget)
+      : plugin_(plugin), device_(device), budget_(budget) {}
   ~GpuResources();
   GpuResources(const GpuResources&) = delete;
   GpuResources& operator=(const GpuResources&) = delete;
@@ -35,6 +38,7 @@ class GpuResources {
 
   const cuda::CudaPlugin& plugin_;
   int device_;
+  uint64_t budget_;
   std::atomic<bool> busy_{false};
   void* streams_[3] = {nullptr, nullptr, nullptr};  // in, compute, out
   void* memory_ = nullptr;
