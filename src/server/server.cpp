@@ -12,6 +12,7 @@
 #include "common/error.hpp"
 #include "common/secret.hpp"
 #include "server/compute_pool.hpp"
+#include "server/cost_model.hpp"
 #include "server/pipeline.hpp"
 #include "server/pool_pipeline.hpp"
 #include "server/spread_pipeline.hpp"
@@ -77,6 +78,7 @@ struct Server::Impl {
   Backend* level3_backend = nullptr;  // the first host backend that serves Level-3 BLAS
   Backend* level3_device = nullptr;   // the first device backend that does, for large calls
   Backend* device_backend = nullptr;  // the first with device memory, if any
+  std::unique_ptr<CostModel> costs;   // where calls run, and how pipelined calls are blocked
   std::vector<Backend*> level3_devices;  // every device backend serving Level-3 calls: big calls spread over them
   Backend* lapack_backend = nullptr;  // the first host backend that serves LAPACK
   Backend* lapack_device = nullptr;   // the first device backend that does, for large calls
@@ -228,7 +230,9 @@ struct Server::Impl {
 
   // The cost model, for now: large calls on the GPU, small ones where no copies are needed.
   Backend* backend_for(const wire::Level3Call& c) const {
-    return level3_device && wire::flops(c) >= config.gpu_min_flops ? level3_device : level3_backend;
+    if (!level3_device) return level3_backend;
+    const double bytes = static_cast<double>(wire::request_bytes(c) + wire::reply_bytes(c));
+    return costs->prefer_device(wire::flops(c), bytes) ? level3_device : level3_backend;
   }
 
   // Throws ProtocolError if a call needing `total` bytes of memory is over the limits.
@@ -385,6 +389,10 @@ struct Server::Impl {
           reply.to_device_ns = device.to_device_ns;
           reply.compute_ns = device.compute_ns;
           reply.from_device_ns = device.from_device_ns;
+          costs->device_call(wire::flops(c), device.compute_ns, double(in_bytes + out_bytes),
+                             device.to_device_ns + device.from_device_ns);
+        } else {
+          costs->host_call(wire::flops(c), reply.compute_ns);
         }
         reply.payload_bytes = out_bytes;
       } catch (const std::exception& e) {
@@ -412,7 +420,7 @@ struct Server::Impl {
     cc->peer = s.peer;
     cc->shape = shape;
     cc->shape_bytes = std::move(shape_bytes);
-    cc->plan = plan_pipeline(shape.call);
+    cc->plan = plan_pipeline(shape.call, choose_block_cols(shape.call, costs->pipeline_rates()));
     check_limits(s, cc->plan.staging_bytes);
     cc->first_ns = now_ns();
     cc->backend = backend_for(shape.call);
@@ -520,6 +528,14 @@ struct Server::Impl {
       reply.to_device_ns = cc.pipe->to_device_ns();
       reply.compute_ns = cc.pipe->compute_ns();
       reply.from_device_ns = cc.pipe->from_device_ns();
+      if (reply.ok) {
+        const double flops = wire::flops(cc.shape.call);
+        if (cc.backend->has_device_memory() && level3_devices.size() <= 1)  // spread: the sum is not one GPU's rate
+          costs->device_call(flops, reply.compute_ns, 0, 0);
+        else if (!cc.backend->has_device_memory())
+          costs->host_call(flops, reply.compute_ns);
+        costs->link(double(cc.shape.payload_bytes), reply.receive_ns - std::min(reply.receive_ns, cc.setup_ns));
+      }
     }
     cc.pipe.reset();
     spdlog::debug("call.pipelined peer={} call={} routine={} bytes_in={} blocks={} setup_ms={:.3f} receive_ms={:.3f} "
@@ -681,6 +697,7 @@ Server::Server(Config config, std::vector<std::unique_ptr<Backend>> backends) : 
   validate(config);
   if (backends.empty()) throw Error("no backend available");
   impl_->config = std::move(config);
+  impl_->costs = std::make_unique<CostModel>(impl_->config.gpu_min_flops);
   impl_->backends = std::move(backends);
   for (auto& b : impl_->backends) {
     Backend*& slot = b->has_device_memory() ? impl_->level3_device : impl_->level3_backend;

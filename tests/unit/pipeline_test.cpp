@@ -1,4 +1,4 @@
-// The pipeline plan: blocks cover the result exactly once, each needs only input that precedes
+// The cost model, and the pipeline plan: blocks cover the result exactly once, each needs only input that precedes
 // it, and computing a call block by block on the real CPU backend gives the whole call's result.
 #include <gtest/gtest.h>
 
@@ -6,6 +6,7 @@
 #include <random>
 
 #include "backends/cpu/cpu_backend.hpp"
+#include "server/cost_model.hpp"
 #include "server/pipeline.hpp"
 #include "wire/level3.hpp"
 
@@ -154,4 +155,34 @@ TEST(PipelinePlan, BlocksComputeTheWholeCall) {
     }
     EXPECT_EQ(differ, 0u) << wire::call_name(c);
   }
+}
+
+// ---- Where calls run: the cost model.
+
+TEST(CostModel, ThresholdThenMeasuredRates) {
+  CostModel m(1e9);
+  EXPECT_FALSE(m.prefer_device(5e8, 1e6));  // below the threshold: never the device
+  EXPECT_TRUE(m.prefer_device(2e9, 1e6));   // above it, nothing measured: try the device
+  m.host_call(1e9, 10'000'000);             // host: 100 GFLOP/s
+  EXPECT_TRUE(m.prefer_device(2e9, 1e6));   // the device is still unmeasured
+  m.device_call(1e10, 1'000'000, 1e9, 100'000'000);  // device: 10 TFLOP/s, copies 10 GB/s
+  // 2 GFLOP moving 1 GB: host 20 ms; device 0.2 ms + 100 ms of copies -> the host.
+  EXPECT_FALSE(m.prefer_device(2e9, 1e9));
+  // 200 GFLOP moving 1 GB: host 2 s; device 20 ms + 100 ms -> the device.
+  EXPECT_TRUE(m.prefer_device(2e11, 1e9));
+}
+
+TEST(CostModel, SmallCallsSayNothingAboutRates) {
+  CostModel m(0);
+  m.host_call(1e6, 1);        // absurd rate from a tiny call: ignored
+  m.device_call(1e6, 1, 0, 0);
+  EXPECT_EQ(m.pipeline_rates().device_flops_per_second, 0);
+  m.link(100, 1);             // likewise a tiny transfer
+  EXPECT_EQ(m.pipeline_rates().link_bytes_per_second, 0);
+  m.link(1e9, 200'000'000);   // 5 GB/s
+  m.device_call(1e12, 20'000'000, 0, 0);  // 50 TFLOP/s
+  EXPECT_DOUBLE_EQ(m.pipeline_rates().link_bytes_per_second, 5e9);
+  EXPECT_DOUBLE_EQ(m.pipeline_rates().device_flops_per_second, 5e13);
+  m.link(1e9, 100'000'000);   // 10 GB/s: the average moves 30% of the way
+  EXPECT_DOUBLE_EQ(m.pipeline_rates().link_bytes_per_second, 6.5e9);
 }
