@@ -30,7 +30,7 @@ cp -L /usr/lib/x86_64-linux-gnu/ucx/libuct_*.so.0 /usr/lib/x86_64-linux-gnu/ucx/
 mkdir -p "$DIR/testers"
 cp /usr/lib/x86_64-linux-gnu/blas/xblat3? /usr/lib/x86_64-linux-gnu/blas/?blat3.in "$DIR/testers/"
 cp -L /usr/lib/x86_64-linux-gnu/blas/libblas.so.3 "$DIR/deps/"
-cp "$BUILD/bin/level3_check" "$DIR/testers/"
+cp "$BUILD/bin/level3_check" "$BUILD/bin/lapack_check" "$DIR/testers/"
 # OpenBLAS under the names liblapack.so.3 and libblas.so.3, for local baselines of programs linked
 # with -llapack/-lblas (the GPU machine's own LAPACK is the slow reference one).
 mkdir -p "$DIR/openblas-as-lapack"

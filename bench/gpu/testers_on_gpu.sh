@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # On the GPU machine: the reference BLAS Level-3 testers and level3_check, unmodified, through
 # `outboard run --offload always` against a server whose GPU backend takes every call
-# (gpu_min_flops = 0): cuBLAS must pass the reference tests. Usage: testers_on_gpu.sh OUT [CARRY]
+# (gpu_min_flops = 0): cuBLAS must pass the reference tests. Then level3_check with 64 KiB chunks
+# and a 300-sized case per routine (pipelined calls, tiny blocks on the GPU), and lapack_check
+# (every LAPACK routine on cuSOLVER). Usage: testers_on_gpu.sh OUT [CARRY]
 set -uo pipefail
 OUT=${1:?usage: testers_on_gpu.sh OUT_DIR [CARRY_DIR]}
 CARRY=$(cd "${2:-.gpu-carry}" && pwd)
@@ -18,6 +20,10 @@ for t in s d c z; do
        "$(grep -cE 'FAILED|SUSPECT|FATAL' ${t}blat3.out) failure lines" | tee -a "$OUT/testers.txt"
 done
 "$B" run --offload always -- "$CARRY/testers/level3_check" 2>&1 | tail -3 | tee -a "$OUT/testers.txt"
-"$B" status --json | python3 -c "import json,sys; s=json.load(sys.stdin); print('server calls', s['calls'], 'errors', s['errors'], [b['name'] for b in s['backends']])" | tee -a "$OUT/testers.txt"
+OUTBOARD_CHUNK_BYTES=65536 "$B" run --offload always -- "$CARRY/testers/level3_check" --size 300 2>&1 | tail -2 |
+  sed 's/^/pipelined: /' | tee -a "$OUT/testers.txt"
+LD_LIBRARY_PATH="$CARRY/openblas-as-lapack:$CARRY/deps" "$B" run --offload always -- "$CARRY/testers/lapack_check" 2>&1 |
+  tail -2 | sed 's/^/lapack: /' | tee -a "$OUT/testers.txt"
+"$B" status --json | python3 -c "import json,sys; s=json.load(sys.stdin); print('server calls', s['calls'], 'pipelined', s['pipelined_calls'], 'errors', s['errors'], [b['name'] for b in s['backends']], s['calls_by_routine'])" | tee -a "$OUT/testers.txt"
 cat ?blat3.out >"$OUT/blat3-summaries.txt"
 kill $SERVER_PID
