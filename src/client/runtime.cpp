@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include <array>
 #include <atomic>
 #include <cstdio>
 #include <cstring>
@@ -249,6 +250,33 @@ void unpack(const std::byte* src, const wire::Operand& o, MatrixRef m, const wir
   }
 }
 
+// A remote call's times, for the report and the trace: `t` = start, packed, answered, unpacked;
+// `r` the server's reply (CallReply or LapackReply), which says where its share went.
+template <class Reply>
+void account(Runtime& rt, const std::string& routine, const std::string& label, const Reply& r,
+             const std::array<uint64_t, 4>& t, uint64_t sent, uint64_t back) {
+  if (rt.tracing()) {
+    const double server = (r.receive_ns + r.queue_ns + r.to_device_ns + r.compute_ns + r.from_device_ns) / 1e9;
+    const double round_trip = (t[2] - t[1]) / 1e9;
+    rt.trace({label, rt.seconds_since_start(t[0]), (t[1] - t[0]) / 1e9, (r.receive_ns + r.queue_ns) / 1e9,
+              r.to_device_ns / 1e9, r.compute_ns / 1e9, r.from_device_ns / 1e9, std::max(0.0, round_trip - server),
+              (t[3] - t[2]) / 1e9, sent, back, (t[3] - t[0]) / 1e9});
+  }
+  rt.record(routine, [&](RoutineStats& s) {
+    ++s.remote;
+    s.bytes_sent += sent;
+    s.bytes_received += back;
+    s.pack_ns += t[1] - t[0];
+    s.round_trip_ns += t[2] - t[1];
+    s.receive_ns += r.receive_ns;
+    s.queue_ns += r.queue_ns;
+    s.to_device_ns += r.to_device_ns;
+    s.compute_ns += r.compute_ns;
+    s.from_device_ns += r.from_device_ns;
+    s.unpack_ns += t[3] - t[2];
+  });
+}
+
 bool wants_remote(const Settings& s, const wire::Level3Call& c) {
   switch (s.offload) {
     case OffloadMode::never: return false;
@@ -326,27 +354,8 @@ bool offload_level3(wire::Level3Call call, const MatrixRef* inputs, MatrixRef ou
     if (!into_c) unpack(result.data(), l.output, output, call, l.output_triangle);
     rt.remote_succeeded();
     const uint64_t t3 = now_ns(), sent = wire::request_bytes(call);
-    if (rt.tracing()) {
-      const double server = (r->receive_ns + r->queue_ns + r->to_device_ns + r->compute_ns + r->from_device_ns) / 1e9;
-      const double round_trip = (t2 - t1) / 1e9;
-      rt.trace({name + " " + std::to_string(call.m) + "x" + std::to_string(call.n) + "x" + std::to_string(call.k),
-                rt.seconds_since_start(t0), (t1 - t0) / 1e9, (r->receive_ns + r->queue_ns) / 1e9,
-                r->to_device_ns / 1e9, r->compute_ns / 1e9, r->from_device_ns / 1e9,
-                std::max(0.0, round_trip - server), (t3 - t2) / 1e9, sent, reply_bytes, (t3 - t0) / 1e9});
-    }
-    rt.record(name, [&](RoutineStats& s) {
-      ++s.remote;
-      s.bytes_sent += sent;
-      s.bytes_received += reply_bytes;
-      s.pack_ns += t1 - t0;
-      s.round_trip_ns += t2 - t1;
-      s.receive_ns += r->receive_ns;
-      s.queue_ns += r->queue_ns;
-      s.to_device_ns += r->to_device_ns;
-      s.compute_ns += r->compute_ns;
-      s.from_device_ns += r->from_device_ns;
-      s.unpack_ns += t3 - t2;
-    });
+    account(rt, name, name + " " + std::to_string(call.m) + "x" + std::to_string(call.n) + "x" + std::to_string(call.k),
+            *r, {t0, t1, t2, t3}, sent, reply_bytes);
     return true;
   } catch (const std::bad_alloc&) {
     runtime().remote_failed(name, "out of memory for staging buffers");
@@ -442,27 +451,8 @@ bool offload_lapack(const wire::LapackCall& call, const MatrixRef* inputs, const
     *info = r->info;
     rt.remote_succeeded();
     const uint64_t t3 = now_ns();
-    if (rt.tracing()) {
-      const double server = (r->receive_ns + r->queue_ns + r->to_device_ns + r->compute_ns + r->from_device_ns) / 1e9;
-      const double round_trip = (t2 - t1) / 1e9;
-      rt.trace({name + " " + std::to_string(call.m) + "x" + std::to_string(call.n) + "x" + std::to_string(call.nrhs),
-                rt.seconds_since_start(t0), (t1 - t0) / 1e9, (r->receive_ns + r->queue_ns) / 1e9,
-                r->to_device_ns / 1e9, r->compute_ns / 1e9, r->from_device_ns / 1e9,
-                std::max(0.0, round_trip - server), (t3 - t2) / 1e9, sent, reply_bytes, (t3 - t0) / 1e9});
-    }
-    rt.record(name, [&](RoutineStats& s) {
-      ++s.remote;
-      s.bytes_sent += sent;
-      s.bytes_received += reply_bytes;
-      s.pack_ns += t1 - t0;
-      s.round_trip_ns += t2 - t1;
-      s.receive_ns += r->receive_ns;
-      s.queue_ns += r->queue_ns;
-      s.to_device_ns += r->to_device_ns;
-      s.compute_ns += r->compute_ns;
-      s.from_device_ns += r->from_device_ns;
-      s.unpack_ns += t3 - t2;
-    });
+    account(rt, name, name + " " + std::to_string(call.m) + "x" + std::to_string(call.n) + "x" + std::to_string(call.nrhs),
+            *r, {t0, t1, t2, t3}, sent, reply_bytes);
     return true;
   } catch (const std::bad_alloc&) {
     runtime().remote_failed(name, "out of memory for staging buffers");

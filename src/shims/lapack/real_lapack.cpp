@@ -2,6 +2,7 @@
 // arbitrary program, from any thread, even after static destructors: no exceptions, no
 // heap-owning statics, and handles are never closed.
 #include "shims/lapack/real_lapack.hpp"
+#include "shims/common/self_library.hpp"
 
 #include <dlfcn.h>
 #include <link.h>
@@ -26,53 +27,7 @@ constexpr std::array kFallbacks = {
     "libopenblas.so.0",
 };
 
-// RTLD_LOCAL: only ever used through dlsym on the handle (see real_blas.cpp).
-constexpr int kOpenFlags = RTLD_NOW | RTLD_LOCAL;
-
-void anchor() noexcept {}
-
-struct Self {
-  const void* base = nullptr;
-  char path[PATH_MAX] = {};
-};
-
-const Self& self() noexcept {
-  static const Self s = [] {
-    Self r;
-    Dl_info info{};
-    if (dladdr(reinterpret_cast<void*>(&anchor), &info) != 0) {
-      r.base = info.dli_fbase;
-      if (info.dli_fname == nullptr || realpath(info.dli_fname, r.path) == nullptr) r.path[0] = '\0';
-    }
-    return r;
-  }();
-  return s;
-}
-
-bool is_self_file(const char* path) noexcept {
-  char real[PATH_MAX];
-  return path != nullptr && self().path[0] != '\0' && realpath(path, real) != nullptr &&
-         std::strcmp(real, self().path) == 0;
-}
-
-bool inside_self(const void* addr) noexcept {
-  Dl_info info{};
-  if (dladdr(addr, &info) == 0) return false;
-  return info.dli_fbase == self().base || is_self_file(info.dli_fname);
-}
-
-void* open_real(const char* path) noexcept {
-  if (std::strchr(path, '/') != nullptr && is_self_file(path)) return nullptr;
-  void* handle = dlopen(path, kOpenFlags);
-  if (handle == nullptr) return nullptr;
-  link_map* map = nullptr;
-  if (dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map != nullptr && is_self_file(map->l_name)) {
-    dlclose(handle);
-    return nullptr;
-  }
-  return handle;
-}
-
+// $OUTBOARD_REAL_LAPACK, copied once: later setenv() must not change or free it.
 const char* env_path() noexcept {
   static const std::array<char, PATH_MAX> path = [] {
     std::array<char, PATH_MAX> p{};
