@@ -365,9 +365,6 @@ bool offload_level3(wire::Level3Call call, const MatrixRef* inputs, MatrixRef ou
   return false;
 }
 
-}  // namespace outboard::client
-
-namespace outboard::client {
 namespace {
 
 // One LAPACK array: contiguous ones travel as they are, others are packed column by column.

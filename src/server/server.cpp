@@ -57,7 +57,13 @@ struct Session {
   uint64_t held_bytes = 0;     // payload memory of calls in progress
   std::string refusal;         // why the last payload was refused
   uint64_t close_at_ns = 0;    // closing: when to hang up
-  std::unordered_map<uint64_t, uint64_t> arrival_ns;  // call id -> when its payload began to arrive
+  // Calls whose payload is arriving: when it began (receiving includes finding memory for it),
+  // and the backend chosen for it then (its staging memory is that backend's).
+  struct Arrival {
+    uint64_t ns = 0;
+    Backend* backend = nullptr;
+  };
+  std::unordered_map<uint64_t, Arrival> arrivals;  // by call id
   std::unordered_map<uint64_t, std::shared_ptr<ChunkedCall>> chunked;  // call id -> chunked call in progress
 };
 
@@ -195,8 +201,9 @@ struct Server::Impl {
                             std::to_string(call->payload_bytes));
       uint64_t total = bytes + extra_output_bytes(call->call);
       check_limits(*s, total);
-      s->arrival_ns[call->call_id] = now_ns();  // receiving includes finding memory for it
-      Buffer b = Buffer::allocate(total, backend_for(call->call)->staging());
+      Session::Arrival& a = s->arrivals[call->call_id];
+      a = {now_ns(), backend_for(call->call)};
+      Buffer b = Buffer::allocate(total, a.backend->staging());
       s->held_bytes += total;
       return transport::Landing::receive(std::move(b));
     } catch (const std::bad_alloc&) {
@@ -216,7 +223,7 @@ struct Server::Impl {
     if (!backend) throw ProtocolError("this server has no backend that serves LAPACK");
     const uint64_t total = bytes + wire::reply_bytes(q.call);
     check_limits(s, total);
-    s.arrival_ns[q.call_id] = now_ns();
+    s.arrivals[q.call_id] = {now_ns(), backend};
     Buffer b = Buffer::allocate(total, backend->staging());
     s.held_bytes += total;
     return b;
@@ -345,11 +352,13 @@ struct Server::Impl {
   void on_call(Session& s, const wire::Blas3Call& req, Buffer payload) {
     const uint64_t received = now_ns();
     uint64_t arrived = received;
-    if (auto it = s.arrival_ns.find(req.call_id); it != s.arrival_ns.end()) {
-      arrived = it->second;
-      s.arrival_ns.erase(it);
+    Backend* backend = nullptr;
+    if (auto it = s.arrivals.find(req.call_id); it != s.arrivals.end()) {
+      arrived = it->second.ns, backend = it->second.backend;
+      s.arrivals.erase(it);
     }
     const wire::Level3Call& c = req.call;
+    if (!backend) backend = backend_for(c);  // no payload arrived (empty inputs)
     const uint64_t in_bytes = req.payload_bytes;
     const uint64_t total = in_bytes + extra_output_bytes(c);
     if (payload.size() < total) {  // no payload arrived (empty inputs): on_payload did not allocate
@@ -367,7 +376,6 @@ struct Server::Impl {
     if (!c.output_sent) std::memset(payload.data() + in_bytes, 0, total - in_bytes);
     s.bytes_in += in_bytes;
     auto buf = std::make_shared<Buffer>(std::move(payload));
-    Backend* backend = backend_for(c);
     PeerId peer = s.peer;
     uint64_t call_id = req.call_id;
     pool->submit([this, backend, c, buf, peer, call_id, in_bytes, arrived, received] {
@@ -562,12 +570,13 @@ struct Server::Impl {
   void on_lapack(Session& s, const wire::LapackRequest& req, Buffer payload) {
     const uint64_t received = now_ns();
     uint64_t arrived = received;
-    if (auto it = s.arrival_ns.find(req.call_id); it != s.arrival_ns.end()) {
-      arrived = it->second;
-      s.arrival_ns.erase(it);
+    Backend* backend = nullptr;
+    if (auto it = s.arrivals.find(req.call_id); it != s.arrivals.end()) {
+      arrived = it->second.ns, backend = it->second.backend;
+      s.arrivals.erase(it);
     }
     const wire::LapackCall& c = req.call;
-    Backend* backend = lapack_backend_for(c);
+    if (!backend) backend = lapack_backend_for(c);
     if (!backend) return reject(s.peer, "this server has no backend that serves LAPACK");
     const uint64_t in_bytes = req.payload_bytes;
     const uint64_t total = in_bytes + wire::reply_bytes(c);

@@ -46,6 +46,16 @@ Level3Call get_call(Reader& r) {
   return c;
 }
 
+// Where the server's time went, as CallReply and LapackReply both carry it.
+template <class Reply>
+void put_times(Writer& w, const Reply& r) {
+  for (uint64_t v : {r.receive_ns, r.queue_ns, r.to_device_ns, r.compute_ns, r.from_device_ns}) w.u64(v);
+}
+template <class Reply>
+void get_times(Reader& r, Reply& c) {
+  for (uint64_t* v : {&c.receive_ns, &c.queue_ns, &c.to_device_ns, &c.compute_ns, &c.from_device_ns}) *v = r.u64();
+}
+
 bool get_bool(Reader& r) {
   uint8_t b = r.u8();
   if (b > 1) throw ProtocolError("invalid boolean");
@@ -117,11 +127,7 @@ std::vector<std::byte> encode(const Message& m) {
                    w.u8(r.ok);
                    w.str(r.message);
                    w.u64(r.payload_bytes);
-                   w.u64(r.receive_ns);
-                   w.u64(r.queue_ns);
-                   w.u64(r.to_device_ns);
-                   w.u64(r.compute_ns);
-                   w.u64(r.from_device_ns);
+                   put_times(w, r);
                  },
                  [&](const StatusRequest& s) { w.u64(s.call_id); },
                  [&](const StatusReply& s) {
@@ -162,11 +168,7 @@ std::vector<std::byte> encode(const Message& m) {
                    w.str(r.message);
                    w.i64(r.info);
                    w.u64(r.payload_bytes);
-                   w.u64(r.receive_ns);
-                   w.u64(r.queue_ns);
-                   w.u64(r.to_device_ns);
-                   w.u64(r.compute_ns);
-                   w.u64(r.from_device_ns);
+                   put_times(w, r);
                  },
              },
              m);
@@ -263,11 +265,7 @@ Message decode(std::span<const std::byte> bytes) {
       c.ok = get_bool(r);
       c.message = r.str(kMaxText);
       c.payload_bytes = r.u64();
-      c.receive_ns = r.u64();
-      c.queue_ns = r.u64();
-      c.to_device_ns = r.u64();
-      c.compute_ns = r.u64();
-      c.from_device_ns = r.u64();
+      get_times(r, c);
       m = c;
       break;
     }
@@ -350,11 +348,7 @@ Message decode(std::span<const std::byte> bytes) {
       c.message = r.str(kMaxText);
       c.info = r.i64();
       c.payload_bytes = r.u64();
-      c.receive_ns = r.u64();
-      c.queue_ns = r.u64();
-      c.to_device_ns = r.u64();
-      c.compute_ns = r.u64();
-      c.from_device_ns = r.u64();
+      get_times(r, c);
       m = c;
       break;
     }

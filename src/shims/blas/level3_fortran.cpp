@@ -1,5 +1,6 @@
 // Fortran-ABI Level-3 BLAS entry points (dgemm_ ...). Every argument arrives by reference; the
 // trailing size_t are gfortran's hidden lengths of the character arguments.
+#include "shims/common/fortran_abi.hpp"
 #include "shims/blas/level3_offload.hpp"
 
 using outboard::shim::Mat;
@@ -9,18 +10,6 @@ using outboard::shim::scalar_at;
 using outboard::wire::Level3Call;
 using outboard::wire::Routine;
 using outboard::wire::Scalar;
-using ch = const char*;
-using ip = const int*;
-using cp = const void*;
-using vp = void*;
-using ln = size_t;
-
-// Calls the real BLAS's implementation of the function we are in, with the original arguments.
-#define OUTBOARD_REAL(fn, ...)                                                        \
-  do {                                                                                \
-    static auto* real = reinterpret_cast<decltype(&fn)>(real_function(#fn));         \
-    real(__VA_ARGS__);                                                                \
-  } while (0)
 
 #define OUTBOARD_GEMM(p, S)                                                                                       \
   OUTBOARD_EXPORT void p##gemm_(ch ta, ch tb, ip m, ip n, ip k, cp alpha, cp a, ip lda, cp b, ip ldb, cp beta,    \

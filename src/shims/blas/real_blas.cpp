@@ -3,18 +3,15 @@
 // any thread, and even after static destructors: no exceptions, no heap-owning
 // statics, and handles are never closed.
 #include "shims/blas/real_blas.hpp"
-#include "shims/common/self_library.hpp"
+#include "shims/common/real_library.hpp"
 
 #include <dlfcn.h>
-#include <link.h>
 
 #include <array>
 #include <atomic>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <mutex>
 
 namespace outboard::shim {
 namespace {
@@ -36,69 +33,16 @@ constexpr std::array kFallbacks = {
     "libopenblas.so.0",
 };
 
-// $OUTBOARD_REAL_BLAS, copied once: later setenv() must not change or free it.
-const char* env_path() noexcept {
-    static const std::array<char, PATH_MAX> path = [] {
-        std::array<char, PATH_MAX> p{};
-        if (const char* e = std::getenv("OUTBOARD_REAL_BLAS"); e != nullptr)
-            std::snprintf(p.data(), p.size(), "%s", e);
-        return p;
-    }();
-    return path[0] != '\0' ? path.data() : nullptr;
-}
-
-void* env_handle() noexcept {
-    static void* const handle = [] {
-        dlerror();  // drop a stale message so the one below is ours
-        void* h = open_real(env_path());
-        if (h == nullptr) {
-            const char* why = dlerror();
-            std::fprintf(stderr, "outboard: cannot use OUTBOARD_REAL_BLAS=%s: %s\n", env_path(),
-                         why != nullptr ? why : "it is liboutboard-blas.so itself");
-        }
-        return h;
-    }();
-    return handle;
-}
-
-// Opened lazily and one by one: a preloaded program normally never needs any.
-void* fallback_handle(std::size_t i) noexcept {
-    static std::once_flag once[kFallbacks.size()];
-    static void* handle[kFallbacks.size()];
-    std::call_once(once[i], [i] { handle[i] = open_real(kFallbacks[i]); });
-    return handle[i];
-}
-
-struct Found {
-    void* fn = nullptr;
-    const char* route = "";
-};
-
-Found find(const char* name) noexcept {
-    auto usable = [](void* fn) { return fn != nullptr && !inside_self(fn); };
-    if (env_path() != nullptr) {
-        void* handle = env_handle();
-        void* fn = handle != nullptr ? dlsym(handle, name) : nullptr;
-        return usable(fn) ? Found{fn, "OUTBOARD_REAL_BLAS"} : Found{};
-    }
-    // Preloaded: the definition we shadow. In compat mode nothing with BLAS
-    // follows us and this finds nothing.
-    if (void* fn = dlsym(RTLD_NEXT, name); usable(fn)) return {fn, "RTLD_NEXT"};
-    for (std::size_t i = 0; i < kFallbacks.size(); ++i) {
-        void* handle = fallback_handle(i);
-        if (void* fn = handle != nullptr ? dlsym(handle, name) : nullptr; usable(fn)) return {fn, "fallback dlopen"};
-    }
-    return {};
-}
+constexpr RealLibrary kRealBlas{"OUTBOARD_REAL_BLAS", "liboutboard-blas.so", kFallbacks};
 
 }  // namespace
 
-void* real_blas_symbol(const char* name) noexcept { return find(name).fn; }
+void* real_blas_symbol(const char* name) noexcept { return find_real_symbol(kRealBlas, name).fn; }
 
 const char* real_blas_description() noexcept {
     static const std::array<char, PATH_MAX + 128> text = [] {
         std::array<char, PATH_MAX + 128> t{};
-        const Found f = find("ddot_");
+        const RealSymbol f = find_real_symbol(kRealBlas, "ddot_");
         Dl_info info{};
         if (f.fn == nullptr)
             std::snprintf(t.data(), t.size(), "no real BLAS found (set OUTBOARD_REAL_BLAS to a BLAS library path)");

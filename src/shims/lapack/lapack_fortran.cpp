@@ -2,6 +2,7 @@
 // argument arrives by reference; trailing size_t are the hidden lengths of character arguments.
 // One table: each routine's macro is stamped out for its precisions at the bottom of the file; the
 // routine list matches OFFLOADED in scripts/gen-lapack-passthrough.sh.
+#include "shims/common/fortran_abi.hpp"
 #include "shims/lapack/lapack_offload.hpp"
 
 using outboard::shim::LapackArgs;
@@ -9,18 +10,6 @@ using outboard::shim::real_function;
 using outboard::shim::remote_lapack;
 using outboard::wire::LapackRoutine;
 using outboard::wire::Scalar;
-using ch = const char*;
-using ip = const int*;
-using cp = const void*;
-using vp = void*;
-using ln = size_t;
-
-// Calls the real LAPACK's implementation of the function we are in, with the given arguments.
-#define OUTBOARD_REAL(fn, ...)                                                \
-  do {                                                                        \
-    static auto* real = reinterpret_cast<decltype(&fn)>(real_function(#fn)); \
-    real(__VA_ARGS__);                                                        \
-  } while (0)
 
 namespace {
 const int kQuery = -1;

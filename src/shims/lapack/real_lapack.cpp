@@ -2,18 +2,12 @@
 // arbitrary program, from any thread, even after static destructors: no exceptions, no
 // heap-owning statics, and handles are never closed.
 #include "shims/lapack/real_lapack.hpp"
-#include "shims/common/self_library.hpp"
-
-#include <dlfcn.h>
-#include <link.h>
+#include "shims/common/real_library.hpp"
 
 #include <array>
 #include <atomic>
-#include <climits>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
-#include <mutex>
 
 namespace outboard::shim {
 namespace {
@@ -27,53 +21,11 @@ constexpr std::array kFallbacks = {
     "libopenblas.so.0",
 };
 
-// $OUTBOARD_REAL_LAPACK, copied once: later setenv() must not change or free it.
-const char* env_path() noexcept {
-  static const std::array<char, PATH_MAX> path = [] {
-    std::array<char, PATH_MAX> p{};
-    if (const char* e = std::getenv("OUTBOARD_REAL_LAPACK"); e != nullptr) std::snprintf(p.data(), p.size(), "%s", e);
-    return p;
-  }();
-  return path[0] != '\0' ? path.data() : nullptr;
-}
-
-void* env_handle() noexcept {
-  static void* const handle = [] {
-    dlerror();
-    void* h = open_real(env_path());
-    if (h == nullptr) {
-      const char* why = dlerror();
-      std::fprintf(stderr, "outboard: cannot use OUTBOARD_REAL_LAPACK=%s: %s\n", env_path(),
-                   why != nullptr ? why : "it is liboutboard-lapack.so itself");
-    }
-    return h;
-  }();
-  return handle;
-}
-
-void* fallback_handle(std::size_t i) noexcept {
-  static std::once_flag once[kFallbacks.size()];
-  static void* handle[kFallbacks.size()];
-  std::call_once(once[i], [i] { handle[i] = open_real(kFallbacks[i]); });
-  return handle[i];
-}
+constexpr RealLibrary kRealLapack{"OUTBOARD_REAL_LAPACK", "liboutboard-lapack.so", kFallbacks};
 
 }  // namespace
 
-void* real_lapack_symbol(const char* name) noexcept {
-  auto usable = [](void* fn) { return fn != nullptr && !inside_self(fn); };
-  if (env_path() != nullptr) {
-    void* handle = env_handle();
-    void* fn = handle != nullptr ? dlsym(handle, name) : nullptr;
-    return usable(fn) ? fn : nullptr;
-  }
-  if (void* fn = dlsym(RTLD_NEXT, name); usable(fn)) return fn;
-  for (std::size_t i = 0; i < kFallbacks.size(); ++i) {
-    void* handle = fallback_handle(i);
-    if (void* fn = handle != nullptr ? dlsym(handle, name) : nullptr; usable(fn)) return fn;
-  }
-  return nullptr;
-}
+void* real_lapack_symbol(const char* name) noexcept { return find_real_symbol(kRealLapack, name).fn; }
 
 void* real_lapack_function(const char* name) noexcept {
   void* fn = real_lapack_symbol(name);
