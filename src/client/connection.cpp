@@ -91,7 +91,9 @@ std::optional<transport::Buffer> Connection::on_payload(std::span<const std::byt
     if (it == pending_.end() || !it->second->chunked || bytes != c->bytes ||
         c->offset + c->bytes > it->second->reply_capacity)
       return std::nullopt;
-    return transport::Buffer::borrow(static_cast<std::byte*>(it->second->reply_buffer) + c->offset, bytes);
+    std::byte* to = it->second->land(c->offset, bytes);
+    if (!to) return std::nullopt;
+    return transport::Buffer::borrow(to, bytes);
   }
   if (auto* r = std::get_if<wire::CallReply>(&m)) id = r->call_id, announced = r->payload_bytes;
   else if (auto* p = std::get_if<wire::Pong>(&m)) id = p->call_id, announced = p->payload_bytes;
@@ -157,7 +159,8 @@ void Connection::on_message(std::vector<std::byte> header, transport::Buffer pay
 void Connection::finish_if_complete(uint64_t id, Pending& p) {
   if (!p.replied) return;
   auto* r = std::get_if<wire::CallReply>(&p.reply);
-  if (r && r->ok && p.received < p.reply_capacity) return;
+  auto* l = std::get_if<wire::LapackReply>(&p.reply);
+  if (((r && r->ok) || (l && l->ok)) && p.received < p.reply_capacity) return;
   p.done = true;
   pending_.erase(id);
   cv_.notify_all();
@@ -237,18 +240,30 @@ wire::Message Connection::request(wire::Message request, std::vector<transport::
 // The chunks of one call, sent a few at a time: chunks queued all at once would share the link
 // and arrive together at the end, when the point is that the first arrive first.
 struct Connection::ChunkSender {
-  uint64_t call_id = 0;
-  wire::CallChunk chunk;
+  wire::Message chunk;  // the next chunk's header, its index aside
+  uint64_t payload_bytes = 0, chunk_bytes = 0;
   std::vector<transport::Segment> payload;
+  ChunkPacker pack;
   uint64_t count = 0, next = 0, in_flight = 0, window = 1;
 };
 
+namespace {
+// The chunk fields of a CallChunk or LapackChunk.
+template <class F>
+void with_chunk(wire::Message& m, F f) {
+  if (auto* c = std::get_if<wire::CallChunk>(&m)) return f(*c);
+  if (auto* c = std::get_if<wire::LapackChunk>(&m)) return f(*c);
+  throw Error("internal error: a chunked request needs a CallChunk or LapackChunk");
+}
+}  // namespace
+
 void Connection::send_chunks(const std::shared_ptr<ChunkSender>& cs) {
   while (!dead_ && cs->next < cs->count && cs->in_flight < cs->window) {
-    wire::CallChunk chunk = cs->chunk;
-    chunk.chunk_index = cs->next++;
+    const uint64_t index = cs->next++;
+    with_chunk(cs->chunk, [&](auto& c) { c.chunk_index = index; });
     // The chunk's bytes, cut out of the payload's segments.
-    const uint64_t begin = wire::chunk_offset(chunk), end = begin + wire::chunk_length(chunk);
+    const uint64_t begin = index * cs->chunk_bytes, end = std::min(begin + cs->chunk_bytes, cs->payload_bytes);
+    if (cs->pack) cs->pack(begin, end);
     std::vector<transport::Segment> piece;
     uint64_t at = 0;
     for (const auto& seg : cs->payload) {
@@ -257,7 +272,7 @@ void Connection::send_chunks(const std::shared_ptr<ChunkSender>& cs) {
       at += seg.bytes;
     }
     ++cs->in_flight;
-    worker_->send(peer_, wire::encode(chunk), std::move(piece), [this, cs](bool ok) {
+    worker_->send(peer_, wire::encode(cs->chunk), std::move(piece), [this, cs](bool ok) {
       --cs->in_flight;
       if (!ok) return fail("sending to the server failed");
       send_chunks(cs);
@@ -265,28 +280,34 @@ void Connection::send_chunks(const std::shared_ptr<ChunkSender>& cs) {
   }
 }
 
-wire::Message Connection::chunked_request(const wire::Level3Call& call, std::vector<transport::Segment> payload,
-                                          uint64_t chunk_bytes, void* reply_buffer, uint64_t reply_bytes,
-                                          double timeout_seconds, unsigned window) {
+wire::Message Connection::chunked_request(wire::Message first, std::vector<transport::Segment> payload,
+                                          ResultLanding land, uint64_t reply_bytes, double timeout_seconds,
+                                          unsigned window, ChunkPacker pack) {
   Lock lk(mu_);
   if (dead_) throw Error(dead_reason_);
   Pending p;
-  p.reply_buffer = reply_buffer;
   p.reply_capacity = reply_bytes;
   p.chunked = true;
+  p.land = std::move(land);
   auto cs = std::make_shared<ChunkSender>();
-  cs->call_id = next_call_++;
-  cs->chunk = wire::CallChunk{cs->call_id, call, wire::request_bytes(call), chunk_bytes, 0};
+  const uint64_t call_id = next_call_++;
+  with_chunk(first, [&](auto& c) {
+    c.call_id = call_id;
+    cs->payload_bytes = c.payload_bytes;
+    cs->chunk_bytes = c.chunk_bytes;
+  });
+  cs->chunk = std::move(first);
   cs->payload = std::move(payload);
-  cs->count = wire::chunk_count(cs->chunk.payload_bytes, chunk_bytes);
+  cs->pack = std::move(pack);
+  cs->count = wire::chunk_count(cs->payload_bytes, cs->chunk_bytes);
   cs->window = std::max(1u, window);
-  pending_[cs->call_id] = &p;
-  send_chunks(cs);
+  pending_[call_id] = &p;
   try {
+    send_chunks(cs);
     // The payload is the application's memory: return only once no send uses it.
     wait(lk, [&] { return p.done && cs->in_flight == 0; }, timeout_seconds, "waiting for a reply");
   } catch (...) {
-    pending_.erase(cs->call_id);
+    pending_.erase(call_id);
     throw;
   }
   return std::move(p.reply);

@@ -2,6 +2,7 @@
 // requests concurrently; whichever thread is waiting drives the transport for all of them.
 #pragma once
 #include <condition_variable>
+#include <functional>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -32,12 +33,21 @@ class Connection {
   wire::Message request(wire::Message request, std::vector<transport::Segment> payload, void* reply_buffer,
                         uint64_t reply_capacity, double timeout_seconds);
 
-  // Sends a Level-3 call whose payload is `payload` in chunks of `chunk_bytes` (`window` of them in
-  // flight at a time) and receives its result in pieces into reply_buffer, which must hold
-  // reply_bytes. Returns the server's CallReply; throws like request().
-  wire::Message chunked_request(const wire::Level3Call& call, std::vector<transport::Segment> payload,
-                                uint64_t chunk_bytes, void* reply_buffer, uint64_t reply_bytes, double timeout_seconds,
-                                unsigned window = kDefaultChunkWindow);
+  // Where a piece of a chunked call's result lands: its offset in the packed result and its size
+  // give the memory to receive it into (nullptr refuses it, which fails the call).
+  using ResultLanding = std::function<std::byte*(uint64_t offset, uint64_t bytes)>;
+  // Readies payload bytes [begin, end) in the memory the payload's segments point at; called
+  // (holding the connection) just before the chunk holding them is sent.
+  using ChunkPacker = std::function<void(uint64_t begin, uint64_t end)>;
+
+  // Sends a call whose payload is `payload` in chunks: `first` is its first chunk (a
+  // wire::CallChunk or wire::LapackChunk with index 0, its call_id assigned here), the others
+  // are the same but for their index, `window` of them in flight at a time. The result arrives
+  // in pieces (wire::ReplyChunk) where `land` says, reply_bytes in all. Returns the server's
+  // CallReply or LapackReply; throws like request().
+  wire::Message chunked_request(wire::Message first, std::vector<transport::Segment> payload, ResultLanding land,
+                                uint64_t reply_bytes, double timeout_seconds, unsigned window = kDefaultChunkWindow,
+                                ChunkPacker pack = {});
   static constexpr unsigned kDefaultChunkWindow = 4;
 
   // Sends `count` pings of `bytes` each from `data`, keeping up to `window` in flight; returns when
@@ -58,6 +68,7 @@ class Connection {
     bool chunked = false;
     bool replied = false;
     uint64_t received = 0;
+    ResultLanding land;
   };
   struct ChunkSender;
   void send_chunks(const std::shared_ptr<ChunkSender>& s);

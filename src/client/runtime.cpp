@@ -48,6 +48,9 @@ constexpr size_t kPlottedCalls = 40;         // the longest calls go to "phases"
 class Runtime {
  public:
   Runtime() : settings_(settings_from_environment()), started_ns_(now_ns()) {
+    double cache = settings_.cache_bytes;
+    if (cache < 0) cache = double(sysconf(_SC_PHYS_PAGES)) * double(sysconf(_SC_PAGESIZE)) / 8;
+    transport::Buffer::set_cache_limit(static_cast<size_t>(cache));
     static std::once_flag trace_at_exit;
     if (!settings_.trace_file.empty())
       std::call_once(trace_at_exit, [] { std::atexit([] { runtime().write_trace(); }); });
@@ -339,8 +342,10 @@ bool offload_level3(wire::Level3Call call, const MatrixRef* inputs, MatrixRef ou
     wire::Message reply;
     try {
       if (chunked)
-        reply = conn->chunked_request(call, std::move(payload), chunk, result.data(), reply_bytes,
-                                      rt.settings().timeout_seconds, static_cast<unsigned>(rt.settings().chunk_window));
+        reply = conn->chunked_request(
+            wire::CallChunk{0, call, wire::request_bytes(call), chunk, 0}, std::move(payload),
+            [&result](uint64_t offset, uint64_t) { return result.data() + offset; }, reply_bytes,
+            rt.settings().timeout_seconds, static_cast<unsigned>(rt.settings().chunk_window));
       else
         reply = conn->request(wire::Blas3Call{0, call, wire::request_bytes(call)}, std::move(payload), result.data(),
                               reply_bytes, rt.settings().timeout_seconds);
@@ -389,6 +394,107 @@ void unpack_array(const std::byte* src, int64_t rows, int64_t cols, size_t elem,
   for (int64_t j = 0; j < cols; ++j) std::memcpy(dst + j * static_cast<size_t>(m.ld) * elem, src + j * col, col);
 }
 
+// The bytes [begin, end) of the packed arrays `arrays` (wire::layout order) copied from the
+// application's arrays `refs` into `packed`.
+void pack_range(const std::vector<wire::LapackArray>& arrays, const MatrixRef* refs, wire::Scalar scalar,
+                uint64_t begin, uint64_t end, std::byte* packed) {
+  uint64_t at = 0;
+  for (size_t i = 0; i < arrays.size(); ++i) {
+    const auto& a = arrays[i];
+    const uint64_t elem = wire::array_element_bytes(a, scalar), col = static_cast<uint64_t>(a.rows) * elem;
+    const uint64_t bytes = wire::array_bytes(a, scalar);
+    const uint64_t lo = std::max(begin, at), hi = std::min(end, at + bytes);
+    const auto* src = static_cast<const std::byte*>(refs[i].data);
+    const uint64_t ld = static_cast<uint64_t>(refs[i].ld) * elem;
+    for (uint64_t p = lo; p < hi;) {  // column by column (one copy where the array is contiguous)
+      const uint64_t j = (p - at) / col, r = (p - at) % col;
+      const bool contiguous = a.cols <= 1 || ld == col;
+      const uint64_t n = contiguous ? hi - p : std::min(hi - p, col - r);
+      std::memcpy(packed + p, contiguous ? src + (p - at) : src + j * ld + r, n);
+      p += n;
+    }
+    at += bytes;
+  }
+}
+
+// A large LAPACK call, pipelined: the inputs travel in chunks, each packed into a staging buffer
+// just before it is sent, and the outputs come back in pieces, each landing straight in the
+// application's array where that is contiguous (else aside, copied in at the end). The staging
+// buffer keeps the inputs: if the call fails after pieces of an array updated in place have
+// landed, the array gets its values back from there for the local rerun.
+template <class FallBack>
+bool chunked_lapack(Runtime& rt, Connection& conn, const wire::LapackCall& call, const wire::LapackLayout& l,
+                    const MatrixRef* inputs, const MatrixRef* outputs, uint64_t chunk, int64_t* info, uint64_t t0,
+                    FallBack& fall_back) {
+  const Settings& settings = rt.settings();
+  const uint64_t sent = wire::request_bytes(call), reply_bytes = wire::reply_bytes(call);
+  transport::Buffer staging = transport::Buffer::allocate(sent);
+  std::vector<uint64_t> out_offsets;
+  std::vector<bool> direct;
+  bool any_aside = false;
+  for (size_t i = 0, at = 0; i < l.outputs.size(); ++i) {
+    out_offsets.push_back(at);
+    at += wire::array_bytes(l.outputs[i], call.scalar);
+    direct.push_back(l.outputs[i].cols <= 1 || outputs[i].ld == l.outputs[i].rows);
+    any_aside = any_aside || !direct.back();
+  }
+  transport::Buffer aside = any_aside ? transport::Buffer::allocate(reply_bytes) : transport::Buffer();
+  // Chunks are packed in order; no result can exist before all of them were sent.
+  uint64_t packed = 0;
+  auto land = [&](uint64_t offset, uint64_t bytes) -> std::byte* {
+    if (packed < sent) return nullptr;
+    size_t i = l.outputs.size();
+    while (i > 0 && out_offsets[i - 1] > offset) --i;  // the array the piece starts in
+    if (i == 0) return nullptr;
+    --i;
+    const uint64_t within = offset - out_offsets[i];
+    if (within + bytes > wire::array_bytes(l.outputs[i], call.scalar)) return nullptr;  // spans two arrays
+    return direct[i] ? static_cast<std::byte*>(const_cast<void*>(outputs[i].data)) + within : aside.data() + offset;
+  };
+  auto restore = [&] {  // the arrays updated in place, as they were
+    if (packed < sent) return;  // nothing landed
+    uint64_t at = 0;
+    std::vector<uint64_t> in_offsets;
+    for (const auto& a : l.inputs) in_offsets.push_back(at), at += wire::array_bytes(a, call.scalar);
+    for (size_t i = 0; i < l.outputs.size(); ++i) {
+      const auto& o = l.outputs[i];
+      if (o.from_input >= 0 && direct[i])
+        unpack_array(staging.data() + in_offsets[o.from_input], o.rows, o.cols, wire::array_element_bytes(o, call.scalar),
+                     outputs[i]);
+    }
+  };
+  const uint64_t t1 = now_ns();
+  wire::Message reply;
+  try {
+    reply = conn.chunked_request(
+        wire::LapackChunk{0, call, sent, chunk, 0}, {{staging.data(), sent}}, land, reply_bytes, settings.timeout_seconds,
+        static_cast<unsigned>(settings.chunk_window),
+        [&](uint64_t begin, uint64_t end) {
+          pack_range(l.inputs, inputs, call.scalar, begin, end, staging.data());
+          packed = end;
+        });
+  } catch (const Error& e) {
+    restore();
+    return fall_back(e.what());
+  }
+  const uint64_t t2 = now_ns();
+  auto* r = std::get_if<wire::LapackReply>(&reply);
+  if (!r || !r->ok || r->payload_bytes != 0 || r->info < 0) {
+    restore();
+    return fall_back(r && !r->ok ? "server: " + r->message : std::string("unexpected reply"));
+  }
+  for (size_t i = 0; i < l.outputs.size(); ++i)
+    if (!direct[i])
+      unpack_array(aside.data() + out_offsets[i], l.outputs[i].rows, l.outputs[i].cols,
+                   wire::array_element_bytes(l.outputs[i], call.scalar), outputs[i]);
+  *info = r->info;
+  rt.remote_succeeded();
+  const std::string name = wire::call_name(call);
+  account(rt, name, name + " " + std::to_string(call.m) + "x" + std::to_string(call.n) + "x" + std::to_string(call.nrhs),
+          *r, {t0, t1, t2, now_ns()}, sent, reply_bytes);
+  return true;
+}
+
 }  // namespace
 
 bool offload_lapack(const wire::LapackCall& call, const MatrixRef* inputs, const MatrixRef* outputs,
@@ -415,6 +521,9 @@ bool offload_lapack(const wire::LapackCall& call, const MatrixRef* inputs, const
     std::shared_ptr<Connection> conn = rt.connection(why);
     if (!conn) return fall_back(why);
     const uint64_t t0 = now_ns();
+    const uint64_t chunk = static_cast<uint64_t>(settings.chunk_bytes);
+    if (chunk && wire::request_bytes(call) >= 2 * chunk)
+      return chunked_lapack(rt, *conn, call, l, inputs, outputs, chunk, info, t0, fall_back);
     std::vector<transport::Buffer> scratch;
     std::vector<transport::Segment> payload;
     for (size_t i = 0; i < l.inputs.size(); ++i) {

@@ -116,6 +116,7 @@ Settings settings_from_environment() {
     s.problems.push_back("OUTBOARD_CHUNK_WINDOW must be a whole number from 1 to 1024");
     s.chunk_window = Settings{}.chunk_window;
   }
+  number("OUTBOARD_CACHE_BYTES", s.cache_bytes, 0, s.problems);
   return s;
 }
 

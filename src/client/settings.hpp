@@ -30,6 +30,9 @@ struct Settings {
   // copying and computing before all of the input is there; 0 sends every call whole.
   double chunk_bytes = 8 << 20;
   double chunk_window = 4;  // chunks of one call in flight at once
+  // Released staging memory kept for the next call (a fresh large buffer costs a page fault per
+  // page, which for matrices of GiB costs more than moving them); -1: an eighth of physical memory.
+  double cache_bytes = -1;
   std::vector<std::string> problems;  // malformed variables: reported once, defaults used instead
 };
 
@@ -39,7 +42,7 @@ inline constexpr uint16_t kDefaultPort = 7700;
 // 127.0.0.1:7700; OUTBOARD_TOKEN_FILE; OUTBOARD_OFFLOAD=auto|always|never;
 // OUTBOARD_FALLBACK=local|fail; OUTBOARD_MIN_FLOPS; OUTBOARD_RETRY_SECONDS; OUTBOARD_TIMEOUT;
 // OUTBOARD_CONNECT_TIMEOUT; OUTBOARD_REPORT=1; OUTBOARD_TRACE=FILE; OUTBOARD_CHUNK_BYTES (0, or at
-// least 65536); OUTBOARD_CHUNK_WINDOW (1..1024).
+// least 65536); OUTBOARD_CHUNK_WINDOW (1..1024); OUTBOARD_CACHE_BYTES.
 Settings settings_from_environment();
 
 // "host:port", "[v6addr]:port" or "host" (default port). Throws Error when malformed.

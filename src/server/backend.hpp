@@ -14,6 +14,8 @@
 
 namespace outboard::server {
 
+struct LapackPlan;  // lapack_pipeline.hpp
+
 // Where a device backend's time went in one call (host-only backends leave it zero).
 struct DeviceTiming {
   uint64_t to_device_ns = 0, compute_ns = 0, from_device_ns = 0;
@@ -42,6 +44,10 @@ class Backend {
   // Returns LAPACK's INFO (>= 0: the server never passes invalid arguments). Throws Error on failure.
   virtual int64_t lapack(const wire::LapackCall& call, std::span<const std::byte* const> inputs,
                          std::span<std::byte* const> outputs, DeviceTiming& timing);
+  // A pipelined run of a LAPACK call whose input arrives in `staging` (lapack_pipeline.hpp), for
+  // backends that copy it to their device as it arrives; nullptr (the default, or while busy):
+  // the server runs lapack() on its compute threads once the input is in.
+  virtual std::unique_ptr<Pipeline> lapack_pipeline(const LapackPlan&, std::byte* /*staging*/) { return nullptr; }
   // Whether lapack() serves this call (a device backend may leave some shapes to the CPU).
   virtual bool serves_lapack(const wire::LapackCall&) const { return false; }
   // Where this backend's operands are best received: page-locked memory for a GPU (full-speed

@@ -93,6 +93,12 @@ Plan plan_pipeline(const wire::Level3Call& c, int64_t block_cols) {
   return p;
 }
 
+std::vector<ResultPiece> result_pieces(const Plan& p) {
+  std::vector<ResultPiece> out;
+  for (const Block& b : p.blocks) out.push_back({b.out_offset, b.out_bytes, b.result_offset});
+  return out;
+}
+
 BlockOperands block_operands(const Block& b, std::byte* staging) {
   const wire::Layout l = wire::layout(b.call);
   BlockOperands o{{staging + b.a_offset, nullptr, nullptr}, 1, staging + b.out_offset};

@@ -35,6 +35,15 @@ struct Plan {
 // Splits a valid call into blocks of at most `block_cols` columns (0: choose, see below).
 Plan plan_pipeline(const wire::Level3Call& c, int64_t block_cols = 0);
 
+// A piece of a call's packed result, sent (wire::ReplyChunk) as soon as it is complete in the
+// staging buffer. A Level-3 plan's pieces are its blocks' outputs.
+struct ResultPiece {
+  uint64_t staging_offset = 0;
+  uint64_t bytes = 0;
+  uint64_t result_offset = 0;
+};
+std::vector<ResultPiece> result_pieces(const Plan& p);
+
 // Rates measured on earlier calls (0: not known yet).
 struct MeasuredRates {
   double link_bytes_per_second = 0;    // the client's data arriving
@@ -68,9 +77,11 @@ class Pipeline {
   virtual ~Pipeline() = default;  // waits for work still using the staging buffer
   // Payload bytes [0, prefix) are in the staging buffer now.
   virtual void input(uint64_t prefix) = 0;
-  // Indices of blocks whose output is complete in the staging buffer since the last call, each
-  // reported once. Throws Error when a block failed.
+  // Indices of result pieces (a Level-3 plan's blocks) complete in the staging buffer since the
+  // last call, each reported once. Throws Error when the call failed.
   virtual std::vector<size_t> finished() = 0;
+  // LAPACK's INFO, once every piece has been reported (0 for BLAS calls).
+  virtual int64_t info() const { return 0; }
   // Where the time went so far: sums over blocks (they overlap).
   virtual uint64_t to_device_ns() const { return 0; }
   virtual uint64_t compute_ns() const = 0;

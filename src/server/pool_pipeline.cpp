@@ -14,19 +14,19 @@ namespace {
 struct Shared {
   std::mutex mu;
   std::condition_variable idle;
-  bool busy = false;       // a block is queued or running
+  bool busy = false;       // a step is queued or running
   bool executing = false;  // a compute thread is in it (using the staging buffer)
   bool cancelled = false;
-  std::vector<size_t> done;  // finished blocks not yet reported
+  std::vector<size_t> done;  // finished pieces not yet reported
   std::string error;
   uint64_t compute_ns = 0;
+  int64_t info = 0;
 };
 
 class PoolPipeline final : public Pipeline {
  public:
-  PoolPipeline(Backend& backend, Plan plan, std::byte* staging, ComputePool& pool, std::function<void()> wake)
-      : backend_(backend), plan_(std::move(plan)), staging_(staging), pool_(pool), wake_(std::move(wake)),
-        shared_(std::make_shared<Shared>()) {}
+  PoolPipeline(std::vector<PoolStep> steps, ComputePool& pool, std::function<void()> wake)
+      : steps_(std::move(steps)), pool_(pool), wake_(std::move(wake)), shared_(std::make_shared<Shared>()) {}
 
   ~PoolPipeline() override {
     std::unique_lock lk(shared_->mu);
@@ -55,38 +55,44 @@ class PoolPipeline final : public Pipeline {
     return shared_->compute_ns;
   }
 
+  int64_t info() const override {
+    std::lock_guard lk(shared_->mu);
+    return shared_->info;
+  }
+
  private:
-  // One block at a time: blocks of one call would only compete for the same cores.
+  // One step at a time: steps of one call would only compete for the same cores.
   void submit_next() {
-    if (next_ >= plan_.blocks.size() || plan_.blocks[next_].input_needed > prefix_) return;
+    if (next_ >= steps_.size() || steps_[next_].input_needed > prefix_) return;
     {
       std::lock_guard lk(shared_->mu);
       if (shared_->busy || !shared_->error.empty()) return;
       shared_->busy = true;
     }
-    const size_t index = next_++;
-    const Block& block = plan_.blocks[index];
-    pool_.submit([this, shared = shared_, index, block, wake = wake_] {
+    const PoolStep& step = steps_[next_++];
+    pool_.submit([shared = shared_, run = step.run, finishes = step.finishes, wake = wake_] {
       std::string error;
       uint64_t ns = 0;
+      int64_t info = 0;
       {
         std::lock_guard lk(shared->mu);
         if (shared->cancelled) return;  // the pipeline is gone: touch nothing of it
         shared->executing = true;
       }
       try {
-        BlockOperands o = block_operands(block, staging_);
         const uint64_t t0 = now_ns();
-        backend_.level3(block.call, std::span<const std::byte* const>(o.inputs, o.count), o.output);
+        info = run();
         ns = now_ns() - t0;
       } catch (const std::exception& e) {
         error = e.what();
+        if (error.empty()) error = "call failed";
       }
       {
         std::lock_guard lk(shared->mu);
         shared->busy = shared->executing = false;
         shared->compute_ns += ns;
-        if (error.empty()) shared->done.push_back(index);
+        shared->info = info;
+        if (error.empty()) shared->done.insert(shared->done.end(), finishes.begin(), finishes.end());
         else shared->error = error;
         shared->idle.notify_all();
       }
@@ -94,9 +100,7 @@ class PoolPipeline final : public Pipeline {
     });
   }
 
-  Backend& backend_;
-  Plan plan_;
-  std::byte* staging_;
+  std::vector<PoolStep> steps_;
   ComputePool& pool_;
   std::function<void()> wake_;
   std::shared_ptr<Shared> shared_;
@@ -106,9 +110,25 @@ class PoolPipeline final : public Pipeline {
 
 }  // namespace
 
-std::unique_ptr<Pipeline> make_pool_pipeline(Backend& backend, Plan plan, std::byte* staging, ComputePool& pool,
+std::unique_ptr<Pipeline> make_pool_pipeline(std::vector<PoolStep> steps, ComputePool& pool,
                                              std::function<void()> wake) {
-  return std::make_unique<PoolPipeline>(backend, std::move(plan), staging, pool, std::move(wake));
+  return std::make_unique<PoolPipeline>(std::move(steps), pool, std::move(wake));
+}
+
+std::unique_ptr<Pipeline> make_pool_pipeline(Backend& backend, const Plan& plan, std::byte* staging, ComputePool& pool,
+                                             std::function<void()> wake) {
+  std::vector<PoolStep> steps;
+  for (size_t i = 0; i < plan.blocks.size(); ++i) {
+    const Block& block = plan.blocks[i];
+    steps.push_back({block.input_needed,
+                     [&backend, block, staging]() -> int64_t {
+                       BlockOperands o = block_operands(block, staging);
+                       backend.level3(block.call, std::span<const std::byte* const>(o.inputs, o.count), o.output);
+                       return 0;
+                     },
+                     {i}});
+  }
+  return make_pool_pipeline(std::move(steps), pool, std::move(wake));
 }
 
 }  // namespace outboard::server

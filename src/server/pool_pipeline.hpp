@@ -1,8 +1,9 @@
-// Pipelined execution on a host backend: blocks run one after another on the compute pool, each
-// as soon as its input has arrived.
+// Pipelined execution on a host backend: steps run one after another on the compute pool, each
+// as soon as the input it reads has arrived.
 #pragma once
 #include <functional>
 #include <memory>
+#include <vector>
 
 #include "server/backend.hpp"
 #include "server/compute_pool.hpp"
@@ -10,8 +11,21 @@
 
 namespace outboard::server {
 
-// `wake` is called from a compute thread when a block has finished (to wake the progress thread).
-std::unique_ptr<Pipeline> make_pool_pipeline(Backend& backend, Plan plan, std::byte* staging, ComputePool& pool,
+// One piece of work: it may start once payload bytes [0, input_needed) have arrived; when it
+// ends, the result pieces `finishes` are complete. Returns LAPACK's INFO (0 for BLAS); throws on
+// failure. It runs on a compute thread while the pipeline exists (the pipeline's destructor waits).
+struct PoolStep {
+  uint64_t input_needed = 0;
+  std::function<int64_t()> run;
+  std::vector<size_t> finishes;
+};
+
+// `wake` is called from a compute thread when a step has finished (to wake the progress thread).
+std::unique_ptr<Pipeline> make_pool_pipeline(std::vector<PoolStep> steps, ComputePool& pool,
+                                             std::function<void()> wake);
+
+// A Level-3 plan: a step per block, running the backend's level3().
+std::unique_ptr<Pipeline> make_pool_pipeline(Backend& backend, const Plan& plan, std::byte* staging, ComputePool& pool,
                                              std::function<void()> wake);
 
 }  // namespace outboard::server

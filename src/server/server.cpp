@@ -6,6 +6,7 @@
 
 #include <map>
 #include <mutex>
+#include <optional>
 #include <unordered_map>
 
 #include "common/clock.hpp"
@@ -13,6 +14,7 @@
 #include "common/secret.hpp"
 #include "server/compute_pool.hpp"
 #include "server/cost_model.hpp"
+#include "server/lapack_pipeline.hpp"
 #include "server/pipeline.hpp"
 #include "server/pool_pipeline.hpp"
 #include "server/spread_pipeline.hpp"
@@ -27,18 +29,23 @@ using transport::PeerId;
 
 enum class State { awaiting_hello, awaiting_auth, ready, closing };
 
-// A call whose input arrives in chunks and whose result leaves in blocks (pipeline.hpp).
+// A call whose input arrives in chunks and whose result leaves in pieces (pipeline.hpp, and
+// lapack_pipeline.hpp for LAPACK calls).
 struct ChunkedCall {
   PeerId peer = 0;
-  wire::CallChunk shape;         // what every chunk of the call must repeat (its index aside)
-  std::vector<std::byte> shape_bytes;
-  Plan plan;
+  uint64_t call_id = 0;
+  std::string name;                    // the routine, for counters and logs
+  std::vector<std::byte> shape_bytes;  // the first chunk's encoding with index 0: every chunk must match
+  uint64_t payload_bytes = 0, chunk_bytes = 0, staging_bytes = 0;
+  std::optional<wire::Level3Call> level3;  // BLAS calls, for the cost model
+  bool lapack = false;                     // answered with a LapackReply
+  std::vector<ResultPiece> pieces;
   Backend* backend = nullptr;
   Buffer staging;                // declared before `pipe`: the pipeline goes first
   std::unique_ptr<Pipeline> pipe;
   std::vector<uint8_t> chunk_state;  // 0 not announced, 1 landing, 2 arrived
   uint64_t arrived = 0, prefix_chunks = 0;
-  size_t blocks_done = 0;
+  size_t pieces_done = 0;
   uint64_t sends_in_flight = 0;
   std::string error;             // set when the call failed
   uint64_t first_ns = 0, last_ns = 0;  // first chunk announced, last chunk landed
@@ -185,14 +192,8 @@ struct Server::Impl {
         const bool to_device = (ping->flags & wire::Ping::via_gpu) && device_backend;
         return transport::Landing::receive(Buffer::allocate(bytes, to_device ? device_backend->staging() : nullptr));
       }
-      if (auto* chunk = std::get_if<wire::CallChunk>(&*m)) {
-        if (bytes != wire::chunk_length(*chunk)) throw ProtocolError("chunk size does not match its call");
-        std::shared_ptr<ChunkedCall> cc = chunked_call(*s, *chunk);
-        uint8_t& state = cc->chunk_state[chunk->chunk_index];
-        if (state != 0) throw ProtocolError("chunk " + std::to_string(chunk->chunk_index) + " sent twice");
-        state = 1;
-        return transport::Landing::receive(Buffer::borrow(cc->staging.data() + wire::chunk_offset(*chunk), bytes, cc));
-      }
+      if (auto* chunk = std::get_if<wire::CallChunk>(&*m)) return chunk_landing(*s, *chunk, bytes);
+      if (auto* chunk = std::get_if<wire::LapackChunk>(&*m)) return chunk_landing(*s, *chunk, bytes);
       if (auto* lq = std::get_if<wire::LapackRequest>(&*m)) return lapack_payload(*s, *lq, bytes);
       auto* call = std::get_if<wire::Blas3Call>(&*m);
       if (!call) throw ProtocolError("this message carries no payload");
@@ -285,7 +286,8 @@ struct Server::Impl {
         return reject(peer, "expected authentication");
       case State::ready:
         if (auto* c = std::get_if<wire::Blas3Call>(&m)) return on_call(*s, *c, std::move(payload));
-        if (auto* c = std::get_if<wire::CallChunk>(&m)) return on_chunk(*s, *c);
+        if (auto* c = std::get_if<wire::CallChunk>(&m)) return on_chunk(*s, c->call_id, c->chunk_index);
+        if (auto* c = std::get_if<wire::LapackChunk>(&m)) return on_chunk(*s, c->call_id, c->chunk_index);
         if (auto* p = std::get_if<wire::Ping>(&m)) return on_ping(*s, *p, std::move(payload));
         if (auto* q = std::get_if<wire::LapackRequest>(&m)) return on_lapack(*s, *q, std::move(payload));
         if (auto* q = std::get_if<wire::StatusRequest>(&m))
@@ -413,70 +415,110 @@ struct Server::Impl {
 
   // ---- chunked calls ----
 
-  // The call a chunk belongs to, set up by whichever of its chunks comes first. Throws
-  // ProtocolError when the chunk does not match the call or the call is over the limits.
-  std::shared_ptr<ChunkedCall> chunked_call(Session& s, const wire::CallChunk& chunk) {
-    wire::CallChunk shape = chunk;
+  // Where a chunk lands: in its call's staging buffer, the call being set up by whichever of its
+  // chunks comes first. Throws ProtocolError when the chunk does not match its call or the call
+  // is over the limits.
+  template <class Chunk>
+  transport::Landing chunk_landing(Session& s, const Chunk& chunk, uint64_t bytes) {
+    if (bytes != wire::chunk_length(chunk)) throw ProtocolError("chunk size does not match its call");
+    Chunk shape = chunk;
     shape.chunk_index = 0;
     std::vector<std::byte> shape_bytes = wire::encode(shape);
+    std::shared_ptr<ChunkedCall> cc;
     if (auto it = s.chunked.find(chunk.call_id); it != s.chunked.end()) {
       if (it->second->shape_bytes != shape_bytes) throw ProtocolError("chunk does not match the rest of its call");
-      return it->second;
+      cc = it->second;
+    } else {
+      if (s.chunked.size() >= kMaxChunkedCalls) throw ProtocolError("too many chunked calls in progress");
+      cc = std::make_shared<ChunkedCall>();
+      cc->peer = s.peer;
+      cc->call_id = chunk.call_id;
+      cc->shape_bytes = std::move(shape_bytes);
+      cc->payload_bytes = chunk.payload_bytes;
+      cc->chunk_bytes = chunk.chunk_bytes;
+      cc->chunk_state.assign(wire::chunk_count(chunk.payload_bytes, chunk.chunk_bytes), 0);
+      cc->first_ns = now_ns();
+      set_up(s, *cc, chunk.call);
+      s.held_bytes += cc->staging_bytes;
+      s.chunked[chunk.call_id] = cc;
+      ++chunked_active;
     }
-    if (s.chunked.size() >= kMaxChunkedCalls) throw ProtocolError("too many chunked calls in progress");
-    auto cc = std::make_shared<ChunkedCall>();
-    cc->peer = s.peer;
-    cc->shape = shape;
-    cc->shape_bytes = std::move(shape_bytes);
-    cc->plan = plan_pipeline(shape.call, choose_block_cols(shape.call, costs->pipeline_rates()));
-    check_limits(s, cc->plan.staging_bytes);
-    cc->first_ns = now_ns();
-    cc->backend = backend_for(shape.call);
-    cc->staging = Buffer::allocate(cc->plan.staging_bytes, cc->backend->staging());
-    cc->setup_ns = now_ns() - cc->first_ns;
-    cc->chunk_state.assign(wire::chunk_count(shape.payload_bytes, shape.chunk_bytes), 0);
-    try {
-      if (cc->backend->has_device_memory() && level3_devices.size() > 1)
-        cc->pipe = make_spread_pipeline(level3_devices, cc->plan, cc->staging.data());
-      if (!cc->pipe) cc->pipe = cc->backend->pipeline(cc->plan, cc->staging.data());
-    } catch (const std::exception& e) {
-      spdlog::warn("call.pipeline_unavailable backend={} error=\"{}\"", cc->backend->name(), e.what());
-    }
-    if (!cc->pipe) {
-      // On the compute threads with level3(). A device backend busy with another pipeline would
-      // copy A again for every block: there the call runs whole once its input is in.
-      const int64_t cols = cc->backend->has_device_memory() ? shape.call.n
-                                                            : std::max<int64_t>(choose_block_cols(shape.call),
-                                                                                int64_t(config.host_block_columns));
-      cc->plan = plan_pipeline(shape.call, cols);
-      // Host backends never read an output whose values were not sent, but keep it defined anyway.
-      const Plan& p = cc->plan;
-      if (!shape.call.output_sent) std::memset(cc->staging.data() + p.output_offset, 0, p.output_bytes);
-      cc->pipe = make_pool_pipeline(*cc->backend, cc->plan, cc->staging.data(), *pool, [this] { worker->signal(); });
-    }
-    s.held_bytes += cc->plan.staging_bytes;
-    s.chunked[chunk.call_id] = cc;
-    ++chunked_active;
-    return cc;
+    uint8_t& state = cc->chunk_state[chunk.chunk_index];
+    if (state != 0) throw ProtocolError("chunk " + std::to_string(chunk.chunk_index) + " sent twice");
+    state = 1;
+    return transport::Landing::receive(Buffer::borrow(cc->staging.data() + wire::chunk_offset(chunk), bytes, cc));
   }
   static constexpr size_t kMaxChunkedCalls = 64;
 
-  void on_chunk(Session& s, const wire::CallChunk& chunk) {
-    auto it = s.chunked.find(chunk.call_id);
+  // A Level-3 call: blocks planned from the rates measured so far, on the backend the cost model
+  // picks (spread over several GPUs where there are).
+  void set_up(Session& s, ChunkedCall& cc, const wire::Level3Call& call) {
+    cc.name = wire::call_name(call);
+    cc.level3 = call;
+    Plan plan = plan_pipeline(call, choose_block_cols(call, costs->pipeline_rates()));
+    check_limits(s, plan.staging_bytes);
+    cc.backend = backend_for(call);
+    cc.staging = Buffer::allocate(plan.staging_bytes, cc.backend->staging());
+    cc.staging_bytes = plan.staging_bytes;
+    cc.setup_ns = now_ns() - cc.first_ns;
+    try {
+      if (cc.backend->has_device_memory() && level3_devices.size() > 1)
+        cc.pipe = make_spread_pipeline(level3_devices, plan, cc.staging.data());
+      if (!cc.pipe) cc.pipe = cc.backend->pipeline(plan, cc.staging.data());
+    } catch (const std::exception& e) {
+      spdlog::warn("call.pipeline_unavailable backend={} error=\"{}\"", cc.backend->name(), e.what());
+    }
+    if (!cc.pipe) {
+      // On the compute threads with level3(). A device backend busy with another pipeline would
+      // copy A again for every block: there the call runs whole once its input is in.
+      const int64_t cols = cc.backend->has_device_memory()
+                               ? call.n
+                               : std::max<int64_t>(choose_block_cols(call), int64_t(config.host_block_columns));
+      plan = plan_pipeline(call, cols);
+      // Host backends never read an output whose values were not sent, but keep it defined anyway.
+      if (!call.output_sent) std::memset(cc.staging.data() + plan.output_offset, 0, plan.output_bytes);
+      cc.pipe = make_pool_pipeline(*cc.backend, plan, cc.staging.data(), *pool, [this] { worker->signal(); });
+    }
+    cc.pieces = result_pieces(plan);
+  }
+
+  // A LAPACK call: its result leaves in pieces of the chunk size.
+  void set_up(Session& s, ChunkedCall& cc, const wire::LapackCall& call) {
+    cc.name = wire::call_name(call);
+    cc.lapack = true;
+    cc.backend = lapack_backend_for(call);
+    if (!cc.backend) throw ProtocolError("this server has no backend that serves LAPACK");
+    const LapackPlan plan = plan_lapack(call, cc.chunk_bytes);
+    check_limits(s, plan.staging_bytes);
+    cc.staging = Buffer::allocate(plan.staging_bytes, cc.backend->staging());
+    cc.staging_bytes = plan.staging_bytes;
+    cc.setup_ns = now_ns() - cc.first_ns;
+    try {
+      cc.pipe = cc.backend->lapack_pipeline(plan, cc.staging.data());
+    } catch (const std::exception& e) {
+      spdlog::warn("call.pipeline_unavailable backend={} error=\"{}\"", cc.backend->name(), e.what());
+    }
+    if (!cc.pipe)
+      cc.pipe = make_pool_lapack_pipeline(*cc.backend, plan, cc.staging.data(), *pool, [this] { worker->signal(); });
+    cc.pieces = plan.pieces;
+  }
+
+  void on_chunk(Session& s, uint64_t call_id, uint64_t index) {
+    auto it = s.chunked.find(call_id);
     if (it == s.chunked.end()) return reject(s.peer, "chunk of an unknown call");
     ChunkedCall& cc = *it->second;
-    uint8_t& state = cc.chunk_state[chunk.chunk_index];
+    uint8_t& state = cc.chunk_state[index];
     if (state != 1) return reject(s.peer, "chunk arrived without being announced");
     state = 2;
     ++cc.arrived;
     while (cc.prefix_chunks < cc.chunk_state.size() && cc.chunk_state[cc.prefix_chunks] == 2) ++cc.prefix_chunks;
     if (cc.arrived == cc.chunk_state.size()) {
       cc.last_ns = now_ns();
-      s.bytes_in += cc.shape.payload_bytes;
+      s.bytes_in += cc.payload_bytes;
     }
     if (!cc.error.empty()) return;
     try {
-      cc.pipe->input(std::min(cc.prefix_chunks * cc.shape.chunk_bytes, cc.shape.payload_bytes));
+      cc.pipe->input(std::min(cc.prefix_chunks * cc.chunk_bytes, cc.payload_bytes));
     } catch (const std::exception& e) {
       fail_chunked(cc, e.what());
     }
@@ -487,7 +529,7 @@ struct Server::Impl {
     cc.pipe.reset();  // waits for work still using the staging buffer
   }
 
-  // Sends finished blocks' results and, once everything is out, the reply. Returns whether any
+  // Sends finished pieces of results and, once everything is out, the reply. Returns whether any
   // chunked call still needs its device polled.
   bool progress_chunked() {
     bool polling = false;
@@ -496,13 +538,13 @@ struct Server::Impl {
         ChunkedCall& cc = *it->second;
         if (cc.pipe) {
           try {
-            for (size_t index : cc.pipe->finished()) send_block(s, it->second, index);
+            for (size_t index : cc.pipe->finished()) send_piece(s, it->second, index);
           } catch (const std::exception& e) {
             fail_chunked(cc, e.what());
           }
         }
         const bool all_in = cc.arrived == cc.chunk_state.size();
-        const bool computed = cc.error.empty() && cc.blocks_done == cc.plan.blocks.size();
+        const bool computed = cc.error.empty() && cc.pieces_done == cc.pieces.size();
         if (all_in && cc.sends_in_flight == 0 && (computed || !cc.error.empty())) {
           finish_chunked(s, it->first, cc);
           it = s.chunked.erase(it);
@@ -516,52 +558,57 @@ struct Server::Impl {
     return polling;
   }
 
-  void send_block(Session& s, const std::shared_ptr<ChunkedCall>& call, size_t index) {
+  void send_piece(Session& s, const std::shared_ptr<ChunkedCall>& call, size_t index) {
     ChunkedCall& cc = *call;
-    const Block& b = cc.plan.blocks.at(index);
-    ++cc.blocks_done;
-    if (b.out_bytes == 0 || s.state == State::closing) return;
+    const ResultPiece& p = cc.pieces.at(index);
+    ++cc.pieces_done;
+    if (p.bytes == 0 || s.state == State::closing) return;
     ++cc.sends_in_flight;
-    s.bytes_out += b.out_bytes;
-    const transport::Segment piece{cc.staging.data() + b.out_offset, b.out_bytes};
-    worker->send(s.peer, wire::encode(wire::ReplyChunk{cc.shape.call_id, b.result_offset, b.out_bytes}), {&piece, 1},
+    s.bytes_out += p.bytes;
+    const transport::Segment piece{cc.staging.data() + p.staging_offset, p.bytes};
+    worker->send(s.peer, wire::encode(wire::ReplyChunk{cc.call_id, p.result_offset, p.bytes}), {&piece, 1},
                  [call](bool) { --call->sends_in_flight; });
   }
 
   void finish_chunked(Session& s, uint64_t call_id, ChunkedCall& cc) {
-    const std::string name = wire::call_name(cc.shape.call);
-    wire::CallReply reply{call_id, cc.error.empty(), cc.error};
-    reply.receive_ns = cc.last_ns - cc.first_ns;
+    const bool ok = cc.error.empty();
+    uint64_t to_device = 0, compute = 0, from_device = 0;
+    int64_t info = 0;
+    const uint64_t receive = cc.last_ns - cc.first_ns;
     if (cc.pipe) {
-      reply.to_device_ns = cc.pipe->to_device_ns();
-      reply.compute_ns = cc.pipe->compute_ns();
-      reply.from_device_ns = cc.pipe->from_device_ns();
-      if (reply.ok) {
-        const double flops = wire::flops(cc.shape.call);
+      to_device = cc.pipe->to_device_ns();
+      compute = cc.pipe->compute_ns();
+      from_device = cc.pipe->from_device_ns();
+      info = cc.pipe->info();
+      if (ok && cc.level3) {
+        const double flops = wire::flops(*cc.level3);
         if (cc.backend->has_device_memory() && level3_devices.size() <= 1)  // spread: the sum is not one GPU's rate
-          costs->device_call(flops, reply.compute_ns, 0, 0);
+          costs->device_call(flops, compute, 0, 0);
         else if (!cc.backend->has_device_memory())
-          costs->host_call(flops, reply.compute_ns);
-        costs->link(double(cc.shape.payload_bytes), reply.receive_ns - std::min(reply.receive_ns, cc.setup_ns));
+          costs->host_call(flops, compute);
+        costs->link(double(cc.payload_bytes), receive - std::min(receive, cc.setup_ns));
       }
     }
     cc.pipe.reset();
-    spdlog::debug("call.pipelined peer={} call={} routine={} bytes_in={} blocks={} setup_ms={:.3f} receive_ms={:.3f} "
+    spdlog::debug("call.pipelined peer={} call={} routine={} bytes_in={} pieces={} setup_ms={:.3f} receive_ms={:.3f} "
                   "to_device_ms={:.3f} compute_ms={:.3f} from_device_ms={:.3f} total_ms={:.3f}",
-                  s.peer, call_id, name, cc.shape.payload_bytes, cc.plan.blocks.size(), cc.setup_ns / 1e6,
-                  reply.receive_ns / 1e6, reply.to_device_ns / 1e6, reply.compute_ns / 1e6, reply.from_device_ns / 1e6,
-                  (now_ns() - cc.first_ns) / 1e6);
+                  s.peer, call_id, cc.name, cc.payload_bytes, cc.pieces.size(), cc.setup_ns / 1e6, receive / 1e6,
+                  to_device / 1e6, compute / 1e6, from_device / 1e6, (now_ns() - cc.first_ns) / 1e6);
     ++total_calls;
     ++pipelined_calls;
-    ++calls_by_routine[name];
+    ++calls_by_routine[cc.name];
     ++s.calls;
-    if (!reply.ok) {
+    if (!ok) {
       ++total_errors;
       ++s.errors;
-      spdlog::warn("call.failed peer={} call={} routine={} error=\"{}\"", s.peer, call_id, name, reply.message);
+      spdlog::warn("call.failed peer={} call={} routine={} error=\"{}\"", s.peer, call_id, cc.name, cc.error);
     }
-    s.held_bytes -= std::min(s.held_bytes, cc.plan.staging_bytes);
-    if (s.state != State::closing) send(s.peer, reply);
+    s.held_bytes -= std::min(s.held_bytes, cc.staging_bytes);
+    if (s.state == State::closing) return;
+    if (cc.lapack)
+      send(s.peer, wire::LapackReply{call_id, ok, cc.error, ok ? info : 0, 0, receive, 0, to_device, compute, from_device});
+    else
+      send(s.peer, wire::CallReply{call_id, ok, cc.error, 0, receive, 0, to_device, compute, from_device});
   }
 
   size_t chunked_active = 0;

@@ -83,6 +83,19 @@ LapackCall get_lapack(Reader& r) {
   return c;
 }
 
+// A chunk's place in its call: checked against the call's payload.
+template <class Chunk>
+void get_chunking(Reader& r, Chunk& c, uint64_t needed, const char* kind) {
+  c.payload_bytes = r.u64();
+  c.chunk_bytes = r.u64();
+  c.chunk_index = r.u64();
+  if (c.payload_bytes != needed || c.payload_bytes == 0)
+    throw ProtocolError(std::string("chunked ") + kind + " call announces " + std::to_string(c.payload_bytes) +
+                        " payload bytes, its arrays need " + std::to_string(needed));
+  if (c.chunk_bytes < kMinChunkBytes) throw ProtocolError("chunk size below the minimum");
+  if (c.chunk_index >= chunk_count(c.payload_bytes, c.chunk_bytes)) throw ProtocolError("chunk index out of range");
+}
+
 }  // namespace
 
 Type type_of(const Message& m) {
@@ -90,7 +103,8 @@ Type type_of(const Message& m) {
   static constexpr Type kTypes[] = {Type::hello,          Type::challenge,    Type::auth,  Type::auth_result,
                                     Type::blas3_call,     Type::call_reply,   Type::status_request,
                                     Type::status_reply,   Type::error,        Type::ping,  Type::pong,
-                                    Type::lapack_call,    Type::lapack_reply, Type::call_chunk, Type::reply_chunk};
+                                    Type::lapack_call,    Type::lapack_reply, Type::call_chunk, Type::reply_chunk,
+                                    Type::lapack_chunk};
   static_assert(std::size(kTypes) == std::variant_size_v<Message>);
   return kTypes[m.index()];
 }
@@ -161,6 +175,13 @@ std::vector<std::byte> encode(const Message& m) {
                    w.u64(q.call_id);
                    put_lapack(w, q.call);
                    w.u64(q.payload_bytes);
+                 },
+                 [&](const LapackChunk& c) {
+                   w.u64(c.call_id);
+                   put_lapack(w, c.call);
+                   w.u64(c.payload_bytes);
+                   w.u64(c.chunk_bytes);
+                   w.u64(c.chunk_index);
                  },
                  [&](const LapackReply& r) {
                    w.u64(r.call_id);
@@ -310,14 +331,15 @@ Message decode(std::span<const std::byte> bytes) {
       CallChunk c;
       c.call_id = r.u64();
       c.call = get_call(r);
-      c.payload_bytes = r.u64();
-      c.chunk_bytes = r.u64();
-      c.chunk_index = r.u64();
-      if (c.payload_bytes != request_bytes(c.call) || c.payload_bytes == 0)
-        throw ProtocolError("chunked BLAS call announces " + std::to_string(c.payload_bytes) +
-                            " payload bytes, its matrices need " + std::to_string(request_bytes(c.call)));
-      if (c.chunk_bytes < kMinChunkBytes) throw ProtocolError("chunk size below the minimum");
-      if (c.chunk_index >= chunk_count(c.payload_bytes, c.chunk_bytes)) throw ProtocolError("chunk index out of range");
+      get_chunking(r, c, request_bytes(c.call), "BLAS");
+      m = c;
+      break;
+    }
+    case Type::lapack_chunk: {
+      LapackChunk c;
+      c.call_id = r.u64();
+      c.call = get_lapack(r);
+      get_chunking(r, c, request_bytes(c.call), "LAPACK");
       m = c;
       break;
     }

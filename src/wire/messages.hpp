@@ -35,6 +35,7 @@ enum class Type : uint16_t {
   call_chunk = 13,    // client -> server: one piece of a large Level-3 call's input (pipelined path)
   reply_chunk = 14,   // server -> client: one piece of a pipelined call's result
   lapack_reply = 15,  // server -> client: result of a LAPACK call: INFO; payload = packed output arrays
+  lapack_chunk = 16,  // client -> server: one piece of a large LAPACK call's input (pipelined path)
 };
 
 struct Hello {
@@ -129,6 +130,15 @@ struct CallChunk {
   uint64_t chunk_bytes = 0;    // at least kMinChunkBytes
   uint64_t chunk_index = 0;    // below chunk_count(payload_bytes, chunk_bytes)
 };
+// The same for a LAPACK call: its result comes back in ReplyChunks (none spanning two output
+// arrays), then a LapackReply without payload.
+struct LapackChunk {
+  uint64_t call_id = 0;
+  LapackCall call;
+  uint64_t payload_bytes = 0;  // of the whole call: must equal request_bytes(call)
+  uint64_t chunk_bytes = 0;    // at least kMinChunkBytes
+  uint64_t chunk_index = 0;    // below chunk_count(payload_bytes, chunk_bytes)
+};
 struct ReplyChunk {
   uint64_t call_id = 0;
   uint64_t offset = 0;  // where this piece goes in the packed result
@@ -136,14 +146,18 @@ struct ReplyChunk {
 };
 inline constexpr uint64_t kMinChunkBytes = 64 * 1024;  // bounds the chunks of a call (and a peer's work)
 inline uint64_t chunk_count(uint64_t total, uint64_t chunk_bytes) { return (total + chunk_bytes - 1) / chunk_bytes; }
-inline uint64_t chunk_offset(const CallChunk& c) { return c.chunk_index * c.chunk_bytes; }
-inline uint64_t chunk_length(const CallChunk& c) {
+template <class Chunk>  // CallChunk or LapackChunk
+uint64_t chunk_offset(const Chunk& c) {
+  return c.chunk_index * c.chunk_bytes;
+}
+template <class Chunk>
+uint64_t chunk_length(const Chunk& c) {
   return std::min(c.chunk_bytes, c.payload_bytes - chunk_offset(c));
 }
 
 // The alternatives; type_of() in messages.cpp maps each to its Type.
 using Message = std::variant<Hello, Challenge, Auth, AuthResult, Blas3Call, CallReply, StatusRequest, StatusReply,
-                             ErrorMessage, Ping, Pong, LapackRequest, LapackReply, CallChunk, ReplyChunk>;
+                             ErrorMessage, Ping, Pong, LapackRequest, LapackReply, CallChunk, ReplyChunk, LapackChunk>;
 // The Type of a message (its variant alternative).
 Type type_of(const Message& m);
 

@@ -37,6 +37,23 @@ remote_out=$("$OUTBOARD" run --offload always -- "$BUILD/bin/blas_demo" 700 2>"$
 ! grep -q "outboard: warning" "$WORK/demo.err" || { cat "$WORK/demo.err"; fail "blas_demo fell back"; }
 ok "blas_demo 700: $remote_out, locally and pipelined"
 
+# LAPACK calls of two chunks or more travel in chunks too, and their results come back in pieces:
+# straight into arrays whose leading dimension is their row count (lapack_demo), aside and then
+# copied in where it is larger (lapack_check's arrays); INFO and the untouched B of a singular
+# system as LAPACK has them.
+before=$(status_field "s['pipelined_calls']")
+verdict lapack_check "$OUTBOARD" run --offload always -- "$PROGRAMS/lapack_check" --size 150
+after=$(status_field "s['pipelined_calls']")
+[ "$after" -gt "$before" ] || fail "lapack_check: no call went through the pipeline"
+ok "lapack_check: $((after - before)) pipelined calls"
+for p in d s; do
+  local_out=$("$BUILD/bin/lapack_demo" 300 $p 3 | grep checksum)
+  remote_out=$("$OUTBOARD" run --offload always -- "$BUILD/bin/lapack_demo" 300 $p 3 2>"$WORK/lapack_demo.err" | grep checksum)
+  [ "$local_out" = "$remote_out" ] || fail "lapack_demo $p: local '$local_out', pipelined '$remote_out'"
+  ! grep -q "outboard: warning" "$WORK/lapack_demo.err" || { cat "$WORK/lapack_demo.err"; fail "lapack_demo fell back"; }
+done
+ok "lapack_demo 300 d/s: the same output locally and pipelined"
+
 # A chunk size below the minimum is refused with a clear message (and the default used).
 OUTBOARD_CHUNK_BYTES=1000 "$OUTBOARD" run --offload always -- "$BUILD/bin/blas_demo" 200 >/dev/null 2>"$WORK/bad.err" ||
   fail "a bad OUTBOARD_CHUNK_BYTES must not stop the program"

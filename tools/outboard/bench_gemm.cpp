@@ -85,8 +85,9 @@ nlohmann::json gemm_series(const std::string& where, char precision, const std::
         cpu->level3(c, in, out.data());
       } else {
         if (chunk_bytes && wire::request_bytes(c) >= 2 * chunk_bytes)  // pipelined, as the client runtime does
-          reply = conn->chunked_request(c, {{a.data(), bytes}, {b.data(), bytes}}, chunk_bytes, out.data(), bytes, 0,
-                                        chunk_window);
+          reply = conn->chunked_request(
+              wire::CallChunk{0, c, wire::request_bytes(c), chunk_bytes, 0}, {{a.data(), bytes}, {b.data(), bytes}},
+              [&out](uint64_t offset, uint64_t) { return out.data() + offset; }, bytes, 0, chunk_window);
         else
           reply = conn->request(wire::Blas3Call{0, c, wire::request_bytes(c)}, {{a.data(), bytes}, {b.data(), bytes}},
                                 out.data(), bytes, 0);

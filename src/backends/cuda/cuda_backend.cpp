@@ -44,6 +44,37 @@ outboard_cuda_level3 plugin_call(const wire::Level3Call& c) {
   return call;
 }
 
+outboard_cuda_lapack plugin_call(const wire::LapackCall& c, std::span<const std::byte* const> inputs,
+                                 std::span<std::byte* const> outputs) {
+  static const char precision[] = "sdcz";
+  outboard_cuda_lapack call{};
+  call.routine = static_cast<int>(c.routine);
+  call.precision = precision[static_cast<int>(c.scalar)];
+  call.trans = c.trans, call.uplo = c.uplo, call.jobz = c.jobz, call.jobu = c.jobu, call.jobvt = c.jobvt;
+  call.m = c.m, call.n = c.n, call.nrhs = c.nrhs;
+  // The arrays by name: outputs (pre-filled where in place) take precedence over inputs.
+  const wire::LapackLayout l = wire::layout(c);
+  auto bind = [&](const std::string& name, void* p, bool output) {
+    if (name == "A") {
+      call.a = p;
+      call.a_out = output;
+    } else if (name == "B") {
+      call.b = p;
+    } else if (name == "ipiv") {
+      call.ipiv = static_cast<int32_t*>(p);
+    } else if (name == "U") {
+      call.u = p;
+    } else if (name == "VT") {
+      call.vt = p;
+    } else {
+      call.vec = p;
+    }
+  };
+  for (size_t i = 0; i < l.inputs.size(); ++i) bind(l.inputs[i].name, const_cast<std::byte*>(inputs[i]), false);
+  for (size_t i = 0; i < l.outputs.size(); ++i) bind(l.outputs[i].name, outputs[i], true);
+  return call;
+}
+
 namespace {
 
 class CudaBackend final : public server::Backend {
@@ -97,32 +128,7 @@ class CudaBackend final : public server::Backend {
 
   int64_t lapack(const wire::LapackCall& c, std::span<const std::byte* const> inputs,
                  std::span<std::byte* const> outputs, server::DeviceTiming& timing) override {
-    static const char precision[] = "sdcz";
-    outboard_cuda_lapack call{};
-    call.routine = static_cast<int>(c.routine);
-    call.precision = precision[static_cast<int>(c.scalar)];
-    call.trans = c.trans, call.uplo = c.uplo, call.jobz = c.jobz, call.jobu = c.jobu, call.jobvt = c.jobvt;
-    call.m = c.m, call.n = c.n, call.nrhs = c.nrhs;
-    // The arrays by name: outputs (pre-filled where in place) take precedence over inputs.
-    const wire::LapackLayout l = wire::layout(c);
-    auto bind = [&](const std::string& name, void* p, bool output) {
-      if (name == "A") {
-        call.a = p;
-        call.a_out = output;
-      } else if (name == "B") {
-        call.b = p;
-      } else if (name == "ipiv") {
-        call.ipiv = static_cast<int32_t*>(p);
-      } else if (name == "U") {
-        call.u = p;
-      } else if (name == "VT") {
-        call.vt = p;
-      } else {
-        call.vec = p;
-      }
-    };
-    for (size_t i = 0; i < l.inputs.size(); ++i) bind(l.inputs[i].name, const_cast<std::byte*>(inputs[i]), false);
-    for (size_t i = 0; i < l.outputs.size(); ++i) bind(l.outputs[i].name, outputs[i], true);
+    outboard_cuda_lapack call = plugin_call(c, inputs, outputs);
     std::lock_guard lk(mu_);
     plugin_.check(plugin_.api().set_device(device_), "selecting the GPU");
     uint64_t ns[3] = {0, 0, 0};
@@ -137,6 +143,9 @@ class CudaBackend final : public server::Backend {
 
   std::unique_ptr<server::Pipeline> pipeline(const server::Plan& plan, std::byte* staging) override {
     return gpu_->pipeline(plan, staging);
+  }
+  std::unique_ptr<server::Pipeline> lapack_pipeline(const server::LapackPlan& plan, std::byte* staging) override {
+    return serves_lapack(plan.call) ? gpu_->lapack_pipeline(plan, staging) : nullptr;
   }
 
   uint64_t device_round_trip(const std::byte* in, std::byte* back, size_t bytes) override {

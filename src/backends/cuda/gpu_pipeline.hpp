@@ -6,15 +6,21 @@
 #include <atomic>
 #include <cstdint>
 #include <memory>
+#include <span>
 #include <vector>
 
 #include "backends/cuda/loader.hpp"
+#include "server/lapack_pipeline.hpp"
 #include "server/pipeline.hpp"
 
 namespace outboard::backends {
 
 // The plugin's description of a call on packed operands (leading dimension = rows).
 outboard_cuda_level3 plugin_call(const wire::Level3Call& c);
+// The same for a LAPACK call on packed arrays (host or device memory), in wire::layout order; an
+// output updated in place takes precedence over its input.
+outboard_cuda_lapack plugin_call(const wire::LapackCall& c, std::span<const std::byte* const> inputs,
+                                 std::span<std::byte* const> outputs);
 
 // What pipelines use on one GPU, owned by its backend and lent to one pipeline at a time.
 class GpuResources {
@@ -29,9 +35,12 @@ class GpuResources {
   // A pipeline for `plan` (whose input lands in `staging`), or nullptr while another one runs.
   // Throws Error when the GPU cannot take it (out of device memory, say).
   std::unique_ptr<server::Pipeline> pipeline(const server::Plan& plan, std::byte* staging);
+  // The same for a LAPACK call (gpu_lapack_pipeline.cpp).
+  std::unique_ptr<server::Pipeline> lapack_pipeline(const server::LapackPlan& plan, std::byte* staging);
 
  private:
   friend class GpuPipeline;
+  friend class GpuLapackPipeline;
   void* event();            // from the free list, or a new one
   void recycle(void* event);
   void* reserve(size_t bytes);  // device memory for a call's operands, kept and grown

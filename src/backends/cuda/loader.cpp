@@ -72,7 +72,11 @@ std::optional<CudaPlugin> CudaPlugin::load(std::string& why) {
       reinterpret_cast<const void*>(api->memcpy_async),     reinterpret_cast<const void*>(api->fill),
       reinterpret_cast<const void*>(api->timed_copy),       reinterpret_cast<const void*>(api->gemm),
       reinterpret_cast<const void*>(api->release),      reinterpret_cast<const void*>(api->level3),
-      reinterpret_cast<const void*>(api->lapack)};
+      reinterpret_cast<const void*>(api->lapack),       reinterpret_cast<const void*>(api->event_create),
+      reinterpret_cast<const void*>(api->event_destroy), reinterpret_cast<const void*>(api->event_record),
+      reinterpret_cast<const void*>(api->stream_wait_event), reinterpret_cast<const void*>(api->event_query),
+      reinterpret_cast<const void*>(api->event_elapsed), reinterpret_cast<const void*>(api->level3_async),
+      reinterpret_cast<const void*>(api->lapack_device)};
   for (const void* f : required)
     if (!f) {
       why = "the CUDA plugin " + path + " has an incomplete function table";

@@ -857,7 +857,15 @@ int run_lapack(cusolverDnHandle_t h, const outboard_cuda_lapack& c, T* a, T* b, 
 
 }  // extern "C++"
 
-static int ob_lapack(const outboard_cuda_lapack* call, int64_t* info, uint64_t timing_ns[3]) {
+extern "C++" {
+
+// Bytes of each array of a call, as plugin_api.h describes them.
+struct LapackShapes {
+  size_t a = 0, b = 0, ipiv_count = 0, vec = 0, u = 0, vt = 0;
+};
+
+// Checks what both entry points take; fills `shapes`.
+int check_lapack_call(const outboard_cuda_lapack* call, int64_t* info, LapackShapes& shapes) {
   if (!call || !info || call->routine < 0 || call->routine > 9 || call->m < 0 || call->n < 0 || call->nrhs < 0 ||
       call->m > INT_MAX || call->n > INT_MAX || call->nrhs > INT_MAX)
     return fail(OUTBOARD_CUDA_ERR_INVALID_ARGUMENT, "lapack: bad call");
@@ -866,88 +874,128 @@ static int ob_lapack(const outboard_cuda_lapack* call, int64_t* info, uint64_t t
     return fail(OUTBOARD_CUDA_ERR_INVALID_ARGUMENT, "lapack: gels needs trans 'N' and m >= n");
   if (c.routine == 9 && (c.m < c.n || c.jobu == 'O' || c.jobvt == 'O'))
     return fail(OUTBOARD_CUDA_ERR_INVALID_ARGUMENT, "lapack: gesvd needs m >= n and jobu, jobvt other than 'O'");
+  const size_t elem = c.precision == 's' ? 4 : c.precision == 'z' ? 16 : 8;
+  const size_t real = (c.precision == 's' || c.precision == 'c') ? 4 : 8;
+  const size_t m = static_cast<size_t>(c.m), n = static_cast<size_t>(c.n), nrhs = static_cast<size_t>(c.nrhs);
+  const size_t k = m < n ? m : n;
+  // A is m x n for getrf, gels, geqrf and gesvd; n x n for the others.
+  const bool rect = c.routine == 1 || c.routine == 6 || c.routine == 7 || c.routine == 9;
+  LapackShapes& x = shapes;
+  x = LapackShapes{};
+  x.a = (rect ? m * n : n * n) * elem;
+  if (c.routine == 0 || c.routine == 2 || c.routine == 3 || c.routine == 5) x.b = n * nrhs * elem;
+  if (c.routine == 6) x.b = (m > n ? m : n) * nrhs * elem;
+  if (c.routine == 0 || c.routine == 2) x.ipiv_count = n;
+  if (c.routine == 1) x.ipiv_count = k;
+  if (c.routine == 7) x.vec = k * elem;
+  if (c.routine == 8) x.vec = n * real;
+  if (c.routine == 9) {
+    x.vec = k * real;
+    x.u = (c.jobu == 'A' ? m * m : c.jobu == 'S' ? m * k : 0) * elem;
+    x.vt = (c.jobvt == 'A' ? n * n : c.jobvt == 'S' ? k * n : 0) * elem;
+  }
+  if (!c.a || (x.b && !c.b) || (x.ipiv_count && !c.ipiv) || (x.vec && !c.vec) || (x.u && !c.u) || (x.vt && !c.vt))
+    return fail(OUTBOARD_CUDA_ERR_INVALID_ARGUMENT, "lapack: an array the routine needs is missing");
+  if (c.precision != 's' && c.precision != 'd' && c.precision != 'c' && c.precision != 'z')
+    return fail(OUTBOARD_CUDA_ERR_INVALID_ARGUMENT, "lapack: precision must be s, d, c or z");
+  return OUTBOARD_CUDA_OK;
+}
+
+// The call on device arrays `d` (c's shapes, device pointers), on the legacy stream, waiting for
+// it; *info gets LAPACK's INFO.
+int lapack_on_device(const outboard_cuda_lapack& c, const outboard_cuda_lapack& d, int64_t* info) {
+  std::lock_guard<std::mutex> lock(g_solver_mutex);
+  cusolverDnHandle_t h = nullptr;
+  if (int rc = solver_for_current_device(&h)) return rc;
+  if (int rc = check(cusolverDnSetStream(h, nullptr), "cusolverDnSetStream")) return rc;
+  DeviceArrays mem;
+  int* info_dev = nullptr;
+  int rc = mem.alloc(reinterpret_cast<void**>(&info_dev), sizeof(int), "cudaMalloc (info)");
+  if (!rc) rc = check(cudaMemset(info_dev, 0, sizeof(int)), "cudaMemset (info)");
+  int64_t host_info = 0;
+  if (!rc) {
+    switch (c.precision) {
+      case 's': rc = run_lapack<float>(h, c, (float*)d.a, (float*)d.b, d.ipiv, d.vec, (float*)d.u, (float*)d.vt, info_dev, &host_info, mem); break;
+      case 'd': rc = run_lapack<double>(h, c, (double*)d.a, (double*)d.b, d.ipiv, d.vec, (double*)d.u, (double*)d.vt, info_dev, &host_info, mem); break;
+      case 'c': rc = run_lapack<cuComplex>(h, c, (cuComplex*)d.a, (cuComplex*)d.b, d.ipiv, d.vec, (cuComplex*)d.u, (cuComplex*)d.vt, info_dev, &host_info, mem); break;
+      default: rc = run_lapack<cuDoubleComplex>(h, c, (cuDoubleComplex*)d.a, (cuDoubleComplex*)d.b, d.ipiv, d.vec, (cuDoubleComplex*)d.u, (cuDoubleComplex*)d.vt, info_dev, &host_info, mem); break;
+    }
+  }
+  if (!rc) rc = check(cudaStreamSynchronize(nullptr), "LAPACK call");
+  int dev_info = 0;
+  if (!rc) rc = check(cudaMemcpy(&dev_info, info_dev, sizeof(int), cudaMemcpyDeviceToHost), "cudaMemcpy info");
+  if (rc) {
+    cudaStreamSynchronize(nullptr);
+    cudaGetLastError();
+    return rc;
+  }
+  if (dev_info < 0) return fail(OUTBOARD_CUDA_ERR_INTERNAL, ("cuSOLVER rejected argument " + std::to_string(-dev_info)).c_str());
+  *info = host_info ? host_info : dev_info;
+  return OUTBOARD_CUDA_OK;
+}
+
+uint64_t elapsed_ns(std::chrono::steady_clock::time_point since) {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - since).count());
+}
+
+}  // extern "C++"
+
+static int ob_lapack(const outboard_cuda_lapack* call, int64_t* info, uint64_t timing_ns[3]) {
+  LapackShapes x;
+  if (int rc = check_lapack_call(call, info, x)) return rc;
+  const outboard_cuda_lapack& c = *call;
   return guarded([&] {
     *info = 0;
-    const size_t elem = c.precision == 's' ? 4 : c.precision == 'z' ? 16 : 8;
-    const size_t real = (c.precision == 's' || c.precision == 'c') ? 4 : 8;
-    const size_t m = static_cast<size_t>(c.m), n = static_cast<size_t>(c.n), nrhs = static_cast<size_t>(c.nrhs);
-    const size_t k = m < n ? m : n;
-    // A is m x n for getrf, gels, geqrf and gesvd; n x n for the others.
-    const bool rect = c.routine == 1 || c.routine == 6 || c.routine == 7 || c.routine == 9;
-    // Shapes of the host arrays (bytes), as in plugin_api.h.
-    const size_t a_bytes = (rect ? m * n : n * n) * elem;
-    size_t b_bytes = 0, ipiv_count = 0, vec_bytes = 0, u_bytes = 0, vt_bytes = 0;
-    if (c.routine == 0 || c.routine == 2 || c.routine == 3 || c.routine == 5) b_bytes = n * nrhs * elem;
-    if (c.routine == 6) b_bytes = (m > n ? m : n) * nrhs * elem;
-    if (c.routine == 0 || c.routine == 2) ipiv_count = n;
-    if (c.routine == 1) ipiv_count = k;
-    if (c.routine == 7) vec_bytes = k * elem;
-    if (c.routine == 8) vec_bytes = n * real;
-    if (c.routine == 9) {
-      vec_bytes = k * real;
-      u_bytes = (c.jobu == 'A' ? m * m : c.jobu == 'S' ? m * k : 0) * elem;
-      vt_bytes = (c.jobvt == 'A' ? n * n : c.jobvt == 'S' ? k * n : 0) * elem;
-    }
-    if (!c.a || (b_bytes && !c.b) || (ipiv_count && !c.ipiv) || (vec_bytes && !c.vec) || (u_bytes && !c.u) ||
-        (vt_bytes && !c.vt))
-      return fail(OUTBOARD_CUDA_ERR_INVALID_ARGUMENT, "lapack: an array the routine needs is missing");
-    std::lock_guard<std::mutex> lock(g_solver_mutex);
-    cusolverDnHandle_t h = nullptr;
-    if (int rc = solver_for_current_device(&h)) return rc;
-    if (int rc = check(cusolverDnSetStream(h, nullptr), "cusolverDnSetStream")) return rc;
     DeviceArrays mem;
-    void *a = nullptr, *b = nullptr, *vec = nullptr, *u = nullptr, *vt = nullptr;
-    int *ipiv = nullptr, *info_dev = nullptr;
-    auto clock = [] { return std::chrono::steady_clock::now(); };
-    auto ns = [](auto d) { return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(d).count()); };
-    auto t0 = clock();
-    int rc = mem.alloc(&a, a_bytes, "cudaMalloc (A)");
-    if (!rc && b_bytes) rc = mem.alloc(&b, b_bytes, "cudaMalloc (B)");
-    if (!rc && ipiv_count) rc = mem.alloc(reinterpret_cast<void**>(&ipiv), ipiv_count * 4, "cudaMalloc (ipiv)");
-    if (!rc && vec_bytes) rc = mem.alloc(&vec, vec_bytes, "cudaMalloc (tau, w or s)");
-    if (!rc && u_bytes) rc = mem.alloc(&u, u_bytes, "cudaMalloc (U)");
-    if (!rc && vt_bytes) rc = mem.alloc(&vt, vt_bytes, "cudaMalloc (VT)");
-    if (!rc) rc = mem.alloc(reinterpret_cast<void**>(&info_dev), sizeof(int), "cudaMalloc (info)");
-    if (!rc) rc = check(cudaMemset(info_dev, 0, sizeof(int)), "cudaMemset (info)");
-    if (!rc) rc = check(cudaMemcpy(a, c.a, a_bytes, cudaMemcpyHostToDevice), "cudaMemcpy A");
-    if (!rc && b_bytes) rc = check(cudaMemcpy(b, c.b, b_bytes, cudaMemcpyHostToDevice), "cudaMemcpy B");
-    if (!rc && c.routine == 2) rc = check(cudaMemcpy(ipiv, c.ipiv, ipiv_count * 4, cudaMemcpyHostToDevice), "cudaMemcpy ipiv");
+    outboard_cuda_lapack d = c;  // the same call on device copies
+    d.b = d.vec = d.u = d.vt = nullptr;
+    d.ipiv = nullptr;
+    const auto t0 = std::chrono::steady_clock::now();
+    int rc = mem.alloc(&d.a, x.a, "cudaMalloc (A)");
+    if (!rc && x.b) rc = mem.alloc(&d.b, x.b, "cudaMalloc (B)");
+    if (!rc && x.ipiv_count) rc = mem.alloc(reinterpret_cast<void**>(&d.ipiv), x.ipiv_count * 4, "cudaMalloc (ipiv)");
+    if (!rc && x.vec) rc = mem.alloc(&d.vec, x.vec, "cudaMalloc (tau, w or s)");
+    if (!rc && x.u) rc = mem.alloc(&d.u, x.u, "cudaMalloc (U)");
+    if (!rc && x.vt) rc = mem.alloc(&d.vt, x.vt, "cudaMalloc (VT)");
+    if (!rc) rc = check(cudaMemcpy(d.a, c.a, x.a, cudaMemcpyHostToDevice), "cudaMemcpy A");
+    if (!rc && x.b) rc = check(cudaMemcpy(d.b, c.b, x.b, cudaMemcpyHostToDevice), "cudaMemcpy B");
+    if (!rc && c.routine == 2) rc = check(cudaMemcpy(d.ipiv, c.ipiv, x.ipiv_count * 4, cudaMemcpyHostToDevice), "cudaMemcpy ipiv");
     if (!rc) rc = check(cudaDeviceSynchronize(), "copies to the GPU");
-    auto t1 = clock();
-    int64_t host_info = 0;
-    if (!rc) {
-      switch (c.precision) {
-        case 's': rc = run_lapack<float>(h, c, (float*)a, (float*)b, ipiv, vec, (float*)u, (float*)vt, info_dev, &host_info, mem); break;
-        case 'd': rc = run_lapack<double>(h, c, (double*)a, (double*)b, ipiv, vec, (double*)u, (double*)vt, info_dev, &host_info, mem); break;
-        case 'c': rc = run_lapack<cuComplex>(h, c, (cuComplex*)a, (cuComplex*)b, ipiv, vec, (cuComplex*)u, (cuComplex*)vt, info_dev, &host_info, mem); break;
-        case 'z': rc = run_lapack<cuDoubleComplex>(h, c, (cuDoubleComplex*)a, (cuDoubleComplex*)b, ipiv, vec, (cuDoubleComplex*)u, (cuDoubleComplex*)vt, info_dev, &host_info, mem); break;
-        default: rc = fail(OUTBOARD_CUDA_ERR_INVALID_ARGUMENT, "lapack: precision must be s, d, c or z");
-      }
-    }
-    if (!rc) rc = check(cudaDeviceSynchronize(), "LAPACK call");
-    auto t2 = clock();
-    int dev_info = 0;
-    if (!rc) rc = check(cudaMemcpy(&dev_info, info_dev, sizeof(int), cudaMemcpyDeviceToHost), "cudaMemcpy info");
-    if (!rc && c.a_out) rc = check(cudaMemcpy(c.a, a, a_bytes, cudaMemcpyDeviceToHost), "cudaMemcpy A back");
-    if (!rc && b_bytes) rc = check(cudaMemcpy(c.b, b, b_bytes, cudaMemcpyDeviceToHost), "cudaMemcpy B back");
-    if (!rc && ipiv_count && c.routine != 2)
-      rc = check(cudaMemcpy(c.ipiv, ipiv, ipiv_count * 4, cudaMemcpyDeviceToHost), "cudaMemcpy ipiv back");
-    if (!rc && vec_bytes) rc = check(cudaMemcpy(c.vec, vec, vec_bytes, cudaMemcpyDeviceToHost), "cudaMemcpy tau/w/s back");
-    if (!rc && u_bytes) rc = check(cudaMemcpy(c.u, u, u_bytes, cudaMemcpyDeviceToHost), "cudaMemcpy U back");
-    if (!rc && vt_bytes) rc = check(cudaMemcpy(c.vt, vt, vt_bytes, cudaMemcpyDeviceToHost), "cudaMemcpy VT back");
-    auto t3 = clock();
+    const uint64_t to_device = elapsed_ns(t0);
+    const auto t1 = std::chrono::steady_clock::now();
+    if (!rc) rc = lapack_on_device(c, d, info);
+    const uint64_t compute = elapsed_ns(t1);
+    const auto t2 = std::chrono::steady_clock::now();
+    if (!rc && c.a_out) rc = check(cudaMemcpy(c.a, d.a, x.a, cudaMemcpyDeviceToHost), "cudaMemcpy A back");
+    if (!rc && x.b) rc = check(cudaMemcpy(c.b, d.b, x.b, cudaMemcpyDeviceToHost), "cudaMemcpy B back");
+    if (!rc && x.ipiv_count && c.routine != 2)
+      rc = check(cudaMemcpy(c.ipiv, d.ipiv, x.ipiv_count * 4, cudaMemcpyDeviceToHost), "cudaMemcpy ipiv back");
+    if (!rc && x.vec) rc = check(cudaMemcpy(c.vec, d.vec, x.vec, cudaMemcpyDeviceToHost), "cudaMemcpy tau/w/s back");
+    if (!rc && x.u) rc = check(cudaMemcpy(c.u, d.u, x.u, cudaMemcpyDeviceToHost), "cudaMemcpy U back");
+    if (!rc && x.vt) rc = check(cudaMemcpy(c.vt, d.vt, x.vt, cudaMemcpyDeviceToHost), "cudaMemcpy VT back");
     if (rc) {
       cudaDeviceSynchronize();
       cudaGetLastError();
       return rc;
     }
-    if (dev_info < 0) return fail(OUTBOARD_CUDA_ERR_INTERNAL, ("cuSOLVER rejected argument " + std::to_string(-dev_info)).c_str());
-    *info = host_info ? host_info : dev_info;
     if (timing_ns) {
-      timing_ns[0] = ns(t1 - t0);
-      timing_ns[1] = ns(t2 - t1);
-      timing_ns[2] = ns(t3 - t2);
+      timing_ns[0] = to_device;
+      timing_ns[1] = compute;
+      timing_ns[2] = elapsed_ns(t2);
     }
+    return OUTBOARD_CUDA_OK;
+  });
+}
+
+static int ob_lapack_device(const outboard_cuda_lapack* call, int64_t* info, uint64_t* compute_ns) {
+  LapackShapes x;
+  if (int rc = check_lapack_call(call, info, x)) return rc;
+  return guarded([&] {
+    *info = 0;
+    const auto t0 = std::chrono::steady_clock::now();
+    if (int rc = lapack_on_device(*call, *call, info)) return rc;
+    if (compute_ns) *compute_ns = elapsed_ns(t0);
     return OUTBOARD_CUDA_OK;
   });
 }
@@ -1013,6 +1061,7 @@ static const outboard_cuda_api_v1 g_api = {
     ob_event_elapsed,
     ob_level3_async,
     ob_lapack,
+    ob_lapack_device,
 };
 
 const outboard_cuda_api_v1* outboard_cuda_plugin_v1(void) { return &g_api; }

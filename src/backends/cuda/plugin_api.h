@@ -9,7 +9,7 @@
  * caller checks `version` (and that `size` covers the table it was built against) before using it.
  * A change to any signature, struct or meaning here makes a new version; the loader accepts only
  * its own. Version 2 added, at the end of the table, the events and level3_async (pipelined calls)
- * and lapack (cuSOLVER).
+ * and lapack (cuSOLVER); version 3 lapack_device (pipelined LAPACK calls).
  *
  * Threads: functions act on the calling thread's current device (set_device), as CUDA does.
  * last_error() is per thread. */
@@ -22,7 +22,7 @@
 extern "C" {
 #endif
 
-#define OUTBOARD_CUDA_API_VERSION 2
+#define OUTBOARD_CUDA_API_VERSION 3
 #define OUTBOARD_CUDA_PLUGIN_SYMBOL "outboard_cuda_plugin_v1"
 #define OUTBOARD_CUDA_PLUGIN_FILE "liboutboard-cuda.so"
 
@@ -185,6 +185,15 @@ struct outboard_cuda_api_v1 {
    * in *info (>= 0; the caller passes valid arguments only). One call at a time per process.
    * timing_ns as for level3. */
   int (*lapack)(const struct outboard_cuda_lapack* call, int64_t* info, uint64_t timing_ns[3]);
+
+  /* ---- version 3: pipelined LAPACK calls ---- */
+
+  /* As lapack, on arrays already in the current device's memory: the array pointers in `call` are
+   * device pointers, with the shapes lapack takes, updated in place (a_out is not used). Runs on
+   * the legacy default stream, which it waits for before returning: the results are then in
+   * device memory. Work the caller queued on other streams must have finished before the call.
+   * compute_ns, if not null, receives the time it took. */
+  int (*lapack_device)(const struct outboard_cuda_lapack* call, int64_t* info, uint64_t* compute_ns);
 };
 
 #if defined(__GNUC__)
