@@ -1,7 +1,9 @@
 // The LAPACK routines on the GPU backend (cuSOLVER) against the CPU backend (LAPACK in OpenBLAS)
 // on the same packed arrays, every precision: residual checks (|A X - B|, Q R = A, orthogonality,
 // A V = V W, U S VT = A), the same eigen- and singular values, and the same INFO for singular and
-// non-positive-definite matrices. Skips where no GPU can be used.
+// non-positive-definite matrices. Every GPU case runs twice: as one call (Backend::lapack) and
+// pipelined (Backend::lapack_pipeline: input fed in pieces, result reported in pieces), as the
+// server runs chunked calls. Skips where no GPU can be used.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -12,6 +14,8 @@
 
 #include "backends/cpu/cpu_backend.hpp"
 #include "backends/cuda/cuda_backend.hpp"
+#include "server/lapack_pipeline.hpp"
+#include "transport/buffer.hpp"
 #include "wire/lapack.hpp"
 
 using namespace outboard;
@@ -83,12 +87,52 @@ Result run(server::Backend& backend, const LapackCall& c, const std::vector<Byte
   return r;
 }
 
-class GpuLapack : public ::testing::TestWithParam<Scalar> {
+// The same through the backend's LAPACK pipeline, as the server runs a chunked call: the inputs
+// land in staging memory in three steps, the result is taken piece by piece (small pieces: many
+// of them, some ending inside an element).
+Result run_pipelined(server::Backend& backend, const LapackCall& c, const std::vector<Bytes>& in) {
+  wire::validate(c);
+  const server::LapackPlan plan = server::plan_lapack(c, 1000);
+  transport::Buffer staging = transport::Buffer::allocate(plan.staging_bytes, backend.staging());
+  for (size_t i = 0; i < in.size(); ++i)
+    std::memcpy(staging.data() + plan.input_offsets[i], in[i].data(),
+                wire::array_bytes(wire::layout(c).inputs[i], c.scalar));
+  auto pipe = backend.lapack_pipeline(plan, staging.data());
+  EXPECT_TRUE(pipe) << "the GPU backend pipelines " << wire::call_name(c);
+  if (!pipe) return {};
+  for (uint64_t prefix : {plan.input_bytes / 3, plan.input_bytes / 2, plan.input_bytes}) pipe->input(prefix);
+  std::vector<bool> seen(plan.pieces.size());
+  size_t left = plan.pieces.size();
+  while (left) {
+    for (size_t i : pipe->finished()) {
+      EXPECT_FALSE(seen.at(i)) << "piece " << i << " reported twice";
+      seen[i] = true;
+      --left;
+    }
+  }
+  Result r;
+  r.info = pipe->info();
+  pipe.reset();
+  const auto l = wire::layout(c);
+  for (size_t i = 0; i < l.outputs.size(); ++i) {
+    const uint64_t bytes = wire::array_bytes(l.outputs[i], c.scalar);
+    r.out.emplace_back(bytes + 16);
+    std::memcpy(r.out.back().data(), staging.data() + plan.output_offsets[i], bytes);
+  }
+  return r;
+}
+
+class GpuLapack : public ::testing::TestWithParam<std::tuple<Scalar, bool>> {
  protected:
   void SetUp() override {
     if (!backends_once().gpu) GTEST_SKIP() << "no GPU: " << backends_once().why;
   }
-  Scalar s() const { return GetParam(); }
+  Scalar s() const { return std::get<0>(GetParam()); }
+  // The GPU backend, whole or pipelined (the test's second parameter).
+  Result run_gpu(const LapackCall& c, const std::vector<Bytes>& in) {
+    server::Backend& gpu = *backends_once().gpu;
+    return std::get<1>(GetParam()) && gpu.serves_lapack(c) ? run_pipelined(gpu, c, in) : run(gpu, c, in);
+  }
   std::mt19937 rng{11};
   Bytes random(int64_t rows, int64_t cols) {
     std::uniform_real_distribution<double> u(-1, 1);
@@ -143,7 +187,7 @@ TEST_P(GpuLapack, GesvAndSingularInfo) {
   auto c = call(LapackRoutine::gesv);
   c.n = n, c.nrhs = nrhs;
   Bytes a = random(n, n), b = random(n, nrhs);
-  auto g = run(*backends_once().gpu, c, {a, b});
+  auto g = run_gpu(c, {a, b});
   EXPECT_EQ(g.info, 0);
   EXPECT_LT(residual(a, n, 'N', n, n, g.out[2], n, b, n, nrhs), kTol);
   for (int64_t i = 0; i < n; ++i) {
@@ -152,7 +196,7 @@ TEST_P(GpuLapack, GesvAndSingularInfo) {
     EXPECT_TRUE(p >= i + 1 && p <= n);
   }
   for (int64_t i = 0; i < n; ++i) set(a, 4 * n + i, s(), 0);  // column 5 zero
-  auto gs = run(*backends_once().gpu, c, {a, b});
+  auto gs = run_gpu(c, {a, b});
   auto cs = run(*backends_once().cpu, c, {a, b});
   EXPECT_EQ(cs.info, 5);
   EXPECT_EQ(gs.info, cs.info);
@@ -165,7 +209,7 @@ TEST_P(GpuLapack, GetrfRectangularThenGetrs) {
     auto c = call(LapackRoutine::getrf);
     c.m = m, c.n = n;
     Bytes a = random(m, n);
-    auto g = run(*backends_once().gpu, c, {a});
+    auto g = run_gpu(c, {a});
     EXPECT_EQ(g.info, 0);
     // P L U = A: apply the row swaps to a copy of A.
     Bytes pa = a;
@@ -200,7 +244,7 @@ TEST_P(GpuLapack, GetrfRectangularThenGetrs) {
     auto c = call(LapackRoutine::getrs);
     c.trans = trans, c.n = n, c.nrhs = nrhs;
     Bytes b = random(n, nrhs);
-    auto g = run(*backends_once().gpu, c, {lu.out[0], lu.out[1], b});
+    auto g = run_gpu(c, {lu.out[0], lu.out[1], b});
     EXPECT_EQ(g.info, 0);
     EXPECT_LT(residual(a, n, trans, n, n, g.out[0], n, b, n, nrhs), kTol) << "trans " << trans;
   }
@@ -212,16 +256,16 @@ TEST_P(GpuLapack, PosvPotrfPotrsAndNotPositiveDefinite) {
     Bytes a = spd(n), b = random(n, nrhs);
     auto c = call(LapackRoutine::posv);
     c.uplo = uplo, c.n = n, c.nrhs = nrhs;
-    auto g = run(*backends_once().gpu, c, {a, b});
+    auto g = run_gpu(c, {a, b});
     EXPECT_EQ(g.info, 0);
     EXPECT_LT(residual(a, n, 'N', n, n, g.out[1], n, b, n, nrhs), kTol);
     auto f = call(LapackRoutine::potrf);
     f.uplo = uplo, f.n = n;
-    auto gf = run(*backends_once().gpu, f, {a});
+    auto gf = run_gpu(f, {a});
     EXPECT_EQ(gf.info, 0);
     auto t = call(LapackRoutine::potrs);
     t.uplo = uplo, t.n = n, t.nrhs = nrhs;
-    auto gt = run(*backends_once().gpu, t, {gf.out[0], b});
+    auto gt = run_gpu(t, {gf.out[0], b});
     EXPECT_EQ(gt.info, 0);
     EXPECT_LT(residual(a, n, 'N', n, n, gt.out[0], n, b, n, nrhs), kTol);
     // Identity with a(3,3) = -1: not positive definite at order 3.
@@ -229,8 +273,8 @@ TEST_P(GpuLapack, PosvPotrfPotrsAndNotPositiveDefinite) {
     for (int64_t j = 0; j < n; ++j)
       for (int64_t i = 0; i < n; ++i) set(bad, j * n + i, s(), i == j ? (i == 2 ? -1 : 1) : 0);
     EXPECT_EQ(run(*backends_once().cpu, f, {bad}).info, 3);
-    EXPECT_EQ(run(*backends_once().gpu, f, {bad}).info, 3);
-    EXPECT_EQ(run(*backends_once().gpu, c, {bad, b}).info, 3);
+    EXPECT_EQ(run_gpu(f, {bad}).info, 3);
+    EXPECT_EQ(run_gpu(c, {bad, b}).info, 3);
   }
 }
 
@@ -240,7 +284,7 @@ TEST_P(GpuLapack, GelsLeastSquaresAndRankDeficient) {
   c.trans = 'N', c.m = m, c.n = n, c.nrhs = nrhs;
   ASSERT_TRUE(backends_once().gpu->serves_lapack(c));
   Bytes a = random(m, n), b = random(m, nrhs);
-  auto g = run(*backends_once().gpu, c, {a, b});
+  auto g = run_gpu(c, {a, b});
   EXPECT_EQ(g.info, 0);
   // Normal equations: A^H (A x - b) = 0.
   double worst = 0, an = 0;
@@ -258,7 +302,7 @@ TEST_P(GpuLapack, GelsLeastSquaresAndRankDeficient) {
   EXPECT_LT(worst / (an * an * double(m) * 10 * eps(s())), kTol);
   for (int64_t i = 0; i < m; ++i) set(a, 6 * m + i, s(), 0);  // column 7 zero: R(7,7) = 0
   EXPECT_EQ(run(*backends_once().cpu, c, {a, b}).info, 7);
-  EXPECT_EQ(run(*backends_once().gpu, c, {a, b}).info, 7);
+  EXPECT_EQ(run_gpu(c, {a, b}).info, 7);
   c.trans = wire::is_complex(s()) ? 'C' : 'T';
   EXPECT_FALSE(backends_once().gpu->serves_lapack(c)) << "left to the CPU backend";
 }
@@ -268,7 +312,7 @@ TEST_P(GpuLapack, GeqrfReflectorsReproduceA) {
     auto c = call(LapackRoutine::geqrf);
     c.m = m, c.n = n;
     Bytes a = random(m, n);
-    auto g = run(*backends_once().gpu, c, {a});
+    auto g = run_gpu(c, {a});
     EXPECT_EQ(g.info, 0);
     const int64_t k = std::min(m, n);
     // Q R, with Q = H(1) ... H(k) applied to R from the left: H(i) = I - tau v v^H.
@@ -300,7 +344,7 @@ TEST_P(GpuLapack, SyevdHeevd) {
     for (int64_t i = 0; i < n; ++i) set(a, i * n + i, s(), get(a, i * n + i, s()) - 2.0 * n);
     auto c = call(LapackRoutine::syevd);
     c.jobz = 'V', c.uplo = uplo, c.n = n;
-    auto g = run(*backends_once().gpu, c, {a});
+    auto g = run_gpu(c, {a});
     auto cpu = run(*backends_once().cpu, c, {a});
     EXPECT_EQ(g.info, 0);
     const Bytes& v = g.out[0];
@@ -328,7 +372,7 @@ TEST_P(GpuLapack, SyevdHeevd) {
     EXPECT_LT(o / (double(n) * eps(s())), kTol);
     EXPECT_LT(dw / (an * double(n) * eps(s())), kTol) << "eigenvalues differ from the CPU's";
     c.jobz = 'N';
-    auto gn = run(*backends_once().gpu, c, {a});
+    auto gn = run_gpu(c, {a});
     double dn = 0;
     for (int64_t j = 0; j < n; ++j) dn = std::max(dn, std::abs(real_at(gn.out[0], j, s()) - real_at(w, j, s())));
     EXPECT_LT(dn / (an * double(n) * eps(s())), kTol);
@@ -342,7 +386,7 @@ TEST_P(GpuLapack, Gesvd) {
     c.jobu = c.jobvt = job, c.m = m, c.n = n;
     ASSERT_TRUE(backends_once().gpu->serves_lapack(c));
     Bytes a = random(m, n);
-    auto g = run(*backends_once().gpu, c, {a});
+    auto g = run_gpu(c, {a});
     auto cpu = run(*backends_once().cpu, c, {a});
     EXPECT_EQ(g.info, 0);
     const Bytes &sv = g.out[0], &u = g.out[1], &vt = g.out[2];
@@ -364,7 +408,12 @@ TEST_P(GpuLapack, Gesvd) {
   EXPECT_FALSE(backends_once().gpu->serves_lapack(wide)) << "m < n is left to the CPU backend";
 }
 
-INSTANTIATE_TEST_SUITE_P(AllPrecisions, GpuLapack, ::testing::Values(Scalar::s, Scalar::d, Scalar::c, Scalar::z),
-                         [](const auto& info) { return std::string(1, "sdcz"[static_cast<int>(info.param)]); });
+INSTANTIATE_TEST_SUITE_P(AllPrecisions, GpuLapack,
+                         ::testing::Combine(::testing::Values(Scalar::s, Scalar::d, Scalar::c, Scalar::z),
+                                            ::testing::Bool()),
+                         [](const auto& info) {
+                           return std::string(1, "sdcz"[static_cast<int>(std::get<0>(info.param))]) +
+                                  (std::get<1>(info.param) ? "_pipelined" : "_whole");
+                         });
 
 }  // namespace

@@ -181,6 +181,41 @@ int lapack_mode(Peer& p, const std::string& mode) {
     }
     return 0;
   }
+  // Chunked LAPACK calls: checked as BLAS chunks are, and their inputs' values too.
+  auto chunk = [](const wire::LapackRequest& q, uint64_t index) {
+    return wire::LapackChunk{7, q.call, q.payload_bytes, wire::kMinChunkBytes, index};
+  };
+  std::vector<std::byte> data(1 << 20);
+  if (mode == "lapack-chunk-twice") {  // the same chunk of a dgesv twice
+    auto c = chunk(lapack_call(R::gesv, 0, 200, 1), 0);
+    p.send(wire::encode(c), {{data.data(), wire::chunk_length(c)}});
+    p.send(wire::encode(c), {{data.data(), wire::chunk_length(c)}});
+    return p.expect_rejection(mode.c_str());
+  }
+  if (mode == "lapack-chunk-kinds") {  // a BLAS chunk and a LAPACK chunk under one call id
+    wire::Level3Call g = dgemm_call(128).call;
+    wire::CallChunk b{7, g, wire::request_bytes(g), wire::kMinChunkBytes, 0};
+    auto c = chunk(lapack_call(R::gesv, 0, 200, 1), 1);
+    p.send(wire::encode(b), {{data.data(), wire::chunk_length(b)}});
+    p.send(wire::encode(c), {{data.data(), wire::chunk_length(c)}});
+    return p.expect_rejection(mode.c_str());
+  }
+  if (mode == "lapack-chunk-bad-pivots") {  // a chunked dgetrs whose pivots are out of range
+    auto q = lapack_call(R::getrs, 0, 100, 1);  // A 80000 bytes, ipiv 400, B 800: two chunks
+    const int32_t bad = 1000;
+    for (int i = 0; i < 100; ++i) std::memcpy(data.data() + 80000 + 4 * i, &bad, 4);
+    for (uint64_t i = 0; i < 2; ++i) {
+      auto c = chunk(q, i);
+      p.send(wire::encode(c), {{data.data() + wire::chunk_offset(c), wire::chunk_length(c)}});
+    }
+    auto r = p.expect<wire::LapackReply>(10);
+    if (!r || r->ok || r->message.find("pivot") == std::string::npos) {
+      std::printf("FAIL %s: expected a failed reply about the pivots\n", mode.c_str());
+      return 1;
+    }
+    std::printf("server said: %s\nok %s: refused with a clear error\n", r->message.c_str(), mode.c_str());
+    return 0;
+  }
   std::fprintf(stderr, "unknown mode %s\n", mode.c_str());
   return 2;
 }

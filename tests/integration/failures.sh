@@ -20,6 +20,25 @@ verdict_ok "$WORK/killed.log" || { cat "$WORK/killed.log"; fail "wrong results a
 [ "$(grep -c "outboard: warning" "$WORK/killed.log")" = 1 ] || { cat "$WORK/killed.log"; fail "expected exactly one warning line"; }
 ok "server killed mid-run: $(grep "outboard: warning" "$WORK/killed.log")"
 
+# 1b. The same while chunked LAPACK calls are on the way: arrays updated in place whose result had
+# begun to land get their values back for the local rerun (lapack_check checks against its own
+# copies of the inputs).
+start_server
+OUTBOARD_CHUNK_BYTES=65536 "$OUTBOARD" run --offload always -- "$PROGRAMS/lapack_check" --size 150 \
+  >"$WORK/killed-lapack.log" 2>&1 & prog=$!
+for _ in $(seq 200); do
+  [ "$(status_field "s['pipelined_calls']" 2>/dev/null || echo 0)" -gt 30 ] && break
+  sleep 0.02
+done
+kill -9 "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null || true; SERVER_PID=""
+wait $prog || { cat "$WORK/killed-lapack.log"; fail "LAPACK program died with the server"; }
+verdict_ok "$WORK/killed-lapack.log" || { cat "$WORK/killed-lapack.log"; fail "wrong LAPACK results after the server died"; }
+# One warning per shim: the LAPACK shim's calls, and the BLAS calls OpenBLAS's LAPACK makes
+# through the BLAS shim (each shim has its own connection).
+warnings=$(grep -c "outboard: warning" "$WORK/killed-lapack.log")
+[ "$warnings" -ge 1 ] && [ "$warnings" -le 2 ] || { cat "$WORK/killed-lapack.log"; fail "expected one warning line per shim"; }
+ok "server killed during chunked LAPACK calls: $(grep "outboard: warning" "$WORK/killed-lapack.log" | tr '\n' ' ')"
+
 # 2. Nobody listening.
 export OUTBOARD_SERVERS=127.0.0.1:1 OUTBOARD_TOKEN_FILE="$TOKEN"
 "$OUTBOARD" run --offload always -- "$PROGRAMS/level3_check" --quick >"$WORK/unreachable.log" 2>&1 || fail "unreachable server"

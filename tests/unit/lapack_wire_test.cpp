@@ -110,6 +110,29 @@ TEST(LapackWire, TypeIds) {
   EXPECT_EQ(uint16_t(Type::lapack_reply), 15);
   EXPECT_EQ(type_of(Message{LapackReply{}}), Type::lapack_reply);
   EXPECT_EQ(type_of(Message{Pong{}}), Type::pong);
+  EXPECT_EQ(uint16_t(Type::lapack_chunk), 16);
+  EXPECT_EQ(type_of(Message{LapackChunk{}}), Type::lapack_chunk);
+}
+
+TEST(LapackWire, ChunkRoundTripAndRejects) {
+  LapackCall c = make(R::gesv, Scalar::d);
+  c.n = 300, c.nrhs = 2;  // 724800 payload bytes: 12 chunks of 64 KiB
+  const uint64_t total = request_bytes(c);
+  auto m = decode(encode(LapackChunk{9, c, total, kMinChunkBytes, 11}));
+  ASSERT_TRUE(std::holds_alternative<LapackChunk>(m));
+  const auto& d = std::get<LapackChunk>(m);
+  EXPECT_EQ(d.call_id, 9u);
+  EXPECT_EQ(d.call.n, 300);
+  EXPECT_EQ(d.call.nrhs, 2);
+  EXPECT_EQ(d.payload_bytes, total);
+  EXPECT_EQ(chunk_offset(d), 11 * kMinChunkBytes);
+  EXPECT_EQ(chunk_length(d), total - 11 * kMinChunkBytes);
+  auto error_of = [](const Message& msg) { return protocol_error_of([&] { decode(encode(msg)); }); };
+  EXPECT_NE(error_of(LapackChunk{1, c, total - 8, kMinChunkBytes, 0}).find("payload bytes"), std::string::npos);
+  EXPECT_NE(error_of(LapackChunk{1, c, total, kMinChunkBytes / 2, 0}).find("minimum"), std::string::npos);
+  EXPECT_NE(error_of(LapackChunk{1, c, total, kMinChunkBytes, 12}).find("range"), std::string::npos);
+  const Bytes b = encode(LapackChunk{1, c, total, kMinChunkBytes, 3});
+  for (size_t n = 0; n < b.size(); ++n) protocol_error_of([&] { decode(Bytes(b.begin(), b.begin() + long(n))); });
 }
 
 TEST(LapackWire, EveryTruncationAndTrailingByte) {

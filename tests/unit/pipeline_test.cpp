@@ -2,11 +2,13 @@
 // it, and computing a call block by block on the real CPU backend gives the whole call's result.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cstring>
 #include <random>
 
 #include "backends/cpu/cpu_backend.hpp"
 #include "server/cost_model.hpp"
+#include "server/lapack_pipeline.hpp"
 #include "server/pipeline.hpp"
 #include "wire/level3.hpp"
 
@@ -185,4 +187,72 @@ TEST(CostModel, SmallCallsSayNothingAboutRates) {
   EXPECT_DOUBLE_EQ(m.pipeline_rates().device_flops_per_second, 5e13);
   m.link(1e9, 100'000'000);   // 10 GB/s: the average moves 30% of the way
   EXPECT_DOUBLE_EQ(m.pipeline_rates().link_bytes_per_second, 6.5e9);
+}
+
+// A LAPACK plan: inputs then outputs in layout order; the pieces cover the result exactly once, in
+// order, none larger than asked or spanning two arrays (a client lands each in one array).
+TEST(LapackPlan, PiecesCoverEachOutputArray) {
+  for (auto r : {wire::LapackRoutine::gesv, wire::LapackRoutine::getrf, wire::LapackRoutine::gesvd}) {
+    wire::LapackCall c;
+    c.routine = r;
+    c.scalar = Scalar::z;
+    c.n = 301;
+    if (r == wire::LapackRoutine::gesv) c.nrhs = 7;
+    if (r != wire::LapackRoutine::gesv) c.m = 333;
+    if (r == wire::LapackRoutine::gesvd) c.jobu = 'S', c.jobvt = 'A';
+    wire::validate(c);
+    const LapackPlan p = plan_lapack(c, 100000);
+    const wire::LapackLayout l = wire::layout(c);
+    EXPECT_EQ(p.input_bytes, wire::request_bytes(c));
+    EXPECT_EQ(p.output_bytes, wire::reply_bytes(c));
+    EXPECT_EQ(p.staging_bytes, p.input_bytes + p.output_bytes);
+    ASSERT_EQ(p.output_offsets.size(), l.outputs.size());
+    uint64_t next = 0;
+    for (const ResultPiece& piece : p.pieces) {
+      EXPECT_EQ(piece.result_offset, next);
+      EXPECT_EQ(piece.staging_offset, p.input_bytes + piece.result_offset);
+      EXPECT_GT(piece.bytes, 0u);
+      EXPECT_LE(piece.bytes, 100000u);
+      size_t a = 0;
+      while (a + 1 < p.output_offsets.size() && p.output_offsets[a + 1] <= piece.staging_offset) ++a;
+      EXPECT_LE(piece.staging_offset + piece.bytes, p.output_offsets[a] + wire::array_bytes(l.outputs[a], c.scalar))
+          << "piece spans two arrays";
+      next += piece.bytes;
+    }
+    EXPECT_EQ(next, p.output_bytes);
+  }
+}
+
+// The host pipeline of a LAPACK call gives the whole call's result: dgesv on the CPU backend.
+TEST(LapackPlan, HostPipelineSolves) {
+  auto cpu = backends::make_cpu_backend();
+  ComputePool pool(1);
+  wire::LapackCall c;
+  c.routine = wire::LapackRoutine::gesv;
+  c.scalar = Scalar::d;
+  c.n = 50, c.nrhs = 2;
+  const LapackPlan p = plan_lapack(c, 4096);
+  std::vector<std::byte> staging(p.staging_bytes);
+  auto* a = reinterpret_cast<double*>(staging.data() + p.input_offsets[0]);
+  auto* b = reinterpret_cast<double*>(staging.data() + p.input_offsets[1]);
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (int i = 0; i < 50 * 50; ++i) a[i] = u(rng) + (i % 51 == 0 ? 10 : 0);
+  for (int i = 0; i < 100; ++i) b[i] = u(rng);
+  std::atomic<int> wakes{0};
+  auto pipe = make_pool_lapack_pipeline(*cpu, p, staging.data(), pool, [&] { ++wakes; });
+  pipe->input(p.input_bytes / 2);
+  EXPECT_TRUE(pipe->finished().empty()) << "nothing runs before all input is in";
+  pipe->input(p.input_bytes);
+  size_t done = 0;
+  while (done < p.pieces.size()) done += pipe->finished().size();
+  EXPECT_EQ(pipe->info(), 0);
+  EXPECT_GE(wakes.load(), 1);
+  const double* x = reinterpret_cast<const double*>(staging.data() + p.output_offsets[2]);
+  for (int r = 0; r < 2; ++r)
+    for (int i = 0; i < 50; ++i) {
+      double s = 0;
+      for (int k = 0; k < 50; ++k) s += a[k * 50 + i] * x[r * 50 + k];
+      EXPECT_NEAR(s, b[r * 50 + i], 1e-10);
+    }
 }
