@@ -86,7 +86,7 @@ if want lapack; then
     for n in ${GESV_SIZES:-4096 8192 16384}; do
       step "gesv $p $n local" env LD_LIBRARY_PATH="$CARRY/openblas-as-lapack:$CARRY/deps" "$CARRY/bin/lapack_demo" $n $p
       step "gesv $p $n remote" env LD_LIBRARY_PATH="$CARRY/openblas-as-lapack:$CARRY/deps" OUTBOARD_REPORT=1 \
-        "$B" run --offload always -- "$CARRY/bin/lapack_demo" $n $p
+        OUTBOARD_TRACE="$R/trace-gesv-$p-$n.json" "$B" run --offload always -- "$CARRY/bin/lapack_demo" $n $p
     done
     step "gesv $p 32768 remote" env LD_LIBRARY_PATH="$CARRY/openblas-as-lapack:$CARRY/deps" OUTBOARD_REPORT=1 \
       "$B" run --offload always -- "$CARRY/bin/lapack_demo" 32768 $p
