@@ -1,6 +1,7 @@
 #include "client/runtime.hpp"
 
 #include <pthread.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <array>
@@ -12,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <map>
 #include <mutex>
+#include <thread>
 
 #include "client/connection.hpp"
 #include "common/clock.hpp"
@@ -439,10 +441,28 @@ bool chunked_lapack(Runtime& rt, Connection& conn, const wire::LapackCall& call,
     any_aside = any_aside || !direct.back();
   }
   transport::Buffer aside = any_aside ? transport::Buffer::allocate(reply_bytes) : transport::Buffer();
-  // Chunks are packed in order; no result can exist before all of them were sent.
-  uint64_t packed = 0;
+  // A thread of its own packs the chunks in order, ahead of the sends: packing on the thread that
+  // drives the transport would take turns with the transfers instead of overlapping them. No
+  // result can exist before all input was packed and sent.
+  std::atomic<uint64_t> packed{0};
+  std::atomic<bool> stop{false};
+  std::thread packer([&] {
+    for (uint64_t begin = 0; begin < sent && !stop.load(std::memory_order_relaxed); begin += chunk) {
+      const uint64_t end = std::min(sent, begin + chunk);
+      pack_range(l.inputs, inputs, call.scalar, begin, end, staging.data());
+      packed.store(end, std::memory_order_release);
+    }
+  });
+  auto join_packer = [&] {
+    stop.store(true);
+    if (packer.joinable()) packer.join();
+  };
+  struct Joined {  // on every way out, exceptions too
+    decltype(join_packer)& join;
+    ~Joined() { join(); }
+  } joined{join_packer};
   auto land = [&](uint64_t offset, uint64_t bytes) -> std::byte* {
-    if (packed < sent) return nullptr;
+    if (packed.load(std::memory_order_acquire) < sent) return nullptr;
     size_t i = l.outputs.size();
     while (i > 0 && out_offsets[i - 1] > offset) --i;  // the array the piece starts in
     if (i == 0) return nullptr;
@@ -452,7 +472,7 @@ bool chunked_lapack(Runtime& rt, Connection& conn, const wire::LapackCall& call,
     return direct[i] ? static_cast<std::byte*>(const_cast<void*>(outputs[i].data)) + within : aside.data() + offset;
   };
   auto restore = [&] {  // the arrays updated in place, as they were
-    if (packed < sent) return;  // nothing landed
+    if (packed.load() < sent) return;  // nothing landed
     uint64_t at = 0;
     std::vector<uint64_t> in_offsets;
     for (const auto& a : l.inputs) in_offsets.push_back(at), at += wire::array_bytes(a, call.scalar);
@@ -469,14 +489,15 @@ bool chunked_lapack(Runtime& rt, Connection& conn, const wire::LapackCall& call,
     reply = conn.chunked_request(
         wire::LapackChunk{0, call, sent, chunk, 0}, {{staging.data(), sent}}, land, reply_bytes, settings.timeout_seconds,
         static_cast<unsigned>(settings.chunk_window),
-        [&](uint64_t begin, uint64_t end) {
-          pack_range(l.inputs, inputs, call.scalar, begin, end, staging.data());
-          packed = end;
+        [&](uint64_t, uint64_t end) {  // the chunk about to be sent must be packed
+          while (packed.load(std::memory_order_acquire) < end) sched_yield();
         });
   } catch (const Error& e) {
+    join_packer();
     restore();
     return fall_back(e.what());
   }
+  join_packer();
   const uint64_t t2 = now_ns();
   auto* r = std::get_if<wire::LapackReply>(&reply);
   if (!r || !r->ok || r->payload_bytes != 0 || r->info < 0) {
