@@ -19,7 +19,7 @@ class EnvironmentTest : public ::testing::Test {
   static constexpr const char* kVariables[] = {
       "OUTBOARD_SERVERS", "RCPU_SERVER",          "OUTBOARD_TOKEN_FILE", "OUTBOARD_OFFLOAD",
       "OUTBOARD_FALLBACK", "OUTBOARD_MIN_FLOPS", "OUTBOARD_RETRY_SECONDS", "OUTBOARD_TIMEOUT",
-      "OUTBOARD_CONNECT_TIMEOUT"};
+      "OUTBOARD_CONNECT_TIMEOUT", "OUTBOARD_CACHE_BYTES"};
 
   void SetUp() override {
     for (const char* name : kVariables) {
@@ -297,6 +297,18 @@ TEST_F(EnvironmentTest, BadMinFlopsKeepsDefault) {
     ASSERT_EQ(s.problems.size(), 1u) << bad;
     EXPECT_TRUE(mentions(s.problems, "OUTBOARD_MIN_FLOPS")) << bad;
   }
+}
+
+TEST_F(EnvironmentTest, CacheBytes) {
+  EXPECT_EQ(settings_from_environment().cache_bytes, -1) << "default: an eighth of physical memory";
+  set("OUTBOARD_CACHE_BYTES", "0");
+  EXPECT_EQ(settings_from_environment().cache_bytes, 0);
+  set("OUTBOARD_CACHE_BYTES", "4294967296");
+  EXPECT_EQ(settings_from_environment().cache_bytes, 4294967296.0);
+  set("OUTBOARD_CACHE_BYTES", "-5");
+  Settings s = settings_from_environment();
+  EXPECT_EQ(s.cache_bytes, -1);
+  EXPECT_TRUE(mentions(s.problems, "OUTBOARD_CACHE_BYTES"));
 }
 
 TEST_F(EnvironmentTest, OtherNumbers) {
