@@ -419,8 +419,8 @@ void pack_range(const std::vector<wire::LapackArray>& arrays, const MatrixRef* r
   }
 }
 
-// A large LAPACK call, pipelined: the inputs travel in chunks, each packed into a staging buffer
-// just before it is sent, and the outputs come back in pieces, each landing straight in the
+// A large LAPACK call, pipelined: the inputs travel in chunks, packed into a staging buffer a
+// little ahead of the sends, and the outputs come back in pieces, each landing straight in the
 // application's array where that is contiguous (else aside, copied in at the end). The staging
 // buffer keeps the inputs: if the call fails after pieces of an array updated in place have
 // landed, the array gets its values back from there for the local rerun.
