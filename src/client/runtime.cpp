@@ -396,6 +396,19 @@ void unpack_array(const std::byte* src, int64_t rows, int64_t cols, size_t elem,
   for (int64_t j = 0; j < cols; ++j) std::memcpy(dst + j * static_cast<size_t>(m.ld) * elem, src + j * col, col);
 }
 
+// Where each of `arrays` starts when they are packed one after another.
+std::vector<uint64_t> packed_offsets(const std::vector<wire::LapackArray>& arrays, wire::Scalar scalar) {
+  std::vector<uint64_t> out;
+  uint64_t at = 0;
+  for (const auto& a : arrays) out.push_back(at), at += wire::array_bytes(a, scalar);
+  return out;
+}
+
+// "dgesv 0x16384x1": a LAPACK call in reports and traces.
+std::string lapack_label(const wire::LapackCall& c) {
+  return wire::call_name(c) + " " + std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.nrhs);
+}
+
 // The bytes [begin, end) of the packed arrays `arrays` (wire::layout order) copied from the
 // application's arrays `refs` into `packed`.
 void pack_range(const std::vector<wire::LapackArray>& arrays, const MatrixRef* refs, wire::Scalar scalar,
@@ -431,12 +444,10 @@ bool chunked_lapack(Runtime& rt, Connection& conn, const wire::LapackCall& call,
   const Settings& settings = rt.settings();
   const uint64_t sent = wire::request_bytes(call), reply_bytes = wire::reply_bytes(call);
   transport::Buffer staging = transport::Buffer::allocate(sent);
-  std::vector<uint64_t> out_offsets;
+  const std::vector<uint64_t> out_offsets = packed_offsets(l.outputs, call.scalar);
   std::vector<bool> direct;
   bool any_aside = false;
-  for (size_t i = 0, at = 0; i < l.outputs.size(); ++i) {
-    out_offsets.push_back(at);
-    at += wire::array_bytes(l.outputs[i], call.scalar);
+  for (size_t i = 0; i < l.outputs.size(); ++i) {
     direct.push_back(l.outputs[i].cols <= 1 || outputs[i].ld == l.outputs[i].rows);
     any_aside = any_aside || !direct.back();
   }
@@ -473,9 +484,7 @@ bool chunked_lapack(Runtime& rt, Connection& conn, const wire::LapackCall& call,
   };
   auto restore = [&] {  // the arrays updated in place, as they were
     if (packed.load() < sent) return;  // nothing landed
-    uint64_t at = 0;
-    std::vector<uint64_t> in_offsets;
-    for (const auto& a : l.inputs) in_offsets.push_back(at), at += wire::array_bytes(a, call.scalar);
+    const std::vector<uint64_t> in_offsets = packed_offsets(l.inputs, call.scalar);
     for (size_t i = 0; i < l.outputs.size(); ++i) {
       const auto& o = l.outputs[i];
       if (o.from_input >= 0 && direct[i])
@@ -510,9 +519,7 @@ bool chunked_lapack(Runtime& rt, Connection& conn, const wire::LapackCall& call,
                    wire::array_element_bytes(l.outputs[i], call.scalar), outputs[i]);
   *info = r->info;
   rt.remote_succeeded();
-  const std::string name = wire::call_name(call);
-  account(rt, name, name + " " + std::to_string(call.m) + "x" + std::to_string(call.n) + "x" + std::to_string(call.nrhs),
-          *r, {t0, t1, t2, now_ns()}, sent, reply_bytes);
+  account(rt, wire::call_name(call), lapack_label(call), *r, {t0, t1, t2, now_ns()}, sent, reply_bytes);
   return true;
 }
 
@@ -578,8 +585,7 @@ bool offload_lapack(const wire::LapackCall& call, const MatrixRef* inputs, const
     *info = r->info;
     rt.remote_succeeded();
     const uint64_t t3 = now_ns();
-    account(rt, name, name + " " + std::to_string(call.m) + "x" + std::to_string(call.n) + "x" + std::to_string(call.nrhs),
-            *r, {t0, t1, t2, t3}, sent, reply_bytes);
+    account(rt, name, lapack_label(call), *r, {t0, t1, t2, t3}, sent, reply_bytes);
     return true;
   } catch (const std::bad_alloc&) {
     runtime().remote_failed(name, "out of memory for staging buffers");

@@ -83,7 +83,11 @@ LapackCall get_lapack(Reader& r) {
   return c;
 }
 
-// A chunk's place in its call: checked against the call's payload.
+// A chunk's place in its call (CallChunk, LapackChunk); decoding checks it against the call's payload.
+template <class Chunk>
+void put_chunking(Writer& w, const Chunk& c) {
+  for (uint64_t v : {c.payload_bytes, c.chunk_bytes, c.chunk_index}) w.u64(v);
+}
 template <class Chunk>
 void get_chunking(Reader& r, Chunk& c, uint64_t needed, const char* kind) {
   c.payload_bytes = r.u64();
@@ -162,9 +166,7 @@ std::vector<std::byte> encode(const Message& m) {
                  [&](const CallChunk& c) {
                    w.u64(c.call_id);
                    put_call(w, c.call);
-                   w.u64(c.payload_bytes);
-                   w.u64(c.chunk_bytes);
-                   w.u64(c.chunk_index);
+                   put_chunking(w, c);
                  },
                  [&](const ReplyChunk& c) {
                    w.u64(c.call_id);
@@ -179,9 +181,7 @@ std::vector<std::byte> encode(const Message& m) {
                  [&](const LapackChunk& c) {
                    w.u64(c.call_id);
                    put_lapack(w, c.call);
-                   w.u64(c.payload_bytes);
-                   w.u64(c.chunk_bytes);
-                   w.u64(c.chunk_index);
+                   put_chunking(w, c);
                  },
                  [&](const LapackReply& r) {
                    w.u64(r.call_id);
