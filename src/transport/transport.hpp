@@ -75,6 +75,26 @@ struct SendDone {
   void* arg = nullptr;
 };
 
+// Memory of this process that peers may read and write with one-sided copies (CopyLanes), for
+// as long as this object lives; it must not outlive the Worker that made it. Move-only.
+class Registration {
+ public:
+  Registration() = default;
+  Registration(Registration&& o) noexcept;
+  Registration& operator=(Registration&& o) noexcept;
+  ~Registration();
+  // What a peer needs to reach this memory: its packed remote key.
+  const std::vector<std::byte>& key() const { return key_; }
+  bool valid() const { return handle_ != nullptr; }
+
+ private:
+  friend class Worker;
+  void release();
+  void* context_ = nullptr;  // the Worker's ucp_context_h
+  void* handle_ = nullptr;   // ucp_mem_h
+  std::vector<std::byte> key_;
+};
+
 struct Options {
   // Seconds between keepalive probes, so a dead peer is noticed during a long wait.
   double keepalive_seconds = 1.0;
@@ -117,6 +137,12 @@ class Worker {
   }
   // Wakes a thread in block(). Thread-safe.
   void signal();
+
+  // This worker's UCX address: with it a peer's CopyLanes reaches memory registered here.
+  std::vector<std::byte> address() const;
+  // Lets peers that have this worker's address copy to and from [data, data + bytes) one-sidedly.
+  // Throws Error when UCX cannot register it.
+  Registration register_memory(void* data, size_t bytes);
 
   // Transport in use towards a peer, e.g. "posix/memory; cma/memory", for diagnostics.
   std::string describe(PeerId peer) const;

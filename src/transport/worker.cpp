@@ -471,7 +471,7 @@ Worker::Worker(Events events, Options options) : impl_(std::make_unique<Impl>())
   set_default(config, "KEEPALIVE_INTERVAL", (std::to_string(options.keepalive_seconds) + "s").c_str());
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES;
-  params.features = UCP_FEATURE_AM | UCP_FEATURE_WAKEUP;
+  params.features = UCP_FEATURE_AM | UCP_FEATURE_RMA | UCP_FEATURE_WAKEUP;
   ucs_status_t s = ucp_init(&params, config, &impl_->context);
   ucp_config_release(config);
   check(s, "UCX initialisation");
@@ -663,6 +663,58 @@ void Worker::block(int timeout_ms) {
 void Worker::signal() {
   uint64_t one = 1;
   [[maybe_unused]] auto n = ::write(impl_->signal_fd, &one, sizeof one);
+}
+
+std::vector<std::byte> Worker::address() const {
+  ucp_address_t* addr = nullptr;
+  size_t len = 0;
+  check(ucp_worker_get_address(impl_->worker, &addr, &len), "UCX worker address");
+  const auto* p = reinterpret_cast<const std::byte*>(addr);
+  std::vector<std::byte> out(p, p + len);
+  ucp_worker_release_address(impl_->worker, addr);
+  return out;
+}
+
+Registration Worker::register_memory(void* data, size_t bytes) {
+  ucp_mem_map_params_t p{};
+  p.field_mask = UCP_MEM_MAP_PARAM_FIELD_ADDRESS | UCP_MEM_MAP_PARAM_FIELD_LENGTH;
+  p.address = data;
+  p.length = bytes;
+  ucp_mem_h memh = nullptr;
+  check(ucp_mem_map(impl_->context, &p, &memh), "UCX memory registration");
+  Registration r;
+  r.context_ = impl_->context;
+  r.handle_ = memh;
+  void* packed = nullptr;
+  size_t len = 0;
+  ucs_status_t s = ucp_rkey_pack(impl_->context, memh, &packed, &len);
+  if (s != UCS_OK) check(s, "UCX remote key");  // r's destructor unmaps
+  const auto* k = static_cast<const std::byte*>(packed);
+  r.key_.assign(k, k + len);
+  ucp_rkey_buffer_release(packed);
+  return r;
+}
+
+Registration::Registration(Registration&& o) noexcept
+    : context_(o.context_), handle_(o.handle_), key_(std::move(o.key_)) {
+  o.handle_ = nullptr;
+}
+
+Registration& Registration::operator=(Registration&& o) noexcept {
+  if (this != &o) {
+    release();
+    context_ = o.context_, handle_ = o.handle_, key_ = std::move(o.key_);
+    o.handle_ = nullptr;
+  }
+  return *this;
+}
+
+Registration::~Registration() { release(); }
+
+void Registration::release() {
+  if (handle_) ucp_mem_unmap(static_cast<ucp_context_h>(context_), static_cast<ucp_mem_h>(handle_));
+  handle_ = nullptr;
+  key_.clear();
 }
 
 std::string Worker::describe(PeerId peer) const {

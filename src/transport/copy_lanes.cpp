@@ -1,0 +1,317 @@
+// UCX implementation of CopyLanes: one ucp worker per lane in one shared context; each lane's
+// thread alone touches its worker, endpoints and unpacked keys, and takes jobs from a queue.
+#include "transport/copy_lanes.hpp"
+
+#include <poll.h>
+#include <sched.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+#include <ucp/api/ucp.h>
+
+#include <atomic>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+
+#include "common/error.hpp"
+
+namespace outboard::transport {
+namespace {
+
+void check(ucs_status_t s, const char* what) {
+  if (s != UCS_OK) throw Error(std::string(what) + ": " + ucs_status_string(s));
+}
+
+}  // namespace
+
+struct CopyLanes::Impl {
+  struct Job {
+    enum class Kind { copy, drop_key, detach } kind = Kind::copy;
+    Copy c;
+    std::function<void(bool)> done;
+    std::shared_ptr<const std::vector<std::byte>> blob;  // copy: the remote's address / key, as known when queued
+    std::shared_ptr<const std::vector<std::byte>> key_blob;
+  };
+  struct Lane;
+  // One operation in flight, completed from the lane's progress.
+  struct Op {
+    Lane* lane;
+    std::function<void(bool)> done;
+  };
+  struct Lane {
+    ucp_worker_h worker = nullptr;
+    int ucx_fd = -1;
+    int wake_fd = -1;
+    std::thread thread;
+    std::mutex mu;
+    std::deque<Job> jobs;  // guarded by mu
+    // Owned by the lane's thread.
+    std::unordered_map<Remote, ucp_ep_h> eps;
+    std::unordered_map<Key, ucp_rkey_h> rkeys;
+    std::unordered_map<Key, Remote> key_remote;
+    size_t in_flight = 0;
+    std::vector<void*> closing;
+  };
+
+  ucp_context_h context = nullptr;
+  std::vector<std::unique_ptr<Lane>> lanes;
+  std::atomic<bool> stopping{false};
+  std::mutex mu;  // guards the tables below
+  uint64_t next_id = 1;
+  std::unordered_map<Remote, std::shared_ptr<const std::vector<std::byte>>> remotes;
+  std::unordered_map<Key, std::pair<Remote, std::shared_ptr<const std::vector<std::byte>>>> keys;
+
+  static void on_done(void* request, ucs_status_t status, void* user) {
+    auto* op = static_cast<Op*>(user);
+    if (request) ucp_request_free(request);
+    finish(op, status == UCS_OK);
+  }
+  static void finish(Op* op, bool ok) {
+    --op->lane->in_flight;
+    try {
+      op->done(ok);
+    } catch (...) {
+    }
+    delete op;
+  }
+
+  void push(Lane& l, Job j) {
+    {
+      std::lock_guard lk(l.mu);
+      l.jobs.push_back(std::move(j));
+    }
+    uint64_t one = 1;
+    [[maybe_unused]] auto n = ::write(l.wake_fd, &one, sizeof one);
+  }
+
+  // An endpoint to the remote on this lane, created on first use.
+  static ucp_ep_h endpoint(Lane& l, Remote r, const std::vector<std::byte>& address) {
+    if (auto it = l.eps.find(r); it != l.eps.end()) return it->second;
+    ucp_ep_params_t p{};
+    p.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
+    p.address = reinterpret_cast<const ucp_address_t*>(address.data());
+    // No peer-failure mode: UCX 1.13 leaves CMA out of endpoints that ask for it, and CMA is the
+    // point here. A copy to a dead peer fails on its own (the process is gone).
+    p.err_mode = UCP_ERR_HANDLING_MODE_NONE;
+    ucp_ep_h ep = nullptr;
+    if (ucp_ep_create(l.worker, &p, &ep) != UCS_OK) return nullptr;
+    l.eps[r] = ep;
+    return ep;
+  }
+
+  static void close_ep(Lane& l, ucp_ep_h ep) {
+    ucp_request_param_t p{};
+    p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+    p.flags = UCP_EP_CLOSE_FLAG_FORCE;
+    ucs_status_ptr_t r = ucp_ep_close_nbx(ep, &p);
+    if (r && !UCS_PTR_IS_ERR(r)) l.closing.push_back(r);
+  }
+
+  static void run_copy(Lane& l, Job& j) {
+    auto* op = new Op{&l, std::move(j.done)};
+    ++l.in_flight;
+    ucp_ep_h ep = j.blob ? endpoint(l, j.c.remote, *j.blob) : nullptr;
+    if (!ep || !j.key_blob) return finish(op, false);
+    ucp_rkey_h rkey = nullptr;
+    if (auto it = l.rkeys.find(j.c.key); it != l.rkeys.end()) {
+      rkey = it->second;
+    } else {
+      if (ucp_ep_rkey_unpack(ep, j.key_blob->data(), &rkey) != UCS_OK) return finish(op, false);
+      l.rkeys[j.c.key] = rkey;
+      l.key_remote[j.c.key] = j.c.remote;
+    }
+    ucp_request_param_t p{};
+    p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    p.cb.send = on_done;
+    p.user_data = op;
+    ucs_status_ptr_t r;
+    if (j.c.put) {
+      // A put's completion frees only the local buffer; the flush behind it completes once the
+      // data is in the peer's memory.
+      ucp_request_param_t q{};
+      ucs_status_ptr_t w = ucp_put_nbx(ep, j.c.local, j.c.bytes, j.c.remote_address, rkey, &q);
+      if (UCS_PTR_IS_ERR(w)) return finish(op, false);
+      if (w) ucp_request_free(w);  // the flush below reports its outcome
+      r = ucp_ep_flush_nbx(ep, &p);
+    } else {
+      r = ucp_get_nbx(ep, j.c.local, j.c.bytes, j.c.remote_address, rkey, &p);
+    }
+    if (r == nullptr) return finish(op, true);
+    if (UCS_PTR_IS_ERR(r)) return finish(op, false);
+  }
+
+  static void drop_key_on(Lane& l, Key k) {
+    if (auto it = l.rkeys.find(k); it != l.rkeys.end()) {
+      ucp_rkey_destroy(it->second);
+      l.rkeys.erase(it);
+    }
+    l.key_remote.erase(k);
+  }
+
+  static void detach_on(Lane& l, Remote r) {
+    for (auto it = l.key_remote.begin(); it != l.key_remote.end();) {
+      auto next = std::next(it);
+      if (it->second == r) drop_key_on(l, it->first);
+      it = next;
+    }
+    if (auto it = l.eps.find(r); it != l.eps.end()) {
+      close_ep(l, it->second);
+      l.eps.erase(it);
+    }
+  }
+
+  void run_lane(Lane& l) {
+    std::deque<Job> batch;
+    for (;;) {
+      {
+        std::lock_guard lk(l.mu);
+        batch.swap(l.jobs);
+      }
+      for (Job& j : batch) {
+        switch (j.kind) {
+          case Job::Kind::copy: run_copy(l, j); break;
+          case Job::Kind::drop_key: drop_key_on(l, j.c.key); break;
+          case Job::Kind::detach: detach_on(l, j.c.remote); break;
+        }
+      }
+      batch.clear();
+      bool any = false;
+      while (ucp_worker_progress(l.worker)) any = true;
+      for (size_t i = 0; i < l.closing.size();) {
+        if (ucp_request_check_status(l.closing[i]) != UCS_INPROGRESS) {
+          ucp_request_free(l.closing[i]);
+          l.closing[i] = l.closing.back();
+          l.closing.pop_back();
+        } else {
+          ++i;
+        }
+      }
+      bool queued;
+      {
+        std::lock_guard lk(l.mu);
+        queued = !l.jobs.empty();
+      }
+      if (queued || any) continue;
+      if (stopping.load() && l.in_flight == 0 && l.closing.empty()) return;
+      if (l.in_flight > 0 || l.closing.size()) {  // copies under way: keep them moving
+        sched_yield();
+        continue;
+      }
+      // Idle: sleep until a job is queued or UCX has something.
+      if (l.ucx_fd >= 0 && ucp_worker_arm(l.worker) == UCS_ERR_BUSY) continue;
+      pollfd fds[2] = {{l.wake_fd, POLLIN, 0}, {l.ucx_fd, POLLIN, 0}};
+      if (::poll(fds, l.ucx_fd >= 0 ? 2 : 1, 100) > 0 && (fds[0].revents & POLLIN)) {
+        uint64_t v;
+        [[maybe_unused]] auto n = ::read(l.wake_fd, &v, sizeof v);
+      }
+    }
+  }
+};
+
+CopyLanes::CopyLanes(unsigned count) : impl_(std::make_unique<Impl>()) {
+  Impl& m = *impl_;
+  ucp_config_t* config = nullptr;
+  check(ucp_config_read(nullptr, nullptr, &config), "UCX configuration");
+  ucp_params_t params{};
+  params.field_mask = UCP_PARAM_FIELD_FEATURES;
+  params.features = UCP_FEATURE_RMA | UCP_FEATURE_WAKEUP;
+  ucs_status_t s = ucp_init(&params, config, &m.context);
+  ucp_config_release(config);
+  check(s, "UCX initialisation (copy lanes)");
+  try {
+    for (unsigned i = 0; i < std::max(1u, count); ++i) {
+      auto l = std::make_unique<Impl::Lane>();
+      ucp_worker_params_t wp{};
+      wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+      wp.thread_mode = UCS_THREAD_MODE_SINGLE;
+      check(ucp_worker_create(m.context, &wp, &l->worker), "UCX worker creation (copy lane)");
+      if (ucp_worker_get_efd(l->worker, &l->ucx_fd) != UCS_OK) l->ucx_fd = -1;
+      l->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+      if (l->wake_fd < 0) {
+        ucp_worker_destroy(l->worker);
+        throw Error("eventfd for a copy lane failed");
+      }
+      m.lanes.push_back(std::move(l));
+    }
+  } catch (...) {
+    for (auto& l : m.lanes) {
+      ucp_worker_destroy(l->worker);
+      ::close(l->wake_fd);
+    }
+    ucp_cleanup(m.context);
+    throw;
+  }
+  for (auto& l : m.lanes) l->thread = std::thread([&m, lane = l.get()] { m.run_lane(*lane); });
+}
+
+CopyLanes::~CopyLanes() {
+  Impl& m = *impl_;
+  {
+    std::lock_guard lk(m.mu);
+    for (auto& [r, _] : m.remotes)
+      for (auto& l : m.lanes) m.push(*l, Impl::Job{Impl::Job::Kind::detach, Copy{false, r}, nullptr, nullptr, nullptr});
+  }
+  m.stopping.store(true);
+  for (auto& l : m.lanes) {
+    uint64_t one = 1;
+    [[maybe_unused]] auto n = ::write(l->wake_fd, &one, sizeof one);
+    l->thread.join();
+  }
+  for (auto& l : m.lanes) {
+    for (auto& [_, rkey] : l->rkeys) ucp_rkey_destroy(rkey);
+    for (auto& [_, ep] : l->eps) Impl::close_ep(*l, ep);
+    for (void* r : l->closing) {
+      while (ucp_request_check_status(r) == UCS_INPROGRESS) ucp_worker_progress(l->worker);
+      ucp_request_free(r);
+    }
+    ucp_worker_destroy(l->worker);
+    ::close(l->wake_fd);
+  }
+  ucp_cleanup(m.context);
+}
+
+unsigned CopyLanes::lanes() const { return static_cast<unsigned>(impl_->lanes.size()); }
+
+CopyLanes::Remote CopyLanes::attach(std::vector<std::byte> worker_address) {
+  std::lock_guard lk(impl_->mu);
+  Remote r = impl_->next_id++;
+  impl_->remotes[r] = std::make_shared<const std::vector<std::byte>>(std::move(worker_address));
+  return r;
+}
+
+void CopyLanes::detach(Remote remote) {
+  Impl& m = *impl_;
+  std::lock_guard lk(m.mu);
+  if (!m.remotes.erase(remote)) return;
+  for (auto it = m.keys.begin(); it != m.keys.end();) it = it->second.first == remote ? m.keys.erase(it) : std::next(it);
+  for (auto& l : m.lanes) m.push(*l, Impl::Job{Impl::Job::Kind::detach, Copy{false, remote}, nullptr, nullptr, nullptr});
+}
+
+CopyLanes::Key CopyLanes::add_key(Remote remote, std::vector<std::byte> packed_key) {
+  std::lock_guard lk(impl_->mu);
+  if (!impl_->remotes.count(remote)) throw Error("copy lanes: unknown remote");
+  Key k = impl_->next_id++;
+  impl_->keys[k] = {remote, std::make_shared<const std::vector<std::byte>>(std::move(packed_key))};
+  return k;
+}
+
+void CopyLanes::drop_key(Key key) {
+  Impl& m = *impl_;
+  std::lock_guard lk(m.mu);
+  if (!m.keys.erase(key)) return;
+  Copy c;
+  c.key = key;
+  for (auto& l : m.lanes) m.push(*l, Impl::Job{Impl::Job::Kind::drop_key, c, nullptr, nullptr, nullptr});
+}
+
+void CopyLanes::copy(unsigned lane, const Copy& c, std::function<void(bool ok)> done) {
+  Impl& m = *impl_;
+  Impl::Job j{Impl::Job::Kind::copy, c, std::move(done), nullptr, nullptr};
+  std::lock_guard lk(m.mu);
+  if (auto it = m.remotes.find(c.remote); it != m.remotes.end()) j.blob = it->second;
+  if (auto it = m.keys.find(c.key); it != m.keys.end() && it->second.first == c.remote) j.key_blob = it->second.second;
+  m.push(*m.lanes[lane % m.lanes.size()], std::move(j));
+}
+
+}  // namespace outboard::transport
