@@ -100,6 +100,47 @@ void get_chunking(Reader& r, Chunk& c, uint64_t needed, const char* kind) {
   if (c.chunk_index >= chunk_count(c.payload_bytes, c.chunk_bytes)) throw ProtocolError("chunk index out of range");
 }
 
+// A length-prefixed run of bytes, at most max_len long (and at least one byte).
+void put_blob(Writer& w, const std::vector<std::byte>& b) {
+  w.u32(static_cast<uint32_t>(b.size()));
+  w.bytes({reinterpret_cast<const uint8_t*>(b.data()), b.size()});
+}
+std::vector<std::byte> get_blob(Reader& r, size_t max_len, const char* what) {
+  const uint32_t n = r.u32();
+  if (n == 0 || n > max_len || n > r.remaining()) throw ProtocolError(std::string("invalid ") + what);
+  std::vector<std::byte> b(n);
+  r.bytes({reinterpret_cast<uint8_t*>(b.data()), b.size()});
+  return b;
+}
+
+void put_extents(Writer& w, const std::vector<Extent>& xs) {
+  w.u32(static_cast<uint32_t>(xs.size()));
+  for (const Extent& x : xs) {
+    w.u64(x.address);
+    w.u64(x.bytes);
+    w.u32(x.key);
+  }
+}
+// Extents that exactly cover `needed` bytes with keys below `keys`.
+std::vector<Extent> get_extents(Reader& r, uint64_t needed, size_t keys, const char* what) {
+  const uint32_t n = r.u32();
+  if (n == 0 || n > kMaxExtents) throw ProtocolError(std::string("invalid number of ") + what + " extents");
+  std::vector<Extent> xs(n);
+  uint64_t total = 0;
+  for (Extent& x : xs) {
+    x.address = r.u64();
+    x.bytes = r.u64();
+    x.key = r.u32();
+    if (x.bytes == 0 || x.address > UINT64_MAX - x.bytes || x.key >= keys || x.bytes > needed - total)
+      throw ProtocolError(std::string("invalid ") + what + " extent");
+    total += x.bytes;
+  }
+  if (total != needed)
+    throw ProtocolError(std::string(what) + " extents cover " + std::to_string(total) + " bytes, the call's arrays " +
+                        std::to_string(needed));
+  return xs;
+}
+
 }  // namespace
 
 Type type_of(const Message& m) {
@@ -108,7 +149,8 @@ Type type_of(const Message& m) {
                                     Type::blas3_call,     Type::call_reply,   Type::status_request,
                                     Type::status_reply,   Type::error,        Type::ping,  Type::pong,
                                     Type::lapack_call,    Type::lapack_reply, Type::call_chunk, Type::reply_chunk,
-                                    Type::lapack_chunk};
+                                    Type::lapack_chunk,   Type::lanes_request, Type::lanes_reply,
+                                    Type::direct_lapack,  Type::proceed};
   static_assert(std::size(kTypes) == std::variant_size_v<Message>);
   return kTypes[m.index()];
 }
@@ -183,6 +225,25 @@ std::vector<std::byte> encode(const Message& m) {
                    put_lapack(w, c.call);
                    put_chunking(w, c);
                  },
+                 [&](const LanesRequest& q) {
+                   w.u64(q.call_id);
+                   put_blob(w, q.worker_address);
+                 },
+                 [&](const LanesReply& q) {
+                   w.u64(q.call_id);
+                   w.u32(q.lanes);
+                   w.str(q.message);
+                 },
+                 [&](const DirectLapack& d) {
+                   w.u64(d.call_id);
+                   put_lapack(w, d.call);
+                   w.u32(static_cast<uint32_t>(d.keys.size()));
+                   for (const auto& k : d.keys) put_blob(w, k);
+                   put_extents(w, d.input);
+                   put_extents(w, d.output);
+                   w.u8(d.gated ? 1 : 0);
+                 },
+                 [&](const Proceed& q) { w.u64(q.call_id); },
                  [&](const LapackReply& r) {
                    w.u64(r.call_id);
                    w.u8(r.ok);
@@ -372,6 +433,42 @@ Message decode(std::span<const std::byte> bytes) {
       c.payload_bytes = r.u64();
       get_times(r, c);
       m = c;
+      break;
+    }
+    case Type::lanes_request: {
+      LanesRequest q;
+      q.call_id = r.u64();
+      q.worker_address = get_blob(r, kMaxAddressBytes, "worker address");
+      m = q;
+      break;
+    }
+    case Type::lanes_reply: {
+      LanesReply q;
+      q.call_id = r.u64();
+      q.lanes = r.u32();
+      q.message = r.str(kMaxText);
+      m = q;
+      break;
+    }
+    case Type::direct_lapack: {
+      DirectLapack d;
+      d.call_id = r.u64();
+      d.call = get_lapack(r);
+      const uint32_t keys = r.u32();
+      if (keys == 0 || keys > kMaxDirectKeys) throw ProtocolError("invalid number of memory keys");
+      for (uint32_t i = 0; i < keys; ++i) d.keys.push_back(get_blob(r, kMaxKeyBytes, "memory key"));
+      const uint64_t in = request_bytes(d.call), out = reply_bytes(d.call);
+      if (in == 0 || out == 0) throw ProtocolError("a direct LAPACK call needs input and output arrays");
+      d.input = get_extents(r, in, keys, "input");
+      d.output = get_extents(r, out, keys, "output");
+      d.gated = get_bool(r);
+      m = d;
+      break;
+    }
+    case Type::proceed: {
+      Proceed q;
+      q.call_id = r.u64();
+      m = q;
       break;
     }
     default:

@@ -36,6 +36,10 @@ enum class Type : uint16_t {
   reply_chunk = 14,   // server -> client: one piece of a pipelined call's result
   lapack_reply = 15,  // server -> client: result of a LAPACK call: INFO; payload = packed output arrays
   lapack_chunk = 16,  // client -> server: one piece of a large LAPACK call's input (pipelined path)
+  lanes_request = 17, // client -> server: copy to and from my memory one-sidedly (direct path)
+  lanes_reply = 18,   // server -> client: how many copy lanes serve this session (0: none, and why)
+  direct_lapack = 19, // client -> server: a LAPACK call whose arrays the server copies itself
+  proceed = 20,       // client -> server: a gated direct call may now write its outputs
 };
 
 struct Hello {
@@ -155,9 +159,50 @@ uint64_t chunk_length(const Chunk& c) {
   return std::min(c.chunk_bytes, c.payload_bytes - chunk_offset(c));
 }
 
+// The direct path: the server copies a call's arrays out of and into the client's memory itself
+// (transport::CopyLanes), in parallel, while the client only waits. LanesRequest gives the
+// server the client's transport address once per connection; LanesReply says whether the server
+// serves the direct path (lanes > 0) or why not.
+inline constexpr size_t kMaxAddressBytes = 16384;  // a UCX worker address
+inline constexpr size_t kMaxKeyBytes = 4096;       // a packed UCX remote key
+inline constexpr size_t kMaxDirectKeys = 16;
+inline constexpr size_t kMaxExtents = 64;
+struct LanesRequest {
+  uint64_t call_id = 0;
+  std::vector<std::byte> worker_address;  // 1 .. kMaxAddressBytes
+};
+struct LanesReply {
+  uint64_t call_id = 0;
+  uint32_t lanes = 0;
+  std::string message;  // why none, when lanes == 0
+};
+// A run of the client's memory: `bytes` at `address`, reachable with keys[key].
+struct Extent {
+  uint64_t address = 0;
+  uint64_t bytes = 0;
+  uint32_t key = 0;
+  bool operator==(const Extent&) const = default;
+};
+// A LAPACK call on the direct path. Its packed input (wire/lapack.hpp's layout) is the
+// concatenation of `input`'s extents, its packed result that of `output`'s. The server answers
+// with a LapackReply without payload once the outputs are written. `gated`: the outputs overwrite
+// inputs in place, and the client first keeps their values (for a local rerun should the call
+// fail): the server writes no output before the client's Proceed.
+struct DirectLapack {
+  uint64_t call_id = 0;
+  LapackCall call;
+  std::vector<std::vector<std::byte>> keys;  // 1 .. kMaxDirectKeys, each 1 .. kMaxKeyBytes
+  std::vector<Extent> input, output;         // each 1 .. kMaxExtents, summing to the call's sizes
+  bool gated = false;
+};
+struct Proceed {
+  uint64_t call_id = 0;  // the gated call's
+};
+
 // The alternatives; type_of() in messages.cpp maps each to its Type.
 using Message = std::variant<Hello, Challenge, Auth, AuthResult, Blas3Call, CallReply, StatusRequest, StatusReply,
-                             ErrorMessage, Ping, Pong, LapackRequest, LapackReply, CallChunk, ReplyChunk, LapackChunk>;
+                             ErrorMessage, Ping, Pong, LapackRequest, LapackReply, CallChunk, ReplyChunk, LapackChunk,
+                             LanesRequest, LanesReply, DirectLapack, Proceed>;
 // The Type of a message (its variant alternative).
 Type type_of(const Message& m);
 

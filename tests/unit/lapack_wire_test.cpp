@@ -135,6 +135,57 @@ TEST(LapackWire, ChunkRoundTripAndRejects) {
   for (size_t n = 0; n < b.size(); ++n) protocol_error_of([&] { decode(Bytes(b.begin(), b.begin() + long(n))); });
 }
 
+TEST(LapackWire, DirectPathRoundTripAndRejects) {
+  EXPECT_EQ(uint16_t(Type::lanes_request), 17);
+  EXPECT_EQ(uint16_t(Type::proceed), 20);
+  EXPECT_EQ(type_of(Message{DirectLapack{}}), Type::direct_lapack);
+  LapackCall c = make(R::gesv, Scalar::d);  // in: A 200, B 120 bytes; out: A 200, ipiv, B 120
+  const uint64_t in = request_bytes(c), out = reply_bytes(c);
+  const Bytes key0(40, std::byte{1}), key1(7, std::byte{2});
+  DirectLapack d{5, c, {key0, key1}, {{0x1000, 200, 0}, {0x9000, in - 200, 1}}, {{0x1000, 200, 0}, {0x5000, out - 200, 1}}, true};
+  auto m = decode(encode(d));
+  ASSERT_TRUE(std::holds_alternative<DirectLapack>(m));
+  const auto& e = std::get<DirectLapack>(m);
+  EXPECT_EQ(e.call_id, 5u);
+  EXPECT_EQ(e.keys, d.keys);
+  EXPECT_EQ(e.input, d.input);
+  EXPECT_EQ(e.output, d.output);
+  EXPECT_TRUE(e.gated);
+  auto error_of = [](const Message& msg) { return protocol_error_of([&] { decode(encode(msg)); }); };
+  DirectLapack bad = d;
+  bad.input[1].bytes -= 8;  // does not cover the input
+  EXPECT_NE(error_of(bad).find("extents cover"), std::string::npos);
+  bad = d;
+  bad.output[0].key = 2;  // no such key
+  EXPECT_NE(error_of(bad).find("invalid output extent"), std::string::npos);
+  bad = d;
+  bad.input[0].address = UINT64_MAX - 10;  // wraps
+  EXPECT_NE(error_of(bad).find("invalid input extent"), std::string::npos);
+  bad = d;
+  bad.input = {{0x1000, in, 0}, {0x2000, 8, 0}};  // more than the input
+  EXPECT_NE(error_of(bad).find("invalid input extent"), std::string::npos);
+  bad = d;
+  bad.keys.clear();
+  EXPECT_NE(error_of(bad).find("memory keys"), std::string::npos);
+  bad = d;
+  bad.keys[1] = Bytes(kMaxKeyBytes + 1);
+  EXPECT_NE(error_of(bad).find("memory key"), std::string::npos);
+  bad = d;
+  bad.input.assign(kMaxExtents + 1, Extent{0x1000, 1, 0});
+  EXPECT_NE(error_of(bad).find("number of input extents"), std::string::npos);
+  EXPECT_NE(error_of(LanesRequest{1, {}}).find("worker address"), std::string::npos);
+  EXPECT_NE(error_of(LanesRequest{1, Bytes(kMaxAddressBytes + 1)}).find("worker address"), std::string::npos);
+  for (const Message& msg : {Message{d}, Message{LanesRequest{2, Bytes(100)}}, Message{LanesReply{3, 4, "x"}},
+                             Message{Proceed{4}}}) {
+    const Bytes b = encode(msg);
+    EXPECT_EQ(encode(decode(b)), b);
+    for (size_t n = 0; n < b.size(); ++n) protocol_error_of([&] { decode(Bytes(b.begin(), b.begin() + long(n))); });
+    Bytes longer = b;
+    longer.push_back(std::byte{0});
+    protocol_error_of([&] { decode(longer); });
+  }
+}
+
 TEST(LapackWire, EveryTruncationAndTrailingByte) {
   std::vector<Bytes> msgs = {encode(request(make(R::gesvd, Scalar::z))), encode(request(make(R::getrs, Scalar::s))),
                              encode(LapackReply{1, false, "x", 2, 0})};
