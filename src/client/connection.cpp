@@ -313,6 +313,58 @@ wire::Message Connection::chunked_request(wire::Message first, std::vector<trans
   return std::move(p.reply);
 }
 
+uint32_t Connection::direct_lanes(double timeout_seconds) {
+  {
+    Lock lk(mu_);
+    if (lanes_) return *lanes_;
+  }
+  wire::Message reply;
+  {
+    Lock lk(mu_);
+    if (dead_) throw Error(dead_reason_);
+    reply = wire::LanesRequest{0, worker_->address()};
+  }
+  reply = request(std::move(reply), {}, nullptr, 0, timeout_seconds);
+  auto* r = std::get_if<wire::LanesReply>(&reply);
+  Lock lk(mu_);
+  lanes_ = r ? r->lanes : 0;
+  return *lanes_;
+}
+
+transport::Registration Connection::register_memory(void* data, size_t bytes) {
+  Lock lk(mu_);
+  return worker_->register_memory(data, bytes);
+}
+
+wire::Message Connection::direct_request(wire::DirectLapack call, const std::function<void()>& keep, bool& proceeded,
+                                         double timeout_seconds) {
+  proceeded = false;
+  const bool gated = call.gated;
+  Lock lk(mu_);
+  Pending p;
+  wire::Message m = std::move(call);
+  const uint64_t id = post(lk, m, {}, &p);
+  try {
+    if (gated) {
+      lk.unlock();
+      keep();
+      lk.lock();
+      if (!p.done) {  // a failed call is answered at once: nothing to let through then
+        wire::Message go = wire::Proceed{id};
+        worker_->send(peer_, wire::encode(go), {}, [this](bool ok) {
+          if (!ok) fail("sending to the server failed");
+        });
+        proceeded = true;
+      }
+    }
+    wait(lk, [&] { return p.done; }, timeout_seconds, "waiting for a reply");
+  } catch (...) {
+    pending_.erase(id);
+    throw;
+  }
+  return std::move(p.reply);
+}
+
 void Connection::stream_sent(void* self, bool ok) {
   auto* c = static_cast<Connection*>(self);
   --c->stream_sends_;

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -54,6 +55,17 @@ class Connection {
   // all are answered. For throughput benchmarks; `flags` are wire::Ping's.
   void ping_stream(const void* data, uint64_t bytes, int count, int window, uint8_t flags = 0);
 
+  // The direct path: how many copy lanes the server offers this connection (asked once, with a
+  // wire::LanesRequest); 0 when it offers none. Throws like request().
+  uint32_t direct_lanes(double timeout_seconds);
+  // Lets the server copy to and from [data, data + bytes) on the direct path. Throws Error.
+  transport::Registration register_memory(void* data, size_t bytes);
+  // Sends `call` and waits for its LapackReply. A gated call: once it is sent, keep() runs (the
+  // connection not held), then a wire::Proceed goes out and `proceeded` is set. Throws like
+  // request(); the memory the call names must stay valid and registered until it returns.
+  wire::Message direct_request(wire::DirectLapack call, const std::function<void()>& keep, bool& proceeded,
+                               double timeout_seconds);
+
   bool alive() const;
   const std::string& server_name() const { return server_name_; }
   std::string transport_description();
@@ -96,6 +108,7 @@ class Connection {
   uint64_t next_call_ = 1;
   uint64_t stream_sends_ = 0;  // ping_stream's sends not yet completed
   std::unordered_map<uint64_t, Pending*> pending_;
+  std::optional<uint32_t> lanes_;  // answer to the LanesRequest, once asked
   // Handshake state.
   std::optional<wire::Message> handshake_reply_;
   std::string server_name_;

@@ -523,6 +523,122 @@ bool chunked_lapack(Runtime& rt, Connection& conn, const wire::LapackCall& call,
   return true;
 }
 
+
+// Copies `bytes` from src to dst with `threads` threads (the caller's among them): one thread
+// copies memory at a fraction of what the machine can.
+void parallel_copy(std::byte* dst, const std::byte* src, uint64_t bytes, unsigned threads) {
+  threads = static_cast<unsigned>(std::clamp<uint64_t>(bytes >> 24, 1, std::max(1u, threads)));  // >= 16 MiB each
+  const uint64_t slice = (bytes + threads - 1) / threads;
+  std::vector<std::thread> helpers;
+  for (unsigned t = 1; t < threads; ++t) {
+    const uint64_t lo = std::min(bytes, t * slice), hi = std::min(bytes, lo + slice);
+    helpers.emplace_back([=] { std::memcpy(dst + lo, src + lo, hi - lo); });
+  }
+  std::memcpy(dst, src, std::min(bytes, slice));
+  for (auto& h : helpers) h.join();
+}
+
+// A large LAPACK call on the direct path: the server copies the inputs out of the application's
+// arrays (or out of a packed copy, for an array that is not contiguous) and the outputs into
+// them, over its copy lanes, in parallel; this thread registers the memory and waits. Outputs
+// that overwrite inputs in place (A, B) are gated: the server writes none of them before their
+// values are kept here (copy_threads threads, while the server fetches and computes), so a failed
+// call still reruns locally on the original values.
+template <class FallBack>
+bool direct_lapack(Runtime& rt, Connection& conn, const wire::LapackCall& call, const wire::LapackLayout& l,
+                   const MatrixRef* inputs, const MatrixRef* outputs, int64_t* info, uint64_t t0,
+                   FallBack& fall_back) {
+  const Settings& settings = rt.settings();
+  const uint64_t sent = wire::request_bytes(call), reply_bytes = wire::reply_bytes(call);
+  const std::vector<uint64_t> in_offsets = packed_offsets(l.inputs, call.scalar);
+  const std::vector<uint64_t> out_offsets = packed_offsets(l.outputs, call.scalar);
+  auto contiguous = [](const wire::LapackArray& a, const MatrixRef& m) { return a.cols <= 1 || m.ld == a.rows; };
+  wire::DirectLapack d{0, call, {}, {}, {}, false};
+  std::vector<transport::Registration> registrations;
+  std::map<std::pair<const void*, uint64_t>, uint32_t> key_of;  // one registration per memory range
+  auto key = [&](const void* data, uint64_t bytes) {
+    auto [it, fresh] = key_of.try_emplace({data, bytes}, static_cast<uint32_t>(d.keys.size()));
+    if (fresh) {
+      registrations.push_back(conn.register_memory(const_cast<void*>(data), bytes));
+      d.keys.push_back(registrations.back().key());
+    }
+    return it->second;
+  };
+  auto extent = [&](const void* data, uint64_t bytes, const void* region, uint64_t region_bytes) {
+    return wire::Extent{reinterpret_cast<uint64_t>(data), bytes, key(region, region_bytes)};
+  };
+  transport::Buffer packed, aside, kept;
+  for (size_t i = 0; i < l.inputs.size(); ++i) {
+    const uint64_t bytes = wire::array_bytes(l.inputs[i], call.scalar);
+    if (bytes == 0) continue;
+    if (contiguous(l.inputs[i], inputs[i])) {
+      d.input.push_back(extent(inputs[i].data, bytes, inputs[i].data, bytes));
+      continue;
+    }
+    if (!packed.data()) packed = transport::Buffer::allocate(sent);
+    pack_range(l.inputs, inputs, call.scalar, in_offsets[i], in_offsets[i] + bytes, packed.data());
+    d.input.push_back(extent(packed.data() + in_offsets[i], bytes, packed.data(), sent));
+  }
+  std::vector<bool> direct;
+  std::vector<size_t> in_place;  // outputs written straight over an input: kept before they are
+  uint64_t kept_bytes = 0;
+  for (size_t i = 0; i < l.outputs.size(); ++i) {
+    const auto& o = l.outputs[i];
+    const uint64_t bytes = wire::array_bytes(o, call.scalar);
+    direct.push_back(contiguous(o, outputs[i]));
+    if (bytes == 0) continue;
+    if (direct[i]) {
+      d.output.push_back(extent(outputs[i].data, bytes, outputs[i].data, bytes));
+      if (o.from_input >= 0) in_place.push_back(i), kept_bytes += bytes;
+      continue;
+    }
+    if (!aside.data()) aside = transport::Buffer::allocate(reply_bytes);
+    d.output.push_back(extent(aside.data() + out_offsets[i], bytes, aside.data(), reply_bytes));
+  }
+  d.gated = !in_place.empty();
+  if (d.gated) kept = transport::Buffer::allocate(kept_bytes);
+  auto keep = [&] {
+    uint64_t at = 0;
+    for (size_t i : in_place) {
+      const uint64_t bytes = wire::array_bytes(l.outputs[i], call.scalar);
+      parallel_copy(kept.data() + at, static_cast<const std::byte*>(outputs[i].data), bytes,
+                    static_cast<unsigned>(settings.copy_threads));
+      at += bytes;
+    }
+  };
+  auto restore = [&] {
+    uint64_t at = 0;
+    for (size_t i : in_place) {
+      const uint64_t bytes = wire::array_bytes(l.outputs[i], call.scalar);
+      std::memcpy(const_cast<void*>(outputs[i].data), kept.data() + at, bytes);
+      at += bytes;
+    }
+  };
+  const uint64_t t1 = now_ns();
+  bool proceeded = false;
+  wire::Message reply;
+  try {
+    reply = conn.direct_request(std::move(d), keep, proceeded, settings.timeout_seconds);
+  } catch (const Error& e) {
+    if (proceeded) restore();
+    return fall_back(e.what());
+  }
+  const uint64_t t2 = now_ns();
+  auto* r = std::get_if<wire::LapackReply>(&reply);
+  if (!r || !r->ok || r->payload_bytes != 0 || r->info < 0) {
+    if (proceeded) restore();
+    return fall_back(r && !r->ok ? "server: " + r->message : std::string("unexpected reply"));
+  }
+  for (size_t i = 0; i < l.outputs.size(); ++i)
+    if (!direct[i] && wire::array_bytes(l.outputs[i], call.scalar))
+      unpack_array(aside.data() + out_offsets[i], l.outputs[i].rows, l.outputs[i].cols,
+                   wire::array_element_bytes(l.outputs[i], call.scalar), outputs[i]);
+  *info = r->info;
+  rt.remote_succeeded();
+  account(rt, wire::call_name(call), lapack_label(call), *r, {t0, t1, t2, now_ns()}, sent, reply_bytes);
+  return true;
+}
+
 }  // namespace
 
 bool offload_lapack(const wire::LapackCall& call, const MatrixRef* inputs, const MatrixRef* outputs,
@@ -550,6 +666,15 @@ bool offload_lapack(const wire::LapackCall& call, const MatrixRef* inputs, const
     if (!conn) return fall_back(why);
     const uint64_t t0 = now_ns();
     const uint64_t chunk = static_cast<uint64_t>(settings.chunk_bytes);
+    if (chunk && wire::request_bytes(call) >= 2 * chunk && settings.direct) {
+      uint32_t lanes = 0;
+      try {
+        lanes = conn->direct_lanes(settings.timeout_seconds);
+      } catch (const Error& e) {
+        return fall_back(e.what());
+      }
+      if (lanes) return direct_lapack(rt, *conn, call, l, inputs, outputs, info, t0, fall_back);
+    }
     if (chunk && wire::request_bytes(call) >= 2 * chunk)
       return chunked_lapack(rt, *conn, call, l, inputs, outputs, chunk, info, t0, fall_back);
     std::vector<transport::Buffer> scratch;

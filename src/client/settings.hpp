@@ -33,6 +33,12 @@ struct Settings {
   // Released staging memory kept for the next call (a fresh large buffer costs a page fault per
   // page, which for matrices of GiB costs more than moving them); -1: an eighth of physical memory.
   double cache_bytes = -1;
+  // The direct path: where the server offers copy lanes, large LAPACK calls let the server copy
+  // their arrays out of and into this process's memory itself (no packing, no chunk sends).
+  bool direct = true;
+  // Threads that keep the values of arrays updated in place, on the direct path, while the server
+  // works (so a failed call can still run locally).
+  double copy_threads = 4;
   std::vector<std::string> problems;  // malformed variables: reported once, defaults used instead
 };
 
@@ -42,7 +48,8 @@ inline constexpr uint16_t kDefaultPort = 7700;
 // 127.0.0.1:7700; OUTBOARD_TOKEN_FILE; OUTBOARD_OFFLOAD=auto|always|never;
 // OUTBOARD_FALLBACK=local|fail; OUTBOARD_MIN_FLOPS; OUTBOARD_RETRY_SECONDS; OUTBOARD_TIMEOUT;
 // OUTBOARD_CONNECT_TIMEOUT; OUTBOARD_REPORT=1; OUTBOARD_TRACE=FILE; OUTBOARD_CHUNK_BYTES (0, or at
-// least 65536); OUTBOARD_CHUNK_WINDOW (1..1024); OUTBOARD_CACHE_BYTES.
+// least 65536); OUTBOARD_CHUNK_WINDOW (1..1024); OUTBOARD_CACHE_BYTES; OUTBOARD_DIRECT=1|0;
+// OUTBOARD_COPY_THREADS (1..64).
 Settings settings_from_environment();
 
 // "host:port", "[v6addr]:port" or "host" (default port). Throws Error when malformed.

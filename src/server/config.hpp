@@ -20,6 +20,10 @@ struct Config {
   uint64_t host_block_columns = 1024;
   unsigned gpus = 0;                 // GPUs to serve with (the first ones); 0: all there are
   uint64_t gpu_memory_bytes = 0;     // most GPU memory one pipelined call uses before it is tiled; 0: 85%
+  // The direct path (LAPACK calls whose arrays the server copies itself, see server.cpp): threads
+  // that copy at once (each ~6 GB/s between processes of one host); 0: off, calls are sent in chunks.
+  unsigned copy_lanes = 8;
+  uint64_t direct_chunk_bytes = 8ull << 20;  // one copy's size on the direct path
   double auth_timeout_seconds = 10;  // a connection that has not authenticated by then is closed
   std::string log_level = "info";
   std::string log_format = "text";
@@ -27,7 +31,8 @@ struct Config {
 
 // Reads a TOML file whose keys are the field names above (host, port, token_file,
 // compute_threads, max_request_bytes, max_client_bytes, max_clients, buffer_cache_bytes,
-// gpu_min_flops, host_block_columns, gpus, gpu_memory_bytes, auth_timeout_seconds,
+// gpu_min_flops, host_block_columns, gpus, gpu_memory_bytes, copy_lanes, direct_chunk_bytes,
+// auth_timeout_seconds,
 // log_level, log_format), on top of `base`. Throws Error naming the file, line and key on unknown
 // keys, wrong types or out-of-range values.
 Config load_config_file(const std::string& path, Config base = {});

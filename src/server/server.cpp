@@ -18,6 +18,7 @@
 #include "server/pipeline.hpp"
 #include "server/pool_pipeline.hpp"
 #include "server/spread_pipeline.hpp"
+#include "transport/copy_lanes.hpp"
 #include "transport/transport.hpp"
 #include "wire/messages.hpp"
 
@@ -25,9 +26,21 @@ namespace outboard::server {
 namespace {
 
 using transport::Buffer;
+using transport::CopyLanes;
 using transport::PeerId;
 
 enum class State { awaiting_hello, awaiting_auth, ready, closing };
+
+// A call on the direct path: the server copies the input out of the client's memory in chunks
+// and the result pieces into it, over the copy lanes (transport/copy_lanes.hpp).
+struct DirectCopies {
+  CopyLanes::Remote remote = 0;
+  std::vector<CopyLanes::Key> keys;  // by wire::Extent::key
+  std::vector<wire::Extent> input, output;
+  std::vector<uint32_t> copies_left;  // per chunk: copies not yet complete
+  bool gated = false, proceeded = false;
+  std::vector<size_t> held;  // finished pieces waiting for the client's Proceed
+};
 
 // A call whose input arrives in chunks and whose result leaves in pieces (pipeline.hpp, and
 // lapack_pipeline.hpp for LAPACK calls).
@@ -50,6 +63,7 @@ struct ChunkedCall {
   std::string error;             // set when the call failed
   uint64_t first_ns = 0, last_ns = 0;  // first chunk announced, last chunk landed
   uint64_t setup_ns = 0;               // finding staging memory
+  std::unique_ptr<DirectCopies> direct;  // set on the direct path
 };
 
 struct Session {
@@ -72,6 +86,15 @@ struct Session {
   };
   std::unordered_map<uint64_t, Arrival> arrivals;  // by call id
   std::unordered_map<uint64_t, std::shared_ptr<ChunkedCall>> chunked;  // call id -> chunked call in progress
+  std::optional<CopyLanes::Remote> remote;  // the client's memory, once it asked for the direct path
+};
+
+// A direct-path copy that ended, handed from a copy lane's thread to the progress thread.
+struct CopyDone {
+  std::shared_ptr<ChunkedCall> call;
+  bool put = false;
+  uint64_t index = 0;  // get: the chunk
+  bool ok = false;
 };
 
 // Finished work, handed from a compute thread back to the progress thread.
@@ -108,6 +131,12 @@ struct Server::Impl {
   std::mutex done_mu;  // guards `done`: filled by compute threads
   std::vector<Completion> done;
   std::atomic<bool> any_done{false};  // `done` is not empty
+  std::unique_ptr<CopyLanes> lanes;   // the direct path's; null when off
+  std::string lanes_unavailable;      // why, when null
+  std::mutex copies_mu;               // guards `copies_done`: filled by copy lanes
+  std::vector<CopyDone> copies_done;
+  std::atomic<bool> any_copies{false};
+  uint64_t direct_calls = 0;
   uint16_t port = 0;
 
   Session* session(PeerId p) {
@@ -146,6 +175,7 @@ struct Server::Impl {
     if (it == sessions.end()) return;
     const Session& s = it->second;
     chunked_active -= s.chunked.size();  // their pipelines finish with the session
+    if (s.remote && lanes) lanes->detach(*s.remote);  // copies still queued fail
     spdlog::info("session.end peer={} addr={} client=\"{}\" calls={} bytes_in={} bytes_out={} reason=\"{}\"", peer,
                  s.addr, s.client_name, s.calls, s.bytes_in, s.bytes_out, why);
     sessions.erase(it);
@@ -289,6 +319,9 @@ struct Server::Impl {
         if (auto* c = std::get_if<wire::CallChunk>(&m)) return on_chunk(*s, c->call_id, c->chunk_index);
         if (auto* c = std::get_if<wire::LapackChunk>(&m)) return on_chunk(*s, c->call_id, c->chunk_index);
         if (auto* p = std::get_if<wire::Ping>(&m)) return on_ping(*s, *p, std::move(payload));
+        if (auto* q = std::get_if<wire::LanesRequest>(&m)) return on_lanes(*s, *q);
+        if (auto* d = std::get_if<wire::DirectLapack>(&m)) return on_direct(*s, *d);
+        if (auto* q = std::get_if<wire::Proceed>(&m)) return on_proceed(*s, *q);
         if (auto* q = std::get_if<wire::LapackRequest>(&m)) return on_lapack(*s, *q, std::move(payload));
         if (auto* q = std::get_if<wire::StatusRequest>(&m))
           return send(peer, wire::StatusReply{q->call_id, status().dump()});
@@ -507,9 +540,13 @@ struct Server::Impl {
     auto it = s.chunked.find(call_id);
     if (it == s.chunked.end()) return reject(s.peer, "chunk of an unknown call");
     ChunkedCall& cc = *it->second;
-    uint8_t& state = cc.chunk_state[index];
-    if (state != 1) return reject(s.peer, "chunk arrived without being announced");
-    state = 2;
+    if (cc.direct || cc.chunk_state[index] != 1) return reject(s.peer, "chunk arrived without being announced");
+    chunk_arrived(s, cc, index);
+  }
+
+  // Chunk `index` of the call's input is in its staging buffer.
+  void chunk_arrived(Session& s, ChunkedCall& cc, uint64_t index) {
+    cc.chunk_state[index] = 2;
     ++cc.arrived;
     while (cc.prefix_chunks < cc.chunk_state.size() && cc.chunk_state[cc.prefix_chunks] == 2) ++cc.prefix_chunks;
     if (cc.arrived == cc.chunk_state.size()) {
@@ -527,6 +564,10 @@ struct Server::Impl {
   void fail_chunked(ChunkedCall& cc, const std::string& why) {
     if (cc.error.empty()) cc.error = why.empty() ? "call failed" : why;
     cc.pipe.reset();  // waits for work still using the staging buffer
+    if (cc.direct) {  // pieces held for the client's Proceed are not written now
+      cc.sends_in_flight -= std::min<uint64_t>(cc.sends_in_flight, cc.direct->held.size());
+      cc.direct->held.clear();
+    }
   }
 
   // Sends finished pieces of results and, once everything is out, the reply. Returns whether any
@@ -563,6 +604,14 @@ struct Server::Impl {
     const ResultPiece& p = cc.pieces.at(index);
     ++cc.pieces_done;
     if (p.bytes == 0 || s.state == State::closing) return;
+    if (cc.direct) {
+      if (cc.direct->gated && !cc.direct->proceeded) {  // counted as in flight until written
+        cc.direct->held.push_back(index);
+        ++cc.sends_in_flight;
+        return;
+      }
+      return put_piece(s, call, index);
+    }
     ++cc.sends_in_flight;
     s.bytes_out += p.bytes;
     const transport::Segment piece{cc.staging.data() + p.staging_offset, p.bytes};
@@ -572,6 +621,10 @@ struct Server::Impl {
 
   void finish_chunked(Session& s, uint64_t call_id, ChunkedCall& cc) {
     const bool ok = cc.error.empty();
+    if (cc.direct) {
+      ++direct_calls;
+      for (CopyLanes::Key k : cc.direct->keys) lanes->drop_key(k);  // no copy uses them now
+    }
     uint64_t to_device = 0, compute = 0, from_device = 0;
     int64_t info = 0;
     const uint64_t receive = cc.last_ns - cc.first_ns;
@@ -612,6 +665,120 @@ struct Server::Impl {
   }
 
   size_t chunked_active = 0;
+
+  // ---- the direct path ----
+
+  void on_lanes(Session& s, const wire::LanesRequest& q) {
+    if (!lanes) return send(s.peer, wire::LanesReply{q.call_id, 0, lanes_unavailable});
+    if (s.remote) lanes->detach(*s.remote);
+    s.remote = lanes->attach(q.worker_address);
+    send(s.peer, wire::LanesReply{q.call_id, lanes->lanes(), ""});
+  }
+
+  // Sets the call up like a chunked one, then copies its input in chunks over the lanes; a call
+  // the server cannot take is answered with a failed LapackReply (the client runs it locally).
+  void on_direct(Session& s, const wire::DirectLapack& d) {
+    if (!lanes || !s.remote) return reject(s.peer, "direct call without copy lanes (no LanesRequest answered)");
+    if (s.chunked.count(d.call_id) || s.arrivals.count(d.call_id)) return reject(s.peer, "call id already in use");
+    if (s.chunked.size() >= kMaxChunkedCalls) return reject(s.peer, "too many chunked calls in progress");
+    auto call = std::make_shared<ChunkedCall>();
+    ChunkedCall& cc = *call;
+    cc.peer = s.peer;
+    cc.call_id = d.call_id;
+    cc.payload_bytes = wire::request_bytes(d.call);
+    cc.chunk_bytes = config.direct_chunk_bytes;
+    cc.chunk_state.assign(wire::chunk_count(cc.payload_bytes, cc.chunk_bytes), 0);
+    cc.first_ns = now_ns();
+    try {
+      set_up(s, cc, d.call);
+    } catch (const std::bad_alloc&) {
+      return send(s.peer, wire::LapackReply{d.call_id, false, "server is out of memory for this call"});
+    } catch (const std::exception& e) {
+      return send(s.peer, wire::LapackReply{d.call_id, false, e.what()});
+    }
+    auto& dc = *(cc.direct = std::make_unique<DirectCopies>());
+    dc.remote = *s.remote;
+    for (const auto& k : d.keys) dc.keys.push_back(lanes->add_key(dc.remote, k));
+    dc.input = d.input;
+    dc.output = d.output;
+    dc.gated = d.gated;
+    dc.copies_left.assign(cc.chunk_state.size(), 0);
+    s.held_bytes += cc.staging_bytes;
+    s.chunked[d.call_id] = call;
+    ++chunked_active;
+    for (uint64_t i = 0; i < cc.chunk_state.size(); ++i) {
+      const uint64_t begin = i * cc.chunk_bytes, end = std::min(begin + cc.chunk_bytes, cc.payload_bytes);
+      cc.chunk_state[i] = 1;
+      copy_range(call, dc.input, begin, end, cc.staging.data() + begin, false, i, static_cast<unsigned>(i));
+    }
+  }
+
+  // Queues the copies of packed bytes [begin, end) of `extents` to or from `local`, one per extent
+  // touched, on lanes from `lane` on.
+  void copy_range(const std::shared_ptr<ChunkedCall>& call, const std::vector<wire::Extent>& extents, uint64_t begin,
+                  uint64_t end, std::byte* local, bool put, uint64_t index, unsigned lane) {
+    DirectCopies& dc = *call->direct;
+    uint64_t at = 0;
+    for (const wire::Extent& x : extents) {
+      const uint64_t lo = std::max(begin, at), hi = std::min(end, at + x.bytes);
+      if (lo < hi) {
+        if (put) ++call->sends_in_flight;
+        else ++dc.copies_left[index];
+        const CopyLanes::Copy c{put, dc.remote, dc.keys[x.key], x.address + (lo - at), local + (lo - begin), hi - lo};
+        lanes->copy(lane++, c, [this, call, put, index](bool ok) {
+          {
+            std::lock_guard lk(copies_mu);
+            copies_done.push_back({call, put, index, ok});
+            any_copies.store(true, std::memory_order_release);
+          }
+          worker->signal();
+        });
+      }
+      at += x.bytes;
+    }
+  }
+
+  void put_piece(Session& s, const std::shared_ptr<ChunkedCall>& call, size_t index) {
+    const ResultPiece& p = call->pieces[index];
+    s.bytes_out += p.bytes;
+    copy_range(call, call->direct->output, p.result_offset, p.result_offset + p.bytes,
+               call->staging.data() + p.staging_offset, true, index, static_cast<unsigned>(index));
+  }
+
+  void on_proceed(Session& s, const wire::Proceed& q) {
+    auto it = s.chunked.find(q.call_id);
+    if (it == s.chunked.end()) return;  // the call already failed and was answered
+    ChunkedCall& cc = *it->second;
+    if (!cc.direct || !cc.direct->gated || cc.direct->proceeded) return reject(s.peer, "unexpected proceed");
+    cc.direct->proceeded = true;
+    std::vector<size_t> held = std::move(cc.direct->held);
+    cc.direct->held.clear();
+    cc.sends_in_flight -= std::min<uint64_t>(cc.sends_in_flight, held.size());
+    for (size_t index : held) put_piece(s, it->second, index);
+  }
+
+  void deliver_copies() {
+    if (!any_copies.load(std::memory_order_acquire)) return;
+    std::vector<CopyDone> batch;
+    {
+      std::lock_guard lk(copies_mu);
+      batch.swap(copies_done);
+      any_copies.store(false, std::memory_order_relaxed);
+    }
+    for (CopyDone& d : batch) {
+      ChunkedCall& cc = *d.call;
+      Session* s = session(cc.peer);
+      auto it = s ? s->chunked.find(cc.call_id) : decltype(s->chunked.end()){};
+      if (!s || it == s->chunked.end() || it->second != d.call) continue;  // the session or call is gone
+      if (d.put) {
+        --cc.sends_in_flight;
+        if (!d.ok) fail_chunked(cc, "copying the result into the client's memory failed");
+        continue;
+      }
+      if (!d.ok) fail_chunked(cc, "copying the input from the client's memory failed");
+      if (--cc.direct->copies_left[d.index] == 0) chunk_arrived(*s, cc, d.index);
+    }
+  }
 
   // Mirrors on_call. The buffer holds the inputs, then the outputs (reply payload).
   void on_lapack(Session& s, const wire::LapackRequest& req, Buffer payload) {
@@ -777,6 +944,7 @@ Server::Server(Config config, std::vector<std::unique_ptr<Backend>> backends) : 
 }
 
 Server::~Server() {
+  impl_->lanes.reset();   // copies in flight end (their completions signal the worker)
   impl_->pool.reset();    // running calls finish before the transport goes
   impl_->worker.reset();
 }
@@ -796,10 +964,20 @@ uint16_t Server::start() {
   m.worker = std::make_unique<transport::Worker>(std::move(ev));
   m.port = m.worker->listen(m.config.host, m.config.port);
   m.pool = std::make_unique<ComputePool>(m.config.compute_threads);
+  if (m.config.copy_lanes == 0) {
+    m.lanes_unavailable = "this server's direct path is off (copy_lanes = 0)";
+  } else {
+    try {
+      m.lanes = std::make_unique<CopyLanes>(m.config.copy_lanes);
+    } catch (const std::exception& e) {
+      m.lanes_unavailable = std::string("this server has no copy lanes: ") + e.what();
+      spdlog::warn("serve.copy_lanes_unavailable error=\"{}\"", e.what());
+    }
+  }
   std::string names;
   for (auto& b : m.backends) names += (names.empty() ? "" : ",") + b->name();
-  spdlog::info("serve.listen addr={}:{} backends={} compute_threads={}", m.config.host, m.port, names,
-               m.config.compute_threads);
+  spdlog::info("serve.listen addr={}:{} backends={} compute_threads={} copy_lanes={}", m.config.host, m.port, names,
+               m.config.compute_threads, m.lanes ? m.lanes->lanes() : 0);
   return m.port;
 }
 
@@ -810,6 +988,7 @@ void Server::run() {
   while (!m.stopping.load()) {
     bool busy = m.worker->progress();
     m.deliver_completions();
+    m.deliver_copies();
     const bool polling = m.chunked_active && m.progress_chunked();
     uint64_t now = now_ns();
     if (polling) busy = true;  // a device's copies signal nobody: keep looking
@@ -860,6 +1039,7 @@ nlohmann::json Server::Impl::status() const {
           {"backends", backends},
           {"calls", m.total_calls},
           {"pipelined_calls", m.pipelined_calls},
+          {"direct_calls", m.direct_calls},
           {"errors", m.total_errors},
           {"calls_by_routine", m.calls_by_routine},
           {"connections", m.total_connections},

@@ -5,7 +5,8 @@
 BUILD=$1
 PROGRAMS=$2
 source "$(dirname "$0")/lib.sh"
-echo "host_block_columns = 64" >"$WORK/server.toml"  # many blocks on the CPU backend too
+# Many blocks on the CPU backend too; direct-path copies of 64 KiB (many per call, on 3 lanes).
+printf 'host_block_columns = 64\ncopy_lanes = 3\ndirect_chunk_bytes = 65536\n' >"$WORK/server.toml"
 start_server --config "$WORK/server.toml"
 export OUTBOARD_CHUNK_BYTES=65536  # the minimum: many chunks and blocks even for modest sizes
 
@@ -37,22 +38,38 @@ remote_out=$("$OUTBOARD" run --offload always -- "$BUILD/bin/blas_demo" 700 2>"$
 ! grep -q "outboard: warning" "$WORK/demo.err" || { cat "$WORK/demo.err"; fail "blas_demo fell back"; }
 ok "blas_demo 700: $remote_out, locally and pipelined"
 
-# LAPACK calls of two chunks or more travel in chunks too, and their results come back in pieces:
+# LAPACK calls of two chunks or more travel in chunks too (OUTBOARD_DIRECT=0: the direct path is
+# tested below), and their results come back in pieces:
 # straight into arrays whose leading dimension is their row count (lapack_demo), aside and then
 # copied in where it is larger (lapack_check's arrays); INFO and the untouched B of a singular
 # system as LAPACK has them.
 before=$(status_field "s['pipelined_calls']")
-verdict lapack_check "$OUTBOARD" run --offload always -- "$PROGRAMS/lapack_check" --size 150
+OUTBOARD_DIRECT=0 verdict lapack_check "$OUTBOARD" run --offload always -- "$PROGRAMS/lapack_check" --size 150
 after=$(status_field "s['pipelined_calls']")
 [ "$after" -gt "$before" ] || fail "lapack_check: no call went through the pipeline"
+[ "$(status_field "s['direct_calls']")" = 0 ] || fail "lapack_check: OUTBOARD_DIRECT=0 still took the direct path"
 ok "lapack_check: $((after - before)) pipelined calls"
-for p in d s; do
-  local_out=$("$BUILD/bin/lapack_demo" 300 $p 3 | grep checksum)
-  remote_out=$("$OUTBOARD" run --offload always -- "$BUILD/bin/lapack_demo" 300 $p 3 2>"$WORK/lapack_demo.err" | grep checksum)
-  [ "$local_out" = "$remote_out" ] || fail "lapack_demo $p: local '$local_out', pipelined '$remote_out'"
-  ! grep -q "outboard: warning" "$WORK/lapack_demo.err" || { cat "$WORK/lapack_demo.err"; fail "lapack_demo fell back"; }
-done
-ok "lapack_demo 300 d/s: the same output locally and pipelined"
+lapack_demos() {  # the same output, bit for bit, as the local run
+  for p in d s; do
+    local_out=$("$BUILD/bin/lapack_demo" 300 $p 3 | grep checksum)
+    remote_out=$("$OUTBOARD" run --offload always -- "$BUILD/bin/lapack_demo" 300 $p 3 2>"$WORK/lapack_demo.err" | grep checksum)
+    [ "$local_out" = "$remote_out" ] || fail "lapack_demo $p: local '$local_out', $1 '$remote_out'"
+    ! grep -q "outboard: warning" "$WORK/lapack_demo.err" || { cat "$WORK/lapack_demo.err"; fail "lapack_demo fell back"; }
+  done
+  ok "lapack_demo 300 d/s: the same output locally and $1"
+}
+OUTBOARD_DIRECT=0 lapack_demos pipelined
+
+# The direct path: the server copies the arrays out of and into the program's memory itself, over
+# its copy lanes; arrays whose leading dimension is above their row count (lapack_check) go
+# through packed memory, the others (lapack_demo) are copied where they are.
+before=$(status_field "s['direct_calls']")
+verdict lapack_check_direct "$OUTBOARD" run --offload always -- "$PROGRAMS/lapack_check" --size 150
+mid=$(status_field "s['direct_calls']")
+[ "$mid" -gt "$before" ] || fail "lapack_check: no call took the direct path"
+ok "lapack_check: $((mid - before)) direct calls"
+lapack_demos direct
+[ "$(status_field "s['direct_calls']")" -gt "$mid" ] || fail "lapack_demo: no call took the direct path"
 
 # A chunk size below the minimum is refused with a clear message (and the default used).
 OUTBOARD_CHUNK_BYTES=1000 "$OUTBOARD" run --offload always -- "$BUILD/bin/blas_demo" 200 >/dev/null 2>"$WORK/bad.err" ||

@@ -66,6 +66,8 @@ host_block_columns = 256
 gpus = 2
 gpu_memory_bytes = 1073741824
 buffer_cache_bytes = 1048576
+copy_lanes = 3
+direct_chunk_bytes = 65536
 )");
   Config c = load_config_file(path);
   EXPECT_EQ(c.gpu_min_flops, 5e8);
@@ -73,6 +75,8 @@ buffer_cache_bytes = 1048576
   EXPECT_EQ(c.gpus, 2u);
   EXPECT_EQ(c.gpu_memory_bytes, 1u << 30);
   EXPECT_EQ(c.buffer_cache_bytes, 1u << 20);
+  EXPECT_EQ(c.copy_lanes, 3u);
+  EXPECT_EQ(c.direct_chunk_bytes, 65536u);
   EXPECT_EQ(c.host, "0.0.0.0");
   EXPECT_EQ(c.port, 7800);
   EXPECT_EQ(c.token_file, "/etc/outboard/token");

@@ -19,7 +19,7 @@ class EnvironmentTest : public ::testing::Test {
   static constexpr const char* kVariables[] = {
       "OUTBOARD_SERVERS", "RCPU_SERVER",          "OUTBOARD_TOKEN_FILE", "OUTBOARD_OFFLOAD",
       "OUTBOARD_FALLBACK", "OUTBOARD_MIN_FLOPS", "OUTBOARD_RETRY_SECONDS", "OUTBOARD_TIMEOUT",
-      "OUTBOARD_CONNECT_TIMEOUT", "OUTBOARD_CACHE_BYTES"};
+      "OUTBOARD_CONNECT_TIMEOUT", "OUTBOARD_CACHE_BYTES", "OUTBOARD_DIRECT", "OUTBOARD_COPY_THREADS"};
 
   void SetUp() override {
     for (const char* name : kVariables) {
@@ -309,6 +309,25 @@ TEST_F(EnvironmentTest, CacheBytes) {
   Settings s = settings_from_environment();
   EXPECT_EQ(s.cache_bytes, -1);
   EXPECT_TRUE(mentions(s.problems, "OUTBOARD_CACHE_BYTES"));
+}
+
+TEST_F(EnvironmentTest, DirectPath) {
+  Settings d = settings_from_environment();
+  EXPECT_TRUE(d.direct);
+  EXPECT_EQ(d.copy_threads, 4);
+  set("OUTBOARD_DIRECT", "0");
+  set("OUTBOARD_COPY_THREADS", "8");
+  Settings s = settings_from_environment();
+  EXPECT_FALSE(s.direct);
+  EXPECT_EQ(s.copy_threads, 8);
+  EXPECT_TRUE(s.problems.empty());
+  set("OUTBOARD_DIRECT", "yes");
+  set("OUTBOARD_COPY_THREADS", "65");
+  s = settings_from_environment();
+  EXPECT_TRUE(s.direct);
+  EXPECT_EQ(s.copy_threads, 4);
+  EXPECT_TRUE(mentions(s.problems, "OUTBOARD_DIRECT"));
+  EXPECT_TRUE(mentions(s.problems, "OUTBOARD_COPY_THREADS"));
 }
 
 TEST_F(EnvironmentTest, OtherNumbers) {
