@@ -3,7 +3,8 @@
 # `outboard run --offload always` against a server whose GPU backend takes every call
 # (gpu_min_flops = 0): cuBLAS must pass the reference tests. Then level3_check with 64 KiB chunks
 # and a 300-sized case per routine (pipelined calls, tiny blocks on the GPU), and lapack_check
-# (every LAPACK routine on cuSOLVER), whole and with 64 KiB chunks (the GPU's LAPACK pipeline).
+# (every LAPACK routine on cuSOLVER), whole, with 64 KiB chunks (the GPU's LAPACK pipeline) and on
+# the direct path (64 KiB copies over the server's copy lanes, into the same pipeline).
 # Usage: [PARTS="blas lapack"] testers_on_gpu.sh OUT [CARRY]
 set -uo pipefail
 OUT=${1:?usage: testers_on_gpu.sh OUT_DIR [CARRY_DIR]}
@@ -11,7 +12,7 @@ CARRY=$(cd "${2:-.gpu-carry}" && pwd)
 export LD_LIBRARY_PATH=$CARRY/deps
 B=$CARRY/bin/outboard
 R=$(mktemp -d)
-echo "gpu_min_flops = 0" >"$R/server.toml"
+printf 'gpu_min_flops = 0\ndirect_chunk_bytes = 65536\n' >"$R/server.toml"
 source "$(dirname "$0")/../../scripts/local_server.sh"
 start_local_server "$B" "$R" --config "$R/server.toml" || exit 1
 cd "$R"
@@ -30,9 +31,12 @@ fi
 if [[ " $PARTS " == *" lapack "* ]]; then
 LD_LIBRARY_PATH="$CARRY/openblas-as-lapack:$CARRY/deps" "$B" run --offload always -- "$CARRY/testers/lapack_check" 2>&1 |
   tail -2 | sed 's/^/lapack: /' | tee -a "$OUT/testers.txt"
-LD_LIBRARY_PATH="$CARRY/openblas-as-lapack:$CARRY/deps" OUTBOARD_CHUNK_BYTES=65536 \
+LD_LIBRARY_PATH="$CARRY/openblas-as-lapack:$CARRY/deps" OUTBOARD_CHUNK_BYTES=65536 OUTBOARD_DIRECT=0 \
   "$B" run --offload always -- "$CARRY/testers/lapack_check" --size 150 2>&1 |
   tail -2 | sed 's/^/lapack pipelined: /' | tee -a "$OUT/testers.txt"
+LD_LIBRARY_PATH="$CARRY/openblas-as-lapack:$CARRY/deps" OUTBOARD_CHUNK_BYTES=65536 \
+  "$B" run --offload always -- "$CARRY/testers/lapack_check" --size 150 2>&1 |
+  tail -2 | sed 's/^/lapack direct: /' | tee -a "$OUT/testers.txt"
 fi
-"$B" status --json | python3 -c "import json,sys; s=json.load(sys.stdin); print('server calls', s['calls'], 'pipelined', s['pipelined_calls'], 'errors', s['errors'], [b['name'] for b in s['backends']], s['calls_by_routine'])" | tee -a "$OUT/testers.txt"
+"$B" status --json | python3 -c "import json,sys; s=json.load(sys.stdin); print('server calls', s['calls'], 'pipelined', s['pipelined_calls'], 'direct', s['direct_calls'], 'errors', s['errors'], [b['name'] for b in s['backends']], s['calls_by_routine'])" | tee -a "$OUT/testers.txt"
 kill $SERVER_PID

@@ -1,6 +1,7 @@
 #include "client/connection.hpp"
 
 #include <sched.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <array>
@@ -49,6 +50,7 @@ Connection::Connection(const ServerAddress& server, const Secret& secret, const 
     if (!macs_equal(challenge->server_proof, wire::server_proof(secret, hello.client_nonce, challenge->server_nonce)))
       throw Error("the server could not prove it knows the secret (wrong token file?)");
     server_name_ = challenge->server_name;
+    server_nonce_ = challenge->server_nonce;
     handshake_reply_.reset();
     worker_->send(peer_, wire::encode(wire::Auth{wire::client_proof(secret, challenge->server_nonce, hello.client_nonce)}),
                   {}, nullptr);
@@ -313,7 +315,7 @@ wire::Message Connection::chunked_request(wire::Message first, std::vector<trans
   return std::move(p.reply);
 }
 
-uint32_t Connection::direct_lanes(double timeout_seconds) {
+uint32_t Connection::direct_lanes(double timeout_seconds, bool cma) {
   {
     Lock lk(mu_);
     if (lanes_) return *lanes_;
@@ -322,7 +324,8 @@ uint32_t Connection::direct_lanes(double timeout_seconds) {
   {
     Lock lk(mu_);
     if (dead_) throw Error(dead_reason_);
-    reply = wire::LanesRequest{0, worker_->address()};
+    reply = wire::LanesRequest{0, worker_->address(), cma ? static_cast<uint32_t>(getpid()) : 0,
+                               cma ? reinterpret_cast<uint64_t>(server_nonce_.data()) : 0};
   }
   reply = request(std::move(reply), {}, nullptr, 0, timeout_seconds);
   auto* r = std::get_if<wire::LanesReply>(&reply);

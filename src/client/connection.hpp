@@ -56,8 +56,8 @@ class Connection {
   void ping_stream(const void* data, uint64_t bytes, int count, int window, uint8_t flags = 0);
 
   // The direct path: how many copy lanes the server offers this connection (asked once, with a
-  // wire::LanesRequest); 0 when it offers none. Throws like request().
-  uint32_t direct_lanes(double timeout_seconds);
+  // wire::LanesRequest, offering CMA copies if `cma`); 0 when it offers none. Throws like request().
+  uint32_t direct_lanes(double timeout_seconds, bool cma = true);
   // Lets the server copy to and from [data, data + bytes) on the direct path. Throws Error.
   transport::Registration register_memory(void* data, size_t bytes);
   // Sends `call` and waits for its LapackReply. A gated call: once it is sent, keep() runs (the
@@ -112,6 +112,7 @@ class Connection {
   // Handshake state.
   std::optional<wire::Message> handshake_reply_;
   std::string server_name_;
+  Nonce server_nonce_{};  // the handshake's: proves this process's id to the server (LanesRequest)
 };
 
 }  // namespace outboard::client

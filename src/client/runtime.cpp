@@ -669,7 +669,7 @@ bool offload_lapack(const wire::LapackCall& call, const MatrixRef* inputs, const
     if (chunk && wire::request_bytes(call) >= 2 * chunk && settings.direct) {
       uint32_t lanes = 0;
       try {
-        lanes = conn->direct_lanes(settings.timeout_seconds);
+        lanes = conn->direct_lanes(settings.timeout_seconds, settings.direct_cma);
       } catch (const Error& e) {
         return fall_back(e.what());
       }

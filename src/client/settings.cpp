@@ -119,8 +119,8 @@ Settings settings_from_environment() {
   number("OUTBOARD_CACHE_BYTES", s.cache_bytes, 0, s.problems);
   if (const char* v = env("OUTBOARD_DIRECT")) {
     std::string m = v;
-    if (m == "1" || m == "0") s.direct = m == "1";
-    else s.problems.push_back("OUTBOARD_DIRECT='" + m + "' is not 1 or 0");
+    if (m == "1" || m == "0" || m == "ucx") s.direct = m != "0", s.direct_cma = m == "1";
+    else s.problems.push_back("OUTBOARD_DIRECT='" + m + "' is not 1, 0 or ucx");
   }
   number("OUTBOARD_COPY_THREADS", s.copy_threads, 1, s.problems);
   if (s.copy_threads > 64 || s.copy_threads != std::floor(s.copy_threads)) {

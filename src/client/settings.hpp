@@ -36,6 +36,7 @@ struct Settings {
   // The direct path: where the server offers copy lanes, large LAPACK calls let the server copy
   // their arrays out of and into this process's memory itself (no packing, no chunk sends).
   bool direct = true;
+  bool direct_cma = true;  // on one host, let the server copy with CMA (else through UCX's RMA)
   // Threads that keep the values of arrays updated in place, on the direct path, while the server
   // works (so a failed call can still run locally).
   double copy_threads = 4;
@@ -48,7 +49,7 @@ inline constexpr uint16_t kDefaultPort = 7700;
 // 127.0.0.1:7700; OUTBOARD_TOKEN_FILE; OUTBOARD_OFFLOAD=auto|always|never;
 // OUTBOARD_FALLBACK=local|fail; OUTBOARD_MIN_FLOPS; OUTBOARD_RETRY_SECONDS; OUTBOARD_TIMEOUT;
 // OUTBOARD_CONNECT_TIMEOUT; OUTBOARD_REPORT=1; OUTBOARD_TRACE=FILE; OUTBOARD_CHUNK_BYTES (0, or at
-// least 65536); OUTBOARD_CHUNK_WINDOW (1..1024); OUTBOARD_CACHE_BYTES; OUTBOARD_DIRECT=1|0;
+// least 65536); OUTBOARD_CHUNK_WINDOW (1..1024); OUTBOARD_CACHE_BYTES; OUTBOARD_DIRECT=1|0|ucx;
 // OUTBOARD_COPY_THREADS (1..64).
 Settings settings_from_environment();
 

@@ -671,8 +671,13 @@ struct Server::Impl {
   void on_lanes(Session& s, const wire::LanesRequest& q) {
     if (!lanes) return send(s.peer, wire::LanesReply{q.call_id, 0, lanes_unavailable});
     if (s.remote) lanes->detach(*s.remote);
-    s.remote = lanes->attach(q.worker_address);
-    send(s.peer, wire::LanesReply{q.call_id, lanes->lanes(), ""});
+    // A client on this host that proves its process id (it holds this session's nonce where it
+    // says) is copied with CMA; any other through UCX.
+    const bool local = q.pid != 0 && CopyLanes::verify_process(static_cast<int>(q.pid), q.probe_address,
+                                                               std::as_bytes(std::span(s.server_nonce)));
+    s.remote = lanes->attach(q.worker_address, local ? static_cast<int>(q.pid) : 0);
+    spdlog::info("session.lanes peer={} lanes={} copies={}", s.peer, lanes->lanes(), local ? "cma" : "ucx");
+    send(s.peer, wire::LanesReply{q.call_id, lanes->lanes(), local ? "cma" : "ucx"});
   }
 
   // Sets the call up like a chunked one, then copies its input in chunks over the lanes; a call

@@ -2,11 +2,16 @@
 // (Worker::register_memory), spread over several UCX workers ("lanes"), each driven by a thread
 // of its own.
 //
-// Why lanes: between processes of one host UCX copies with the CPU (CMA: process_vm_readv and
-// _writev), and one thread moves ~6 GB/s; measured on the H200 host (bench/probes/cma_scaling.cpp),
-// 4 threads move 21 GB/s and 8 move 36 GB/s. A single progress thread caps any call's data
-// movement at one thread's rate, whatever the link; lanes let one large call's copies run in
-// parallel. On an RDMA network the same calls become NIC reads and writes.
+// Why lanes: between processes of one host a copy is a CPU copy, and one thread moves ~6 GB/s;
+// measured on the H200 host (bench/probes/cma_scaling.cpp), 4 threads move 21 GB/s and 8 move
+// 36 GB/s. A single progress thread caps any call's data movement at one thread's rate, whatever
+// the link; lanes let one large call's copies run in parallel.
+//
+// How: a peer on this host whose process id was verified (verify_process) is copied to and from
+// with process_vm_readv/_writev (CMA) directly: UCX 1.13 uses CMA for its rendezvous protocol but
+// not for ucp_get/ucp_put, which it emulates with messages that the peer's progress thread must
+// serve one at a time. Other peers go through ucp_get_nbx/ucp_put_nbx (NIC reads and writes on
+// an RDMA network).
 //
 // Thread-safe: every method may be called from any thread. Copies on one lane run in the order
 // they were queued.
@@ -15,6 +20,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <vector>
 
 namespace outboard::transport {
@@ -32,7 +38,11 @@ class CopyLanes {
 
   // A peer process, known by its Worker::address(). Each lane connects to it on first use.
   using Remote = uint64_t;
-  Remote attach(std::vector<std::byte> worker_address);
+  // `pid`: the peer's process on this host, verified, for CMA copies; 0: copies through UCX.
+  Remote attach(std::vector<std::byte> worker_address, int pid = 0);
+  // Whether process `pid` of this host holds `expected` at `address`: proof that a peer which
+  // wrote a secret there and names that pid is that process (and that CMA reaches it).
+  static bool verify_process(int pid, uint64_t address, std::span<const std::byte> expected);
   // Later copies to or from it fail; copies already under way end as UCX ends them.
   void detach(Remote remote);
 

@@ -228,6 +228,8 @@ std::vector<std::byte> encode(const Message& m) {
                  [&](const LanesRequest& q) {
                    w.u64(q.call_id);
                    put_blob(w, q.worker_address);
+                   w.u32(q.pid);
+                   w.u64(q.probe_address);
                  },
                  [&](const LanesReply& q) {
                    w.u64(q.call_id);
@@ -439,6 +441,8 @@ Message decode(std::span<const std::byte> bytes) {
       LanesRequest q;
       q.call_id = r.u64();
       q.worker_address = get_blob(r, kMaxAddressBytes, "worker address");
+      q.pid = r.u32();
+      q.probe_address = r.u64();
       m = q;
       break;
     }

@@ -170,6 +170,10 @@ inline constexpr size_t kMaxExtents = 64;
 struct LanesRequest {
   uint64_t call_id = 0;
   std::vector<std::byte> worker_address;  // 1 .. kMaxAddressBytes
+  // Same-host copies (CMA): the client's process id, and where in its memory it holds the
+  // handshake's server nonce, which the server reads to check that the pid is the client's.
+  uint32_t pid = 0;
+  uint64_t probe_address = 0;
 };
 struct LanesReply {
   uint64_t call_id = 0;

@@ -70,6 +70,13 @@ mid=$(status_field "s['direct_calls']")
 ok "lapack_check: $((mid - before)) direct calls"
 lapack_demos direct
 [ "$(status_field "s['direct_calls']")" -gt "$mid" ] || fail "lapack_demo: no call took the direct path"
+grep -q "session.lanes.*copies=cma" "$WORK/server.log" && ok "direct path: the server copied with CMA" ||
+  echo "note: CMA unavailable here, the direct path copied through UCX"
+# The same through UCX's one-sided copies (what a client on another host gets).
+mid=$(status_field "s['direct_calls']")
+OUTBOARD_DIRECT=ucx verdict lapack_check_direct_ucx "$OUTBOARD" run --offload always -- "$PROGRAMS/lapack_check" --size 150
+grep -q "session.lanes.*copies=ucx" "$WORK/server.log" || fail "OUTBOARD_DIRECT=ucx: the server did not copy through UCX"
+[ "$(status_field "s['direct_calls']")" -gt "$mid" ] || fail "OUTBOARD_DIRECT=ucx: no call took the direct path"
 
 # A chunk size below the minimum is refused with a clear message (and the default used).
 OUTBOARD_CHUNK_BYTES=1000 "$OUTBOARD" run --offload always -- "$BUILD/bin/blas_demo" 200 >/dev/null 2>"$WORK/bad.err" ||

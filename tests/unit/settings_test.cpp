@@ -320,6 +320,9 @@ TEST_F(EnvironmentTest, DirectPath) {
   Settings s = settings_from_environment();
   EXPECT_FALSE(s.direct);
   EXPECT_EQ(s.copy_threads, 8);
+  set("OUTBOARD_DIRECT", "ucx");
+  EXPECT_TRUE(settings_from_environment().direct);
+  EXPECT_FALSE(settings_from_environment().direct_cma);
   EXPECT_TRUE(s.problems.empty());
   set("OUTBOARD_DIRECT", "yes");
   set("OUTBOARD_COPY_THREADS", "65");
