@@ -144,6 +144,10 @@ void Connection::on_message(std::vector<std::byte> header, transport::Buffer pay
     fail("server answered a request that was not made");
     return;
   }
+  if (std::holds_alternative<wire::InputTaken>(m)) {  // news of a call, not its answer
+    it->second->input_taken = true;
+    return;
+  }
   Pending& p = *it->second;
   p.reply = std::move(m);
   if (p.chunked) {
@@ -349,6 +353,7 @@ wire::Message Connection::direct_request(wire::DirectLapack call, const std::fun
   const uint64_t id = post(lk, m, {}, &p);
   try {
     if (gated) {
+      wait(lk, [&] { return p.input_taken || p.done; }, timeout_seconds, "waiting for the server to copy the input");
       lk.unlock();
       keep();
       lk.lock();

@@ -60,8 +60,9 @@ class Connection {
   uint32_t direct_lanes(double timeout_seconds, bool cma = true);
   // Lets the server copy to and from [data, data + bytes) on the direct path. Throws Error.
   transport::Registration register_memory(void* data, size_t bytes);
-  // Sends `call` and waits for its LapackReply. A gated call: once it is sent, keep() runs (the
-  // connection not held), then a wire::Proceed goes out and `proceeded` is set. Throws like
+  // Sends `call` and waits for its LapackReply. A gated call: once the server says it has the
+  // input (wire::InputTaken), keep() runs (the connection not held), then a wire::Proceed goes
+  // out and `proceeded` is set. Throws like
   // request(); the memory the call names must stay valid and registered until it returns.
   wire::Message direct_request(wire::DirectLapack call, const std::function<void()>& keep, bool& proceeded,
                                double timeout_seconds);
@@ -81,6 +82,7 @@ class Connection {
     bool replied = false;
     uint64_t received = 0;
     ResultLanding land;
+    bool input_taken = false;  // direct calls: the server has copied the input
   };
   struct ChunkSender;
   void send_chunks(const std::shared_ptr<ChunkSender>& s);

@@ -781,7 +781,11 @@ struct Server::Impl {
         continue;
       }
       if (!d.ok) fail_chunked(cc, "copying the input from the client's memory failed");
-      if (--cc.direct->copies_left[d.index] == 0) chunk_arrived(*s, cc, d.index);
+      if (--cc.direct->copies_left[d.index] == 0) {
+        chunk_arrived(*s, cc, d.index);
+        if (cc.arrived == cc.chunk_state.size() && cc.direct->gated && s->state != State::closing)
+          send(s->peer, wire::InputTaken{cc.call_id});
+      }
     }
   }
 

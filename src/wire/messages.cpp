@@ -150,7 +150,7 @@ Type type_of(const Message& m) {
                                     Type::status_reply,   Type::error,        Type::ping,  Type::pong,
                                     Type::lapack_call,    Type::lapack_reply, Type::call_chunk, Type::reply_chunk,
                                     Type::lapack_chunk,   Type::lanes_request, Type::lanes_reply,
-                                    Type::direct_lapack,  Type::proceed};
+                                    Type::direct_lapack,  Type::proceed,      Type::input_taken};
   static_assert(std::size(kTypes) == std::variant_size_v<Message>);
   return kTypes[m.index()];
 }
@@ -246,6 +246,7 @@ std::vector<std::byte> encode(const Message& m) {
                    w.u8(d.gated ? 1 : 0);
                  },
                  [&](const Proceed& q) { w.u64(q.call_id); },
+                 [&](const InputTaken& q) { w.u64(q.call_id); },
                  [&](const LapackReply& r) {
                    w.u64(r.call_id);
                    w.u8(r.ok);
@@ -471,6 +472,12 @@ Message decode(std::span<const std::byte> bytes) {
     }
     case Type::proceed: {
       Proceed q;
+      q.call_id = r.u64();
+      m = q;
+      break;
+    }
+    case Type::input_taken: {
+      InputTaken q;
       q.call_id = r.u64();
       m = q;
       break;

@@ -40,6 +40,7 @@ enum class Type : uint16_t {
   lanes_reply = 18,   // server -> client: how many copy lanes serve this session (0: none, and why)
   direct_lapack = 19, // client -> server: a LAPACK call whose arrays the server copies itself
   proceed = 20,       // client -> server: a gated direct call may now write its outputs
+  input_taken = 21,   // server -> client: a gated direct call's input is all copied
 };
 
 struct Hello {
@@ -202,11 +203,17 @@ struct DirectLapack {
 struct Proceed {
   uint64_t call_id = 0;  // the gated call's
 };
+// Sent for a gated call once its input is copied: the client keeps the in-place arrays' values
+// then (while the server computes) rather than during the copies, which would share the memory
+// bandwidth.
+struct InputTaken {
+  uint64_t call_id = 0;
+};
 
 // The alternatives; type_of() in messages.cpp maps each to its Type.
 using Message = std::variant<Hello, Challenge, Auth, AuthResult, Blas3Call, CallReply, StatusRequest, StatusReply,
                              ErrorMessage, Ping, Pong, LapackRequest, LapackReply, CallChunk, ReplyChunk, LapackChunk,
-                             LanesRequest, LanesReply, DirectLapack, Proceed>;
+                             LanesRequest, LanesReply, DirectLapack, Proceed, InputTaken>;
 // The Type of a message (its variant alternative).
 Type type_of(const Message& m);
 

@@ -9,6 +9,7 @@
 // The quiet-* modes send streaming pings (no_reply), which the server consumes as they arrive.
 #include <cstdio>
 #include <cstring>
+#include <unistd.h>
 #include <optional>
 #include <string>
 
@@ -76,11 +77,14 @@ struct Peer {
     send(wire::encode(hello));
     auto ch = expect<wire::Challenge>(5);
     if (!ch) return false;
+    server_nonce = ch->server_nonce;
     send(wire::encode(wire::Auth{wire::client_proof(secret, ch->server_nonce, hello.client_nonce)}));
     auto r = expect<wire::AuthResult>(5);
     if (r && !r->accepted) std::printf("auth refused: %s\n", r->message.c_str());
     return r && r->accepted;
   }
+
+  Nonce server_nonce{};  // the handshake's
 
   // The server must answer with an error message and close the connection.
   int expect_rejection(const char* what) {
@@ -214,6 +218,44 @@ int lapack_mode(Peer& p, const std::string& mode) {
       return 1;
     }
     std::printf("server said: %s\nok %s: refused with a clear error\n", r->message.c_str(), mode.c_str());
+    return 0;
+  }
+  // The direct path (the server copies the arrays itself).
+  wire::DirectLapack direct{7, lapack_call(R::gesv, 0, 200, 1).call, {}, {}, {}, false};
+  transport::Registration reg = p.worker->register_memory(data.data(), data.size());
+  direct.keys = {reg.key()};
+  auto lanes = [&](uint32_t pid) {
+    p.send(wire::encode(wire::LanesRequest{3, p.worker->address(), pid, reinterpret_cast<uint64_t>(p.server_nonce.data())}));
+    return p.expect<wire::LanesReply>(10);
+  };
+  if (mode == "direct-without-lanes") {  // a direct call before any LanesRequest
+    direct.input = {{reinterpret_cast<uint64_t>(data.data()), wire::request_bytes(direct.call), 0}};
+    direct.output = {{reinterpret_cast<uint64_t>(data.data()), wire::reply_bytes(direct.call), 0}};
+    p.send(wire::encode(direct));
+    return p.expect_rejection(mode.c_str());
+  }
+  if (mode == "direct-wrong-pid") {  // names another process (init): never copied with CMA
+    auto r = lanes(1);
+    if (!r || r->lanes == 0 || r->message != "ucx") {
+      std::printf("FAIL %s: expected lanes through UCX, got '%s'\n", mode.c_str(), r ? r->message.c_str() : "nothing");
+      return 1;
+    }
+    std::printf("server said: copies through %s\nok %s: the pid was not believed\n", r->message.c_str(), mode.c_str());
+    return 0;
+  }
+  if (mode == "direct-bad-addresses") {  // extents in unmapped memory: the copies fail, the call fails
+    auto r = lanes(static_cast<uint32_t>(getpid()));
+    if (!r || r->message != "cma") std::printf("note: lanes '%s'\n", r ? r->message.c_str() : "none");
+    if (!r || r->lanes == 0) return std::printf("FAIL %s: no lanes\n", mode.c_str()), 1;
+    direct.input = {{0x1000, wire::request_bytes(direct.call), 0}};
+    direct.output = {{0x1000, wire::reply_bytes(direct.call), 0}};
+    p.send(wire::encode(direct));
+    auto rep = p.expect<wire::LapackReply>(10);
+    if (!rep || rep->ok || rep->message.find("copying") == std::string::npos) {
+      std::printf("FAIL %s: expected a failed reply about the copies\n", mode.c_str());
+      return 1;
+    }
+    std::printf("server said: %s\nok %s: failed with a clear error\n", rep->message.c_str(), mode.c_str());
     return 0;
   }
   std::fprintf(stderr, "unknown mode %s\n", mode.c_str());
@@ -373,7 +415,7 @@ int main(int argc, char** argv) {
     p.send(wire::encode(c), {{data.data(), wire::chunk_length(c)}});
     return p.expect_rejection("chunk-oversized");
   }
-  if (mode.rfind("lapack-", 0) == 0) return lapack_mode(p, mode);
+  if (mode.rfind("lapack-", 0) == 0 || mode.rfind("direct-", 0) == 0) return lapack_mode(p, mode);
   std::fprintf(stderr, "unknown mode %s\n", mode.c_str());
   return 2;
 }

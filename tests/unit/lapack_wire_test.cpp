@@ -176,7 +176,7 @@ TEST(LapackWire, DirectPathRoundTripAndRejects) {
   EXPECT_NE(error_of(LanesRequest{1, {}}).find("worker address"), std::string::npos);
   EXPECT_NE(error_of(LanesRequest{1, Bytes(kMaxAddressBytes + 1)}).find("worker address"), std::string::npos);
   for (const Message& msg : {Message{d}, Message{LanesRequest{2, Bytes(100), 4242, 0x7fff0000}}, Message{LanesReply{3, 4, "x"}},
-                             Message{Proceed{4}}}) {
+                             Message{Proceed{4}}, Message{InputTaken{5}}}) {
     const Bytes b = encode(msg);
     EXPECT_EQ(encode(decode(b)), b);
     for (size_t n = 0; n < b.size(); ++n) protocol_error_of([&] { decode(Bytes(b.begin(), b.begin() + long(n))); });
