@@ -7,8 +7,9 @@
 # whole, for comparison), cpu (local OpenBLAS on all cores), trace (OUTBOARD_TRACE of blas_demo),
 # tiled (a GPU memory budget below the calls' size), nvblas (the same blas_demo under NVBLAS and
 # through Outboard), lapack (lapack_demo's ?GESV locally
-# on OpenBLAS and through Outboard, direct path and chunked; COPY_LANES sets the server's lanes),
-# lanes (DGESV 16384 with 1, 2, 4, 8, 12 copy lanes), multigpu (one vs two GPUs, on a two-GPU machine).
+# on OpenBLAS and through Outboard, direct path and chunked; COPY_LANES sets the server's copy lanes),
+# gesv16 (DGESV 16384 local and remote alternating, three rounds), lanes (DGESV 16384 with 1, 2,
+# 4, 8, 12 copy lanes), multigpu (one vs two GPUs, on a two-GPU machine).
 set -uo pipefail
 OUT=${1:?usage: run_pipelined.sh OUT_DIR [CARRY_DIR]}
 CARRY=$(cd "${2:-.gpu-carry}" && pwd)
@@ -49,9 +50,9 @@ cat >"$R/server.toml" <<TOML
 max_request_bytes = 68719476736
 max_client_bytes = 68719476736
 buffer_cache_bytes = 68719476736
-copy_lanes = ${COPY_LANES:-8}
 log_level = "debug"
 TOML
+[ -n "${COPY_LANES:-}" ] && echo "copy_lanes = $COPY_LANES" >>"$R/server.toml"  # else the server's default
 start_local_server "$B" "$R" --compute-threads 2 --config "$R/server.toml" || { log "FAILED: server"; exit 1; }
 log "server: $(grep -o 'serve.backend.*' "$R/server.log" | head -2 | tr '\n' ' ')"
 SWEEP=(--target-seconds 0.02 --trials 3)
@@ -97,12 +98,21 @@ if want lapack; then
       "$B" run --offload always -- "$CARRY/bin/lapack_demo" 32768 $p
   done
 fi
+# DGESV n = 16384, local and remote alternating, three processes each (three solves per process).
+if want gesv16; then
+  for round in 1 2 3; do
+    step "gesv d 16384 local, round $round" env LD_LIBRARY_PATH="$CARRY/openblas-as-lapack:$CARRY/deps" \
+      "$CARRY/bin/lapack_demo" 16384 d
+    step "gesv d 16384 remote, round $round" env LD_LIBRARY_PATH="$CARRY/openblas-as-lapack:$CARRY/deps" \
+      OUTBOARD_REPORT=1 "$B" run --offload always -- "$CARRY/bin/lapack_demo" 16384 d
+  done
+fi
 # The direct path's copy lanes: DGESV n = 16384 with a server of each lane count.
 if want lanes; then
   cp "$R/server.log" "$R/server-before-lanes.log"
   for lanes in 1 2 4 8 12; do
     kill "$SERVER_PID" 2>/dev/null; wait "$SERVER_PID" 2>/dev/null
-    sed "s/^copy_lanes.*/copy_lanes = $lanes/" "$R/server.toml" >"$R/server-lanes.toml"
+    { grep -v '^copy_lanes' "$R/server.toml"; echo "copy_lanes = $lanes"; } >"$R/server-lanes.toml"
     start_local_server "$B" "$R" --compute-threads 2 --config "$R/server-lanes.toml" || { log "FAILED: server"; exit 1; }
     step "gesv d 16384 remote, $lanes lanes" env LD_LIBRARY_PATH="$CARRY/openblas-as-lapack:$CARRY/deps" \
       OUTBOARD_REPORT=1 "$B" run --offload always -- "$CARRY/bin/lapack_demo" 16384 d

@@ -2,8 +2,14 @@
 #pragma once
 #include <cstdint>
 #include <string>
+#include <thread>
+#include <algorithm>
 
 namespace outboard::server {
+
+inline unsigned default_copy_lanes() {
+  return std::clamp(std::thread::hardware_concurrency() * 3 / 4, 1u, 16u);
+}
 
 struct Config {
   std::string host = "127.0.0.1";  // loopback unless asked: a server is a remote-execution service
@@ -21,8 +27,10 @@ struct Config {
   unsigned gpus = 0;                 // GPUs to serve with (the first ones); 0: all there are
   uint64_t gpu_memory_bytes = 0;     // most GPU memory one pipelined call uses before it is tiled; 0: 85%
   // The direct path (LAPACK calls whose arrays the server copies itself, see server.cpp): threads
-  // that copy at once (each ~6 GB/s between processes of one host); 0: off, calls are sent in chunks.
-  unsigned copy_lanes = 8;
+  // that copy at once (each ~6 GB/s between processes of one host; on the 16-core H200 host 8
+  // lanes solved DGESV 16384 in 0.296 s, 12 in 0.236 s); 0: off, calls are sent in chunks.
+  // Default: three quarters of the cores, at most 16.
+  unsigned copy_lanes = default_copy_lanes();
   uint64_t direct_chunk_bytes = 8ull << 20;  // one copy's size on the direct path
   double auth_timeout_seconds = 10;  // a connection that has not authenticated by then is closed
   std::string log_level = "info";
