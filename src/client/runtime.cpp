@@ -432,6 +432,30 @@ void pack_range(const std::vector<wire::LapackArray>& arrays, const MatrixRef* r
   }
 }
 
+// The end of a chunked or direct LAPACK call: a failed or malformed reply restores what the call
+// may have overwritten and falls back; otherwise the outputs that landed aside (`direct[i]` false)
+// are copied into the application's arrays. `times`: start, sent, answered.
+template <class FallBack, class Restore>
+bool finish_lapack(Runtime& rt, const wire::LapackCall& call, const wire::LapackLayout& l, const MatrixRef* outputs,
+                   const std::vector<bool>& direct, const transport::Buffer& aside, const wire::Message& reply,
+                   int64_t* info, std::array<uint64_t, 3> times, FallBack& fall_back, Restore restore) {
+  auto* r = std::get_if<wire::LapackReply>(&reply);
+  if (!r || !r->ok || r->payload_bytes != 0 || r->info < 0) {
+    restore();
+    return fall_back(r && !r->ok ? "server: " + r->message : std::string("unexpected reply"));
+  }
+  const std::vector<uint64_t> out_offsets = packed_offsets(l.outputs, call.scalar);
+  for (size_t i = 0; i < l.outputs.size(); ++i)
+    if (!direct[i] && wire::array_bytes(l.outputs[i], call.scalar))
+      unpack_array(aside.data() + out_offsets[i], l.outputs[i].rows, l.outputs[i].cols,
+                   wire::array_element_bytes(l.outputs[i], call.scalar), outputs[i]);
+  *info = r->info;
+  rt.remote_succeeded();
+  account(rt, wire::call_name(call), lapack_label(call), *r, {times[0], times[1], times[2], now_ns()},
+          wire::request_bytes(call), wire::reply_bytes(call));
+  return true;
+}
+
 // A large LAPACK call, pipelined: the inputs travel in chunks, packed into a staging buffer a
 // little ahead of the sends, and the outputs come back in pieces, each landing straight in the
 // application's array where that is contiguous (else aside, copied in at the end). The staging
@@ -507,20 +531,7 @@ bool chunked_lapack(Runtime& rt, Connection& conn, const wire::LapackCall& call,
     return fall_back(e.what());
   }
   join_packer();
-  const uint64_t t2 = now_ns();
-  auto* r = std::get_if<wire::LapackReply>(&reply);
-  if (!r || !r->ok || r->payload_bytes != 0 || r->info < 0) {
-    restore();
-    return fall_back(r && !r->ok ? "server: " + r->message : std::string("unexpected reply"));
-  }
-  for (size_t i = 0; i < l.outputs.size(); ++i)
-    if (!direct[i])
-      unpack_array(aside.data() + out_offsets[i], l.outputs[i].rows, l.outputs[i].cols,
-                   wire::array_element_bytes(l.outputs[i], call.scalar), outputs[i]);
-  *info = r->info;
-  rt.remote_succeeded();
-  account(rt, wire::call_name(call), lapack_label(call), *r, {t0, t1, t2, now_ns()}, sent, reply_bytes);
-  return true;
+  return finish_lapack(rt, call, l, outputs, direct, aside, reply, info, {t0, t1, now_ns()}, fall_back, restore);
 }
 
 
@@ -623,20 +634,9 @@ bool direct_lapack(Runtime& rt, Connection& conn, const wire::LapackCall& call, 
     if (proceeded) restore();
     return fall_back(e.what());
   }
-  const uint64_t t2 = now_ns();
-  auto* r = std::get_if<wire::LapackReply>(&reply);
-  if (!r || !r->ok || r->payload_bytes != 0 || r->info < 0) {
+  return finish_lapack(rt, call, l, outputs, direct, aside, reply, info, {t0, t1, now_ns()}, fall_back, [&] {
     if (proceeded) restore();
-    return fall_back(r && !r->ok ? "server: " + r->message : std::string("unexpected reply"));
-  }
-  for (size_t i = 0; i < l.outputs.size(); ++i)
-    if (!direct[i] && wire::array_bytes(l.outputs[i], call.scalar))
-      unpack_array(aside.data() + out_offsets[i], l.outputs[i].rows, l.outputs[i].cols,
-                   wire::array_element_bytes(l.outputs[i], call.scalar), outputs[i]);
-  *info = r->info;
-  rt.remote_succeeded();
-  account(rt, wire::call_name(call), lapack_label(call), *r, {t0, t1, t2, now_ns()}, sent, reply_bytes);
-  return true;
+  });
 }
 
 }  // namespace

@@ -463,18 +463,9 @@ struct Server::Impl {
       cc = it->second;
     } else {
       if (s.chunked.size() >= kMaxChunkedCalls) throw ProtocolError("too many chunked calls in progress");
-      cc = std::make_shared<ChunkedCall>();
-      cc->peer = s.peer;
-      cc->call_id = chunk.call_id;
+      cc = new_chunked(s, chunk.call_id, chunk.call, chunk.payload_bytes, chunk.chunk_bytes);
       cc->shape_bytes = std::move(shape_bytes);
-      cc->payload_bytes = chunk.payload_bytes;
-      cc->chunk_bytes = chunk.chunk_bytes;
-      cc->chunk_state.assign(wire::chunk_count(chunk.payload_bytes, chunk.chunk_bytes), 0);
-      cc->first_ns = now_ns();
-      set_up(s, *cc, chunk.call);
-      s.held_bytes += cc->staging_bytes;
-      s.chunked[chunk.call_id] = cc;
-      ++chunked_active;
+      admit(s, cc);
     }
     uint8_t& state = cc->chunk_state[chunk.chunk_index];
     if (state != 0) throw ProtocolError("chunk " + std::to_string(chunk.chunk_index) + " sent twice");
@@ -482,6 +473,29 @@ struct Server::Impl {
     return transport::Landing::receive(Buffer::borrow(cc->staging.data() + wire::chunk_offset(chunk), bytes, cc));
   }
   static constexpr size_t kMaxChunkedCalls = 64;
+
+  // A chunked call of `payload_bytes` in chunks of `chunk_bytes`, set up on its backend. Throws
+  // ProtocolError (limits) or std::bad_alloc.
+  template <class Call>
+  std::shared_ptr<ChunkedCall> new_chunked(Session& s, uint64_t call_id, const Call& call, uint64_t payload_bytes,
+                                           uint64_t chunk_bytes) {
+    auto cc = std::make_shared<ChunkedCall>();
+    cc->peer = s.peer;
+    cc->call_id = call_id;
+    cc->payload_bytes = payload_bytes;
+    cc->chunk_bytes = chunk_bytes;
+    cc->chunk_state.assign(wire::chunk_count(payload_bytes, chunk_bytes), 0);
+    cc->first_ns = now_ns();
+    set_up(s, *cc, call);
+    return cc;
+  }
+
+  // The call is in progress: its memory counts against the session.
+  void admit(Session& s, const std::shared_ptr<ChunkedCall>& cc) {
+    s.held_bytes += cc->staging_bytes;
+    s.chunked[cc->call_id] = cc;
+    ++chunked_active;
+  }
 
   // A Level-3 call: blocks planned from the rates measured so far, on the backend the cost model
   // picks (spread over several GPUs where there are).
@@ -686,21 +700,15 @@ struct Server::Impl {
     if (!lanes || !s.remote) return reject(s.peer, "direct call without copy lanes (no LanesRequest answered)");
     if (s.chunked.count(d.call_id) || s.arrivals.count(d.call_id)) return reject(s.peer, "call id already in use");
     if (s.chunked.size() >= kMaxChunkedCalls) return reject(s.peer, "too many chunked calls in progress");
-    auto call = std::make_shared<ChunkedCall>();
-    ChunkedCall& cc = *call;
-    cc.peer = s.peer;
-    cc.call_id = d.call_id;
-    cc.payload_bytes = wire::request_bytes(d.call);
-    cc.chunk_bytes = config.direct_chunk_bytes;
-    cc.chunk_state.assign(wire::chunk_count(cc.payload_bytes, cc.chunk_bytes), 0);
-    cc.first_ns = now_ns();
+    std::shared_ptr<ChunkedCall> call;
     try {
-      set_up(s, cc, d.call);
+      call = new_chunked(s, d.call_id, d.call, wire::request_bytes(d.call), config.direct_chunk_bytes);
     } catch (const std::bad_alloc&) {
       return send(s.peer, wire::LapackReply{d.call_id, false, "server is out of memory for this call"});
     } catch (const std::exception& e) {
       return send(s.peer, wire::LapackReply{d.call_id, false, e.what()});
     }
+    ChunkedCall& cc = *call;
     auto& dc = *(cc.direct = std::make_unique<DirectCopies>());
     dc.remote = *s.remote;
     for (const auto& k : d.keys) dc.keys.push_back(lanes->add_key(dc.remote, k));
@@ -708,9 +716,7 @@ struct Server::Impl {
     dc.output = d.output;
     dc.gated = d.gated;
     dc.copies_left.assign(cc.chunk_state.size(), 0);
-    s.held_bytes += cc.staging_bytes;
-    s.chunked[d.call_id] = call;
-    ++chunked_active;
+    admit(s, call);
     for (uint64_t i = 0; i < cc.chunk_state.size(); ++i) {
       const uint64_t begin = i * cc.chunk_bytes, end = std::min(begin + cc.chunk_bytes, cc.payload_bytes);
       cc.chunk_state[i] = 1;

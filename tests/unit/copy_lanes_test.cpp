@@ -44,34 +44,28 @@ TEST(CopyLanes, GetsAndPutsOnEveryLane) {
   CopyLanes::Remote r = lanes.attach(owner.address());
   CopyLanes::Key k = lanes.add_key(r, reg.key());
 
-  // Gets: 16 pieces of 256 KiB spread over the lanes.
+  // 16 pieces of 256 KiB spread over the lanes, one way or the other.
   std::vector<uint32_t> local(remote.size(), 0);
   const uint64_t piece = 64 * 1024;  // elements
   std::atomic<int> done{0}, failed{0};
-  for (uint64_t i = 0; i < remote.size() / piece; ++i) {
-    CopyLanes::Copy c{false, r, k, reinterpret_cast<uint64_t>(remote.data() + i * piece),
-                      reinterpret_cast<std::byte*>(local.data() + i * piece), piece * 4};
-    lanes.copy(static_cast<unsigned>(i), c, [&](bool ok) {
-      if (!ok) ++failed;
-      ++done;
-    });
-  }
-  ASSERT_TRUE(wait_for(done, 16, owner));
+  auto copy_all = [&](bool put) {
+    done = 0;
+    for (uint64_t i = 0; i < remote.size() / piece; ++i) {
+      CopyLanes::Copy c{put, r, k, reinterpret_cast<uint64_t>(remote.data() + i * piece),
+                        reinterpret_cast<std::byte*>(local.data() + i * piece), piece * 4};
+      lanes.copy(static_cast<unsigned>(i), c, [&](bool ok) {
+        if (!ok) ++failed;
+        ++done;
+      });
+    }
+    return wait_for(done, 16, owner);
+  };
+  ASSERT_TRUE(copy_all(false));  // gets
   EXPECT_EQ(failed.load(), 0);
   EXPECT_EQ(local, remote);
 
-  // Puts: the local data, changed, goes back.
-  for (auto& v : local) v ^= 0xdeadbeefu;
-  done = 0;
-  for (uint64_t i = 0; i < remote.size() / piece; ++i) {
-    CopyLanes::Copy c{true, r, k, reinterpret_cast<uint64_t>(remote.data() + i * piece),
-                      reinterpret_cast<std::byte*>(local.data() + i * piece), piece * 4};
-    lanes.copy(static_cast<unsigned>(i), c, [&](bool ok) {
-      if (!ok) ++failed;
-      ++done;
-    });
-  }
-  ASSERT_TRUE(wait_for(done, 16, owner));
+  for (auto& v : local) v ^= 0xdeadbeefu;  // puts: the local data, changed, goes back
+  ASSERT_TRUE(copy_all(true));
   EXPECT_EQ(failed.load(), 0);
   EXPECT_EQ(local, remote);
   lanes.drop_key(k);
