@@ -382,6 +382,17 @@ void Connection::stream_sent(void* self, bool ok) {
 void Connection::ping_stream(const void* data, uint64_t bytes, int count, int window, uint8_t flags) {
   Lock lk(mu_);
   if (dead_) throw Error(dead_reason_);
+  // One stream at a time: the unanswered messages borrow one header, which may be rewritten only
+  // once the previous stream's sends have all completed (after an error too).
+  wait(lk, [&] { return !streaming_ && stream_sends_ == 0; }, 0, "waiting for another stream");
+  streaming_ = true;
+  struct EndStream {
+    Connection* c;
+    ~EndStream() {
+      c->streaming_ = false;
+      c->cv_.notify_all();
+    }
+  } end_stream{this};
   window = std::max(window, 1);
   const transport::Segment segment{data, bytes};
   const std::span<const transport::Segment> payload(&segment, bytes ? 1 : 0);
@@ -393,8 +404,9 @@ void Connection::ping_stream(const void* data, uint64_t bytes, int count, int wi
   const bool plain = flags == 0;
   const int ack_every = plain ? std::max(1, window / 2) : 1;
   // The headers are encoded once; an acknowledged ping gets its call id written in per message.
-  std::array<std::byte, wire::kPingBytes> quiet, loud;
-  wire::encode_ping(wire::Ping{0, bytes, static_cast<uint8_t>(flags | wire::Ping::no_reply)}, quiet);
+  // Unanswered messages go out with nothing copied or kept per message (send_borrowed).
+  std::array<std::byte, wire::kPingBytes> loud;
+  wire::encode_ping(wire::Ping{0, bytes, static_cast<uint8_t>(flags | wire::Ping::no_reply)}, stream_header_);
   // The acknowledged pings in flight, oldest first, in a ring: a reply to one says that the server
   // has taken every message up to it (a connection delivers in order).
   struct Ack {
@@ -413,10 +425,9 @@ void Connection::ping_stream(const void* data, uint64_t bytes, int count, int wi
     while (sent < count || live > 0) {
       while (sent < count && sent - acked < window && live < acks.size()) {
         const bool ack = (sent + 1) % ack_every == 0 || sent + 1 == count;
-        const transport::SendDone sent_done{&Connection::stream_sent, this};
         if (!ack || plain) {
           ++stream_sends_;
-          worker_->send(peer_, quiet, payload, sent_done);
+          worker_->send_borrowed(peer_, stream_header_, data, bytes, &stream_done_);
         }
         if (ack) {
           Ack& a = acks[(head + live) % acks.size()];
@@ -427,7 +438,7 @@ void Connection::ping_stream(const void* data, uint64_t bytes, int count, int wi
           pending_[a.id] = &a.pending;
           ++live;
           ++stream_sends_;
-          worker_->send(peer_, loud, plain ? std::span<const transport::Segment>() : payload, sent_done);
+          worker_->send(peer_, loud, plain ? std::span<const transport::Segment>() : payload, stream_done_);
         }
         ++sent;
         if (dead_) throw Error(dead_reason_);

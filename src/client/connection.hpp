@@ -1,6 +1,7 @@
 // One authenticated connection to one Outboard server. Thread-safe: application threads issue
 // requests concurrently; whichever thread is waiting drives the transport for all of them.
 #pragma once
+#include <array>
 #include <condition_variable>
 #include <functional>
 #include <cstdint>
@@ -109,6 +110,9 @@ class Connection {
   std::string dead_reason_;
   uint64_t next_call_ = 1;
   uint64_t stream_sends_ = 0;  // ping_stream's sends not yet completed
+  bool streaming_ = false;     // a thread is in ping_stream
+  std::array<std::byte, wire::kPingBytes> stream_header_{};  // its unanswered messages' header
+  const transport::SendDone stream_done_{&Connection::stream_sent, this};
   std::unordered_map<uint64_t, Pending*> pending_;
   std::optional<uint32_t> lanes_;  // answer to the LanesRequest, once asked
   // Handshake state.

@@ -139,14 +139,15 @@ struct Worker::Impl {
   };
   // What UCX callbacks record, delivered from progress().
   struct Event {
-    enum class Kind : uint8_t { message, send_done, peer_failed };
+    enum class Kind : uint8_t { message, send_done, borrowed_done, peer_failed };
     Kind kind;
-    bool flag;  // message: payload refused; send_done: ok
+    bool flag;  // message: payload refused; send_done, borrowed_done: ok
     PeerId peer;
     ucs_status_t status;  // peer_failed
     SendOp* op;           // send_done
     std::vector<std::byte> header;
     Buffer payload;
+    const SendDone* borrowed = nullptr;  // borrowed_done
   };
 
   Events events;
@@ -165,6 +166,7 @@ struct Worker::Impl {
   SendOp* free_ops = nullptr;
   size_t free_count = 0;
   static constexpr size_t kMaxFreeOps = 1024;
+  std::vector<std::pair<void*, const SendDone*>> borrowed;  // borrowed sends UCX has yet to finish
   RecvOp recvs;  // sentinel of the in-flight list
   RecvOp* free_recvs = nullptr;
   std::vector<void*> closing;  // ep-close requests still in flight
@@ -254,6 +256,24 @@ struct Worker::Impl {
     auto* op = static_cast<SendOp*>(user);
     ucp_request_free(request);
     op->impl->finish_send(op, status == UCS_OK);
+  }
+
+  // A borrowed send UCX finished later than the call: its completion runs from progress().
+  static void on_borrowed_done(void* request, ucs_status_t status, void* user) {
+    auto* self = static_cast<Impl*>(user);
+    ucp_request_free(request);
+    for (size_t i = 0; i < self->borrowed.size(); ++i)
+      if (self->borrowed[i].first == request) {
+        self->finish_borrowed(self->borrowed[i].second, status == UCS_OK);
+        self->borrowed[i] = self->borrowed.back();
+        self->borrowed.pop_back();
+        return;
+      }
+  }
+  void finish_borrowed(const SendDone* done, bool ok) {
+    Event e{Event::Kind::borrowed_done, ok, 0, UCS_OK, nullptr, {}, {}};
+    e.borrowed = done;
+    deferred.push_back(std::move(e));
   }
 
   static void on_recv_done(void* request, ucs_status_t status, size_t, void* user) {
@@ -429,6 +449,9 @@ struct Worker::Impl {
         free_send(op);
         break;
       }
+      case Event::Kind::borrowed_done:
+        e.borrowed->fn(e.borrowed->arg, e.flag);
+        break;
       case Event::Kind::peer_failed:
         drop_peer(e.peer, "connection lost: " + ucs_text(e.status), true);
         break;
@@ -502,7 +525,9 @@ Worker::~Worker() {
   for (auto& [id, _] : m.peers) ids.push_back(id);
   for (PeerId id : ids) m.drop_peer(id, "", false);
   // Let cancelled operations and closes finish, within reason.
-  for (int i = 0; i < 100000 && (!m.closing.empty() || m.sends.next != &m.sends || m.recvs.next != &m.recvs); ++i) {
+  for (int i = 0; i < 100000 && (!m.closing.empty() || m.sends.next != &m.sends || m.recvs.next != &m.recvs ||
+                                  !m.borrowed.empty());
+       ++i) {
     ucp_worker_progress(m.worker);
     m.reap_closing();
   }
@@ -518,6 +543,12 @@ Worker::~Worker() {
     } catch (...) {
     }
     m.free_send(op);
+  }
+  for (auto& [request, done] : m.borrowed) {
+    try {
+      done->fn(done->arg, false);
+    } catch (...) {
+    }
   }
   while (m.recvs.next != &m.recvs) m.free_recv(m.recvs.next);
   ucp_worker_destroy(m.worker);
@@ -622,6 +653,25 @@ void Worker::send_op(PeerId peer, std::span<const std::byte> header, std::span<c
     m.finish_send(op, true);
   else if (UCS_PTR_IS_ERR(r))
     m.finish_send(op, false);
+}
+
+void Worker::send_borrowed(PeerId peer, std::span<const std::byte> header, const void* data, size_t bytes,
+                           const SendDone* done) {
+  Impl& m = *impl_;
+  auto it = m.peers.find(peer);
+  if (it == m.peers.end()) return m.finish_borrowed(done, false);
+  ucp_request_param_t p{};
+  p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
+  p.flags = UCP_AM_SEND_FLAG_REPLY;
+  p.cb.send = Impl::on_borrowed_done;
+  p.user_data = &m;
+  ucs_status_ptr_t r = ucp_am_send_nbx(it->second->ep, kAmId, header.data(), header.size(), data, bytes, &p);
+  if (r == nullptr)
+    done->fn(done->arg, true);
+  else if (UCS_PTR_IS_ERR(r))
+    m.finish_borrowed(done, false);
+  else
+    m.borrowed.emplace_back(r, done);
 }
 
 void Worker::close(PeerId peer, bool force) { impl_->drop_peer(peer, "", false, force); }

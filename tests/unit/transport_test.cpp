@@ -186,4 +186,51 @@ TEST(Transport, PendingSendsFailWhenTheWorkerGoes) {
   EXPECT_EQ(c.ok + c.failed, 1);
 }
 
+// Borrowed sends: nothing is copied, so the header and data must survive until completion; eager
+// and rendezvous sizes alike arrive intact and complete exactly once.
+TEST_P(TransportSizes, BorrowedSendsArriveAndCompleteOnce) {
+  Pair p;
+  Count c;
+  const auto data = pattern(GetParam(), 9);
+  const char header[] = "R";
+  const transport::SendDone done = c.done();
+  const int n = 50;
+  int sent = 0;
+  ASSERT_TRUE(p.run_until([&] {
+    while (sent < n && sent - c.ok < 16)
+      p.client->send_borrowed(p.to_server, std::as_bytes(std::span(header, 1)), data.data(), data.size(), &done), ++sent;
+    return c.ok == n && p.got.size() == size_t(n);
+  }, 60)) << "completed " << c.ok << ", arrived " << p.got.size();
+  for (const auto& r : p.got) {
+    EXPECT_EQ(r.header, "R");
+    EXPECT_EQ(r.payload, data);
+  }
+  p.run_until([] { return false; }, 0.1);
+  EXPECT_EQ(c.ok, n);
+  EXPECT_EQ(c.failed, 0);
+}
+
+TEST(Transport, BorrowedSendToUnknownPeerFailsFromProgress) {
+  Pair p;
+  Count c;
+  const transport::SendDone done = c.done();
+  p.client->send_borrowed(p.to_server + 1000, std::as_bytes(std::span("R", 1)), nullptr, 0, &done);
+  EXPECT_EQ(c.failed, 0);  // not from inside send_borrowed()
+  p.client->progress();
+  EXPECT_EQ(c.failed, 1);
+}
+
+TEST(Transport, PendingBorrowedSendsFailWhenTheWorkerGoes) {
+  Count c;
+  const transport::SendDone done = c.done();
+  {
+    Pair p;
+    ASSERT_TRUE(p.run_until([&] { return p.server_peer != 0; }));
+    auto big = pattern(32 << 20, 10);
+    p.client->send_borrowed(p.to_server, std::as_bytes(std::span("R", 1)), big.data(), big.size(), &done);
+    p.client.reset();  // rendezvous: still in flight
+  }
+  EXPECT_EQ(c.ok + c.failed, 1);
+}
+
 }  // namespace
