@@ -1,5 +1,6 @@
 #include "bench/perftest.hpp"
 
+#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -20,9 +21,16 @@ std::vector<std::string> perftest_args(uint64_t bytes, int iterations, uint16_t 
   return a;
 }
 
-pid_t spawn(std::vector<std::string> args, int out_fd) {
+// Runs args on `cpu` if given; the child otherwise keeps this process's CPU set.
+pid_t spawn(std::vector<std::string> args, int out_fd, std::optional<int> cpu) {
   pid_t pid = fork();
   if (pid == 0) {
+    if (cpu) {
+      cpu_set_t one;
+      CPU_ZERO(&one);
+      CPU_SET(*cpu, &one);
+      if (sched_setaffinity(0, sizeof one, &one) != 0) _exit(126);
+    }
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -37,7 +45,9 @@ pid_t spawn(std::vector<std::string> args, int out_fd) {
 }  // namespace
 
 std::optional<PerftestResult> run_ucx_perftest(uint64_t bytes, int iterations, uint16_t port, bool peer_failure,
-                                               std::string& error) {
+                                               const std::optional<Placement>& placement, std::string& error) {
+  std::optional<int> server_cpu, client_cpu;
+  if (placement) server_cpu = placement->server_cpu, client_cpu = placement->client_cpu;
   // Children inherit this; Outboard sets the same inside its UCX configuration.
   if (peer_failure) setenv("UCX_MM_ERROR_HANDLING", "y", 0);
   auto server_args = perftest_args(bytes, iterations, port, peer_failure);
@@ -49,9 +59,9 @@ std::optional<PerftestResult> run_ucx_perftest(uint64_t bytes, int iterations, u
     error = "cannot create pipes";
     return std::nullopt;
   }
-  pid_t server = spawn(server_args, fileno(server_out));
+  pid_t server = spawn(server_args, fileno(server_out), server_cpu);
   std::this_thread::sleep_for(std::chrono::milliseconds(300));  // let it listen
-  pid_t client = spawn(client_args, pipefd[1]);
+  pid_t client = spawn(client_args, pipefd[1], client_cpu);
   close(pipefd[1]);
   std::string text;
   char buf[4096];
@@ -68,10 +78,16 @@ std::optional<PerftestResult> run_ucx_perftest(uint64_t bytes, int iterations, u
   }
   fclose(server_out);
   if (peer_failure) unsetenv("UCX_MM_ERROR_HANDLING");
-  std::string command = peer_failure ? "UCX_MM_ERROR_HANDLING=y " : "";
-  for (auto& a : client_args) command += (command.empty() ? "" : " ") + a;
+  std::string client_command;
+  for (auto& a : client_args) client_command += (client_command.empty() ? "" : " ") + a;
+  const std::string command =
+      (peer_failure ? "UCX_MM_ERROR_HANDLING=y " : "") + pinned_command(client_cpu, client_command) +
+      (server_cpu ? " (its server on CPU " + std::to_string(*server_cpu) + ")" : "");
   if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) {
-    error = "ucx_perftest failed (exit " + std::to_string(WIFEXITED(st) ? WEXITSTATUS(st) : -1) + "): " + text;
+    if (WIFEXITED(st) && WEXITSTATUS(st) == 126 && client_cpu)
+      error = "could not pin ucx_perftest to CPU " + std::to_string(*client_cpu);
+    else
+      error = "ucx_perftest failed (exit " + std::to_string(WIFEXITED(st) ? WEXITSTATUS(st) : -1) + "): " + text;
     return std::nullopt;
   }
   // With -f the result is one line of numbers: iterations, latency (50th percentile, average,

@@ -20,6 +20,27 @@ std::unique_ptr<client::Connection> connect_for(const BenchFlags& f, const char*
   return connect_from_flags(f.server, f.token, name);
 }
 
+// --cpus SERVER,CLIENT: this client (and every thread it starts) on CLIENT from here on.
+std::optional<bench::Placement> place(const std::vector<int>& cpus) {
+  if (cpus.empty()) return std::nullopt;
+  bench::Placement p = bench::parse_placement(cpus);
+  bench::pin_process(p.client_cpu);
+  return p;
+}
+
+void record_placement(nlohmann::json& options, const std::optional<bench::Placement>& p) {
+  if (p) options["cpus"] = {{"server", p->server_cpu}, {"client", p->client_cpu}};
+}
+
+void add_placement_flag(CLI::App* cmd, std::vector<int>& cpus) {
+  cmd->add_option("--cpus", cpus,
+                  "SERVER,CLIENT: pin this client to CPU CLIENT and run ucx_perftest's server on SERVER and its "
+                  "client on CLIENT; start the Outboard server on SERVER (taskset -c SERVER outboard serve ...) so "
+                  "that both are measured with the same placement (default: the scheduler places them)")
+      ->delimiter(',')
+      ->expected(2);
+}
+
 int run_rtt(const BenchFlags& f, int iterations) {
   auto conn = connect_for(f, "outboard-bench-rtt");
   auto samples = bench::round_trips_us(*conn, iterations, std::max(100, iterations / 10));
@@ -36,9 +57,11 @@ int run_rtt(const BenchFlags& f, int iterations) {
 }
 
 int run_put(const BenchFlags& f, const std::vector<uint64_t>& sizes, int window, uint64_t bytes_per_point,
-            bool perftest) {
+            bool perftest, const std::vector<int>& cpus) {
+  const auto placement = place(cpus);
   auto conn = connect_for(f, "outboard-bench-put");
   auto doc = bench::new_document("put", command_line());
+  record_placement(doc["options"], placement);
   nlohmann::json points = nlohmann::json::array();
   std::printf("%12s %10s %14s %16s %7s %16s %7s\n", "bytes", "messages", "outboard MiB/s", "perftest -e MiB/s",
               "ratio", "perftest MiB/s", "ratio");
@@ -55,7 +78,7 @@ int run_put(const BenchFlags& f, const std::vector<uint64_t>& sizes, int window,
       char cell[64] = "               -       -";
       if (perftest) {
         std::string err;
-        if (auto r = bench::run_ucx_perftest(bytes, messages, perftest_port++, peer_failure, err)) {
+        if (auto r = bench::run_ucx_perftest(bytes, messages, perftest_port++, peer_failure, placement, err)) {
           point[key] = {{"mib_per_s", r->mib_per_s}, {"ratio", p.mib_per_s / r->mib_per_s}, {"command", r->command}};
           std::snprintf(cell, sizeof cell, " %16.1f %7.3f", r->mib_per_s, p.mib_per_s / r->mib_per_s);
         } else {
@@ -105,7 +128,7 @@ nlohmann::json sweep_series(client::Connection& conn, const BenchFlags& f, uint8
 }
 
 // net: within 5% of ucx_perftest on the same sizes is the target; measured at octave sizes.
-nlohmann::json perftest_validation(const nlohmann::json& streaming) {
+nlohmann::json perftest_validation(const nlohmann::json& streaming, const std::optional<bench::Placement>& placement) {
   nlohmann::json out = nlohmann::json::array();
   uint16_t port = 13570;
   for (const auto& p : streaming["points"]) {
@@ -113,7 +136,7 @@ nlohmann::json perftest_validation(const nlohmann::json& streaming) {
     if (bytes < 4096 || (bytes & (bytes - 1))) continue;  // powers of two from 4 KiB
     int messages = static_cast<int>(std::clamp<uint64_t>((512ull << 20) / bytes, 16, 20000));
     std::string err;
-    auto r = bench::run_ucx_perftest(bytes, messages, port++, true, err);
+    auto r = bench::run_ucx_perftest(bytes, messages, port++, true, placement, err);
     if (!r) {
       std::fprintf(stderr, "outboard: ucx_perftest: %s\n", err.c_str());
       continue;
@@ -159,7 +182,9 @@ void add_bench_net_modes(CLI::App* bench, BenchModes& modes) {
     cmd->add_option("--window", *window, "Messages in flight")->check(CLI::Range(1, 1024))->capture_default_str();
     cmd->add_option("--bytes-per-point", *per_point, "Bytes moved per trial at each size")->capture_default_str();
     cmd->add_flag("--perftest,!--no-perftest", *perftest, "Run ucx_perftest (ucp_am_bw) on the same sizes beside it");
-    modes.emplace_back(cmd, [=] { return run_put(*f, *sizes, *window, *per_point, *perftest); });
+    auto cpus = std::make_shared<std::vector<int>>();
+    add_placement_flag(cmd, *cpus);
+    modes.emplace_back(cmd, [=] { return run_put(*f, *sizes, *window, *per_point, *perftest, *cpus); });
   }
   for (bool remote : {false, true}) {
     auto f = std::make_shared<BenchFlags>();
@@ -174,12 +199,18 @@ void add_bench_net_modes(CLI::App* bench, BenchModes& modes) {
     cmd->add_option("--window", *window, "Streaming: messages in flight")->check(CLI::Range(1, 1024))->capture_default_str();
     cmd->add_option("--patterns", *patterns, "streaming, pingpong")
         ->check(CLI::IsMember({"streaming", "pingpong"}))->capture_default_str();
-    if (!remote) cmd->add_flag("--perftest,!--no-perftest", *perftest, "Compare with ucx_perftest at powers of two from 4 KiB");
+    auto cpus = std::make_shared<std::vector<int>>();
+    if (!remote) {
+      cmd->add_flag("--perftest,!--no-perftest", *perftest, "Compare with ucx_perftest at powers of two from 4 KiB");
+      add_placement_flag(cmd, *cpus);
+    }
     modes.emplace_back(cmd, [=]() -> int {
+      const auto placement = place(*cpus);
       auto conn = connect_for(*f, remote ? "outboard-bench-remote" : "outboard-bench-net");
       auto doc = bench::new_document(remote ? "remote" : "net", command_line());
       doc["options"] = {{"window", *window}, {"trials", f->sweep.trials}, {"target_seconds", f->sweep.target_seconds},
                         {"perturbation", f->sweep.perturbation}};
+      record_placement(doc["options"], placement);
       doc["server"] = conn->server_name();
       const uint8_t flags = remote ? wire::Ping::via_gpu : 0;
       for (const auto& pattern : *patterns)
@@ -187,7 +218,7 @@ void add_bench_net_modes(CLI::App* bench, BenchModes& modes) {
                                              pattern == "streaming", *window));
       if (*perftest)
         for (const auto& s : doc["series"])
-          if (s["pattern"] == "streaming") doc["validation"] = {{"ucx_perftest", perftest_validation(s)}};
+          if (s["pattern"] == "streaming") doc["validation"] = {{"ucx_perftest", perftest_validation(s, placement)}};
       finish(doc, *f);
       return 0;
     });
