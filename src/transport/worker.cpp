@@ -19,6 +19,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <deque>
 #include <unordered_map>
 
 #include "common/error.hpp"
@@ -166,7 +167,9 @@ struct Worker::Impl {
   SendOp* free_ops = nullptr;
   size_t free_count = 0;
   static constexpr size_t kMaxFreeOps = 1024;
-  std::vector<std::pair<void*, const SendDone*>> borrowed;  // borrowed sends UCX has yet to finish
+  // Borrowed sends UCX has yet to finish, oldest first; finished ones leave a gap (done = nullptr)
+  // until they reach the front. They finish mostly in order, so finding one is mostly one step.
+  std::deque<std::pair<void*, const SendDone*>> borrowed;
   RecvOp recvs;  // sentinel of the in-flight list
   RecvOp* free_recvs = nullptr;
   std::vector<void*> closing;  // ep-close requests still in flight
@@ -262,13 +265,14 @@ struct Worker::Impl {
   static void on_borrowed_done(void* request, ucs_status_t status, void* user) {
     auto* self = static_cast<Impl*>(user);
     ucp_request_free(request);
-    for (size_t i = 0; i < self->borrowed.size(); ++i)
-      if (self->borrowed[i].first == request) {
-        self->finish_borrowed(self->borrowed[i].second, status == UCS_OK);
-        self->borrowed[i] = self->borrowed.back();
-        self->borrowed.pop_back();
-        return;
+    auto& b = self->borrowed;
+    for (auto& [r, done] : b)
+      if (r == request && done) {
+        self->finish_borrowed(done, status == UCS_OK);
+        done = nullptr;
+        break;
       }
+    while (!b.empty() && !b.front().second) b.pop_front();
   }
   void finish_borrowed(const SendDone* done, bool ok) {
     Event e{Event::Kind::borrowed_done, ok, 0, UCS_OK, nullptr, {}, {}};
@@ -545,6 +549,7 @@ Worker::~Worker() {
     m.free_send(op);
   }
   for (auto& [request, done] : m.borrowed) {
+    if (!done) continue;
     try {
       done->fn(done->arg, false);
     } catch (...) {

@@ -27,6 +27,30 @@ for f in files:
 PY
 ok "bench net: well-formed JSON and NetPIPE files"
 
+# --cpus: the client and ucx_perftest's pair run where they are told, and the JSON says so; the
+# validation brackets ucx_perftest with Outboard measurements. A CPU this process may not use is
+# refused with a message.
+read -r CPU_A CPU_B < <(python3 -c "import os; c = sorted(os.sched_getaffinity(0)); print(c[0], c[-1])")
+status=0
+"$OUTBOARD" bench net --cpus "$CPU_A,99999" "${SWEEP[@]}" --output bad >bad.log 2>&1 || status=$?
+[ "$status" != 0 ] && grep -q "CPU 99999 is not one this process may run on" bad.log || { cat bad.log; fail "bench net --cpus with a CPU out of reach"; }
+PERFTEST=--no-perftest
+command -v ucx_perftest >/dev/null && [ "$CPU_A" != "$CPU_B" ] && PERFTEST=--perftest
+"$OUTBOARD" bench net --cpus "$CPU_A,$CPU_B" --patterns streaming "${SWEEP[@]}" $PERFTEST --output pinned >pinned.log 2>&1 ||
+  { cat pinned.log; fail "bench net --cpus"; }
+python3 - "$CPU_A" "$CPU_B" "$PERFTEST" <<'PY' || { cat pinned.log; fail "bench net --cpus: malformed results"; }
+import json, sys
+d = json.load(open("pinned.json"))
+assert d["options"]["cpus"] == {"server": int(sys.argv[1]), "client": int(sys.argv[2])}, d["options"]
+if sys.argv[3] == "--perftest":
+    (v,) = d["validation"]["ucx_perftest"]  # 4096 bytes: the only octave size from 4 KiB
+    assert v["bytes"] == 4096 and v["ucx_perftest_mib_per_s"] > 0, v
+    assert v["outboard_before_mib_per_s"] > 0 and v["outboard_after_mib_per_s"] > 0, v
+    assert abs(v["ratio"] * v["ucx_perftest_mib_per_s"] - (v["outboard_before_mib_per_s"] + v["outboard_after_mib_per_s"]) / 2) < 1e-6 * v["ratio"] * v["ucx_perftest_mib_per_s"], v
+    assert f"taskset -c {sys.argv[2]} ucx_perftest" in v["command"], v["command"]
+PY
+ok "bench net --cpus $CPU_A,$CPU_B ($PERFTEST): placement recorded, out-of-reach CPU refused"
+
 "$OUTBOARD" bench gemm --from 8 --to 32 --step 8 --precisions d z --where local-cpu remote --trials 1 --output gemm \
   >gemm.log 2>&1 || { cat gemm.log; fail "bench gemm"; }
 python3 - <<'PY' || fail "bench gemm: malformed results"
