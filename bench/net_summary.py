@@ -32,15 +32,19 @@ def summary(d):
     sizes = [p["bytes"] for p in next(iter(runs.values()))]
     col = lambda i, key: [r[i][key] for r in runs.values()]
     med = {}
+    # Runs since the validation brackets ucx_perftest also carry the sweep point's own ratio.
+    bracketed = all("sweep_ratio" in p for r in runs.values() for p in r)
+    extra = " | sweep point / ucx_perftest (median)" if bracketed else ""
     print(f"| bytes | Outboard MiB/s (median) | ucx_perftest -e MiB/s (median) | ratio (median of {len(runs)} runs) "
-          "| ratio min – max | within 5%? |")
-    print("|---:|---:|---:|---:|---:|:---:|")
+          f"| ratio min – max | within 5%?{extra} |")
+    print("|---:|---:|---:|---:|---:|:---:|" + ("---:|" if bracketed else ""))
     for i, b in enumerate(sizes):
         r = col(i, "ratio")
         med[b] = statistics.median(r)
+        sweep = f" | {statistics.median(col(i, 'sweep_ratio')):.2f}" if bracketed else ""
         print(f"| {b} ({size_name(b)}) | {statistics.median(col(i, 'outboard_mib_per_s')):.0f} "
               f"| {statistics.median(col(i, 'ucx_perftest_mib_per_s')):.0f} | {med[b]:.2f} "
-              f"| {min(r):.2f} – {max(r):.2f} | {'yes' if med[b] >= 0.95 else 'no'} |")
+              f"| {min(r):.2f} – {max(r):.2f} | {'yes' if med[b] >= 0.95 else 'no'}{sweep} |")
     print()
     print("| run | load before (1/5/15 min) | " + " | ".join(size_name(b) for b in sizes) + " |")
     print("|---|---|" + "---:|" * len(sizes))
