@@ -1,6 +1,5 @@
 #include "bench/perftest.hpp"
 
-#include <sched.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -25,12 +24,7 @@ std::vector<std::string> perftest_args(uint64_t bytes, int iterations, uint16_t 
 pid_t spawn(std::vector<std::string> args, int out_fd, std::optional<int> cpu) {
   pid_t pid = fork();
   if (pid == 0) {
-    if (cpu) {
-      cpu_set_t one;
-      CPU_ZERO(&one);
-      CPU_SET(*cpu, &one);
-      if (sched_setaffinity(0, sizeof one, &one) != 0) _exit(126);
-    }
+    if (cpu && !pin_to_cpu(*cpu)) _exit(126);
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);

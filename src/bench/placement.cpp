@@ -22,12 +22,15 @@ Placement parse_placement(const std::vector<int>& cpus) {
   return {cpus[0], cpus[1]};
 }
 
-void pin_process(int cpu) {
+bool pin_to_cpu(int cpu) noexcept {
   cpu_set_t one;
   CPU_ZERO(&one);
   CPU_SET(cpu, &one);
-  if (sched_setaffinity(0, sizeof one, &one) != 0)
-    throw Error("cannot pin to CPU " + std::to_string(cpu) + ": " + std::strerror(errno));
+  return sched_setaffinity(0, sizeof one, &one) == 0;
+}
+
+void pin_process(int cpu) {
+  if (!pin_to_cpu(cpu)) throw Error("cannot pin to CPU " + std::to_string(cpu) + ": " + std::strerror(errno));
 }
 
 std::string pinned_command(const std::optional<int>& cpu, const std::string& command) {

@@ -20,6 +20,8 @@ Placement parse_placement(const std::vector<int>& cpus);
 
 // Pins the calling process (all its threads created from now on) to one CPU. Throws Error.
 void pin_process(int cpu);
+// The same without throwing, for a forked child before exec: false if it could not.
+bool pin_to_cpu(int cpu) noexcept;
 
 // taskset's spelling of running on `cpu`, for recorded commands.
 std::string pinned_command(const std::optional<int>& cpu, const std::string& command);

@@ -417,7 +417,6 @@ void Connection::ping_stream(const void* data, uint64_t bytes, int count, int wi
   std::vector<Ack> acks(static_cast<size_t>(window / ack_every + 2));
   size_t head = 0, live = 0;
   int sent = 0, acked = 0;
-  const uint64_t sends_before = stream_sends_;
   auto forget = [&] {
     for (size_t i = 0; i < live; ++i) pending_.erase(acks[(head + i) % acks.size()].id);
   };
@@ -454,7 +453,7 @@ void Connection::ping_stream(const void* data, uint64_t bytes, int count, int wi
       --live;
     }
     // The server has everything; the data is ours again once the transport says so too.
-    wait(lk, [&] { return stream_sends_ <= sends_before; }, 0, "streaming");
+    wait(lk, [&] { return stream_sends_ == 0; }, 0, "streaming");
   } catch (...) {
     forget();
     throw;

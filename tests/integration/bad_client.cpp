@@ -86,6 +86,17 @@ struct Peer {
 
   Nonce server_nonce{};  // the handshake's
 
+  // The call must fail with a reply whose message mentions `about`; `how` ends the ok line.
+  int expect_failed_call(const char* what, const char* about, const char* how) {
+    auto r = expect<wire::LapackReply>(10);
+    if (!r || r->ok || r->message.find(about) == std::string::npos) {
+      std::printf("FAIL %s: expected a failed reply about the %s\n", what, about);
+      return 1;
+    }
+    std::printf("server said: %s\nok %s: %s\n", r->message.c_str(), what, how);
+    return 0;
+  }
+
   // The server must answer with an error message and close the connection.
   int expect_rejection(const char* what) {
     auto err = expect<wire::ErrorMessage>(10);
@@ -212,13 +223,7 @@ int lapack_mode(Peer& p, const std::string& mode) {
       auto c = chunk(q, i);
       p.send(wire::encode(c), {{data.data() + wire::chunk_offset(c), wire::chunk_length(c)}});
     }
-    auto r = p.expect<wire::LapackReply>(10);
-    if (!r || r->ok || r->message.find("pivot") == std::string::npos) {
-      std::printf("FAIL %s: expected a failed reply about the pivots\n", mode.c_str());
-      return 1;
-    }
-    std::printf("server said: %s\nok %s: refused with a clear error\n", r->message.c_str(), mode.c_str());
-    return 0;
+    return p.expect_failed_call(mode.c_str(), "pivot", "refused with a clear error");
   }
   // The direct path (the server copies the arrays itself).
   wire::DirectLapack direct{7, lapack_call(R::gesv, 0, 200, 1).call, {}, {}, {}, false};
@@ -250,13 +255,7 @@ int lapack_mode(Peer& p, const std::string& mode) {
     direct.input = {{0x1000, wire::request_bytes(direct.call), 0}};
     direct.output = {{0x1000, wire::reply_bytes(direct.call), 0}};
     p.send(wire::encode(direct));
-    auto rep = p.expect<wire::LapackReply>(10);
-    if (!rep || rep->ok || rep->message.find("copying") == std::string::npos) {
-      std::printf("FAIL %s: expected a failed reply about the copies\n", mode.c_str());
-      return 1;
-    }
-    std::printf("server said: %s\nok %s: failed with a clear error\n", rep->message.c_str(), mode.c_str());
-    return 0;
+    return p.expect_failed_call(mode.c_str(), "copying", "failed with a clear error");
   }
   std::fprintf(stderr, "unknown mode %s\n", mode.c_str());
   return 2;
