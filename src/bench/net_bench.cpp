@@ -29,7 +29,14 @@ std::vector<double> round_trips_us(client::Connection& c, int iterations, int wa
   return out;
 }
 
+int streaming_window(uint64_t bytes, int requested) {
+  bytes = std::max<uint64_t>(bytes, 1);
+  const uint64_t wanted = requested > 0 ? uint64_t(requested) : std::clamp<uint64_t>((8ull << 20) / bytes, 64, 1024);
+  return static_cast<int>(std::clamp<uint64_t>(std::min<uint64_t>(wanted, (512ull << 20) / bytes), 1, INT32_MAX));
+}
+
 ThroughputPoint put_throughput(client::Connection& c, uint64_t bytes, int messages, int window, int trials) {
+  window = streaming_window(bytes, window);
   transport::Buffer data = transport::Buffer::allocate(bytes);
   std::fill_n(reinterpret_cast<unsigned char*>(data.data()), bytes, 0x5a);  // touch every page before timing
   c.ping_stream(data.data(), bytes, std::min(messages, window), window);    // warm-up

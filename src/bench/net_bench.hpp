@@ -22,7 +22,15 @@ struct ThroughputPoint {
   double seconds;
   double mib_per_s;     // 2^20 bytes per second
 };
-// Sends `messages` payloads of `bytes` with up to `window` in flight; the best of `trials`.
+// Messages in flight when streaming messages of `bytes`: `requested` if positive, otherwise about
+// 8 MiB worth, from 64 (large messages) to 1024 (8 KiB and smaller); never more than 512 MiB worth,
+// at least 1. Why by size: on a 2-vCPU VM (bench/results/debian12-2core-net-placement), 1024 in
+// flight streamed 2-8 KiB messages 3-6% faster than 64 and 16 KiB (rendezvous) 2-3% faster
+// than 64 with 256-512, while 32-64 KiB gained nothing from 1024 and lost 3% with 4096.
+int streaming_window(uint64_t bytes, int requested);
+
+// Sends `messages` payloads of `bytes` with up to streaming_window(bytes, window) in flight; the
+// best of `trials`.
 ThroughputPoint put_throughput(client::Connection& c, uint64_t bytes, int messages, int window, int trials);
 
 }  // namespace outboard::bench

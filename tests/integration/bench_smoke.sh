@@ -14,6 +14,7 @@ python3 - <<'PY' || fail "bench net: malformed results"
 import json, glob
 d = json.load(open("net.json"))
 assert d["mode"] == "net" and d["machine"]["cores"] > 0, d.keys()
+assert d["options"]["window"] == 0, d["options"]  # messages in flight chosen by size
 assert [s["pattern"] for s in d["series"]] == ["streaming", "pingpong"]
 for s in d["series"]:
     sizes = [p["bytes"] for p in s["points"]]

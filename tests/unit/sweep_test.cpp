@@ -1,5 +1,5 @@
 // The NetPIPE method's pieces: sizes with perturbations, repeat counts from the last point, the
-// minimum over trials, and the NetPIPE output format.
+// minimum over trials, the NetPIPE output format, and the streaming window by message size.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "bench/net_bench.hpp"
 #include "bench/sweep.hpp"
 #include "common/error.hpp"
 
@@ -114,4 +115,18 @@ TEST(NetpipeFormat, ThreeColumnsPerPoint) {
   EXPECT_EQ(bytes, 1024u);
   EXPECT_FALSE(in >> bytes);
   std::remove(path.c_str());
+}
+
+TEST(StreamingWindow, ByMessageSizeUnlessRequested) {
+  EXPECT_EQ(streaming_window(1, 0), 1024);     // small messages: the most
+  EXPECT_EQ(streaming_window(0, 0), 1024);     // an empty message counts as one byte
+  EXPECT_EQ(streaming_window(8192, 0), 1024);  // ~8 MiB worth
+  EXPECT_EQ(streaming_window(16384, 0), 512);
+  EXPECT_EQ(streaming_window(65536, 0), 128);
+  EXPECT_EQ(streaming_window(1 << 20, 0), 64);  // large messages: the fewest
+  EXPECT_EQ(streaming_window(64ull << 20, 0), 8);   // but never more than 512 MiB worth
+  EXPECT_EQ(streaming_window(1ull << 30, 0), 1);    // and at least one
+  EXPECT_EQ(streaming_window(8192, 64), 64);        // a requested window is kept
+  EXPECT_EQ(streaming_window(64ull << 20, 64), 8);  // within the same memory bound
+  EXPECT_EQ(streaming_window(~0ull, 5), 1);
 }

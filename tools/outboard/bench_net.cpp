@@ -70,7 +70,8 @@ int run_put(const BenchFlags& f, const std::vector<uint64_t>& sizes, int window,
     if (bytes == 0) throw Error("--sizes must be positive");
     int messages = static_cast<int>(std::clamp<uint64_t>(bytes_per_point / bytes, 8, 100000));
     auto p = bench::put_throughput(*conn, bytes, messages, window, 3);
-    nlohmann::json point = {{"bytes", bytes}, {"messages", messages}, {"outboard_mib_per_s", p.mib_per_s}};
+    nlohmann::json point = {{"bytes", bytes}, {"messages", messages}, {"window", bench::streaming_window(bytes, window)},
+                            {"outboard_mib_per_s", p.mib_per_s}};
     std::string cells;
     // The yardstick twice: with error handling (the transports Outboard may use) and without.
     for (bool peer_failure : {true, false}) {
@@ -97,10 +98,10 @@ int run_put(const BenchFlags& f, const std::vector<uint64_t>& sizes, int window,
 }
 
 // Streams `repeats` messages of `bytes` from `data`; returns the seconds per message. At most ~512
-// MiB in flight: the server holds every message in flight in memory.
+// MiB in flight: a server holds every message in flight to its GPU in memory.
 double stream_seconds_per_message(client::Connection& conn, const void* data, uint64_t bytes, uint64_t repeats,
                                   int window, uint8_t flags) {
-  const int w = static_cast<int>(std::clamp<uint64_t>((512ull << 20) / std::max<uint64_t>(bytes, 1), 1, window));
+  const int w = bench::streaming_window(bytes, window);
   uint64_t t0 = now_ns();
   conn.ping_stream(data, bytes, static_cast<int>(repeats), w, flags);
   return (now_ns() - t0) / 1e9 / double(repeats);
@@ -178,12 +179,11 @@ nlohmann::json perftest_validation(client::Connection& conn, const BenchFlags& f
 
 }  // namespace
 
-// Messages in flight when streaming to the server (an acknowledgement behind every half window).
-// 64 is the depth of UCX's shared-memory FIFO (UCX_MM_FIFO_SIZE): ucx_perftest's ucp_am_bw has
-// no acknowledgements and is held back only by that FIFO. With 32, a client on this 2-core VM
-// waited for acknowledgements ~15% of the time and streamed 4 KiB and 8 KiB messages 8-10% slower
-// (bench put, 3 runs each); more than 64 gained nothing and was erratic.
-constexpr int kStreamingWindow = 64;
+// Streaming to the server's memory: messages in flight chosen by size (bench::streaming_window) unless
+// --window says. 64 (the depth of UCX's shared-memory FIFO, UCX_MM_FIFO_SIZE) was the fixed default
+// before; measured side by side, more in flight streamed messages up to 16 KiB faster.
+constexpr int kWindowBySize = 0;
+constexpr const char* kWindowHelp = "Streaming: messages in flight (0: by message size, ~8 MiB worth, 64-1024)";
 
 void add_bench_net_modes(CLI::App* bench, BenchModes& modes) {
   {
@@ -198,14 +198,14 @@ void add_bench_net_modes(CLI::App* bench, BenchModes& modes) {
   {
     auto f = std::make_shared<BenchFlags>();
     auto sizes = std::make_shared<std::vector<uint64_t>>(std::vector<uint64_t>{4096, 65536, 1 << 20, 16 << 20, 64 << 20});
-    auto window = std::make_shared<int>(kStreamingWindow);
+    auto window = std::make_shared<int>(kWindowBySize);
     auto per_point = std::make_shared<uint64_t>(1ull << 30);
     auto perftest = std::make_shared<bool>(true);
     auto* cmd = bench->add_subcommand("put", "Client-to-server bulk throughput by message size, beside ucx_perftest");
     add_server_flags(cmd, *f);
     add_output_flags(cmd, *f, "outboard-put");
     cmd->add_option("--sizes", *sizes, "Message sizes in bytes")->capture_default_str();
-    cmd->add_option("--window", *window, "Messages in flight")->check(CLI::Range(1, 1024))->capture_default_str();
+    cmd->add_option("--window", *window, kWindowHelp)->check(CLI::Range(0, 1024))->capture_default_str();
     cmd->add_option("--bytes-per-point", *per_point, "Bytes moved per trial at each size")->capture_default_str();
     cmd->add_flag("--perftest,!--no-perftest", *perftest, "Run ucx_perftest (ucp_am_bw) on the same sizes beside it");
     auto cpus = std::make_shared<std::vector<int>>();
@@ -214,7 +214,8 @@ void add_bench_net_modes(CLI::App* bench, BenchModes& modes) {
   }
   for (bool remote : {false, true}) {
     auto f = std::make_shared<BenchFlags>();
-    auto window = std::make_shared<int>(remote ? 32 : kStreamingWindow);
+    // To the GPU every message is answered and held by the server until copied: a fixed 32.
+    auto window = std::make_shared<int>(remote ? 32 : kWindowBySize);
     auto patterns = std::make_shared<std::vector<std::string>>(std::vector<std::string>{"streaming", "pingpong"});
     auto perftest = std::make_shared<bool>(!remote);
     auto* cmd = remote ? bench->add_subcommand("remote", "NetPIPE sweep: client memory -> the server's GPU memory (and back)")
@@ -222,7 +223,9 @@ void add_bench_net_modes(CLI::App* bench, BenchModes& modes) {
     add_server_flags(cmd, *f);
     add_output_flags(cmd, *f, remote ? "outboard-remote" : "outboard-net");
     add_sweep_flags(cmd, *f, 64ull << 20);
-    cmd->add_option("--window", *window, "Streaming: messages in flight")->check(CLI::Range(1, 1024))->capture_default_str();
+    cmd->add_option("--window", *window, remote ? std::string("Streaming: messages in flight") : std::string(kWindowHelp))
+        ->check(CLI::Range(remote ? 1 : 0, 1024))
+        ->capture_default_str();
     cmd->add_option("--patterns", *patterns, "streaming, pingpong")
         ->check(CLI::IsMember({"streaming", "pingpong"}))->capture_default_str();
     auto cpus = std::make_shared<std::vector<int>>();
