@@ -1,6 +1,7 @@
 // Probe: how process_vm_readv / process_vm_writev (CMA, what UCX's shared-memory rendezvous uses
 // on one host) and plain memcpy scale with the number of threads copying at once.
-// Build: g++ -O2 -pthread cma_scaling.cpp -o cma_scaling; run: ./cma_scaling [MiB]
+// Build: g++ -O2 -pthread cma_scaling.cpp -o cma_scaling; run: ./cma_scaling [MiB] (not built with the
+// project: it stands alone)
 #include <sys/uio.h>
 #include <sys/wait.h>
 #include <unistd.h>

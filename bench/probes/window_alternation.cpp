@@ -1,0 +1,86 @@
+// Probe: streaming throughput with different numbers of messages in flight, measured side by side.
+// One client process and one connection alternate the windows many times (the order rotating),
+// so this shared machine's drift cancels in the per-pair ratios; the figures are the medians.
+// Built with the project (build/bin/window_alternation). Usage:
+//   window_alternation HOST:PORT TOKEN_FILE MIN_BYTES MAX_BYTES PAIRS WINDOW [WINDOW...]
+// A WINDOW of "size" is what `outboard bench net` uses by default (bench::streaming_window). Sizes double from MIN_BYTES to MAX_BYTES; each measurement is the best of 3 streams of ~20 ms.
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "bench/net_bench.hpp"
+#include "client/connection.hpp"
+#include "common/clock.hpp"
+#include "common/error.hpp"
+#include "transport/buffer.hpp"
+
+namespace {
+
+using namespace outboard;
+
+uint64_t positive(const char* text, const char* what) {
+  char* end = nullptr;
+  unsigned long long v = std::strtoull(text, &end, 10);
+  if (!*text || *end || v == 0 || v > (1ull << 30)) throw Error(std::string(what) + " must be a number from 1 to 2^30");
+  return v;
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+}  // namespace
+
+int main(int argc, char** argv) try {
+  if (argc < 7) {
+    std::fprintf(stderr, "usage: %s HOST:PORT TOKEN_FILE MIN_BYTES MAX_BYTES PAIRS WINDOW [WINDOW...]\n", argv[0]);
+    return 2;
+  }
+  const uint64_t min_bytes = positive(argv[3], "MIN_BYTES"), max_bytes = positive(argv[4], "MAX_BYTES");
+  const int pairs = static_cast<int>(std::min<uint64_t>(positive(argv[5], "PAIRS"), 1000));
+  std::vector<int> windows;
+  for (int i = 6; i < argc; ++i)  // 0: by size
+    windows.push_back(std::strcmp(argv[i], "size") ? static_cast<int>(std::min<uint64_t>(positive(argv[i], "WINDOW"), 4096)) : 0);
+  client::Connection conn(client::parse_server_address(argv[1]), read_secret(argv[2]), "window-alternation", 10);
+  transport::Buffer data = transport::Buffer::allocate(max_bytes);
+  std::memset(data.data(), 0x5a, max_bytes);
+
+  std::printf("%10s", "bytes");
+  auto name = [](int w) { return w ? "w" + std::to_string(w) : std::string("by size"); };
+  for (int w : windows) std::printf(" %14s", ("MiB/s " + name(w)).c_str());
+  std::printf("   median ratio to %s (min-max)\n", name(windows[0]).c_str());
+  for (uint64_t bytes = min_bytes; bytes <= max_bytes; bytes *= 2) {
+    uint64_t t0 = now_ns();
+    conn.ping_stream(data.data(), bytes, 1000, 64);  // warm-up, and the time per message
+    const int messages = static_cast<int>(std::clamp<double>(0.02 / ((now_ns() - t0) / 1e9 / 1000), 16, 1e6));
+    std::vector<std::vector<double>> mibs(windows.size());
+    for (int p = 0; p < pairs; ++p)
+      for (size_t k = 0; k < windows.size(); ++k) {
+        const size_t i = (k + p) % windows.size();
+        double best = 0;
+        for (int t = 0; t < 3; ++t) {
+          t0 = now_ns();
+          conn.ping_stream(data.data(), bytes, messages, bench::streaming_window(bytes, windows[i]));
+          best = std::max(best, double(bytes) * messages / ((now_ns() - t0) / 1e9) / (1 << 20));
+        }
+        mibs[i].push_back(best);
+      }
+    std::printf("%10llu", static_cast<unsigned long long>(bytes));
+    for (const auto& m : mibs) std::printf(" %14.0f", median(m));
+    for (size_t i = 1; i < windows.size(); ++i) {
+      std::vector<double> r;
+      for (int p = 0; p < pairs; ++p) r.push_back(mibs[i][p] / mibs[0][p]);
+      std::printf("   %.3f (%.2f-%.2f)", median(r), *std::min_element(r.begin(), r.end()), *std::max_element(r.begin(), r.end()));
+    }
+    std::printf("\n");
+    std::fflush(stdout);
+  }
+  return 0;
+} catch (const std::exception& e) {
+  std::fprintf(stderr, "window_alternation: %s\n", e.what());
+  return 1;
+}
