@@ -24,9 +24,10 @@ struct ThroughputPoint {
 };
 // Messages in flight when streaming messages of `bytes`: `requested` if positive, otherwise about
 // 8 MiB worth, from 64 (large messages) to 1024 (8 KiB and smaller); never more than 512 MiB worth,
-// at least 1. Why by size: on a 2-vCPU VM (bench/results/debian12-2core-net-placement), 1024 in
-// flight streamed 2-8 KiB messages 3-6% faster than 64 and 16 KiB (rendezvous) 2-3% faster
-// than 64 with 256-512, while 32-64 KiB gained nothing from 1024 and lost 3% with 4096.
+// at least 1. Why by size: on a 2-vCPU VM, measured side by side (bench/results/
+// debian12-2core-net-window), 1024 in flight streamed 2-8 KiB messages 3-6% faster than 64 and
+// 256-512 streamed 16 KiB (rendezvous) 3% faster, while 32-64 KiB gained nothing from 1024 and
+// lost 3% with 4096.
 int streaming_window(uint64_t bytes, int requested);
 
 // Sends `messages` payloads of `bytes` with up to streaming_window(bytes, window) in flight; the
