@@ -28,11 +28,6 @@ uint64_t positive(const char* text, const char* what) {
   return v;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[v.size() / 2];
-}
-
 }  // namespace
 
 int main(int argc, char** argv) try {
@@ -70,11 +65,11 @@ int main(int argc, char** argv) try {
         mibs[i].push_back(best);
       }
     std::printf("%10llu", static_cast<unsigned long long>(bytes));
-    for (const auto& m : mibs) std::printf(" %14.0f", median(m));
+    for (const auto& m : mibs) std::printf(" %14.0f", bench::summarize(m).median);
     for (size_t i = 1; i < windows.size(); ++i) {
       std::vector<double> r;
       for (int p = 0; p < pairs; ++p) r.push_back(mibs[i][p] / mibs[0][p]);
-      std::printf("   %.3f (%.2f-%.2f)", median(r), *std::min_element(r.begin(), r.end()), *std::max_element(r.begin(), r.end()));
+      std::printf("   %.3f (%.2f-%.2f)", bench::summarize(r).median, *std::min_element(r.begin(), r.end()), *std::max_element(r.begin(), r.end()));
     }
     std::printf("\n");
     std::fflush(stdout);

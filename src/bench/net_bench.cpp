@@ -40,7 +40,7 @@ ThroughputPoint put_throughput(client::Connection& c, uint64_t bytes, int messag
   transport::Buffer data = transport::Buffer::allocate(bytes);
   std::fill_n(reinterpret_cast<unsigned char*>(data.data()), bytes, 0x5a);  // touch every page before timing
   c.ping_stream(data.data(), bytes, std::min(messages, window), window);    // warm-up
-  ThroughputPoint best{bytes, messages, 0, 0};
+  ThroughputPoint best{bytes, messages, window, 0, 0};
   for (int t = 0; t < trials; ++t) {
     uint64_t t0 = now_ns();
     c.ping_stream(data.data(), bytes, messages, window);

@@ -19,6 +19,7 @@ std::vector<double> round_trips_us(client::Connection& c, int iterations, int wa
 struct ThroughputPoint {
   uint64_t bytes;       // per message
   int messages;
+  int window;           // messages in flight
   double seconds;
   double mib_per_s;     // 2^20 bytes per second
 };

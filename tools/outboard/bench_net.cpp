@@ -70,7 +70,7 @@ int run_put(const BenchFlags& f, const std::vector<uint64_t>& sizes, int window,
     if (bytes == 0) throw Error("--sizes must be positive");
     int messages = static_cast<int>(std::clamp<uint64_t>(bytes_per_point / bytes, 8, 100000));
     auto p = bench::put_throughput(*conn, bytes, messages, window, 3);
-    nlohmann::json point = {{"bytes", bytes}, {"messages", messages}, {"window", bench::streaming_window(bytes, window)},
+    nlohmann::json point = {{"bytes", bytes}, {"messages", messages}, {"window", p.window},
                             {"outboard_mib_per_s", p.mib_per_s}};
     std::string cells;
     // The yardstick twice: with error handling (the transports Outboard may use) and without.
