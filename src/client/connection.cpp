@@ -379,7 +379,29 @@ void Connection::stream_sent(void* self, bool ok) {
   if (!ok) c->fail("sending to the server failed");
 }
 
+void Connection::set_stream_sink(bool on) {
+  Lock lk(mu_);
+  use_sink_ = on;
+}
+
+// The server's sink for a plain stream of `bytes` messages, 0 for none (then the messages carry
+// their ping headers). Asked once per connection.
+uint32_t Connection::stream_sink(uint64_t bytes) {
+  {
+    Lock lk(mu_);
+    if (!use_sink_) return 0;
+    if (sink_) return bytes <= sink_->max_bytes ? sink_->sink : 0;
+  }
+  wire::Message reply = request(wire::SinkRequest{}, {}, nullptr, 0, 30);
+  auto* r = std::get_if<wire::SinkReply>(&reply);
+  Lock lk(mu_);
+  sink_ = r ? *r : wire::SinkReply{0, 0, 0, "the server answered the sink request with something else"};
+  if (sink_->sink > transport::Worker::kMaxSinks) *sink_ = {0, 0, 0, "the server offered an invalid sink id"};
+  return bytes <= sink_->max_bytes ? sink_->sink : 0;
+}
+
 void Connection::ping_stream(const void* data, uint64_t bytes, int count, int window, uint8_t flags) {
+  const uint32_t sink = flags == 0 ? stream_sink(bytes) : 0;
   Lock lk(mu_);
   if (dead_) throw Error(dead_reason_);
   // One stream at a time: the unanswered messages borrow one header, which may be rewritten only
@@ -426,7 +448,10 @@ void Connection::ping_stream(const void* data, uint64_t bytes, int count, int wi
         const bool ack = (sent + 1) % ack_every == 0 || sent + 1 == count;
         if (!ack || plain) {
           ++stream_sends_;
-          worker_->send_borrowed(peer_, stream_header_, data, bytes, &stream_done_);
+          if (sink)
+            worker_->send_to_sink(peer_, sink, data, bytes, &stream_done_);
+          else
+            worker_->send_borrowed(peer_, stream_header_, data, bytes, &stream_done_);
         }
         if (ack) {
           Ack& a = acks[(head + live) % acks.size()];

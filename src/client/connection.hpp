@@ -54,7 +54,12 @@ class Connection {
 
   // Sends `count` pings of `bytes` each from `data`, keeping up to `window` in flight; returns when
   // all are answered. For throughput benchmarks; `flags` are wire::Ping's.
+  // Plain streams (no flags) go into a sink the server opens for this connection (asked once),
+  // with no header per message, when the server offers one that takes `bytes`.
   void ping_stream(const void* data, uint64_t bytes, int count, int window, uint8_t flags = 0);
+  // Whether plain streams may use the server's sink (default true); off, every message carries
+  // its ping header, as before sinks. For side-by-side comparisons.
+  void set_stream_sink(bool on);
 
   // The direct path: how many copy lanes the server offers this connection (asked once, with a
   // wire::LanesRequest, offering CMA copies if `cma`); 0 when it offers none. Throws like request().
@@ -98,6 +103,7 @@ class Connection {
                 std::shared_ptr<Pending> unanswered = {});
   void fail(const std::string& reason);
   static void stream_sent(void* self, bool ok);
+  uint32_t stream_sink(uint64_t bytes);
   void on_message(std::vector<std::byte> header, transport::Buffer payload, bool refused);
   std::optional<transport::Buffer> on_payload(std::span<const std::byte> header, uint64_t bytes);
 
@@ -115,6 +121,8 @@ class Connection {
   const transport::SendDone stream_done_{&Connection::stream_sent, this};
   std::unordered_map<uint64_t, Pending*> pending_;
   std::optional<uint32_t> lanes_;  // answer to the LanesRequest, once asked
+  std::optional<wire::SinkReply> sink_;  // answer to the SinkRequest, once asked
+  bool use_sink_ = true;
   // Handshake state.
   std::optional<wire::Message> handshake_reply_;
   std::string server_name_;

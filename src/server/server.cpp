@@ -77,6 +77,7 @@ struct Session {
   uint64_t pings = 0, ping_bytes = 0;  // benchmark traffic received
   uint64_t held_bytes = 0;     // payload memory of calls in progress
   std::string refusal;         // why the last payload was refused
+  std::string sink_refusal;    // why a payload sent to the session's sink was refused: ends the session
   uint64_t close_at_ns = 0;    // closing: when to hang up
   // Calls whose payload is arriving: when it began (receiving includes finding memory for it),
   // and the backend chosen for it then (its staging memory is that backend's).
@@ -245,6 +246,29 @@ struct Server::Impl {
     return transport::Landing::refuse();
   }
 
+  // A payload in a session's sink: an unanswered ping, checked and counted like one. Refused, it
+  // ends the session at its next message (the client's stream ends with an acknowledged ping).
+  bool on_sink(PeerId peer, uint64_t bytes) {
+    Session* s = session(peer);
+    if (!s || s->state != State::ready || !s->sink_refusal.empty()) return false;
+    try {
+      check_limits(*s, bytes);
+    } catch (const std::exception& e) {
+      s->sink_refusal = e.what();
+      return false;
+    }
+    count_ping(*s, bytes);
+    return true;
+  }
+
+  void on_sink_request(Session& s, const wire::SinkRequest& q) {
+    try {
+      send(s.peer, wire::SinkReply{q.call_id, worker->open_sink(s.peer), config.max_request_bytes, ""});
+    } catch (const Error& e) {
+      send(s.peer, wire::SinkReply{q.call_id, 0, 0, e.what()});
+    }
+  }
+
   // A LAPACK call's memory: its inputs as they arrive, then room for its outputs.
   std::optional<Buffer> lapack_payload(Session& s, const wire::LapackRequest& q, uint64_t bytes) {
     if (q.payload_bytes != bytes)
@@ -296,6 +320,7 @@ struct Server::Impl {
   void handle_message(PeerId peer, std::vector<std::byte> header, Buffer payload, bool refused) {
     Session* s = session(peer);
     if (!s || s->state == State::closing) return;
+    if (!s->sink_refusal.empty()) return reject(peer, "request refused: " + s->sink_refusal);
     if (refused) {
       reject(peer, "request refused: " + (s->refusal.empty() ? std::string("payload refused") : s->refusal));
       return;
@@ -320,6 +345,7 @@ struct Server::Impl {
         if (auto* c = std::get_if<wire::LapackChunk>(&m)) return on_chunk(*s, c->call_id, c->chunk_index);
         if (auto* p = std::get_if<wire::Ping>(&m)) return on_ping(*s, *p, std::move(payload));
         if (auto* q = std::get_if<wire::LanesRequest>(&m)) return on_lanes(*s, *q);
+        if (auto* q = std::get_if<wire::SinkRequest>(&m)) return on_sink_request(*s, *q);
         if (auto* d = std::get_if<wire::DirectLapack>(&m)) return on_direct(*s, *d);
         if (auto* q = std::get_if<wire::Proceed>(&m)) return on_proceed(*s, *q);
         if (auto* q = std::get_if<wire::LapackRequest>(&m)) return on_lapack(*s, *q, std::move(payload));
@@ -970,6 +996,7 @@ uint16_t Server::start() {
   ev.on_connect = [&m](PeerId p, const std::string& addr) { m.on_connect(p, addr); };
   ev.on_disconnect = [&m](PeerId p, const std::string& why) { m.end_session(p, why); };
   ev.on_payload = [&m](PeerId p, std::span<const std::byte> h, uint64_t n) { return m.on_payload(p, h, n); };
+  ev.on_sink = [&m](PeerId p, uint64_t n) { return m.on_sink(p, n); };
   ev.on_message = [&m](PeerId p, std::vector<std::byte> h, Buffer b, bool refused) {
     m.on_message(p, std::move(h), std::move(b), refused);
   };

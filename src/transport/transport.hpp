@@ -62,6 +62,10 @@ struct Events {
   std::function<Landing(PeerId, std::span<const std::byte> header, uint64_t bytes)> on_payload;
   // A whole message (header and payload) has arrived.
   std::function<void(PeerId, std::vector<std::byte> header, Buffer payload, bool payload_refused)> on_message;
+  // A payload of `bytes` arrived in the sink this worker opened for the peer (open_sink). Return
+  // false to refuse it; it is dropped either way (see open_sink). Runs inside the arrival, like
+  // on_payload: it must not send or close. Without it sink payloads are refused.
+  std::function<bool(PeerId, uint64_t bytes)> on_sink;
 };
 
 struct Segment {
@@ -125,6 +129,23 @@ class Worker {
   // the time per message.
   void send_borrowed(PeerId peer, std::span<const std::byte> header, const void* data, size_t bytes,
                      const SendDone* done);
+  // A sink: a one-way channel from `peer` whose payloads are counted and dropped, the fastest
+  // way to stream (benchmarks). Its messages carry no header and no sender endpoint: UCX hands
+  // them to an active-message id of the sink's own, and that id is what says whose they are. So
+  // a peer that guesses the id can send into another's sink: a sink may carry nothing whose
+  // sender matters beyond accounting. Eager payloads are left where they arrived; rendezvous ones
+  // are pulled into scratch memory (the sender's transfer must complete), unless on_sink refused
+  // them. One sink per peer (asked again: the same id), closed with the peer; its id comes back
+  // only after all kMaxSinks ids have been used. Ids are 1 .. kMaxSinks; throws Error when all
+  // are open.
+  uint32_t open_sink(PeerId peer);
+  static constexpr uint32_t kMaxSinks = 4096;
+  // Sends `bytes` from `data` into the peer's sink `sink` (the id its open_sink returned, learned
+  // from the peer), borrowed as send_borrowed is: `data` and `*done` stay valid until done runs.
+  // Only once a message from the peer has arrived (the endpoint is then wired up: UCX 1.13 fails
+  // such sends queued before); until then the send fails (done(false), from progress()).
+  // Throws Error for an id outside 1 .. kMaxSinks.
+  void send_to_sink(PeerId peer, uint32_t sink, const void* data, size_t bytes, const SendDone* done);
   // Closes the connection. Forced: now, pending sends complete with ok = false. Otherwise what
   // was sent is delivered first (for a last error message before hanging up).
   void close(PeerId peer, bool force = true);

@@ -28,7 +28,8 @@
 namespace outboard::transport {
 namespace {
 
-constexpr unsigned kAmId = 0;  // one active-message id: the header says what the message is
+constexpr unsigned kAmId = 0;  // the messages' active-message id: the header says what the message is
+constexpr unsigned kFirstSinkId = 1;  // sinks' ids follow (Worker::open_sink)
 
 std::string ucs_text(ucs_status_t s) { return ucs_status_string(s); }
 
@@ -103,6 +104,18 @@ struct Worker::Impl {
     Impl* impl;
     PeerId id;
     ucp_ep_h ep;
+    // A message from the peer has arrived: only then may sinks be sent to. UCX 1.13 replays sends
+    // queued while an endpoint is still being wired up with a protocol the final lane may not
+    // carry ("Invalid am_short_iov length", openucx/ucx#6872); sink sends hit that and fail,
+    // messages with a header did not in our tests. After a round trip they never did.
+    bool wired = false;
+  };
+  // A sink's active-message handler argument; lives as long as the worker (its handler stays
+  // registered: a closed sink's stragglers are dropped here, not warned about by UCX).
+  struct Sink {
+    Impl* impl;
+    uint32_t id;
+    PeerId peer;  // 0: closed
   };
   // One send in flight. Pooled: a free list, so steady-state sending allocates nothing. The
   // header lives inline unless it is long (handshake and status messages).
@@ -160,7 +173,7 @@ struct Worker::Impl {
   int signal_fd = -1;  // our own eventfd for signal(): always thread-safe
   PeerId next_peer = 1;
   std::unordered_map<PeerId, std::unique_ptr<Peer>> peers;
-  std::unordered_map<ucp_ep_h, PeerId> peer_of_ep;
+  std::unordered_map<ucp_ep_h, Peer*> peer_of_ep;  // the Peer is in `peers`
   std::vector<ucp_conn_request_h> incoming;
   std::vector<Event> deferred, delivering;  // two, swapped: capacity is kept, so no allocation
   SendOp sends;                             // sentinel of the in-flight list
@@ -176,6 +189,9 @@ struct Worker::Impl {
   Buffer scratch;              // where discarded rendezvous payloads land; contents never read
   std::vector<Buffer> old_scratch;
   size_t scratch_users = 0;    // discarded rendezvous payloads being received
+  std::vector<std::unique_ptr<Sink>> sinks;    // by id - kFirstSinkId
+  std::deque<uint32_t> free_sinks;             // closed ids, longest closed first
+  std::unordered_map<PeerId, uint32_t> sink_of_peer;
 
   Impl() {
     sends.prev = sends.next = &sends;
@@ -293,7 +309,7 @@ struct Worker::Impl {
     PeerId peer = 0;
     if (param->recv_attr & UCP_AM_RECV_ATTR_FIELD_REPLY_EP) {
       auto it = self->peer_of_ep.find(param->reply_ep);
-      if (it != self->peer_of_ep.end()) peer = it->second;
+      if (it != self->peer_of_ep.end()) peer = it->second->id, it->second->wired = true;
     }
     // Returning UCS_OK without receiving drops the data (a rendezvous descriptor too).
     if (peer == 0) return UCS_OK;  // from an endpoint we no longer know (closed)
@@ -314,20 +330,11 @@ struct Worker::Impl {
     switch (landing.action()) {
       case Landing::Action::discard:
         if (!rndv) return UCS_OK;  // eager: the data stays where it arrived, untouched
-        // Rendezvous: pull it anyway (the sender's transfer must complete), into scratch memory.
-        if (self->scratch.size() < len) {
-          // Receives into the old scratch memory may still be in flight: it is kept until they end.
-          if (self->scratch_users) self->old_scratch.push_back(std::move(self->scratch));
-          self->scratch = Buffer();
-          try {
-            self->scratch = Buffer::allocate(len);
-          } catch (const std::bad_alloc&) {
-            self->deliver(peer, hdr, Buffer{}, true);  // refused after all
-            return UCS_OK;
-          }
+        dst = self->scratch_for(len);
+        if (!dst.data()) {
+          self->deliver(peer, hdr, Buffer{}, true);  // refused after all
+          return UCS_OK;
         }
-        dst = Buffer::borrow(self->scratch.data(), len);
-        ++self->scratch_users;
         break;
       case Landing::Action::receive:
         dst = std::move(landing.buffer());
@@ -343,21 +350,127 @@ struct Worker::Impl {
       self->deliver(peer, hdr, std::move(dst), false);
       return UCS_OK;
     }
-    RecvOp* op = self->new_recv();
+    self->receive(peer, data, len, std::move(dst), discard ? std::span<const std::byte>() : hdr, discard);
+    return UCS_OK;
+  }
+
+  // A sink's message: no header, no reply endpoint; the handler's argument says whose it is.
+  static ucs_status_t on_sink_am(void* arg, const void*, size_t, void* data, size_t len,
+                                 const ucp_am_recv_param_t* param) {
+    auto* sink = static_cast<Sink*>(arg);
+    Impl* self = sink->impl;
+    // Closed (sent before its peer went), or refused: dropped. Careful with rendezvous: a
+    // descriptor dropped unreceived completes the sender's transfer as if it had happened.
+    if (sink->peer == 0) return UCS_OK;
+    bool take = false;
+    if (self->events.on_sink) {
+      try {
+        take = self->events.on_sink(sink->peer, len);
+      } catch (...) {
+      }
+    }
+    if (!take || !(param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV)) return UCS_OK;  // eager: left where it arrived
+    // Rendezvous: pulled for real, so the sender's time is the transfer's.
+    Buffer dst = self->scratch_for(len);
+    if (!dst.data()) {  // the transfer cannot be made: the peer is told by losing its connection
+      self->deferred.push_back(Event{Event::Kind::peer_failed, false, sink->peer, UCS_ERR_NO_MEMORY, nullptr, {}, {}});
+      return UCS_OK;
+    }
+    self->receive(sink->peer, data, len, std::move(dst), {}, true);
+    return UCS_OK;
+  }
+
+  // Where a discarded rendezvous payload of `len` bytes lands (contents never read): an empty
+  // Buffer when there is no memory for it. The caller's receive() releases it.
+  Buffer scratch_for(size_t len) {
+    if (scratch.size() < len) {
+      // Receives into the old scratch memory may still be in flight: it is kept until they end.
+      if (scratch_users) old_scratch.push_back(std::move(scratch));
+      scratch = Buffer();
+      try {
+        scratch = Buffer::allocate(len);
+      } catch (const std::bad_alloc&) {
+        return Buffer();
+      }
+    }
+    ++scratch_users;
+    return Buffer::borrow(scratch.data(), len);
+  }
+
+  // Starts pulling a rendezvous payload into `dst`; finish_recv runs when it has landed.
+  void receive(PeerId peer, void* data, size_t len, Buffer dst, std::span<const std::byte> hdr, bool discard) {
+    RecvOp* op = new_recv();
     op->peer = peer;
-    if (!discard) op->header.assign(hdr.begin(), hdr.end());
+    op->header.assign(hdr.begin(), hdr.end());
     op->buffer = std::move(dst);
     op->discard = discard;
     ucp_request_param_t p{};
     p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
     p.cb.recv_am = on_recv_done;
     p.user_data = op;
-    ucs_status_ptr_t r = ucp_am_recv_data_nbx(self->worker, data, op->buffer.data(), len, &p);
+    ucs_status_ptr_t r = ucp_am_recv_data_nbx(worker, data, op->buffer.data(), len, &p);
     if (r == nullptr)
-      self->finish_recv(op, true);
+      finish_recv(op, true);
     else if (UCS_PTR_IS_ERR(r))
-      self->finish_recv(op, false);
-    return UCS_OK;
+      finish_recv(op, false);
+  }
+
+  // am_id: kAmId, or a sink's id.
+  void send_borrowed(PeerId peer, unsigned am_id, std::span<const std::byte> header, const void* data, size_t bytes,
+                     const SendDone* done) {
+    auto it = peers.find(peer);
+    if (it == peers.end()) return finish_borrowed(done, false);
+    ucp_request_param_t p{};
+    p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
+    // Messages name their sender; sinks' do not: that footer (and the receiver's lookup of it)
+    // is what a sink saves.
+    p.flags = am_id == kAmId ? UCP_AM_SEND_FLAG_REPLY : 0;
+    p.cb.send = on_borrowed_done;
+    p.user_data = this;
+    ucs_status_ptr_t r = ucp_am_send_nbx(it->second->ep, am_id, header.data(), header.size(), data, bytes, &p);
+    if (r == nullptr)
+      done->fn(done->arg, true);
+    else if (UCS_PTR_IS_ERR(r))
+      finish_borrowed(done, false);
+    else
+      borrowed.emplace_back(r, done);
+  }
+
+  uint32_t open_sink(PeerId peer) {
+    if (!peers.count(peer)) throw Error("no such peer");
+    if (auto it = sink_of_peer.find(peer); it != sink_of_peer.end()) return it->second;
+    // New ids first: a closed sink's id comes back only once all are made, longest closed first,
+    // so its stragglers are long gone (they would be counted against the new peer).
+    Sink* sink = nullptr;
+    if (sinks.size() < kMaxSinks) {
+      auto made = std::make_unique<Sink>(Sink{this, static_cast<uint32_t>(kFirstSinkId + sinks.size()), 0});
+      ucp_am_handler_param_t hp{};
+      hp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB | UCP_AM_HANDLER_PARAM_FIELD_ARG |
+                      UCP_AM_HANDLER_PARAM_FIELD_FLAGS;
+      hp.id = made->id;
+      hp.cb = on_sink_am;
+      hp.arg = made.get();
+      hp.flags = UCP_AM_FLAG_WHOLE_MSG;
+      check(ucp_worker_set_am_recv_handler(worker, &hp), "UCX active-message handler for a sink");
+      sink = made.get();
+      sinks.push_back(std::move(made));
+    } else if (!free_sinks.empty()) {
+      sink = sinks[free_sinks.front() - kFirstSinkId].get();
+      free_sinks.pop_front();
+    } else {
+      throw Error("all " + std::to_string(kMaxSinks) + " sinks are open");
+    }
+    sink->peer = peer;
+    sink_of_peer[peer] = sink->id;
+    return sink->id;
+  }
+
+  void close_sink(PeerId peer) {
+    auto it = sink_of_peer.find(peer);
+    if (it == sink_of_peer.end()) return;
+    sinks[it->second - kFirstSinkId]->peer = 0;
+    free_sinks.push_back(it->second);
+    sink_of_peer.erase(it);
   }
 
   // ---- event delivery (runs from progress()) ----
@@ -399,7 +512,7 @@ struct Worker::Impl {
       p.err_handler.cb = on_ep_error;
       p.err_handler.arg = peer.get();
       if (ucp_ep_create(worker, &p, &peer->ep) != UCS_OK) continue;  // UCX rejects the request itself
-      peer_of_ep[peer->ep] = id;
+      peer_of_ep[peer->ep] = peer.get();
       peers[id] = std::move(peer);
       if (events.on_connect) events.on_connect(id, addr);
     }
@@ -411,6 +524,7 @@ struct Worker::Impl {
     if (it == peers.end()) return;
     ucp_ep_h ep = it->second->ep;
     peer_of_ep.erase(ep);
+    close_sink(id);
     ucp_request_param_t p{};
     p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
     p.flags = force ? UCP_EP_CLOSE_FLAG_FORCE : 0;
@@ -594,7 +708,7 @@ PeerId Worker::connect(const std::string& host, uint16_t port) {
   p.err_handler.arg = peer.get();
   ucs_status_t s = ucp_ep_create(impl_->worker, &p, &peer->ep);
   if (s != UCS_OK) throw Error("cannot connect to " + host + ":" + std::to_string(port) + ": " + ucs_text(s));
-  impl_->peer_of_ep[peer->ep] = id;
+  impl_->peer_of_ep[peer->ep] = peer.get();
   impl_->peers[id] = std::move(peer);
   return id;
 }
@@ -662,21 +776,16 @@ void Worker::send_op(PeerId peer, std::span<const std::byte> header, std::span<c
 
 void Worker::send_borrowed(PeerId peer, std::span<const std::byte> header, const void* data, size_t bytes,
                            const SendDone* done) {
-  Impl& m = *impl_;
-  auto it = m.peers.find(peer);
-  if (it == m.peers.end()) return m.finish_borrowed(done, false);
-  ucp_request_param_t p{};
-  p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
-  p.flags = UCP_AM_SEND_FLAG_REPLY;
-  p.cb.send = Impl::on_borrowed_done;
-  p.user_data = &m;
-  ucs_status_ptr_t r = ucp_am_send_nbx(it->second->ep, kAmId, header.data(), header.size(), data, bytes, &p);
-  if (r == nullptr)
-    done->fn(done->arg, true);
-  else if (UCS_PTR_IS_ERR(r))
-    m.finish_borrowed(done, false);
-  else
-    m.borrowed.emplace_back(r, done);
+  impl_->send_borrowed(peer, kAmId, header, data, bytes, done);
+}
+
+uint32_t Worker::open_sink(PeerId peer) { return impl_->open_sink(peer); }
+
+void Worker::send_to_sink(PeerId peer, uint32_t sink, const void* data, size_t bytes, const SendDone* done) {
+  if (sink < kFirstSinkId || sink >= kFirstSinkId + kMaxSinks) throw Error("invalid sink id " + std::to_string(sink));
+  auto it = impl_->peers.find(peer);
+  if (it != impl_->peers.end() && !it->second->wired) return impl_->finish_borrowed(done, false);  // see Peer::wired
+  impl_->send_borrowed(peer, sink, {}, data, bytes, done);
 }
 
 void Worker::close(PeerId peer, bool force) { impl_->drop_peer(peer, "", false, force); }

@@ -150,7 +150,8 @@ Type type_of(const Message& m) {
                                     Type::status_reply,   Type::error,        Type::ping,  Type::pong,
                                     Type::lapack_call,    Type::lapack_reply, Type::call_chunk, Type::reply_chunk,
                                     Type::lapack_chunk,   Type::lanes_request, Type::lanes_reply,
-                                    Type::direct_lapack,  Type::proceed,      Type::input_taken};
+                                    Type::direct_lapack,  Type::proceed,      Type::input_taken,
+                                    Type::sink_request,   Type::sink_reply};
   static_assert(std::size(kTypes) == std::variant_size_v<Message>);
   return kTypes[m.index()];
 }
@@ -247,6 +248,13 @@ std::vector<std::byte> encode(const Message& m) {
                  },
                  [&](const Proceed& q) { w.u64(q.call_id); },
                  [&](const InputTaken& q) { w.u64(q.call_id); },
+                 [&](const SinkRequest& q) { w.u64(q.call_id); },
+                 [&](const SinkReply& q) {
+                   w.u64(q.call_id);
+                   w.u32(q.sink);
+                   w.u64(q.max_bytes);
+                   w.str(q.message);
+                 },
                  [&](const LapackReply& r) {
                    w.u64(r.call_id);
                    w.u8(r.ok);
@@ -479,6 +487,21 @@ Message decode(std::span<const std::byte> bytes) {
     case Type::input_taken: {
       InputTaken q;
       q.call_id = r.u64();
+      m = q;
+      break;
+    }
+    case Type::sink_request: {
+      SinkRequest q;
+      q.call_id = r.u64();
+      m = q;
+      break;
+    }
+    case Type::sink_reply: {
+      SinkReply q;
+      q.call_id = r.u64();
+      q.sink = r.u32();
+      q.max_bytes = r.u64();
+      q.message = r.str(kMaxText);
       m = q;
       break;
     }

@@ -41,6 +41,8 @@ enum class Type : uint16_t {
   direct_lapack = 19, // client -> server: a LAPACK call whose arrays the server copies itself
   proceed = 20,       // client -> server: a gated direct call may now write its outputs
   input_taken = 21,   // server -> client: a gated direct call's input is all copied
+  sink_request = 22,  // client -> server: open a sink for streamed pings (transport::Worker::open_sink)
+  sink_reply = 23,    // server -> client: the sink's id (0: none, and why)
 };
 
 struct Hello {
@@ -210,10 +212,23 @@ struct InputTaken {
   uint64_t call_id = 0;
 };
 
+// Streaming without a header per message: the server opens a transport sink for the session
+// (payloads counted as unanswered pings and dropped), so the client can send its stream there.
+// A payload above max_bytes ends the session, as an over-large ping would.
+struct SinkRequest {
+  uint64_t call_id = 0;
+};
+struct SinkReply {
+  uint64_t call_id = 0;
+  uint32_t sink = 0;       // 0: none
+  uint64_t max_bytes = 0;  // the largest payload the sink takes
+  std::string message;     // why none, when sink == 0
+};
+
 // The alternatives; type_of() in messages.cpp maps each to its Type.
 using Message = std::variant<Hello, Challenge, Auth, AuthResult, Blas3Call, CallReply, StatusRequest, StatusReply,
                              ErrorMessage, Ping, Pong, LapackRequest, LapackReply, CallChunk, ReplyChunk, LapackChunk,
-                             LanesRequest, LanesReply, DirectLapack, Proceed, InputTaken>;
+                             LanesRequest, LanesReply, DirectLapack, Proceed, InputTaken, SinkRequest, SinkReply>;
 // The Type of a message (its variant alternative).
 Type type_of(const Message& m);
 

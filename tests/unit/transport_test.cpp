@@ -1,5 +1,5 @@
 // The transport between two workers in one process on loopback: what on_payload decides
-// (receive, refuse, discard) for eager and rendezvous payloads, and send completions.
+// (receive, refuse, discard) for eager and rendezvous payloads, sinks, and send completions.
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/clock.hpp"
+#include "common/error.hpp"
 #include "transport/transport.hpp"
 
 using namespace outboard;
@@ -29,8 +30,12 @@ struct Pair {
   int payload_calls = 0, discarded = 0;
   PeerId server_peer = 0;
   bool client_lost = false;
+  int client_got = 0;  // messages the client received
   std::optional<transport::Worker> server, client;
   PeerId to_server = 0;
+  uint16_t port = 0;
+  std::vector<std::pair<PeerId, uint64_t>> sunk;  // on_sink's calls
+  bool sink_accepts = true;
 
   Pair() {
     transport::Events se;
@@ -51,10 +56,15 @@ struct Pair {
       got.push_back({std::string(reinterpret_cast<const char*>(h.data()), h.size()),
                      std::vector<std::byte>(b.data(), b.data() + b.size()), refused});
     };
+    se.on_sink = [this](PeerId p, uint64_t n) {
+      sunk.emplace_back(p, n);
+      return sink_accepts;
+    };
     server.emplace(std::move(se));
-    uint16_t port = server->listen("127.0.0.1", 0);
+    port = server->listen("127.0.0.1", 0);
     transport::Events ce;
     ce.on_disconnect = [this](PeerId, const std::string&) { client_lost = true; };
+    ce.on_message = [this](PeerId, std::vector<std::byte>, Buffer, bool) { ++client_got; };
     client.emplace(std::move(ce));
     to_server = client->connect("127.0.0.1", port);
   }
@@ -68,6 +78,14 @@ struct Pair {
       server->progress();
     }
     return true;
+  }
+
+  // A message from server to client: sinks need one (Worker::send_to_sink).
+  void round_trip() {
+    ASSERT_TRUE(run_until([&] { return server_peer != 0; }));
+    const int before = client_got;
+    server->send(server_peer, std::as_bytes(std::span("W", 1)), {}, nullptr);
+    ASSERT_TRUE(run_until([&] { return client_got > before; }));
   }
 
   void send(const char* header, const std::vector<std::byte>& data, transport::SendDone done = {}) {
@@ -208,6 +226,96 @@ TEST_P(TransportSizes, BorrowedSendsArriveAndCompleteOnce) {
   p.run_until([] { return false; }, 0.1);
   EXPECT_EQ(c.ok, n);
   EXPECT_EQ(c.failed, 0);
+}
+
+// Sinks: payloads sent to one are reported (size and peer) and dropped, accepted or refused, and
+// the sends complete; messages sent after them still arrive, after them.
+TEST_P(TransportSizes, SinkPayloadsAreCountedDroppedAndCompleteInOrder) {
+  for (bool accept : {true, false}) {
+    Pair p;
+    p.sink_accepts = accept;
+    p.round_trip();
+    const uint32_t sink = p.server->open_sink(p.server_peer);
+    Count c;
+    const transport::SendDone done = c.done();
+    const auto data = pattern(GetParam(), 11), last = pattern(5, 12);
+    const int n = 20;
+    for (int i = 0; i < n; ++i) p.client->send_to_sink(p.to_server, sink, data.data(), data.size(), &done);
+    p.send("R", last);
+    ASSERT_TRUE(p.run_until([&] { return c.ok + c.failed == n && p.got.size() == 1; }, 60)) << "accept " << accept;
+    EXPECT_EQ(c.ok, n);
+    ASSERT_EQ(p.sunk.size(), size_t(n));
+    for (auto [peer, bytes] : p.sunk) {
+      EXPECT_EQ(peer, p.server_peer);
+      EXPECT_EQ(bytes, data.size());
+    }
+    EXPECT_EQ(p.got[0].header, "R");
+    EXPECT_EQ(p.got[0].payload, last);
+    EXPECT_EQ(p.payload_calls, 1);  // sink payloads never reach on_payload
+  }
+}
+
+TEST(Transport, SinkSendsFailUntilThePeerHasSentSomething) {
+  Pair p;
+  ASSERT_TRUE(p.run_until([&] { return p.server_peer != 0; }));
+  const uint32_t sink = p.server->open_sink(p.server_peer);
+  Count c;
+  const transport::SendDone done = c.done();
+  const auto data = pattern(4096, 14);
+  p.client->send_to_sink(p.to_server, sink, data.data(), data.size(), &done);
+  EXPECT_EQ(c.failed, 0);  // not from inside send_to_sink()
+  p.client->progress();
+  EXPECT_EQ(c.failed, 1);
+  EXPECT_TRUE(p.sunk.empty());
+  p.round_trip();
+  p.client->send_to_sink(p.to_server, sink, data.data(), data.size(), &done);
+  ASSERT_TRUE(p.run_until([&] { return c.ok == 1 && p.sunk.size() == 1; }));
+}
+
+TEST(Transport, SinksAreOnePerPeerAndIdsAreNotReusedAtOnce) {
+  Pair p;
+  p.round_trip();
+  const PeerId first = p.server_peer;
+  const uint32_t a = p.server->open_sink(first);
+  EXPECT_GE(a, 1u);
+  EXPECT_LE(a, transport::Worker::kMaxSinks);
+  EXPECT_EQ(p.server->open_sink(first), a);  // asked again: the same sink
+  EXPECT_THROW(p.server->open_sink(first + 1000), Error);
+  EXPECT_THROW(p.client->send_to_sink(p.to_server, 0, nullptr, 0, nullptr), Error);
+  EXPECT_THROW(p.client->send_to_sink(p.to_server, transport::Worker::kMaxSinks + 1, nullptr, 0, nullptr), Error);
+
+  // A second client gets a sink of its own; once the first peer is closed, its id waits behind
+  // the never-used ones, and what is still sent to it is dropped unreported.
+  int other_got = 0;
+  transport::Events oe;
+  oe.on_message = [&](PeerId, std::vector<std::byte>, Buffer, bool) { ++other_got; };
+  transport::Worker other{std::move(oe)};
+  const PeerId other_to_server = other.connect("127.0.0.1", p.port);
+  PeerId second = 0;
+  p.server->close(first);
+  ASSERT_TRUE(p.run_until([&] {
+    other.progress();
+    for (PeerId id = first + 1; id < first + 4 && !second; ++id)
+      if (p.server->connected(id)) second = id;
+    return second != 0;
+  }));
+  const uint32_t b = p.server->open_sink(second);
+  EXPECT_NE(b, a);
+  p.server->send(second, std::as_bytes(std::span("W", 1)), {}, nullptr);
+  ASSERT_TRUE(p.run_until([&] {
+    other.progress();
+    return other_got == 1;
+  }));
+  Count c;
+  const transport::SendDone done = c.done();
+  const auto data = pattern(64, 13);
+  other.send_to_sink(other_to_server, a, data.data(), data.size(), &done);  // the closed one
+  other.send_to_sink(other_to_server, b, data.data(), data.size(), &done);
+  ASSERT_TRUE(p.run_until([&] {
+    other.progress();
+    return p.sunk.size() == 1 && c.ok + c.failed == 2;
+  }));
+  EXPECT_EQ(p.sunk[0], std::make_pair(second, uint64_t(64)));
 }
 
 TEST(Transport, BorrowedSendToUnknownPeerFailsFromProgress) {

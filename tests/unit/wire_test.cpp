@@ -346,6 +346,23 @@ TEST(WireRoundTrip, Pong) {
   EXPECT_EQ(d.gpu_ns, 12345u);
 }
 
+TEST(WireRoundTrip, SinkRequestAndReply) {
+  EXPECT_EQ(decode_as<SinkRequest>(encode(SinkRequest{7})).call_id, 7u);
+  auto d = decode_as<SinkReply>(encode(SinkReply{8, 4096, 1ull << 33, "why"}));
+  EXPECT_EQ(d.call_id, 8u);
+  EXPECT_EQ(d.sink, 4096u);
+  EXPECT_EQ(d.max_bytes, 1ull << 33);
+  EXPECT_EQ(d.message, "why");
+  for (const Message& m : {Message{SinkRequest{1}}, Message{SinkReply{2, 3, 4, "x"}}}) {
+    const Bytes b = encode(m);
+    for (size_t n = 0; n < b.size(); ++n) protocol_error_of([&] { decode(Bytes(b.begin(), b.begin() + long(n))); });
+    Bytes longer = b;
+    longer.push_back(std::byte{0});
+    protocol_error_of([&] { decode(longer); });
+  }
+  protocol_error_of([&] { decode(encode(SinkReply{2, 3, 4, std::string(kMaxText + 1, 'x')})); });
+}
+
 TEST(WireRoundTrip, CallChunk) {
   Level3Call c = make_call(Routine::gemm, Scalar::s);
   c.m = 300, c.n = 200, c.k = 100;
@@ -436,7 +453,7 @@ TEST(WireReject, WrongVersion) {
 }
 
 TEST(WireReject, UnknownType) {
-  for (uint16_t t : {uint16_t(0), uint16_t(22), uint16_t(23), uint16_t(0x100), uint16_t(0xffff)}) {
+  for (uint16_t t : {uint16_t(0), uint16_t(24), uint16_t(25), uint16_t(0x100), uint16_t(0xffff)}) {
     auto b = encode(Pong{1});
     put_u16(b, 6, t);
     EXPECT_NE(protocol_error_of([&] { decode(b); }).find("unknown message type"), std::string::npos) << t;
