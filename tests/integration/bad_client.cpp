@@ -5,8 +5,10 @@
 //   modes: garbage, truncated, mismatch, oversized, huge-output, unauthenticated, wrong-secret, early-call,
 //          stuck, chunk-size, chunk-twice, chunk-mismatch, chunk-oversized, lapack-bad-routine,
 //          lapack-bad-option, lapack-mismatch, lapack-oversized, lapack-huge-output, lapack-bad-pivots,
-//          quiet-mismatch, quiet-oversized, quiet-unauthenticated, quiet-flags, quiet-counted
-// The quiet-* modes send streaming pings (no_reply), which the server consumes as they arrive.
+//          quiet-mismatch, quiet-oversized, quiet-unauthenticated, quiet-flags, quiet-counted,
+//          sink-unauthenticated, sink-oversized, sink-unknown, sink-counted
+// The quiet-* modes send streaming pings (no_reply), which the server consumes as they arrive;
+// the sink-* modes send the same payloads into the session's sink (no header at all).
 #include <cstdio>
 #include <cstring>
 #include <unistd.h>
@@ -85,6 +87,43 @@ struct Peer {
   }
 
   Nonce server_nonce{};  // the handshake's
+
+  // The session's sink (wire::SinkRequest); 0 when the server offers none.
+  uint32_t open_sink(uint64_t call_id) {
+    send(wire::encode(wire::SinkRequest{call_id}));
+    auto r = expect<wire::SinkReply>(10);
+    if (!r || r->call_id != call_id) return 0;
+    if (!r->sink) std::printf("no sink: %s\n", r->message.c_str());
+    return r->sink;
+  }
+  // Sends into a sink; how the sends ended is counted in sink_ok / sink_failed.
+  void send_to_sink(uint32_t sink, const void* data, size_t bytes) {
+    worker->send_to_sink(id, sink, data, bytes, &sink_done);
+  }
+  int sink_ok = 0, sink_failed = 0;
+  static void sink_sent(void* self, bool ok) { ++(ok ? static_cast<Peer*>(self)->sink_ok : static_cast<Peer*>(self)->sink_failed); }
+  const transport::SendDone sink_done{&Peer::sink_sent, this};
+
+  // An acknowledged ping (the server has taken everything before it), then the server's counts
+  // for this client must be `pings` and `bytes` (benchmark traffic).
+  int expect_counted(const char* what, uint64_t pings, uint64_t bytes) {
+    std::vector<std::byte> data(4096);
+    send(wire::encode(wire::Ping{7, data.size(), 0}), {{data.data(), data.size()}});
+    auto pong = expect<wire::Pong>(10);
+    if (!pong || pong->call_id != 7) return std::printf("FAIL %s: no answer to the acknowledged ping\n", what), 1;
+    send(wire::encode(wire::StatusRequest{8}));
+    auto st = expect<wire::StatusReply>(10);
+    if (!st) return std::printf("FAIL %s: no status\n", what), 1;
+    auto doc = nlohmann::json::parse(st->json);
+    for (const auto& c : doc["clients"])
+      if (c["client"] == "bad_client") {
+        if (c["pings"] != pings + 1 || c["ping_bytes"] != bytes + data.size())
+          return std::printf("FAIL %s: server counted %s\n", what, c.dump().c_str()), 1;
+        std::printf("ok %s: %s\n", what, c.dump().c_str());
+        return 0;
+      }
+    return std::printf("FAIL %s: this client is not in the status\n", what), 1;
+  }
 
   // The call must fail with a reply whose message mentions `about`; `how` ends the ok line.
   int expect_failed_call(const char* what, const char* about, const char* how) {
@@ -312,6 +351,10 @@ int main(int argc, char** argv) {
     p.send(wire::encode(wire::Ping{0, data.size(), wire::Ping::no_reply}), {{data.data(), data.size()}});
     return p.expect_rejection("quiet-unauthenticated");
   }
+  if (mode == "sink-unauthenticated") {  // asks for a sink before any handshake
+    p.send(wire::encode(wire::SinkRequest{1}));
+    return p.expect_rejection("sink-unauthenticated");
+  }
   if (!p.authenticate(secret)) return std::printf("FAIL: could not authenticate\n"), 1;
   if (mode == "quiet-mismatch") {  // announces more than it sends, after good ones (eager and rendezvous)
     std::vector<std::byte> data(256 << 10);
@@ -340,22 +383,37 @@ int main(int argc, char** argv) {
       p.send(wire::encode(wire::Ping{0, bytes, wire::Ping::no_reply}), {{data.data(), bytes}});
       if (i % 16 == 15) p.worker->progress();
     }
-    p.send(wire::encode(wire::Ping{7, 4096, 0}), {{data.data(), 4096}});
-    auto pong = p.expect<wire::Pong>(10);
-    if (!pong || pong->call_id != 7) return std::printf("FAIL quiet-counted: no answer to the acknowledged ping\n"), 1;
-    p.send(wire::encode(wire::StatusRequest{8}));
-    auto st = p.expect<wire::StatusReply>(10);
-    if (!st) return std::printf("FAIL quiet-counted: no status\n"), 1;
-    auto doc = nlohmann::json::parse(st->json);
-    for (const auto& c : doc["clients"])
-      if (c["client"] == "bad_client") {
-        const uint64_t want_bytes = (n / 2) * (4096 + data.size()) + 4096;
-        if (c["pings"] != n + 1 || c["ping_bytes"] != want_bytes)
-          return std::printf("FAIL quiet-counted: server counted %s\n", c.dump().c_str()), 1;
-        std::printf("ok quiet-counted: %s\n", c.dump().c_str());
-        return 0;
-      }
-    return std::printf("FAIL quiet-counted: this client is not in the status\n"), 1;
+    return p.expect_counted("quiet-counted", n, (n / 2) * (4096 + data.size()));
+  }
+  if (mode == "sink-counted") {  // the same through the sink, which is one per session
+    const uint32_t sink = p.open_sink(5);
+    if (!sink || p.open_sink(6) != sink) return std::printf("FAIL sink-counted: no sink, or a second one\n"), 1;
+    std::vector<std::byte> data(512 << 10);
+    const int n = 200;
+    for (int i = 0; i < n; ++i) {
+      p.send_to_sink(sink, data.data(), i % 2 ? 4096 : data.size());
+      if (i % 16 == 15) p.worker->progress();
+    }
+    if (int rc = p.expect_counted("sink-counted", n, (n / 2) * (4096 + data.size()))) return rc;
+    while (p.sink_ok + p.sink_failed < n) p.worker->progress();
+    if (p.sink_failed) return std::printf("FAIL sink-counted: %d sends failed\n", p.sink_failed), 1;
+    return 0;
+  }
+  if (mode == "sink-oversized") {  // above max_request_bytes: the session ends at the next message
+    const uint32_t sink = p.open_sink(5);
+    if (!sink) return std::printf("FAIL sink-oversized: no sink\n"), 1;
+    std::vector<std::byte> data(4 << 20);
+    p.send_to_sink(sink, data.data(), data.size());
+    p.send(wire::encode(wire::Ping{7, 0, 0}));
+    return p.expect_rejection("sink-oversized");
+  }
+  if (mode == "sink-unknown") {  // ids no sink has: dropped, and the session goes on
+    const uint32_t sink = p.open_sink(5);
+    if (!sink) return std::printf("FAIL sink-unknown: no sink\n"), 1;
+    std::vector<std::byte> data(512 << 10);
+    for (uint32_t other : {sink + 1, transport::Worker::kMaxSinks})
+      for (size_t bytes : {size_t(4096), data.size()}) p.send_to_sink(other, data.data(), bytes);
+    return p.expect_counted("sink-unknown", 0, 0);
   }
   if (mode == "garbage") {
     std::vector<std::byte> junk(64);

@@ -17,7 +17,7 @@ for mode in garbage truncated mismatch oversized huge-output unauthenticated ear
             lapack-bad-routine lapack-bad-option lapack-mismatch lapack-oversized lapack-huge-output lapack-bad-pivots \
             lapack-chunk-twice lapack-chunk-kinds lapack-chunk-bad-pivots \
             direct-without-lanes direct-wrong-pid direct-bad-addresses \
-            quiet-mismatch quiet-oversized quiet-unauthenticated quiet-flags; do
+            quiet-mismatch quiet-oversized quiet-unauthenticated quiet-flags sink-unauthenticated sink-oversized; do
   "$BAD" 127.0.0.1 "$PORT" "$TOKEN" "$mode" >"$WORK/$mode.log" 2>&1 || { cat "$WORK/$mode.log"; fail "$mode"; }
   ok "$(grep '^ok' "$WORK/$mode.log") ($(grep 'server said' "$WORK/$mode.log"))"
   # Everyone else is still served.
@@ -28,6 +28,11 @@ done
 # Streaming pings the server consumes on arrival are still checked and counted.
 "$BAD" 127.0.0.1 "$PORT" "$TOKEN" quiet-counted >"$WORK/quiet-counted.log" 2>&1 || { cat "$WORK/quiet-counted.log"; fail quiet-counted; }
 ok "$(grep '^ok' "$WORK/quiet-counted.log")"
+# So are payloads sent into a session's sink; ids that name no sink are dropped.
+for mode in sink-counted sink-unknown; do
+  "$BAD" 127.0.0.1 "$PORT" "$TOKEN" $mode >"$WORK/$mode.log" 2>&1 || { cat "$WORK/$mode.log"; fail $mode; }
+  ok "$(grep '^ok' "$WORK/$mode.log")"
+done
 wait $stuck
 grep -q "closed by server" "$WORK/stuck.log" || { cat "$WORK/stuck.log"; fail "an unauthenticated connection was kept beyond auth_timeout_seconds"; }
 kill -0 "$SERVER_PID" || fail "server died"
