@@ -45,6 +45,7 @@ Config load_config_file(const std::string& path, Config c) {
       else if (key == "host_block_columns") c.host_block_columns = integer<uint64_t>(node, key, 1, INT32_MAX);
       else if (key == "copy_lanes") c.copy_lanes = integer<unsigned>(node, key, 0, 256);
       else if (key == "direct_chunk_bytes") c.direct_chunk_bytes = integer<uint64_t>(node, key, 64 << 10, 1ll << 32);
+      else if (key == "idle_spin_ns") c.idle_spin_ns = integer<uint64_t>(node, key, 0, 1'000'000);
       else if (key == "buffer_cache_bytes") c.buffer_cache_bytes = integer<uint64_t>(node, key, 0, INT64_MAX);
       else if (key == "auth_timeout_seconds") {
         auto v = node.value<double>();

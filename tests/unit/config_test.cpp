@@ -68,6 +68,7 @@ gpu_memory_bytes = 1073741824
 buffer_cache_bytes = 1048576
 copy_lanes = 3
 direct_chunk_bytes = 65536
+idle_spin_ns = 0
 )");
   Config c = load_config_file(path);
   EXPECT_EQ(c.gpu_min_flops, 5e8);
@@ -77,6 +78,7 @@ direct_chunk_bytes = 65536
   EXPECT_EQ(c.buffer_cache_bytes, 1u << 20);
   EXPECT_EQ(c.copy_lanes, 3u);
   EXPECT_EQ(c.direct_chunk_bytes, 65536u);
+  EXPECT_EQ(c.idle_spin_ns, 0u);
   EXPECT_EQ(c.host, "0.0.0.0");
   EXPECT_EQ(c.port, 7800);
   EXPECT_EQ(c.token_file, "/etc/outboard/token");
@@ -185,6 +187,8 @@ TEST_F(ConfigFileTest, OutOfRange) {
       {"max_client_bytes = -1", "max_client_bytes"},
       {"auth_timeout_seconds = 0", "auth_timeout_seconds"},
       {"auth_timeout_seconds = -2.5", "auth_timeout_seconds"},
+      {"idle_spin_ns = -1", "idle_spin_ns"},
+      {"idle_spin_ns = 1000001", "idle_spin_ns"},
   };
   for (const auto& k : cases) {
     std::string e = error_of(std::string("host = \"h\"\n") + k.text + "\n");
