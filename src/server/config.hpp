@@ -35,8 +35,9 @@ struct Config {
   double auth_timeout_seconds = 10;  // a connection that has not authenticated by then is closed
   // After activity the progress thread polls on for this long, pausing the core briefly between
   // empty polls, before it yields on each one (then sleeps after 2 ms). Side by side on the 2-core
-  // VM, 5 us streamed 1-4 KiB 6-9% and 8-64 KiB 3% faster with the processes on two CPUs, 2-3%
-  // unpinned; on one shared CPU it costs 15-30% (the client waits). 0: yield at once.
+  // VM with client and server on two CPUs, 5 us streamed 16-64 KiB 2-4% faster (1-8 KiB: -2% to
+  // +9% in two runs), 2-3% unpinned; with both on one CPU it costs 15-30% (the client waits
+  // out the polling): 0 there, to yield at once.
   uint64_t idle_spin_ns = 5000;
   std::string log_level = "info";
   std::string log_format = "text";
