@@ -419,7 +419,8 @@ struct Worker::Impl {
   void send_borrowed(PeerId peer, unsigned am_id, std::span<const std::byte> header, const void* data, size_t bytes,
                      const SendDone* done) {
     auto it = peers.find(peer);
-    if (it == peers.end()) return finish_borrowed(done, false);
+    // A sink only once the endpoint is wired up (see Peer::wired).
+    if (it == peers.end() || (am_id != kAmId && !it->second->wired)) return finish_borrowed(done, false);
     ucp_request_param_t p{};
     p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
     // Messages name their sender; sinks' do not: that footer (and the receiver's lookup of it)
@@ -783,8 +784,6 @@ uint32_t Worker::open_sink(PeerId peer) { return impl_->open_sink(peer); }
 
 void Worker::send_to_sink(PeerId peer, uint32_t sink, const void* data, size_t bytes, const SendDone* done) {
   if (sink < kFirstSinkId || sink >= kFirstSinkId + kMaxSinks) throw Error("invalid sink id " + std::to_string(sink));
-  auto it = impl_->peers.find(peer);
-  if (it != impl_->peers.end() && !it->second->wired) return impl_->finish_borrowed(done, false);  // see Peer::wired
   impl_->send_borrowed(peer, sink, {}, data, bytes, done);
 }
 

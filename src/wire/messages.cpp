@@ -141,6 +141,14 @@ std::vector<Extent> get_extents(Reader& r, uint64_t needed, size_t keys, const c
   return xs;
 }
 
+// A message whose only field is its call id.
+template <class T>
+T call_id_only(Reader& r) {
+  T m;
+  m.call_id = r.u64();
+  return m;
+}
+
 }  // namespace
 
 Type type_of(const Message& m) {
@@ -362,12 +370,9 @@ Message decode(std::span<const std::byte> bytes) {
       m = c;
       break;
     }
-    case Type::status_request: {
-      StatusRequest s;
-      s.call_id = r.u64();
-      m = s;
+    case Type::status_request:
+      m = call_id_only<StatusRequest>(r);
       break;
-    }
     case Type::status_reply: {
       StatusReply s;
       s.call_id = r.u64();
@@ -478,24 +483,15 @@ Message decode(std::span<const std::byte> bytes) {
       m = d;
       break;
     }
-    case Type::proceed: {
-      Proceed q;
-      q.call_id = r.u64();
-      m = q;
+    case Type::proceed:
+      m = call_id_only<Proceed>(r);
       break;
-    }
-    case Type::input_taken: {
-      InputTaken q;
-      q.call_id = r.u64();
-      m = q;
+    case Type::input_taken:
+      m = call_id_only<InputTaken>(r);
       break;
-    }
-    case Type::sink_request: {
-      SinkRequest q;
-      q.call_id = r.u64();
-      m = q;
+    case Type::sink_request:
+      m = call_id_only<SinkRequest>(r);
       break;
-    }
     case Type::sink_reply: {
       SinkReply q;
       q.call_id = r.u64();
