@@ -1,0 +1,64 @@
+// An FFT as it travels: the dense problem a server plans and computes, shared by client
+// (packing), server (validation, plan cache) and backends (cuFFT, FFTW).
+//
+// Layout. The program's arrays may be strided, split or batched in any way FFTW's guru interface
+// allows; the client packs them into this dense canonical form and the server never sees strides.
+// A problem is `batch` transforms of the row-major shape n[0] x ... x n[rank-1], one after another:
+//
+//   kind  input per transform                     output per transform
+//   c2c   prod(n) complex                         prod(n) complex
+//   r2c   prod(n) real                            prod(n[0..rank-2]) * (n[rank-1]/2 + 1) complex
+//   c2r   prod(n[0..rank-2]) * (n[rank-1]/2 + 1)  prod(n) real
+//   r2r   prod(n) real                            prod(n) real
+//
+// Complex numbers are interleaved (re, im) in the precision's real type. Transforms are FFTW's:
+// unnormalised, sign -1 forward and +1 backward (r2c is always -1, c2r +1, r2r has no sign).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace outboard::wire {
+
+class Reader;
+class Writer;
+
+enum class FftPrecision : uint8_t { f32, f64, count_ };
+enum class FftKind : uint8_t { c2c, r2c, c2r, r2r, count_ };
+
+inline constexpr size_t kMaxFftRank = 8;           // FFTW's guru interface has no limit; cuFFT stops at 3
+inline constexpr int64_t kMaxFftElements = int64_t(1) << 40;  // per array (of one whole problem)
+inline constexpr uint8_t kMaxR2rKind = 10;         // FFTW_RODFT11
+
+struct FftShape {
+  FftPrecision precision = FftPrecision::f64;
+  FftKind kind = FftKind::c2c;
+  int8_t sign = -1;                 // c2c: -1 or +1; r2c -1; c2r +1; r2r 0
+  std::vector<int64_t> n;           // 1 .. kMaxFftRank sizes, each >= 1
+  int64_t batch = 1;                // >= 1
+  std::vector<uint8_t> r2r_kinds;   // r2r: one fftw_r2r_kind (0 .. kMaxR2rKind) per dimension; else empty
+  bool operator==(const FftShape&) const = default;
+};
+
+// Throws ProtocolError unless the shape is valid: known precision and kind, the sign the kind
+// takes, rank and sizes in range, r2r kinds only for r2r, and element counts that do not overflow.
+void validate(const FftShape& s);
+
+size_t fft_real_bytes(FftPrecision p);      // 4 or 8
+int64_t input_elements(const FftShape& s);  // real or complex elements of the whole problem's input
+int64_t output_elements(const FftShape& s);
+uint64_t input_bytes(const FftShape& s);
+uint64_t output_bytes(const FftShape& s);
+// Bytes of one transform's input and output (batch slices are these sizes apart).
+uint64_t input_bytes_per_transform(const FftShape& s);
+uint64_t output_bytes_per_transform(const FftShape& s);
+// FFTW's customary estimate: 5 N log2 N per complex transform of N points, half that for real
+// transforms, times the batch. For the offload policy and reports.
+double flops(const FftShape& s);
+// "dft c2c f64 1048576x2" style label for reports and logs: kind, precision, sizes, batch.
+std::string shape_name(const FftShape& s);
+
+void encode(Writer& w, const FftShape& s);
+FftShape decode_fft_shape(Reader& r);  // validates
+
+}  // namespace outboard::wire
