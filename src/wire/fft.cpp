@@ -4,6 +4,7 @@
 
 #include "common/error.hpp"
 #include "wire/codec.hpp"
+#include "wire/messages.hpp"  // kMaxText, kMinChunkBytes
 
 namespace outboard::wire {
 namespace {
@@ -113,6 +114,75 @@ FftShape decode_fft_shape(Reader& r) {
   for (size_t i = 0; i < kinds; ++i) s.r2r_kinds.push_back(r.u8());
   validate(s);
   return s;
+}
+
+namespace {
+uint64_t nonzero_id(Reader& r, const char* what) {
+  const uint64_t id = r.u64();
+  if (id == 0) throw ProtocolError(std::string(what) + " id 0 is not valid");
+  return id;
+}
+}  // namespace
+
+void encode_body(Writer& w, const FftPlan& m) {
+  w.u64(m.plan_id);
+  encode(w, m.shape);
+}
+void encode_body(Writer& w, const FftRelease& m) { w.u64(m.plan_id); }
+void encode_body(Writer& w, const FftExecute& m) {
+  for (uint64_t v : {m.call_id, m.plan_id, m.payload_bytes}) w.u64(v);
+}
+void encode_body(Writer& w, const FftChunk& m) {
+  for (uint64_t v : {m.call_id, m.plan_id, m.payload_bytes, m.chunk_bytes, m.chunk_index}) w.u64(v);
+}
+void encode_body(Writer& w, const FftReply& m) {
+  w.u64(m.call_id);
+  w.u8(m.ok ? 1 : 0);
+  w.str(m.message);
+  w.u64(m.payload_bytes);
+  for (uint64_t v : {m.receive_ns, m.queue_ns, m.to_device_ns, m.compute_ns, m.from_device_ns, m.plan_wait_ns}) w.u64(v);
+  w.str(m.backend);
+}
+
+FftPlan decode_fft_plan(Reader& r) {
+  FftPlan m;
+  m.plan_id = nonzero_id(r, "FFT plan");
+  m.shape = decode_fft_shape(r);
+  return m;
+}
+FftRelease decode_fft_release(Reader& r) { return {nonzero_id(r, "FFT plan")}; }
+FftExecute decode_fft_execute(Reader& r) {
+  FftExecute m;
+  m.call_id = r.u64();
+  m.plan_id = nonzero_id(r, "FFT plan");
+  m.payload_bytes = r.u64();
+  return m;
+}
+FftChunk decode_fft_chunk(Reader& r) {
+  FftChunk m;
+  m.call_id = r.u64();
+  m.plan_id = nonzero_id(r, "FFT plan");
+  m.payload_bytes = r.u64();
+  m.chunk_bytes = r.u64();
+  m.chunk_index = r.u64();
+  if (m.payload_bytes == 0) throw ProtocolError("chunked FFT without payload");
+  if (m.chunk_bytes < kMinChunkBytes) throw ProtocolError("chunk size below the minimum");
+  if (m.chunk_index >= (m.payload_bytes + m.chunk_bytes - 1) / m.chunk_bytes)
+    throw ProtocolError("chunk index out of range");
+  return m;
+}
+FftReply decode_fft_reply(Reader& r) {
+  FftReply m;
+  m.call_id = r.u64();
+  const uint8_t ok = r.u8();
+  if (ok > 1) throw ProtocolError("invalid boolean");
+  m.ok = ok == 1;
+  m.message = r.str(kMaxText);
+  m.payload_bytes = r.u64();
+  for (uint64_t* v : {&m.receive_ns, &m.queue_ns, &m.to_device_ns, &m.compute_ns, &m.from_device_ns, &m.plan_wait_ns})
+    *v = r.u64();
+  m.backend = r.str(kMaxText);
+  return m;
 }
 
 }  // namespace outboard::wire

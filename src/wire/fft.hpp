@@ -61,4 +61,55 @@ std::string shape_name(const FftShape& s);
 void encode(Writer& w, const FftShape& s);
 FftShape decode_fft_shape(Reader& r);  // validates
 
+// ---- messages (wire/messages.hpp lists them in its Message variant) ----
+//
+// A plan is a per-session object named by an id the client picks (opaque to the server, scoped to
+// the session: one session can never name another's). FftPlan is sent at plan time without
+// waiting for an answer: the server prepares the plan (a cuFFT plan and its device memory, or an
+// FFTW plan) while the program goes on. Executions name the plan; their payload is the dense
+// input (above), and the reply's the dense output. A plan that could not be made fails its
+// executions (the client then runs them locally).
+struct FftPlan {
+  uint64_t plan_id = 0;  // non-zero
+  FftShape shape;
+};
+struct FftRelease {  // the client destroyed the plan; no answer
+  uint64_t plan_id = 0;
+};
+struct FftExecute {  // one execution; payload = input_bytes(shape), answered with an FftReply and the output
+  uint64_t call_id = 0;
+  uint64_t plan_id = 0;
+  uint64_t payload_bytes = 0;
+};
+// A large execution's input in chunks (as wire::CallChunk): whichever arrives first sets the call
+// up; the output comes back in ReplyChunks, then an FftReply without payload.
+struct FftChunk {
+  uint64_t call_id = 0;
+  uint64_t plan_id = 0;
+  uint64_t payload_bytes = 0;  // of the whole input: the server checks it against the plan
+  uint64_t chunk_bytes = 0;    // at least kMinChunkBytes
+  uint64_t chunk_index = 0;    // below chunk_count(payload_bytes, chunk_bytes)
+};
+struct FftReply {
+  uint64_t call_id = 0;
+  bool ok = false;
+  std::string message;         // why it failed, when !ok
+  uint64_t payload_bytes = 0;  // output_bytes(shape) when ok and not chunked, else 0
+  // As CallReply's, plus the time the execution waited for its plan to be ready.
+  uint64_t receive_ns = 0, queue_ns = 0, to_device_ns = 0, compute_ns = 0, from_device_ns = 0, plan_wait_ns = 0;
+  std::string backend;         // where it ran ("cuda:0", "cpu"), for reports and tests
+};
+
+void encode_body(Writer& w, const FftPlan& m);
+void encode_body(Writer& w, const FftRelease& m);
+void encode_body(Writer& w, const FftExecute& m);
+void encode_body(Writer& w, const FftChunk& m);
+void encode_body(Writer& w, const FftReply& m);
+// Bounds-checked, as wire::decode: throw ProtocolError.
+FftPlan decode_fft_plan(Reader& r);
+FftRelease decode_fft_release(Reader& r);
+FftExecute decode_fft_execute(Reader& r);
+FftChunk decode_fft_chunk(Reader& r);
+FftReply decode_fft_reply(Reader& r);
+
 }  // namespace outboard::wire

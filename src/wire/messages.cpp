@@ -159,7 +159,8 @@ Type type_of(const Message& m) {
                                     Type::lapack_call,    Type::lapack_reply, Type::call_chunk, Type::reply_chunk,
                                     Type::lapack_chunk,   Type::lanes_request, Type::lanes_reply,
                                     Type::direct_lapack,  Type::proceed,      Type::input_taken,
-                                    Type::sink_request,   Type::sink_reply};
+                                    Type::sink_request,   Type::sink_reply,   Type::fft_plan,
+                                    Type::fft_release,    Type::fft_execute,  Type::fft_chunk, Type::fft_reply};
   static_assert(std::size(kTypes) == std::variant_size_v<Message>);
   return kTypes[m.index()];
 }
@@ -263,6 +264,11 @@ std::vector<std::byte> encode(const Message& m) {
                    w.u64(q.max_bytes);
                    w.str(q.message);
                  },
+                 [&](const FftPlan& q) { encode_body(w, q); },
+                 [&](const FftRelease& q) { encode_body(w, q); },
+                 [&](const FftExecute& q) { encode_body(w, q); },
+                 [&](const FftChunk& q) { encode_body(w, q); },
+                 [&](const FftReply& q) { encode_body(w, q); },
                  [&](const LapackReply& r) {
                    w.u64(r.call_id);
                    w.u8(r.ok);
@@ -501,6 +507,21 @@ Message decode(std::span<const std::byte> bytes) {
       m = q;
       break;
     }
+    case Type::fft_plan:
+      m = decode_fft_plan(r);
+      break;
+    case Type::fft_release:
+      m = decode_fft_release(r);
+      break;
+    case Type::fft_execute:
+      m = decode_fft_execute(r);
+      break;
+    case Type::fft_chunk:
+      m = decode_fft_chunk(r);
+      break;
+    case Type::fft_reply:
+      m = decode_fft_reply(r);
+      break;
     default:
       throw ProtocolError("unknown message type");
   }

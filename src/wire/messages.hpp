@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "common/secret.hpp"
+#include "wire/fft.hpp"
 #include "wire/lapack.hpp"
 #include "wire/level3.hpp"
 
@@ -43,6 +44,11 @@ enum class Type : uint16_t {
   input_taken = 21,   // server -> client: a gated direct call's input is all copied
   sink_request = 22,  // client -> server: open a sink for streamed pings (transport::Worker::open_sink)
   sink_reply = 23,    // server -> client: the sink's id (0: none, and why)
+  fft_plan = 24,      // client -> server: make this plan ready (wire/fft.hpp); no answer
+  fft_release = 25,   // client -> server: the plan is destroyed; no answer
+  fft_execute = 26,   // client -> server: run a plan; payload = dense input
+  fft_chunk = 27,     // client -> server: one piece of a large execution's input
+  fft_reply = 28,     // server -> client: result of an execution; payload = dense output
 };
 
 struct Hello {
@@ -228,7 +234,8 @@ struct SinkReply {
 // The alternatives; type_of() in messages.cpp maps each to its Type.
 using Message = std::variant<Hello, Challenge, Auth, AuthResult, Blas3Call, CallReply, StatusRequest, StatusReply,
                              ErrorMessage, Ping, Pong, LapackRequest, LapackReply, CallChunk, ReplyChunk, LapackChunk,
-                             LanesRequest, LanesReply, DirectLapack, Proceed, InputTaken, SinkRequest, SinkReply>;
+                             LanesRequest, LanesReply, DirectLapack, Proceed, InputTaken, SinkRequest, SinkReply,
+                             FftPlan, FftRelease, FftExecute, FftChunk, FftReply>;
 // The Type of a message (its variant alternative).
 Type type_of(const Message& m);
 

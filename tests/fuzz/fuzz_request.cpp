@@ -4,7 +4,7 @@
 // else (another exception, a crash, an overread or undefined behaviour seen by ASan/UBSan, an
 // allocation over -rss_limit_mb) is a finding. For a decoded message the target also checks:
 //   - encode(decode(x)) == x: the encoding is canonical, so nothing is lost or invented;
-//   - a decoded LapackRequest likewise (check_lapack);
+//   - a decoded LapackRequest likewise (check_lapack), and a decoded FftPlan (check_fft);
 //   - decode_ping (the server's streaming fast path) accepts exactly the inputs decode() returns
 //     as a Ping, with the same fields;
 //   - a decoded Blas3Call is valid, and layout/request_bytes/reply_bytes/flops work on it without
@@ -72,6 +72,19 @@ void check_lapack(const LapackRequest& q) {
   (void)call_name(c);
 }
 
+// A decoded FFT plan: valid, and its sizes consistent and computable without throwing.
+void check_fft(const FftPlan& p) {
+  const FftShape& s = p.shape;
+  validate(s);
+  check(p.plan_id != 0 && !s.n.empty() && s.n.size() <= kMaxFftRank && s.batch >= 1);
+  check(input_bytes(s) == input_bytes_per_transform(s) * uint64_t(s.batch));
+  check(output_bytes(s) == output_bytes_per_transform(s) * uint64_t(s.batch));
+  check(input_bytes(s) > 0 && output_bytes(s) > 0);
+  const double f = flops(s);
+  check(f >= 0 && !std::isnan(f));
+  (void)shape_name(s);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -93,5 +106,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   check(again.size() == size && (size == 0 || std::memcmp(again.data(), data, size) == 0));
   if (const auto* b = std::get_if<Blas3Call>(&m)) check_call(*b);
   if (const auto* q = std::get_if<LapackRequest>(&m)) check_lapack(*q);
+  if (const auto* p = std::get_if<FftPlan>(&m)) check_fft(*p);
   return 0;
 }

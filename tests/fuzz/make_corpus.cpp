@@ -93,6 +93,15 @@ std::map<std::string, std::vector<std::byte>> seeds() {
   out["lapack_zheevd"] = lapack(19, LR::syevd, Scalar::z, 'N', 'L', 'V', 'N', 'N', 0, 4, 0);
   out["lapack_dgesvd"] = lapack(20, LR::gesvd, Scalar::d, 'N', 'N', 'N', 'S', 'O', 5, 3, 0);
   out["lapack_reply"] = encode(LapackReply{21, true, "", 2, 0});
+  FftShape fft;
+  fft.kind = FftKind::r2c;
+  fft.n = {64, 30};
+  fft.batch = 3;
+  out["fft_plan"] = encode(FftPlan{22, fft});
+  out["fft_release"] = encode(FftRelease{22});
+  out["fft_execute"] = encode(FftExecute{23, 22, input_bytes(fft)});
+  out["fft_chunk"] = encode(FftChunk{24, 22, 1 << 20, kMinChunkBytes, 3});
+  out["fft_reply"] = encode(FftReply{23, true, "", output_bytes(fft), 1, 2, 3, 4, 5, 6, "cpu"});
   return out;
 }
 
