@@ -20,15 +20,18 @@
 #include <vector>
 
 #include "backends/cuda/plugin_api.h"
+#include "backends/cuda/plugin_internal.hpp"
 
-namespace {
+namespace outboard_cuda {
 
 thread_local std::string t_last_error;
 thread_local std::string t_error_text;
 
+namespace {
 int runtime_code(cudaError_t e) { return OUTBOARD_CUDA_ERR_RUNTIME - static_cast<int>(e); }
 int cublas_code(cublasStatus_t s) { return OUTBOARD_CUDA_ERR_CUBLAS - static_cast<int>(s); }
 int cusolver_code(cusolverStatus_t s) { return OUTBOARD_CUDA_ERR_CUSOLVER - static_cast<int>(s); }
+}  // namespace
 
 std::string describe_code(int code) {
   if (code == OUTBOARD_CUDA_OK) return "success";
@@ -45,10 +48,11 @@ std::string describe_code(int code) {
   }
   if (code <= OUTBOARD_CUDA_ERR_CUSOLVER && code > OUTBOARD_CUDA_ERR_CUSOLVER - 100000)
     return "cusolverStatus_t " + std::to_string(OUTBOARD_CUDA_ERR_CUSOLVER - code);
+  if (code <= OUTBOARD_CUDA_ERR_CUFFT && code > OUTBOARD_CUDA_ERR_CUFFT - 100000)
+    return describe_cufft(OUTBOARD_CUDA_ERR_CUFFT - code);
   return "unknown error code " + std::to_string(code);
 }
 
-// Records a failure of `what` for last_error() and returns its code.
 int fail(int code, const char* what) noexcept {
   try {
     t_last_error = std::string(what) + ": " + describe_code(code);
@@ -74,18 +78,11 @@ int check(cusolverStatus_t s, const char* what) {
   return fail(cusolver_code(s), what);
 }
 
-template <class F>
-int guarded(F&& f) {
-  try {
-    return f();
-  } catch (const std::bad_alloc&) {
-    t_last_error.clear();
-    return OUTBOARD_CUDA_ERR_HOST_MEMORY;
-  } catch (...) {
-    t_last_error.clear();
-    return OUTBOARD_CUDA_ERR_INTERNAL;
-  }
-}
+}  // namespace outboard_cuda
+
+using namespace outboard_cuda;
+
+namespace {
 
 bool copy_kind(int kind, cudaMemcpyKind* out, const char** name) {
   switch (kind) {
@@ -1030,6 +1027,11 @@ static int ob_release(void) {
   });
 }
 
+// plugin_fft.cu
+int ob_fft_plan_create(const outboard_cuda_fft* fft, void** plan, uint64_t* work_bytes);
+int ob_fft_plan_destroy(void* plan);
+int ob_fft_exec(void* plan, const outboard_cuda_fft* fft, void* in, void* out, void* stream);
+
 static const outboard_cuda_api_v1 g_api = {
     OUTBOARD_CUDA_API_VERSION,
     sizeof(outboard_cuda_api_v1),
@@ -1062,6 +1064,9 @@ static const outboard_cuda_api_v1 g_api = {
     ob_level3_async,
     ob_lapack,
     ob_lapack_device,
+    ob_fft_plan_create,
+    ob_fft_plan_destroy,
+    ob_fft_exec,
 };
 
 const outboard_cuda_api_v1* outboard_cuda_plugin_v1(void) { return &g_api; }

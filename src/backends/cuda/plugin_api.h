@@ -9,7 +9,8 @@
  * caller checks `version` (and that `size` covers the table it was built against) before using it.
  * A change to any signature, struct or meaning here makes a new version; the loader accepts only
  * its own. Version 2 added, at the end of the table, the events and level3_async (pipelined calls)
- * and lapack (cuSOLVER); version 3 lapack_device (pipelined LAPACK calls).
+ * and lapack (cuSOLVER); version 3 lapack_device (pipelined LAPACK calls); version 4 the cuFFT
+ * plans (fft_plan_create, fft_exec, fft_plan_destroy).
  *
  * Threads: functions act on the calling thread's current device (set_device), as CUDA does.
  * last_error() is per thread. */
@@ -22,14 +23,15 @@
 extern "C" {
 #endif
 
-#define OUTBOARD_CUDA_API_VERSION 3
+#define OUTBOARD_CUDA_API_VERSION 4
 #define OUTBOARD_CUDA_PLUGIN_SYMBOL "outboard_cuda_plugin_v1"
 #define OUTBOARD_CUDA_PLUGIN_FILE "liboutboard-cuda.so"
 
 /* Return codes. 0 is success. The plugin's own failures are small negative numbers; a failure the
  * CUDA runtime reports as cudaError_t e is OUTBOARD_CUDA_ERR_RUNTIME - e, one cuBLAS reports as
  * cublasStatus_t s is OUTBOARD_CUDA_ERR_CUBLAS - s, and one cuSOLVER reports as cusolverStatus_t s
- * is OUTBOARD_CUDA_ERR_CUSOLVER - s. */
+ * is OUTBOARD_CUDA_ERR_CUSOLVER - s, and one cuFFT reports as cufftResult r is
+ * OUTBOARD_CUDA_ERR_CUFFT - r. */
 #define OUTBOARD_CUDA_OK 0
 #define OUTBOARD_CUDA_ERR_INVALID_ARGUMENT (-1)
 #define OUTBOARD_CUDA_ERR_HOST_MEMORY (-2) /* the plugin itself ran out of host memory */
@@ -37,6 +39,7 @@ extern "C" {
 #define OUTBOARD_CUDA_ERR_RUNTIME (-100000)
 #define OUTBOARD_CUDA_ERR_CUBLAS (-200000)
 #define OUTBOARD_CUDA_ERR_CUSOLVER (-300000)
+#define OUTBOARD_CUDA_ERR_CUFFT (-400000)
 
 /* Copy directions. */
 #define OUTBOARD_CUDA_H2D 1
@@ -79,6 +82,19 @@ struct outboard_cuda_lapack {
   void* vec;
   void* u;
   void* vt;
+};
+
+/* A batch of dense FFTs for the fft_* functions (src/wire/fft.hpp's layout): `batch` transforms
+ * of the row-major shape n[0] x ... x n[rank-1], one after another, complex numbers interleaved.
+ * precision 's' or 'd'; kind 0 c2c, 1 r2c, 2 c2r; sign -1 (forward) or +1 (inverse), used by
+ * c2c only; rank 1..3. */
+struct outboard_cuda_fft {
+  char precision;
+  int kind;
+  int sign;
+  int rank;
+  int64_t n[3];
+  int64_t batch;
 };
 
 struct outboard_cuda_device_info {
@@ -194,6 +210,17 @@ struct outboard_cuda_api_v1 {
    * device memory. Work the caller queued on other streams must have finished before the call.
    * compute_ns, if not null, receives the time it took. */
   int (*lapack_device)(const struct outboard_cuda_lapack* call, int64_t* info, uint64_t* compute_ns);
+
+  /* ---- version 4: cuFFT ---- */
+
+  /* Makes a cuFFT plan for `fft` on the current device (cufftMakePlanMany64; cuFFT allocates its
+   * work area, whose size goes to *work_bytes). */
+  int (*fft_plan_create)(const struct outboard_cuda_fft* fft, void** plan, uint64_t* work_bytes);
+  int (*fft_plan_destroy)(void* plan);
+  /* Enqueues one execution of `plan` (made for `fft`) on `stream`; nothing waits. `in` and `out`
+   * are device memory with the dense layout, the same pointer for an in-place transform. A c2r
+   * execution overwrites its input, as cuFFT documents. A plan runs on one stream at a time. */
+  int (*fft_exec)(void* plan, const struct outboard_cuda_fft* fft, void* in, void* out, void* stream);
 };
 
 #if defined(__GNUC__)
