@@ -1,0 +1,331 @@
+#include "backends/cuda/gpu_fft.hpp"
+
+#include <atomic>
+#include <condition_variable>
+#include <list>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include "common/clock.hpp"
+#include "common/error.hpp"
+#include "wire/codec.hpp"
+
+namespace outboard::backends {
+namespace {
+
+using wire::FftKind;
+using wire::FftShape;
+
+outboard_cuda_fft plugin_fft(const FftShape& s) {
+  outboard_cuda_fft f{};
+  f.precision = s.precision == wire::FftPrecision::f32 ? 's' : 'd';
+  f.kind = static_cast<int>(s.kind);
+  f.sign = s.sign;
+  f.rank = static_cast<int>(s.n.size());
+  for (size_t i = 0; i < s.n.size() && i < 3; ++i) f.n[i] = s.n[i];
+  f.batch = s.batch;
+  return f;
+}
+
+std::vector<std::byte> key_of(const FftShape& s) {
+  std::vector<std::byte> k;
+  wire::Writer w(k);
+  wire::encode(w, s);
+  return k;
+}
+
+// A cuFFT plan with the device memory and stream one execution uses.
+struct Slot {
+  const outboard_cuda_api_v1* api = nullptr;
+  outboard_cuda_fft fft{};
+  void* plan = nullptr;
+  void* in = nullptr;   // dense input on the device
+  void* out = nullptr;  // dense output (the same buffer for c2c: in place)
+  void* stream = nullptr;
+  uint64_t bytes = 0;   // device memory held, cuFFT's work area included
+  ~Slot() {
+    if (plan) api->fft_plan_destroy(plan);
+    if (out && out != in) api->device_free(out);
+    if (in) api->device_free(in);
+    if (stream) api->stream_destroy(stream);
+  }
+};
+
+class GpuFft final : public server::FftExecutor {
+ public:
+  GpuFft(const cuda::CudaPlugin& plugin, int device, GpuFftOptions o)
+      : plugin_(plugin), api_(plugin.api()), device_(device), options_(o) {}
+
+  ~GpuFft() override {
+    std::lock_guard lk(mu_);
+    plugin_.check(api_.set_device(device_), "selecting the GPU");
+    cache_.clear();
+  }
+
+  std::string where() const override { return "cuda:" + std::to_string(device_); }
+
+  bool serves(const FftShape& s) const override {
+    if (s.kind == FftKind::r2r || s.n.size() > 3) return false;
+    return device_bytes(s) <= options_.memory_budget;
+  }
+
+  void prepare(const FftShape& s) override {
+    uint64_t wait = 0;
+    release(s, acquire(s, wait, nullptr));
+  }
+
+  server::FftTiming execute(const FftShape& s, const std::byte* in, std::byte* out) override {
+    server::FftTiming t;
+    std::unique_ptr<Slot> slot = acquire(s, t.plan_wait_ns, nullptr);
+    struct Back {  // the slot returns to the cache on every way out
+      GpuFft& self;
+      const FftShape& s;
+      std::unique_ptr<Slot>& slot;
+      ~Back() { self.release(s, std::move(slot)); }
+    } back{*this, s, slot};
+    const uint64_t in_bytes = wire::input_bytes(s), out_bytes = wire::output_bytes(s);
+    plugin_.check(api_.set_device(device_), "selecting the GPU");
+    uint64_t t0 = now_ns();
+    plugin_.check(api_.memcpy_sync(OUTBOARD_CUDA_H2D, slot->in, in, in_bytes, slot->stream), "copying FFT input to the GPU");
+    t.to_device_ns = now_ns() - t0;
+    t0 = now_ns();
+    plugin_.check(api_.fft_exec(slot->plan, &slot->fft, slot->in, slot->out, slot->stream), "cuFFT");
+    plugin_.check(api_.stream_sync(slot->stream), "cuFFT");
+    t.compute_ns = now_ns() - t0;
+    t0 = now_ns();
+    plugin_.check(api_.memcpy_sync(OUTBOARD_CUDA_D2H, out, slot->out, out_bytes, slot->stream), "copying FFT output from the GPU");
+    t.from_device_ns = now_ns() - t0;
+    return t;
+  }
+
+  std::unique_ptr<server::Pipeline> pipeline(const server::FftPlanPieces& p, std::byte* staging) override;
+
+  nlohmann::json describe() const override {
+    std::lock_guard lk(mu_);
+    size_t idle = 0;
+    for (const auto& [k, e] : cache_) idle += e.idle.size();
+    return {{"executor", where()}, {"library", "cuFFT"}, {"shapes", cache_.size()}, {"idle_plans", idle},
+            {"device_bytes", held_bytes_}, {"hits", hits_}, {"misses", misses_}, {"evictions", evictions_}};
+  }
+
+  // A slot for `s`: an idle cached one, else the one being prepared (waited for), else a new one.
+  // nullptr only when *stop turns true while waiting.
+  std::unique_ptr<Slot> acquire(const FftShape& s, uint64_t& wait_ns, const std::atomic<bool>* stop) {
+    const auto key = key_of(s);
+    const uint64_t t0 = now_ns();
+    std::unique_lock lk(mu_);
+    Entry& e = cache_[key];
+    e.used = ++tick_;
+    for (;;) {
+      if (stop && stop->load()) return nullptr;
+      if (!e.idle.empty()) {
+        ++hits_;
+        std::unique_ptr<Slot> slot = std::move(e.idle.back());
+        e.idle.pop_back();
+        wait_ns = now_ns() - t0;
+        return slot;
+      }
+      if (e.building == 0) break;
+      cv_.wait_for(lk, std::chrono::milliseconds(10));
+    }
+    ++misses_;
+    ++e.building;
+    make_room(device_bytes(s), key);
+    lk.unlock();
+    std::unique_ptr<Slot> slot;
+    try {
+      slot = build(s);
+    } catch (...) {
+      lk.lock();
+      --e.building;
+      cv_.notify_all();
+      throw;
+    }
+    lk.lock();
+    --e.building;
+    held_bytes_ += slot->bytes;
+    cv_.notify_all();
+    wait_ns = now_ns() - t0;
+    return slot;
+  }
+
+  void release(const FftShape& s, std::unique_ptr<Slot> slot) {
+    if (!slot) return;
+    std::lock_guard lk(mu_);
+    Entry& e = cache_[key_of(s)];
+    e.used = ++tick_;
+    e.idle.push_back(std::move(slot));
+    size_t idle = 0;
+    for (const auto& [k, x] : cache_) idle += x.idle.size();
+    while (idle > options_.max_idle_slots && evict_one({})) --idle;
+    cv_.notify_all();
+  }
+
+ private:
+  struct Entry {
+    std::vector<std::unique_ptr<Slot>> idle;
+    int building = 0;
+    uint64_t used = 0;
+  };
+
+  // Device memory a slot of `s` needs before cuFFT's work area (about the size of the data).
+  static uint64_t device_bytes(const FftShape& s) {
+    const uint64_t in = wire::input_bytes(s), out = wire::output_bytes(s);
+    return (s.kind == FftKind::c2c ? in : in + out) * 2;
+  }
+
+  std::unique_ptr<Slot> build(const FftShape& s) {
+    auto slot = std::make_unique<Slot>();
+    slot->api = &api_;
+    slot->fft = plugin_fft(s);
+    plugin_.check(api_.set_device(device_), "selecting the GPU");
+    plugin_.check(api_.stream_create(&slot->stream), "creating a CUDA stream");
+    const uint64_t in = wire::input_bytes(s), out = wire::output_bytes(s);
+    plugin_.check(api_.device_alloc(&slot->in, in), "allocating GPU memory for an FFT");
+    if (s.kind == FftKind::c2c) slot->out = slot->in;
+    else plugin_.check(api_.device_alloc(&slot->out, out), "allocating GPU memory for an FFT");
+    uint64_t work = 0;
+    plugin_.check(api_.fft_plan_create(&slot->fft, &slot->plan, &work), ("planning " + wire::shape_name(s)).c_str());
+    slot->bytes = (s.kind == FftKind::c2c ? in : in + out) + work;
+    return slot;
+  }
+
+  // Evicts idle slots (least recently used shape first, never `keep`) until `bytes` more fit in
+  // the budget or none is idle. Holds mu_.
+  void make_room(uint64_t bytes, const std::vector<std::byte>& keep) {
+    while (held_bytes_ + bytes > options_.memory_budget && evict_one(keep)) {
+    }
+  }
+
+  bool evict_one(const std::vector<std::byte>& keep) {
+    auto victim = cache_.end();
+    for (auto it = cache_.begin(); it != cache_.end(); ++it)
+      if (!it->second.idle.empty() && it->first != keep && (victim == cache_.end() || it->second.used < victim->second.used))
+        victim = it;
+    if (victim == cache_.end()) return false;
+    held_bytes_ -= std::min(held_bytes_, victim->second.idle.back()->bytes);
+    victim->second.idle.pop_back();
+    ++evictions_;
+    if (victim->second.idle.empty() && victim->second.building == 0) cache_.erase(victim);
+    return true;
+  }
+
+  friend class GpuFftPipeline;
+  const cuda::CudaPlugin& plugin_;
+  const outboard_cuda_api_v1& api_;
+  int device_;
+  GpuFftOptions options_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<std::vector<std::byte>, Entry> cache_;
+  uint64_t tick_ = 0, hits_ = 0, misses_ = 0, evictions_ = 0, held_bytes_ = 0;
+};
+
+// A pipelined execution: a thread of its own takes the plan (made ahead, usually), copies the
+// input to the device as it lands in staging, runs cuFFT once all is in, and copies the result
+// back piece by piece; the progress thread only reads which pieces are done.
+class GpuFftPipeline final : public server::Pipeline {
+ public:
+  GpuFftPipeline(GpuFft& gpu, server::FftPlanPieces p, std::byte* staging)
+      : gpu_(gpu), p_(std::move(p)), staging_(staging), thread_([this] { run(); }) {}
+
+  ~GpuFftPipeline() override {
+    stop_.store(true);
+    cv_.notify_all();
+    thread_.join();  // its copies use the staging buffer
+  }
+
+  void input(uint64_t prefix) override {
+    std::lock_guard lk(mu_);
+    arrived_ = std::max(arrived_, prefix);
+    cv_.notify_all();
+  }
+
+  std::vector<size_t> finished() override {
+    std::lock_guard lk(mu_);
+    if (!error_.empty()) throw Error(error_);
+    std::vector<size_t> out;
+    for (; reported_ < done_; ++reported_) out.push_back(reported_);
+    return out;
+  }
+
+  uint64_t to_device_ns() const override { return to_device_ns_.load(); }
+  uint64_t compute_ns() const override { return compute_ns_.load(); }
+  uint64_t from_device_ns() const override { return from_device_ns_.load(); }
+  bool needs_polling() const override { return true; }
+
+ private:
+  void run() {
+    try {
+      uint64_t wait = 0;
+      std::unique_ptr<Slot> slot = gpu_.acquire(p_.shape, wait, &stop_);
+      if (!slot) return;
+      struct Back {
+        GpuFft& gpu;
+        const FftShape& s;
+        std::unique_ptr<Slot>& slot;
+        ~Back() { gpu.release(s, std::move(slot)); }
+      } back{gpu_, p_.shape, slot};
+      const auto& api = gpu_.api_;
+      gpu_.plugin_.check(api.set_device(gpu_.device_), "selecting the GPU");
+      auto* device_in = static_cast<std::byte*>(slot->in);
+      for (uint64_t copied = 0; copied < p_.input_bytes;) {
+        uint64_t ready;
+        {
+          std::unique_lock lk(mu_);
+          cv_.wait(lk, [&] { return stop_.load() || arrived_ > copied; });
+          if (stop_.load()) return;
+          ready = arrived_;
+        }
+        const uint64_t t0 = now_ns();
+        gpu_.plugin_.check(api.memcpy_sync(OUTBOARD_CUDA_H2D, device_in + copied, staging_ + copied, ready - copied, slot->stream),
+                           "copying FFT input to the GPU");
+        to_device_ns_ += now_ns() - t0;
+        copied = ready;
+      }
+      uint64_t t0 = now_ns();
+      gpu_.plugin_.check(api.fft_exec(slot->plan, &slot->fft, slot->in, slot->out, slot->stream), "cuFFT");
+      gpu_.plugin_.check(api.stream_sync(slot->stream), "cuFFT");
+      compute_ns_ = now_ns() - t0;
+      auto* device_out = static_cast<const std::byte*>(slot->out);
+      for (size_t i = 0; i < p_.pieces.size() && !stop_.load(); ++i) {
+        const server::ResultPiece& piece = p_.pieces[i];
+        t0 = now_ns();
+        gpu_.plugin_.check(api.memcpy_sync(OUTBOARD_CUDA_D2H, staging_ + piece.staging_offset, device_out + piece.result_offset,
+                                           piece.bytes, slot->stream),
+                           "copying FFT output from the GPU");
+        from_device_ns_ += now_ns() - t0;
+        std::lock_guard lk(mu_);
+        done_ = i + 1;
+      }
+    } catch (const std::exception& e) {
+      std::lock_guard lk(mu_);
+      error_ = e.what();
+    }
+  }
+
+  GpuFft& gpu_;
+  server::FftPlanPieces p_;
+  std::byte* staging_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::atomic<bool> stop_{false};
+  uint64_t arrived_ = 0;
+  size_t done_ = 0, reported_ = 0;
+  std::string error_;
+  std::atomic<uint64_t> to_device_ns_{0}, compute_ns_{0}, from_device_ns_{0};
+  std::thread thread_;  // last: starts once everything above exists
+};
+
+std::unique_ptr<server::Pipeline> GpuFft::pipeline(const server::FftPlanPieces& p, std::byte* staging) {
+  return std::make_unique<GpuFftPipeline>(*this, p, staging);
+}
+
+}  // namespace
+
+std::unique_ptr<server::FftExecutor> make_gpu_fft(const cuda::CudaPlugin& plugin, int device, GpuFftOptions options) {
+  return std::make_unique<GpuFft>(plugin, device, options);
+}
+
+}  // namespace outboard::backends
