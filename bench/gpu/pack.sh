@@ -15,7 +15,7 @@ cp -a "$BUILD"/lib/liboutboard-*.so* "$DIR/lib/"
 cp "$BUILD/share/outboard/outboard_plot.py" "$DIR/share/outboard/"
 find "$DIR/bin" "$DIR/lib" -type f -name '*' -exec strip --strip-debug {} + 2>/dev/null || true
 # Libraries beyond glibc and the C++ runtime, which the GPU machine has in newer versions.
-for f in "$DIR/bin/outboard" "$DIR"/lib/liboutboard-blas.so.*.*; do
+for f in "$DIR/bin/outboard" "$DIR/bin/gpu_tests" "$DIR"/lib/liboutboard-*.so.*.*; do
   ldd "$f" | awk '/=> \// {print $3}'
 done | sort -u | while read -r lib; do
   case "$(basename "$lib")" in
