@@ -100,6 +100,7 @@ std::optional<transport::Buffer> Connection::on_payload(std::span<const std::byt
   if (auto* r = std::get_if<wire::CallReply>(&m)) id = r->call_id, announced = r->payload_bytes;
   else if (auto* p = std::get_if<wire::Pong>(&m)) id = p->call_id, announced = p->payload_bytes;
   else if (auto* l = std::get_if<wire::LapackReply>(&m)) id = l->call_id, announced = l->payload_bytes;
+  else if (auto* f = std::get_if<wire::FftReply>(&m)) id = f->call_id, announced = f->payload_bytes;
   else return std::nullopt;
   auto it = pending_.find(id);
   if (it == pending_.end() || bytes != announced || bytes > it->second->reply_capacity) return std::nullopt;
@@ -166,7 +167,8 @@ void Connection::finish_if_complete(uint64_t id, Pending& p) {
   if (!p.replied) return;
   auto* r = std::get_if<wire::CallReply>(&p.reply);
   auto* l = std::get_if<wire::LapackReply>(&p.reply);
-  if (((r && r->ok) || (l && l->ok)) && p.received < p.reply_capacity) return;
+  auto* f = std::get_if<wire::FftReply>(&p.reply);
+  if (((r && r->ok) || (l && l->ok) || (f && f->ok)) && p.received < p.reply_capacity) return;
   p.done = true;
   pending_.erase(id);
   cv_.notify_all();
@@ -227,6 +229,12 @@ uint64_t Connection::post(Lock&, wire::Message& request, std::vector<transport::
   return id;
 }
 
+void Connection::notify(wire::Message message) {
+  Lock lk(mu_);
+  post(lk, message, {}, nullptr);
+  worker_->progress();  // out now, not at the next request: the server starts on it at once
+}
+
 wire::Message Connection::request(wire::Message request, std::vector<transport::Segment> payload, void* reply_buffer,
                                   uint64_t reply_capacity, double timeout_seconds) {
   Lock lk(mu_);
@@ -254,12 +262,13 @@ struct Connection::ChunkSender {
 };
 
 namespace {
-// The chunk fields of a CallChunk or LapackChunk.
+// The chunk fields of a CallChunk, LapackChunk or FftChunk.
 template <class F>
 void with_chunk(wire::Message& m, F f) {
   if (auto* c = std::get_if<wire::CallChunk>(&m)) return f(*c);
   if (auto* c = std::get_if<wire::LapackChunk>(&m)) return f(*c);
-  throw Error("internal error: a chunked request needs a CallChunk or LapackChunk");
+  if (auto* c = std::get_if<wire::FftChunk>(&m)) return f(*c);
+  throw Error("internal error: a chunked request needs a CallChunk, LapackChunk or FftChunk");
 }
 }  // namespace
 

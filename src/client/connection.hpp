@@ -35,6 +35,10 @@ class Connection {
   wire::Message request(wire::Message request, std::vector<transport::Segment> payload, void* reply_buffer,
                         uint64_t reply_capacity, double timeout_seconds);
 
+  // Sends a message the server does not answer (wire::FftPlan, FftRelease) and returns at once.
+  // Throws Error if the connection is dead; a later failure shows at the next request.
+  void notify(wire::Message message);
+
   // Where a piece of a chunked call's result lands: its offset in the packed result and its size
   // give the memory to receive it into (nullptr refuses it, which fails the call).
   using ResultLanding = std::function<std::byte*(uint64_t offset, uint64_t bytes)>;
@@ -43,10 +47,10 @@ class Connection {
   using ChunkPacker = std::function<void(uint64_t begin, uint64_t end)>;
 
   // Sends a call whose payload is `payload` in chunks: `first` is its first chunk (a
-  // wire::CallChunk or wire::LapackChunk with index 0, its call_id assigned here), the others
+  // wire::CallChunk, LapackChunk or FftChunk with index 0, its call_id assigned here), the others
   // are the same but for their index, `window` of them in flight at a time. The result arrives
   // in pieces (wire::ReplyChunk) where `land` says, reply_bytes in all. Returns the server's
-  // CallReply or LapackReply; throws like request().
+  // CallReply, LapackReply or FftReply; throws like request().
   wire::Message chunked_request(wire::Message first, std::vector<transport::Segment> payload, ResultLanding land,
                                 uint64_t reply_bytes, double timeout_seconds, unsigned window = kDefaultChunkWindow,
                                 ChunkPacker pack = {});

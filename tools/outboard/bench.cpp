@@ -11,6 +11,7 @@ Runner add_bench(CLI::App& app) {
   add_bench_net_modes(cmd, *modes);
   add_bench_gemm_mode(cmd, *modes);
   add_bench_device_modes(cmd, *modes);
+  add_bench_fft_mode(cmd, *modes);
   return [modes]() -> int {
     for (auto& [sub, run] : *modes)
       if (sub->parsed()) return run();

@@ -39,7 +39,8 @@ std::string command_line();
 using BenchModes = std::vector<std::pair<CLI::App*, Runner>>;
 void add_bench_net_modes(CLI::App* bench, BenchModes& modes);    // rtt, put, net, remote
 void add_bench_gemm_mode(CLI::App* bench, BenchModes& modes);    // gemm
-void add_bench_device_modes(CLI::App* bench, BenchModes& modes); // memcpy, fft
+void add_bench_device_modes(CLI::App* bench, BenchModes& modes); // memcpy
+void add_bench_fft_mode(CLI::App* bench, BenchModes& modes);     // fft
 
 // Exit status of a mode that cannot run here (no GPU, no FFT offload yet): skipped, not failed.
 inline constexpr int kUnavailable = 77;  // bench::kExitSkipped

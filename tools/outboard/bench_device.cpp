@@ -1,4 +1,4 @@
-// Benchmarks of a local device: memcpy (host <-> GPU copies, NetPIPE method) and fft.
+// Benchmarks of a local device: memcpy (host <-> GPU copies, NetPIPE method).
 #include <algorithm>
 #include <cstdio>
 
@@ -55,16 +55,6 @@ void add_bench_device_modes(CLI::App* bench, BenchModes& modes) {
       if (doc.contains("validation")) std::printf("validation: %s\n", doc["validation"].dump(2).c_str());
       finish(doc, *f);
       return 0;
-    });
-  }
-  {
-    auto f = std::make_shared<BenchFlags>();
-    auto* cmd = bench->add_subcommand("fft", "1D/2D/3D FFT sweeps, local CPU vs remote (needs FFT offload)");
-    add_server_flags(cmd, *f);
-    add_output_flags(cmd, *f, "outboard-fft");
-    modes.emplace_back(cmd, []() -> int {
-      std::fprintf(stderr, "outboard: bench fft is unavailable: FFT offload does not exist yet\n");
-      return kUnavailable;
     });
   }
 }

@@ -82,6 +82,7 @@ class Run:
         self.doc = doc
         self.transfers = []  # (series dict, [(bytes, seconds, mib_per_s)])
         self.gemms = []  # (series dict, [(n, gflops)], [(n, gflops_compute)])
+        self.ffts = []  # (series dict, [(points, gflops)], [(points, gflops of the first execution)])
         self.phases = []  # (name, {phase: seconds})
         self.skipped = []  # messages about series without usable points
         series = doc.get("series")
@@ -108,6 +109,12 @@ class Run:
                     self.gemms.append((s, total, compute))
                 else:
                     self.skipped.append("gemm series \"%s\" has no usable points" % name)
+            elif kind == "fft":
+                steady, first = self._fft_points(points)
+                if steady or first:
+                    self.ffts.append((s, steady, first))
+                else:
+                    self.skipped.append("fft series \"%s\" has no usable points" % name)
         phases = doc.get("phases")
         if isinstance(phases, list):
             for i, p in enumerate(phases):
@@ -154,8 +161,28 @@ class Run:
         compute.sort()
         return total, compute
 
+    @staticmethod
+    def _fft_points(points):
+        # GFLOP/s as the documents give them (FFTW's 5 N log2 N convention); points = N.
+        steady, first = [], []
+        for p in points:
+            if not isinstance(p, dict):
+                continue
+            n = positive(p.get("n"))
+            if n is None:
+                continue
+            g = positive(p.get("gflops"))
+            if g is not None:
+                steady.append((n, g))
+            g = positive(p.get("gflops_first"))
+            if g is not None:
+                first.append((n, g))
+        steady.sort()
+        first.sort()
+        return steady, first
+
     def plottable(self):
-        return bool(self.transfers or self.gemms or self.phases)
+        return bool(self.transfers or self.gemms or self.ffts or self.phases)
 
     def describe(self):
         """'mode, host, GPU' for titles."""
@@ -489,6 +516,38 @@ def plot_gemm(runs, prefix, written):
     save(fig, prefix + "-gflops.png", written)
 
 
+def plot_fft(runs, prefix, written):
+    items = [(r, s, steady, first) for r in runs for (s, steady, first) in r.ffts]
+    if not items:
+        return
+    many = len(runs) > 1
+    cols = colours(len(items))
+    fig, ax = plt.subplots(figsize=FIGSIZE)
+    handles, labels = [], []
+    for i, (r, s, steady, first) in enumerate(items):
+        label = label_for(r, s, many)
+        if steady:
+            h, = ax.plot([p[0] for p in steady], [p[1] for p in steady], color=cols[i], linestyle="-", linewidth=0.8,
+                         marker="o", markersize=3)
+            handles.append(h)
+            labels.append(label)
+        if first:
+            h, = ax.plot([p[0] for p in first], [p[1] for p in first], color=cols[i], linestyle=":", linewidth=0.8,
+                         marker=".", markersize=3)
+            handles.append(h)
+            labels.append(label + ": first execution, plan included")
+    ax.set_xscale("log", base=2)
+    ax.set_yscale("log")
+    ax.set_xlabel("points per transform (N)")
+    ax.set_ylabel("GFLOP/s (5 N log2 N per transform)")
+    ax.yaxis.set_major_formatter(ticker.FuncFormatter(lambda v, _p: fmt_num(v) if v > 0 else "0"))
+    ax.grid(True, which="both", alpha=0.35)
+    ax.set_title(title_for([r for r in runs if r.ffts], "FFT rate (solid: ready plan, dotted: first execution)"),
+                 fontsize="medium")
+    legend_below(ax, handles, labels)
+    save(fig, prefix + "-fft-gflops.png", written)
+
+
 def plot_phases(runs, prefix, written):
     many = len(runs) > 1
     entries = [("%s (%s)" % (name, r.stem) if many else name, segs) for r in runs for (name, segs) in r.phases]
@@ -526,6 +585,7 @@ def plot(runs, prefix):
     written = []
     plot_transfers(runs, prefix, written)
     plot_gemm(runs, prefix, written)
+    plot_fft(runs, prefix, written)
     plot_phases(runs, prefix, written)
     return written
 

@@ -57,6 +57,14 @@ for n in range(64, 513, 8):
     gemm_points.append({"n": n, "seconds": total, "gflops": flops / total / 1e9,
                         "compute_seconds": compute, "gflops_compute": flops / compute / 1e9})
 
+fft_points = []
+for k in range(10, 23, 2):
+    n = 1 << k
+    flops = 5.0 * n * k
+    sec = flops / 40e9 + n * 32 / 10e9 + 30e-6
+    fft_points.append({"n": n, "dims": [n], "seconds": sec, "gflops": flops / sec / 1e9,
+                       "first_seconds": sec + 2e-3, "gflops_first": flops / (sec + 2e-3) / 1e9})
+
 doc = {
     "outboard_bench": 1, "mode": "remote", "command": "outboard bench remote --synthetic",
     "machine": {"hostname": "synthetic-host", "cores": 16, "gpus": [{"name": "NVIDIA H200"}]},
@@ -66,6 +74,8 @@ doc = {
         transfer("round trip", "pingpong", 12e-6, 6000.0),
         {"name": "empty", "kind": "transfer", "pattern": "streaming", "points": []},
         {"name": "dgemm", "kind": "gemm", "precision": "d", "where": "remote", "points": gemm_points},
+        {"name": "fftw c2c 1-D remote", "kind": "fft", "transform": "c2c", "rank": 1, "precision": "d",
+         "where": "remote", "points": fft_points},
     ],
     "phases": [
         {"name": "dgemm n=512", "to_server": 2.1e-3, "to_gpu": 0.6e-3, "plan": 0.05e-3, "compute": 0.35e-3,
@@ -85,7 +95,7 @@ rc=$?
 printf '%s\n' "$out"
 
 png_magic='89504e470d0a1a0a'
-for kind in throughput latency gflops phases; do
+for kind in throughput latency gflops fft-gflops phases; do
   f="$tmp/plots/synthetic-$kind.png"
   if [ ! -f "$f" ]; then
     fail "$f was not written"
