@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "client/export.hpp"
 #include "wire/fft.hpp"
 
 namespace outboard::client {
@@ -44,19 +45,19 @@ class RemoteFft;  // the runtime's handle of a remote plan
 // At plan time: a handle when the plan will run remotely (offload policy and cost model); the
 // server is told at once, so its plan is ready by the first execute. nullptr: the shim plans and
 // runs it locally. Never throws.
-RemoteFft* fft_plan(const FftGuru& plan) noexcept;
+OUTBOARD_CLIENT_API RemoteFft* fft_plan(const FftGuru& plan) noexcept;
 
 // Runs a remote plan on `arrays`, which satisfy FFTW's new-array rules for the plan. True: the
 // output holds the result. False: the caller must run the transform locally; nothing was written
 // (the remote path failed and fallback is allowed: a warning was printed). Thread-safe: one plan
 // may run on different arrays from several threads at once. Never throws; with
 // OUTBOARD_FALLBACK=fail a remote failure ends the process with a message.
-bool fft_execute(RemoteFft* plan, const FftArrays& arrays) noexcept;
+OUTBOARD_CLIENT_API bool fft_execute(RemoteFft* plan, const FftArrays& arrays) noexcept;
 
 // Releases a remote plan (and, on the server, the session's reference to it).
-void fft_destroy(RemoteFft* plan) noexcept;
+OUTBOARD_CLIENT_API void fft_destroy(RemoteFft* plan) noexcept;
 
 // Counts a transform the shim ran locally, for OUTBOARD_REPORT. `label`: the plan's shape.
-void fft_ran_locally(const FftGuru& plan) noexcept;
+OUTBOARD_CLIENT_API void fft_ran_locally(const FftGuru& plan) noexcept;
 
 }  // namespace outboard::client

@@ -1,9 +1,11 @@
 // The runtime every shim uses: decides local or remote, moves the matrices, and falls back to
 // local execution when the remote path fails. Created lazily at the first call that may go
-// remote; shared by all threads of the process.
+// remote; one per process (liboutboard-client.so, which every shim links), shared by all threads
+// and all shims.
 #pragma once
 #include <cstdint>
 
+#include "client/export.hpp"
 #include "wire/lapack.hpp"
 #include "wire/level3.hpp"
 
@@ -21,7 +23,7 @@ struct MatrixRef {
 // must run it locally (too small, offload off, or the remote path failed and fallback is
 // allowed: a warning was printed). Never throws; with OUTBOARD_FALLBACK=fail a remote failure ends
 // the process with a message.
-bool offload_level3(wire::Level3Call call, const MatrixRef* inputs, MatrixRef output) noexcept;
+OUTBOARD_CLIENT_API bool offload_level3(wire::Level3Call call, const MatrixRef* inputs, MatrixRef output) noexcept;
 
 // Offers a valid LAPACK call (argument checking, quick returns and workspace queries are the
 // caller's job). `inputs` and `outputs` follow wire::layout(call): each array in the application's
@@ -29,11 +31,11 @@ bool offload_level3(wire::Level3Call call, const MatrixRef* inputs, MatrixRef ou
 // memory as its input. Returns true when the call ran remotely: the outputs are written and *info
 // holds LAPACK's INFO. False: the caller must run the real LAPACK (nothing was written), as for
 // offload_level3. Never throws.
-bool offload_lapack(const wire::LapackCall& call, const MatrixRef* inputs, const MatrixRef* outputs,
-                    int64_t* info) noexcept;
+OUTBOARD_CLIENT_API bool offload_lapack(const wire::LapackCall& call, const MatrixRef* inputs, const MatrixRef* outputs,
+                                        int64_t* info) noexcept;
 
 // Whether a call of `flops` floating-point operations may go remote at all under the offload
 // policy: a cheap first test, so small calls reach the local BLAS with little added cost.
-bool offload_considered(double flops) noexcept;
+OUTBOARD_CLIENT_API bool offload_considered(double flops) noexcept;
 
 }  // namespace outboard::client

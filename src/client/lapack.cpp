@@ -1,0 +1,327 @@
+// The LAPACK offload path: offload_lapack sends a call whole (small), in chunks packed a little
+// ahead of the sends (large), or on the direct path, where the server copies the arrays out of
+// and into this process's memory over its copy lanes (large, where the server offers lanes).
+#include <sched.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+#include <map>
+#include <thread>
+
+#include "client/runtime_internal.hpp"
+#include "common/clock.hpp"
+#include "common/error.hpp"
+
+namespace outboard::client {
+namespace {
+
+// Where each of `arrays` starts when they are packed one after another.
+std::vector<uint64_t> packed_offsets(const std::vector<wire::LapackArray>& arrays, wire::Scalar scalar) {
+  std::vector<uint64_t> out;
+  uint64_t at = 0;
+  for (const auto& a : arrays) out.push_back(at), at += wire::array_bytes(a, scalar);
+  return out;
+}
+
+// "dgesv 0x16384x1": a LAPACK call in reports and traces.
+std::string lapack_label(const wire::LapackCall& c) {
+  return wire::call_name(c) + " " + std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.nrhs);
+}
+
+// The bytes [begin, end) of the packed arrays `arrays` (wire::layout order) copied from the
+// application's arrays `refs` into `packed`.
+void pack_range(const std::vector<wire::LapackArray>& arrays, const MatrixRef* refs, wire::Scalar scalar,
+                uint64_t begin, uint64_t end, std::byte* packed) {
+  uint64_t at = 0;
+  for (size_t i = 0; i < arrays.size(); ++i) {
+    const auto& a = arrays[i];
+    const uint64_t elem = wire::array_element_bytes(a, scalar), col = static_cast<uint64_t>(a.rows) * elem;
+    const uint64_t bytes = wire::array_bytes(a, scalar);
+    const uint64_t lo = std::max(begin, at), hi = std::min(end, at + bytes);
+    const auto* src = static_cast<const std::byte*>(refs[i].data);
+    const uint64_t ld = static_cast<uint64_t>(refs[i].ld) * elem;
+    for (uint64_t p = lo; p < hi;) {  // column by column (one copy where the array is contiguous)
+      const uint64_t j = (p - at) / col, r = (p - at) % col;
+      const bool contiguous = a.cols <= 1 || ld == col;
+      const uint64_t n = contiguous ? hi - p : std::min(hi - p, col - r);
+      std::memcpy(packed + p, contiguous ? src + (p - at) : src + j * ld + r, n);
+      p += n;
+    }
+    at += bytes;
+  }
+}
+
+// The end of a chunked or direct LAPACK call: a failed or malformed reply restores what the call
+// may have overwritten and falls back; otherwise the outputs that landed aside (`direct[i]` false)
+// are copied into the application's arrays. `times`: start, sent, answered.
+template <class Restore>
+bool finish_lapack(Runtime& rt, const wire::LapackCall& call, const wire::LapackLayout& l, const MatrixRef* outputs,
+                   const std::vector<bool>& direct, const transport::Buffer& aside, const wire::Message& reply,
+                   int64_t* info, std::array<uint64_t, 3> times, const FallBack& fall_back, Restore restore) {
+  auto* r = std::get_if<wire::LapackReply>(&reply);
+  if (!r || !r->ok || r->payload_bytes != 0 || r->info < 0) {
+    restore();
+    return fall_back(r && !r->ok ? "server: " + r->message : std::string("unexpected reply"));
+  }
+  const std::vector<uint64_t> out_offsets = packed_offsets(l.outputs, call.scalar);
+  for (size_t i = 0; i < l.outputs.size(); ++i)
+    if (!direct[i] && wire::array_bytes(l.outputs[i], call.scalar))
+      unpack_columns(aside.data() + out_offsets[i], l.outputs[i].rows, l.outputs[i].cols,
+                   wire::array_element_bytes(l.outputs[i], call.scalar), outputs[i]);
+  *info = r->info;
+  rt.remote_succeeded();
+  account(rt, wire::call_name(call), lapack_label(call), *r, {times[0], times[1], times[2], now_ns()},
+          wire::request_bytes(call), wire::reply_bytes(call));
+  return true;
+}
+
+// A large LAPACK call, pipelined: the inputs travel in chunks, packed into a staging buffer a
+// little ahead of the sends, and the outputs come back in pieces, each landing straight in the
+// application's array where that is contiguous (else aside, copied in at the end). The staging
+// buffer keeps the inputs: if the call fails after pieces of an array updated in place have
+// landed, the array gets its values back from there for the local rerun.
+bool chunked_lapack(Runtime& rt, Connection& conn, const wire::LapackCall& call, const wire::LapackLayout& l,
+                    const MatrixRef* inputs, const MatrixRef* outputs, uint64_t chunk, int64_t* info, uint64_t t0,
+                    const FallBack& fall_back) {
+  const Settings& settings = rt.settings();
+  const uint64_t sent = wire::request_bytes(call), reply_bytes = wire::reply_bytes(call);
+  transport::Buffer staging = transport::Buffer::allocate(sent);
+  const std::vector<uint64_t> out_offsets = packed_offsets(l.outputs, call.scalar);
+  std::vector<bool> direct;
+  bool any_aside = false;
+  for (size_t i = 0; i < l.outputs.size(); ++i) {
+    direct.push_back(l.outputs[i].cols <= 1 || outputs[i].ld == l.outputs[i].rows);
+    any_aside = any_aside || !direct.back();
+  }
+  transport::Buffer aside = any_aside ? transport::Buffer::allocate(reply_bytes) : transport::Buffer();
+  // A thread of its own packs the chunks in order, ahead of the sends: packing on the thread that
+  // drives the transport would take turns with the transfers instead of overlapping them. No
+  // result can exist before all input was packed and sent.
+  std::atomic<uint64_t> packed{0};
+  std::atomic<bool> stop{false};
+  std::thread packer([&] {
+    for (uint64_t begin = 0; begin < sent && !stop.load(std::memory_order_relaxed); begin += chunk) {
+      const uint64_t end = std::min(sent, begin + chunk);
+      pack_range(l.inputs, inputs, call.scalar, begin, end, staging.data());
+      packed.store(end, std::memory_order_release);
+    }
+  });
+  auto join_packer = [&] {
+    stop.store(true);
+    if (packer.joinable()) packer.join();
+  };
+  struct Joined {  // on every way out, exceptions too
+    decltype(join_packer)& join;
+    ~Joined() { join(); }
+  } joined{join_packer};
+  auto land = [&](uint64_t offset, uint64_t bytes) -> std::byte* {
+    if (packed.load(std::memory_order_acquire) < sent) return nullptr;
+    size_t i = l.outputs.size();
+    while (i > 0 && out_offsets[i - 1] > offset) --i;  // the array the piece starts in
+    if (i == 0) return nullptr;
+    --i;
+    const uint64_t within = offset - out_offsets[i];
+    if (within + bytes > wire::array_bytes(l.outputs[i], call.scalar)) return nullptr;  // spans two arrays
+    return direct[i] ? static_cast<std::byte*>(const_cast<void*>(outputs[i].data)) + within : aside.data() + offset;
+  };
+  auto restore = [&] {  // the arrays updated in place, as they were
+    if (packed.load() < sent) return;  // nothing landed
+    const std::vector<uint64_t> in_offsets = packed_offsets(l.inputs, call.scalar);
+    for (size_t i = 0; i < l.outputs.size(); ++i) {
+      const auto& o = l.outputs[i];
+      if (o.from_input >= 0 && direct[i])
+        unpack_columns(staging.data() + in_offsets[o.from_input], o.rows, o.cols, wire::array_element_bytes(o, call.scalar),
+                     outputs[i]);
+    }
+  };
+  const uint64_t t1 = now_ns();
+  wire::Message reply;
+  try {
+    reply = conn.chunked_request(
+        wire::LapackChunk{0, call, sent, chunk, 0}, {{staging.data(), sent}}, land, reply_bytes, settings.timeout_seconds,
+        static_cast<unsigned>(settings.chunk_window),
+        [&](uint64_t, uint64_t end) {  // the chunk about to be sent must be packed
+          while (packed.load(std::memory_order_acquire) < end) sched_yield();
+        });
+  } catch (const Error& e) {
+    join_packer();
+    restore();
+    return fall_back(e.what());
+  }
+  join_packer();
+  return finish_lapack(rt, call, l, outputs, direct, aside, reply, info, {t0, t1, now_ns()}, fall_back, restore);
+}
+
+
+// Copies `bytes` from src to dst with `threads` threads (the caller's among them): one thread
+// copies memory at a fraction of what the machine can.
+void parallel_copy(std::byte* dst, const std::byte* src, uint64_t bytes, unsigned threads) {
+  threads = static_cast<unsigned>(std::clamp<uint64_t>(bytes >> 24, 1, std::max(1u, threads)));  // >= 16 MiB each
+  const uint64_t slice = (bytes + threads - 1) / threads;
+  std::vector<std::thread> helpers;
+  for (unsigned t = 1; t < threads; ++t) {
+    const uint64_t lo = std::min(bytes, t * slice), hi = std::min(bytes, lo + slice);
+    helpers.emplace_back([=] { std::memcpy(dst + lo, src + lo, hi - lo); });
+  }
+  std::memcpy(dst, src, std::min(bytes, slice));
+  for (auto& h : helpers) h.join();
+}
+
+// A large LAPACK call on the direct path: the server copies the inputs out of the application's
+// arrays (or out of a packed copy, for an array that is not contiguous) and the outputs into
+// them, over its copy lanes, in parallel; this thread registers the memory and waits. Outputs
+// that overwrite inputs in place (A, B) are gated: the server writes none of them before their
+// values are kept here (copy_threads threads, while the server fetches and computes), so a failed
+// call still reruns locally on the original values.
+bool direct_lapack(Runtime& rt, Connection& conn, const wire::LapackCall& call, const wire::LapackLayout& l,
+                   const MatrixRef* inputs, const MatrixRef* outputs, int64_t* info, uint64_t t0,
+                   const FallBack& fall_back) {
+  const Settings& settings = rt.settings();
+  const uint64_t sent = wire::request_bytes(call), reply_bytes = wire::reply_bytes(call);
+  const std::vector<uint64_t> in_offsets = packed_offsets(l.inputs, call.scalar);
+  const std::vector<uint64_t> out_offsets = packed_offsets(l.outputs, call.scalar);
+  auto contiguous = [](const wire::LapackArray& a, const MatrixRef& m) { return a.cols <= 1 || m.ld == a.rows; };
+  wire::DirectLapack d{0, call, {}, {}, {}, false};
+  std::vector<transport::Registration> registrations;
+  std::map<std::pair<const void*, uint64_t>, uint32_t> key_of;  // one registration per memory range
+  auto key = [&](const void* data, uint64_t bytes) {
+    auto [it, fresh] = key_of.try_emplace({data, bytes}, static_cast<uint32_t>(d.keys.size()));
+    if (fresh) {
+      registrations.push_back(conn.register_memory(const_cast<void*>(data), bytes));
+      d.keys.push_back(registrations.back().key());
+    }
+    return it->second;
+  };
+  auto extent = [&](const void* data, uint64_t bytes, const void* region, uint64_t region_bytes) {
+    return wire::Extent{reinterpret_cast<uint64_t>(data), bytes, key(region, region_bytes)};
+  };
+  transport::Buffer packed, aside, kept;
+  for (size_t i = 0; i < l.inputs.size(); ++i) {
+    const uint64_t bytes = wire::array_bytes(l.inputs[i], call.scalar);
+    if (bytes == 0) continue;
+    if (contiguous(l.inputs[i], inputs[i])) {
+      d.input.push_back(extent(inputs[i].data, bytes, inputs[i].data, bytes));
+      continue;
+    }
+    if (!packed.data()) packed = transport::Buffer::allocate(sent);
+    pack_range(l.inputs, inputs, call.scalar, in_offsets[i], in_offsets[i] + bytes, packed.data());
+    d.input.push_back(extent(packed.data() + in_offsets[i], bytes, packed.data(), sent));
+  }
+  std::vector<bool> direct;
+  std::vector<size_t> in_place;  // outputs written straight over an input: kept before they are
+  uint64_t kept_bytes = 0;
+  for (size_t i = 0; i < l.outputs.size(); ++i) {
+    const auto& o = l.outputs[i];
+    const uint64_t bytes = wire::array_bytes(o, call.scalar);
+    direct.push_back(contiguous(o, outputs[i]));
+    if (bytes == 0) continue;
+    if (direct[i]) {
+      d.output.push_back(extent(outputs[i].data, bytes, outputs[i].data, bytes));
+      if (o.from_input >= 0) in_place.push_back(i), kept_bytes += bytes;
+      continue;
+    }
+    if (!aside.data()) aside = transport::Buffer::allocate(reply_bytes);
+    d.output.push_back(extent(aside.data() + out_offsets[i], bytes, aside.data(), reply_bytes));
+  }
+  d.gated = !in_place.empty();
+  if (d.gated) kept = transport::Buffer::allocate(kept_bytes);
+  auto keep = [&] {
+    uint64_t at = 0;
+    for (size_t i : in_place) {
+      const uint64_t bytes = wire::array_bytes(l.outputs[i], call.scalar);
+      parallel_copy(kept.data() + at, static_cast<const std::byte*>(outputs[i].data), bytes,
+                    static_cast<unsigned>(settings.copy_threads));
+      at += bytes;
+    }
+  };
+  auto restore = [&] {
+    uint64_t at = 0;
+    for (size_t i : in_place) {
+      const uint64_t bytes = wire::array_bytes(l.outputs[i], call.scalar);
+      std::memcpy(const_cast<void*>(outputs[i].data), kept.data() + at, bytes);
+      at += bytes;
+    }
+  };
+  const uint64_t t1 = now_ns();
+  bool proceeded = false;
+  wire::Message reply;
+  try {
+    reply = conn.direct_request(std::move(d), keep, proceeded, settings.timeout_seconds);
+  } catch (const Error& e) {
+    if (proceeded) restore();
+    return fall_back(e.what());
+  }
+  return finish_lapack(rt, call, l, outputs, direct, aside, reply, info, {t0, t1, now_ns()}, fall_back, [&] {
+    if (proceeded) restore();
+  });
+}
+
+}  // namespace
+
+bool offload_lapack(const wire::LapackCall& call, const MatrixRef* inputs, const MatrixRef* outputs,
+                    int64_t* info) noexcept {
+  std::string name;
+  return guarded(name, [&] {
+    Runtime& rt = runtime();
+    name = wire::call_name(call);
+    const Settings& settings = rt.settings();
+    if (!rt.wants_remote(wire::flops(call))) return rt.ran_locally(name);
+    const FallBack fall_back{rt, name};
+    wire::validate(call);
+    const wire::LapackLayout l = wire::layout(call);
+    std::string why;
+    std::shared_ptr<Connection> conn = rt.connection(why);
+    if (!conn) return fall_back(why);
+    const uint64_t t0 = now_ns();
+    const uint64_t chunk = static_cast<uint64_t>(settings.chunk_bytes);
+    if (chunk && wire::request_bytes(call) >= 2 * chunk && settings.direct) {
+      uint32_t lanes = 0;
+      try {
+        lanes = conn->direct_lanes(settings.timeout_seconds, settings.direct_cma);
+      } catch (const Error& e) {
+        return fall_back(e.what());
+      }
+      if (lanes) return direct_lapack(rt, *conn, call, l, inputs, outputs, info, t0, fall_back);
+    }
+    if (chunk && wire::request_bytes(call) >= 2 * chunk)
+      return chunked_lapack(rt, *conn, call, l, inputs, outputs, chunk, info, t0, fall_back);
+    std::vector<transport::Buffer> scratch;
+    std::vector<transport::Segment> payload;
+    for (size_t i = 0; i < l.inputs.size(); ++i) {
+      const auto& a = l.inputs[i];
+      transport::Segment seg = pack_columns(a.rows, a.cols, wire::array_element_bytes(a, call.scalar), inputs[i], scratch);
+      if (seg.bytes) payload.push_back(seg);
+    }
+    const uint64_t sent = wire::request_bytes(call), reply_bytes = wire::reply_bytes(call);
+    // The results land aside and are copied in on success: a failed call leaves the arrays as
+    // they were, for the local rerun.
+    transport::Buffer result = transport::Buffer::allocate(std::max<uint64_t>(reply_bytes, 1));
+    const uint64_t t1 = now_ns();
+    wire::Message reply;
+    try {
+      reply = conn->request(wire::LapackRequest{0, call, sent}, std::move(payload), result.data(), reply_bytes,
+                            settings.timeout_seconds);
+    } catch (const Error& e) {
+      return fall_back(e.what());
+    }
+    const uint64_t t2 = now_ns();
+    auto* r = std::get_if<wire::LapackReply>(&reply);
+    if (!r || !r->ok || r->payload_bytes != reply_bytes || r->info < 0)
+      return fall_back(r && !r->ok ? "server: " + r->message : std::string("unexpected reply"));
+    uint64_t offset = 0;
+    for (size_t i = 0; i < l.outputs.size(); ++i) {
+      const auto& a = l.outputs[i];
+      const size_t elem = wire::array_element_bytes(a, call.scalar);
+      unpack_columns(result.data() + offset, a.rows, a.cols, elem, outputs[i]);
+      offset += wire::array_bytes(a, call.scalar);
+    }
+    *info = r->info;
+    rt.remote_succeeded();
+    const uint64_t t3 = now_ns();
+    account(rt, name, lapack_label(call), *r, {t0, t1, t2, t3}, sent, reply_bytes);
+    return true;
+  });
+}
+
+}  // namespace outboard::client

@@ -1,0 +1,162 @@
+// The runtime core as the API files (blas3.cpp, lapack.cpp, fft.cpp) see it: the process's one
+// Runtime (settings, connection with retry, fallback warnings, report, trace), the accounting of a
+// remote call, and the staging helpers they share. Internal to liboutboard-client.so: nothing here
+// is exported, and no shim includes it (the shims include runtime.hpp and fft.hpp).
+//
+// An API function follows one pattern:
+//
+//   bool offload_x(...) noexcept {
+//     std::string name;
+//     return guarded(name, [&] {
+//       Runtime& rt = runtime();
+//       name = ...;                                      // the routine, for reports and warnings
+//       if (!rt.wants_remote(flops)) return rt.ran_locally(name);
+//       FallBack fall_back{rt, name};                    // fall_back(why): warn once, count, false
+//       std::string why;
+//       std::shared_ptr<Connection> conn = rt.connection(why);
+//       if (!conn) return fall_back(why);
+//       ... t0 = now_ns(); pack; t1; conn->request(...) (catch Error: return fall_back(e.what()));
+//       t2; check the reply (else fall_back); unpack; rt.remote_succeeded();
+//       account(rt, name, label, reply, {t0, t1, t2, now_ns()}, sent, back);
+//       return true;
+//     });
+//   }
+#pragma once
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <new>
+#include <string>
+#include <vector>
+
+#include "client/connection.hpp"
+#include "client/runtime.hpp"
+#include "client/settings.hpp"
+#include "transport/buffer.hpp"
+
+namespace outboard::client {
+
+// Where a routine's time went, for OUTBOARD_REPORT.
+struct RoutineStats {
+  uint64_t remote = 0, local = 0, fell_back = 0;
+  uint64_t bytes_sent = 0, bytes_received = 0;
+  uint64_t pack_ns = 0, round_trip_ns = 0, unpack_ns = 0;
+  uint64_t receive_ns = 0, queue_ns = 0, to_device_ns = 0, compute_ns = 0, from_device_ns = 0;  // the server's share
+};
+
+// One remote call's phases in seconds, for OUTBOARD_TRACE (the names of results.hpp's "phases").
+struct TraceEntry {
+  std::string name;
+  double start, pack, to_server, to_gpu, compute, from_gpu, from_server, unpack;
+  uint64_t bytes_sent, bytes_back;
+  double total;  // the call from start to end: less than the phases' sum where they overlapped
+};
+
+// Where the server says its share of a call went (every reply type carries these fields).
+struct ServerTimes {
+  uint64_t receive_ns = 0, queue_ns = 0, to_device_ns = 0, compute_ns = 0, from_device_ns = 0;
+};
+
+// The process's one runtime: every shim's calls, all threads, one connection per server.
+class Runtime {
+ public:
+  Runtime();
+
+  const Settings& settings() const { return settings_; }
+
+  // Whether a call of `flops` floating-point operations goes remote under the offload policy
+  // (never, always, or auto: at least OUTBOARD_MIN_FLOPS).
+  bool wants_remote(double flops) const;
+
+  // The live connection, connecting if needed; nullptr (and `why`) while the remote path is
+  // unavailable: no server answered, or one failed less than OUTBOARD_RETRY_SECONDS ago.
+  std::shared_ptr<Connection> connection(std::string& why);
+
+  // A call that could not run remotely: one warning per failure episode, not one per call; with
+  // OUTBOARD_FALLBACK=fail, ends the process with a message instead.
+  void remote_failed(const std::string& routine, const std::string& why);
+  // A call that ran remotely: the next failure warns again.
+  void remote_succeeded() { warned_.store(false); }
+
+  // Updates `routine`'s line of the exit report (nothing unless OUTBOARD_REPORT is set).
+  void record(const std::string& routine, const std::function<void(RoutineStats&)>& update);
+  // Counts a call that runs locally by the policy; returns false (the caller runs it locally).
+  bool ran_locally(const std::string& routine);
+
+  // OUTBOARD_TRACE: whether calls are traced, and the trace's clock.
+  bool tracing() const { return !settings_.trace_file.empty(); }
+  double seconds_since_start(uint64_t ns) const { return (ns - started_ns_) / 1e9; }
+  void trace(TraceEntry e);
+
+ private:
+  void print_report();
+  void write_trace();
+  static std::string client_name();
+
+  Settings settings_;
+  std::mutex mu_;
+  std::shared_ptr<Connection> conn_;
+  uint64_t retry_after_ns_ = 0;
+  std::string last_error_;
+  std::atomic<bool> warned_{false};
+  std::mutex stats_mu_;
+  std::map<std::string, RoutineStats> stats_;
+  uint64_t started_ns_;
+  std::vector<TraceEntry> trace_;
+  uint64_t trace_dropped_ = 0;
+};
+
+// The runtime of this process, created at the first use and never destroyed (calls may arrive
+// from other libraries' destructors). A child after fork() gets a fresh one at its first use: it
+// must not use its parent's connection.
+Runtime& runtime();
+
+// The fallback of one call of `routine`: fall_back(why) warns (or ends the process, with
+// OUTBOARD_FALLBACK=fail), counts the call as fallen back and returns false, so that a failure
+// path reads `return fall_back(e.what());`.
+struct FallBack {
+  Runtime& rt;
+  const std::string& routine;
+  bool operator()(const std::string& why) const;
+};
+
+// Runs an API function's body, which sets `routine` as soon as it knows it. An exception the body
+// lets out is a remote failure of `routine` (out of memory, a malformed call...): false, after
+// remote_failed. For the noexcept entry points.
+template <class Body>
+bool guarded(std::string& routine, Body&& body) noexcept {
+  try {
+    return body();
+  } catch (const std::bad_alloc&) {
+    runtime().remote_failed(routine, "out of memory for staging buffers");
+  } catch (const std::exception& e) {
+    runtime().remote_failed(routine, e.what());
+  }
+  return false;
+}
+
+// A remote call's times, for the report and the trace: `t` = start, packed, answered, unpacked;
+// `server` where the server says its share went; `sent` and `back` the bytes each way.
+void account(Runtime& rt, const std::string& routine, const std::string& label, const ServerTimes& server,
+             const std::array<uint64_t, 4>& t, uint64_t sent, uint64_t back);
+// The same from a reply that carries the server's times (CallReply, LapackReply, ...).
+template <class Reply>
+void account(Runtime& rt, const std::string& routine, const std::string& label, const Reply& r,
+             const std::array<uint64_t, 4>& t, uint64_t sent, uint64_t back) {
+  account(rt, routine, label, ServerTimes{r.receive_ns, r.queue_ns, r.to_device_ns, r.compute_ns, r.from_device_ns},
+          t, sent, back);
+}
+
+// Staging of column-major arrays of `rows` x `cols` elements of `elem` bytes. pack_columns: the
+// payload segment for `m`, which travels as it is where it is contiguous (the leading dimension
+// equals the rows, or one column), else packed into a buffer added to `scratch`.
+transport::Segment pack_columns(int64_t rows, int64_t cols, size_t elem, MatrixRef m,
+                                std::vector<transport::Buffer>& scratch);
+// The packed array at `src` copied into `m`.
+void unpack_columns(const std::byte* src, int64_t rows, int64_t cols, size_t elem, MatrixRef m);
+
+}  // namespace outboard::client
