@@ -1,11 +1,196 @@
-// Placeholder until the remote FFT path lands: every plan runs locally.
+// The FFT path of the client runtime (fft.hpp): plans made remote at plan time by the cost model
+// and announced to the server at once (plan ahead); executions gather the program's arrays into
+// the dense problem (or send them as they are), send it whole or in chunks, and land the result
+// straight in the program's output where it is dense and not the input, else aside and scattered.
 #include "client/fft.hpp"
+
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <mutex>
+
+#include "client/fft_layout.hpp"
+#include "client/runtime_internal.hpp"
+#include "common/clock.hpp"
+#include "common/error.hpp"
 
 namespace outboard::client {
 
-RemoteFft* fft_plan(const FftGuru&) noexcept { return nullptr; }
-bool fft_execute(RemoteFft*, const FftArrays&) noexcept { return false; }
-void fft_destroy(RemoteFft*) noexcept {}
-void fft_ran_locally(const FftGuru&) noexcept {}
+class RemoteFft {
+ public:
+  RemoteFft(FftLayout l, uint64_t id, std::string routine)
+      : layout(std::move(l)), id(id), routine(std::move(routine)), label(this->routine + " " + shape_label()) {}
+  const FftLayout layout;
+  const uint64_t id;  // this process's name for the plan; the server keeps it per session
+  const std::string routine, label;
+
+  // The server of `conn` knows this plan (it is told again after a reconnection).
+  void announce(Connection& conn, const std::shared_ptr<Connection>& ptr) {
+    std::lock_guard lk(mu_);
+    if (known_by_.lock() == ptr) return;
+    conn.notify(wire::FftPlan{id, layout.shape});
+    known_by_ = ptr;
+  }
+  // Tells the server the plan is gone, where it knows it on a live connection (never connects:
+  // a server drops a session's plans when the session ends anyway).
+  void release() {
+    std::lock_guard lk(mu_);
+    if (auto c = known_by_.lock(); c && c->alive()) c->notify(wire::FftRelease{id});
+  }
+
+ private:
+  std::string shape_label() const {
+    std::string s;
+    for (size_t i = 0; i < layout.shape.n.size(); ++i) s += (i ? "x" : "") + std::to_string(layout.shape.n[i]);
+    if (layout.shape.batch > 1) s += "*" + std::to_string(layout.shape.batch);
+    return s;
+  }
+  std::mutex mu_;
+  std::weak_ptr<Connection> known_by_;
+};
+
+namespace {
+
+std::atomic<uint64_t> g_next_plan{1};
+
+// Below this a transform always stays local: it takes microseconds here.
+constexpr double kMinRemoteFlops = 1e6;
+
+// The link as measured by earlier remote executions (bytes both ways over the time the server
+// did not account for); 0 until one has run. Starts from OUTBOARD_LINK_GBYTES.
+std::atomic<double> g_link_bytes_per_second{0};
+
+// "fftw_c2c", "fftwf_r2c": the family of calls, as the report and the server's counters name it.
+std::string routine_name(wire::FftPrecision p, wire::FftKind k) {
+  static const char* kinds[] = {"c2c", "r2c", "c2r", "r2r"};
+  return std::string(p == wire::FftPrecision::f32 ? "fftwf_" : "fftw_") +
+         (k < wire::FftKind::count_ ? kinds[static_cast<int>(k)] : "?");
+}
+
+// The cost model of OUTBOARD_OFFLOAD=auto: remote when moving the data there and back (at the
+// measured link rate, plus a round trip's latency each way) takes less time than computing it
+// here (at OUTBOARD_FFT_LOCAL_GFLOPS). The server's GPU time is small beside both.
+bool worth_remote(const Settings& s, const wire::FftShape& shape) {
+  if (wire::flops(shape) < kMinRemoteFlops) return false;
+  const double flops = wire::flops(shape);
+  const double bytes = double(wire::input_bytes(shape) + wire::output_bytes(shape));
+  double link = g_link_bytes_per_second.load(std::memory_order_relaxed);
+  if (link <= 0) link = s.link_gbytes * 1e9;
+  const double local = flops / (s.fft_local_gflops * 1e9);
+  const double remote = 2 * s.latency_seconds + bytes / link;
+  return remote < local;
+}
+
+void measured_link(double bytes, uint64_t ns) {
+  if (ns == 0) return;
+  const double rate = bytes / (ns / 1e9);
+  double old = g_link_bytes_per_second.load(std::memory_order_relaxed);
+  g_link_bytes_per_second.store(old > 0 ? 0.75 * old + 0.25 * rate : rate, std::memory_order_relaxed);
+}
+
+}  // namespace
+
+RemoteFft* fft_plan(const FftGuru& g) noexcept {
+  std::string name = routine_name(g.precision, g.kind);
+  RemoteFft* plan = nullptr;
+  guarded(name, [&] {
+    Runtime& rt = runtime();
+    const Settings& s = rt.settings();
+    if (s.offload == OffloadMode::never) return false;
+    std::optional<FftLayout> layout = fft_layout(g);
+    if (!layout) return false;  // a problem no server runs (rank 0, say): local
+    if (s.offload == OffloadMode::automatic && !worth_remote(s, layout->shape)) return false;
+    FallBack fall_back{rt, name};
+    std::string why;
+    std::shared_ptr<Connection> conn = rt.connection(why);
+    if (!conn) return fall_back(why);
+    auto p = std::make_unique<RemoteFft>(std::move(*layout), g_next_plan.fetch_add(1), name);
+    try {
+      p->announce(*conn, conn);
+    } catch (const Error& e) {
+      return fall_back(e.what());
+    }
+    plan = p.release();
+    return true;
+  });
+  return plan;
+}
+
+bool fft_execute(RemoteFft* p, const FftArrays& a) noexcept {
+  if (!p) return false;
+  std::string name = p->routine;
+  return guarded(name, [&] {
+    Runtime& rt = runtime();
+    const Settings& settings = rt.settings();
+    FallBack fall_back{rt, name};
+    std::string why;
+    std::shared_ptr<Connection> conn = rt.connection(why);
+    if (!conn) return fall_back(why);
+    const FftLayout& l = p->layout;
+    const uint64_t in_bytes = wire::input_bytes(l.shape), out_bytes = wire::output_bytes(l.shape);
+    const uint64_t t0 = now_ns();
+    try {
+      p->announce(*conn, conn);
+    } catch (const Error& e) {
+      return fall_back(e.what());
+    }
+    // The input as it travels: the program's array itself where it is dense.
+    transport::Buffer packed;
+    const void* input = a.in_re;
+    if (!l.in.dense) {
+      packed = transport::Buffer::allocate(in_bytes);
+      gather_input(l, a, packed.data(), 0, l.in.elements);
+      input = packed.data();
+    }
+    // The result lands in the program's output where that is dense and not the input (which a
+    // local rerun after a failure still needs); otherwise aside, scattered on success.
+    const bool in_place = a.out_re == a.in_re || (a.out_im && a.out_im == a.in_im);
+    const bool straight = l.out.dense && !in_place;
+    transport::Buffer result = straight ? transport::Buffer::borrow(a.out_re, out_bytes) : transport::Buffer::allocate(out_bytes);
+    const uint64_t chunk = static_cast<uint64_t>(settings.chunk_bytes);
+    const bool chunked = chunk && in_bytes >= 2 * chunk;
+    std::vector<transport::Segment> payload{{input, in_bytes}};
+    const uint64_t t1 = now_ns();
+    wire::Message reply;
+    try {
+      if (chunked)
+        reply = conn->chunked_request(
+            wire::FftChunk{0, p->id, in_bytes, chunk, 0}, std::move(payload),
+            [&result](uint64_t offset, uint64_t) { return result.data() + offset; }, out_bytes,
+            settings.timeout_seconds, static_cast<unsigned>(settings.chunk_window));
+      else
+        reply = conn->request(wire::FftExecute{0, p->id, in_bytes}, std::move(payload), result.data(), out_bytes,
+                              settings.timeout_seconds);
+    } catch (const Error& e) {
+      return fall_back(e.what());
+    }
+    const uint64_t t2 = now_ns();
+    auto* r = std::get_if<wire::FftReply>(&reply);
+    if (!r || !r->ok || r->payload_bytes != (chunked ? 0 : out_bytes))
+      return fall_back(r && !r->ok ? "server: " + r->message : std::string("unexpected reply"));
+    if (!straight) scatter_output(l, result.data(), a, 0, l.out.elements);
+    rt.remote_succeeded();
+    const uint64_t server = r->queue_ns + r->plan_wait_ns + r->to_device_ns + r->compute_ns + r->from_device_ns;
+    measured_link(double(in_bytes + out_bytes), (t2 - t1) - std::min(t2 - t1, server));
+    account(rt, name, p->label, *r, {t0, t1, t2, now_ns()}, in_bytes, out_bytes);
+    return true;
+  });
+}
+
+void fft_destroy(RemoteFft* p) noexcept {
+  if (!p) return;
+  try {
+    p->release();
+  } catch (...) {
+  }
+  delete p;
+}
+
+void fft_ran_locally(const FftGuru& g) noexcept {
+  try {
+    runtime().ran_locally(routine_name(g.precision, g.kind));
+  } catch (...) {
+  }
+}
 
 }  // namespace outboard::client

@@ -127,6 +127,10 @@ Settings settings_from_environment() {
     s.problems.push_back("OUTBOARD_COPY_THREADS must be a whole number from 1 to 64");
     s.copy_threads = Settings{}.copy_threads;
   }
+  for (auto [name, value] : {std::pair{"OUTBOARD_FFT_LOCAL_GFLOPS", &s.fft_local_gflops},
+                              std::pair{"OUTBOARD_LINK_GBYTES", &s.link_gbytes}}) {
+    number(name, *value, 1e-6, s.problems);
+  }
   return s;
 }
 

@@ -40,6 +40,12 @@ struct Settings {
   // Threads that keep the values of arrays updated in place, on the direct path, while the server
   // works (so a failed call can still run locally).
   double copy_threads = 4;
+  // The FFT cost model (OUTBOARD_OFFLOAD=auto): a transform goes remote when moving its data there
+  // and back takes less time than computing it here. The link's rate is measured on remote
+  // executions; until then link_gbytes stands for it.
+  double fft_local_gflops = 4;   // this machine's FFTW, per plan (5 N log2 N convention)
+  double link_gbytes = 2;        // GB/s each way, before any measurement
+  double latency_seconds = 50e-6;
   std::vector<std::string> problems;  // malformed variables: reported once, defaults used instead
 };
 
@@ -50,7 +56,7 @@ inline constexpr uint16_t kDefaultPort = 7700;
 // OUTBOARD_FALLBACK=local|fail; OUTBOARD_MIN_FLOPS; OUTBOARD_RETRY_SECONDS; OUTBOARD_TIMEOUT;
 // OUTBOARD_CONNECT_TIMEOUT; OUTBOARD_REPORT=1; OUTBOARD_TRACE=FILE; OUTBOARD_CHUNK_BYTES (0, or at
 // least 65536); OUTBOARD_CHUNK_WINDOW (1..1024); OUTBOARD_CACHE_BYTES; OUTBOARD_DIRECT=1|0|ucx;
-// OUTBOARD_COPY_THREADS (1..64).
+// OUTBOARD_COPY_THREADS (1..64); OUTBOARD_FFT_LOCAL_GFLOPS, OUTBOARD_LINK_GBYTES (> 0).
 Settings settings_from_environment();
 
 // "host:port", "[v6addr]:port" or "host" (default port). Throws Error when malformed.
