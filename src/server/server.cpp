@@ -17,6 +17,8 @@
 #include "server/lapack_pipeline.hpp"
 #include "server/pipeline.hpp"
 #include "server/pool_pipeline.hpp"
+#include "server/services/blas3_executor.hpp"
+#include "server/services/lapack_executor.hpp"
 #include "server/spread_pipeline.hpp"
 #include "transport/copy_lanes.hpp"
 #include "transport/transport.hpp"
@@ -127,7 +129,7 @@ struct Server::Impl {
   Backend* level3_device = nullptr;   // the first device backend that does, for large calls
   Backend* device_backend = nullptr;  // the first with device memory, if any
   std::unique_ptr<CostModel> costs;   // where calls run, and how pipelined calls are blocked
-  std::vector<Backend*> level3_devices;  // every device backend serving Level-3 calls: big calls spread over them
+  std::vector<Blas3Executor*> level3_devices;  // every device backend's: big calls spread over them
   Backend* lapack_backend = nullptr;  // the first host backend that serves LAPACK
   Backend* lapack_device = nullptr;   // the first device backend that does, for large calls
   Secret secret{};
@@ -297,7 +299,9 @@ struct Server::Impl {
 
   // LAPACK: large calls on a device backend that serves them, the rest on the host.
   Backend* lapack_backend_for(const wire::LapackCall& c) const {
-    if (lapack_device && wire::flops(c) >= config.gpu_min_flops && lapack_device->serves_lapack(c)) return lapack_device;
+    if (lapack_device && wire::flops(c) >= config.gpu_min_flops &&
+        lapack_device->executor<LapackExecutor>()->serves_lapack(c))
+      return lapack_device;
     return lapack_backend;
   }
 
@@ -450,7 +454,8 @@ struct Server::Impl {
     auto buf = std::make_shared<Buffer>(std::move(payload));
     PeerId peer = s.peer;
     uint64_t call_id = req.call_id;
-    pool->submit([this, backend, c, buf, peer, call_id, in_bytes, arrived, received] {
+    Blas3Executor* executor = backend->executor<Blas3Executor>();
+    pool->submit([this, executor, c, buf, peer, call_id, in_bytes, arrived, received] {
       wire::CallReply reply{call_id, true, "", 0, received - arrived, now_ns() - received};
       const size_t out_bytes = wire::reply_bytes(c);
       const size_t out_offset = c.output_sent ? in_bytes - out_bytes : in_bytes;
@@ -463,7 +468,7 @@ struct Server::Impl {
           offset += o.rows * o.cols * wire::element_bytes(c.scalar);
         }
         uint64_t t0 = now_ns();
-        DeviceTiming device = backend->level3(c, inputs, buf->data() + out_offset);
+        DeviceTiming device = executor->level3(c, inputs, buf->data() + out_offset);
         reply.compute_ns = now_ns() - t0;
         if (device.compute_ns) {  // a device backend says how its time divided
           reply.to_device_ns = device.to_device_ns;
@@ -548,7 +553,7 @@ struct Server::Impl {
     try {
       if (cc.backend->has_device_memory() && level3_devices.size() > 1)
         cc.pipe = make_spread_pipeline(level3_devices, plan, cc.staging.data());
-      if (!cc.pipe) cc.pipe = cc.backend->pipeline(plan, cc.staging.data());
+      if (!cc.pipe) cc.pipe = cc.backend->executor<Blas3Executor>()->pipeline(plan, cc.staging.data());
     } catch (const std::exception& e) {
       spdlog::warn("call.pipeline_unavailable backend={} error=\"{}\"", cc.backend->name(), e.what());
     }
@@ -561,7 +566,7 @@ struct Server::Impl {
       plan = plan_pipeline(call, cols);
       // Host backends never read an output whose values were not sent, but keep it defined anyway.
       if (!call.output_sent) std::memset(cc.staging.data() + plan.output_offset, 0, plan.output_bytes);
-      cc.pipe = make_pool_pipeline(*cc.backend, plan, cc.staging.data(), *pool, [this] { worker->signal(); });
+      cc.pipe = make_pool_pipeline(*cc.backend->executor<Blas3Executor>(), plan, cc.staging.data(), *pool, [this] { worker->signal(); });
     }
     cc.pieces = result_pieces(plan);
   }
@@ -578,12 +583,12 @@ struct Server::Impl {
     cc.staging_bytes = plan.staging_bytes;
     cc.setup_ns = now_ns() - cc.first_ns;
     try {
-      cc.pipe = cc.backend->lapack_pipeline(plan, cc.staging.data());
+      cc.pipe = cc.backend->executor<LapackExecutor>()->lapack_pipeline(plan, cc.staging.data());
     } catch (const std::exception& e) {
       spdlog::warn("call.pipeline_unavailable backend={} error=\"{}\"", cc.backend->name(), e.what());
     }
     if (!cc.pipe)
-      cc.pipe = make_pool_lapack_pipeline(*cc.backend, plan, cc.staging.data(), *pool, [this] { worker->signal(); });
+      cc.pipe = make_pool_lapack_pipeline(*cc.backend->executor<LapackExecutor>(), plan, cc.staging.data(), *pool, [this] { worker->signal(); });
     cc.pieces = plan.pieces;
   }
 
@@ -862,7 +867,8 @@ struct Server::Impl {
     auto buf = std::make_shared<Buffer>(std::move(payload));
     PeerId peer = s.peer;
     uint64_t call_id = req.call_id;
-    pool->submit([this, backend, c, buf, peer, call_id, in_bytes, arrived, received] {
+    LapackExecutor* executor = backend->executor<LapackExecutor>();
+    pool->submit([this, executor, c, buf, peer, call_id, in_bytes, arrived, received] {
       wire::LapackReply reply{call_id, true, "", 0, 0, received - arrived, now_ns() - received};
       const uint64_t out_bytes = wire::reply_bytes(c);
       try {
@@ -885,7 +891,7 @@ struct Server::Impl {
         wire::check_inputs(c, inputs.data());
         DeviceTiming device;
         const uint64_t t0 = now_ns();
-        reply.info = backend->lapack(c, inputs, outputs, device);
+        reply.info = executor->lapack(c, inputs, outputs, device);
         reply.compute_ns = now_ns() - t0;
         if (device.compute_ns) {
           reply.to_device_ns = device.to_device_ns;
@@ -975,17 +981,15 @@ Server::Server(Config config, std::vector<std::unique_ptr<Backend>> backends) : 
   impl_->costs = std::make_unique<CostModel>(impl_->config.gpu_min_flops);
   impl_->backends = std::move(backends);
   for (auto& b : impl_->backends) {
-    Backend*& slot = b->has_device_memory() ? impl_->level3_device : impl_->level3_backend;
-    if (!slot && b->serves_level3()) slot = b.get();
-    if (!impl_->device_backend && b->has_device_memory()) impl_->device_backend = b.get();
-    if (b->has_device_memory() && b->serves_level3()) impl_->level3_devices.push_back(b.get());
-    // Any call of a routine tells whether a backend serves LAPACK at all; shapes it leaves to the
-    // host are checked per call.
-    wire::LapackCall probe{};
-    probe.n = 1;
-    probe.nrhs = 1;
-    Backend*& lapack_slot = b->has_device_memory() ? impl_->lapack_device : impl_->lapack_backend;
-    if (!lapack_slot && b->serves_lapack(probe)) lapack_slot = b.get();
+    const bool device = b->has_device_memory();
+    if (!impl_->device_backend && device) impl_->device_backend = b.get();
+    if (auto* blas3 = b->executor<Blas3Executor>()) {
+      Backend*& slot = device ? impl_->level3_device : impl_->level3_backend;
+      if (!slot) slot = b.get();
+      if (device) impl_->level3_devices.push_back(blas3);
+    }
+    Backend*& lapack_slot = device ? impl_->lapack_device : impl_->lapack_backend;
+    if (!lapack_slot && b->executor<LapackExecutor>()) lapack_slot = b.get();
   }
   if (!impl_->level3_backend) impl_->level3_backend = impl_->level3_device;
   if (!impl_->level3_backend) throw Error("no backend serves Level-3 BLAS");

@@ -68,8 +68,14 @@ Fn* pick(Scalar s, Fn* sf, Fn* df, Fn* cf, Fn* zf) {
   return f;
 }
 
-class CpuBackend final : public server::Backend {
+// Level-3 BLAS and LAPACK on the host's OpenBLAS.
+class CpuBackend final : public server::Backend, public server::Blas3Executor, public server::LapackExecutor {
  public:
+  CpuBackend() {
+    provide<server::Blas3Executor>(this);
+    provide<server::LapackExecutor>(this);
+  }
+
   std::string name() const override { return "cpu"; }
 
   nlohmann::json describe() const override {
@@ -82,7 +88,6 @@ class CpuBackend final : public server::Backend {
                  server::DeviceTiming&) override {
     return cpu_lapack(c, in, out);
   }
-  bool serves_lapack(const wire::LapackCall&) const override { return true; }
 
   server::DeviceTiming level3(const Level3Call& c, std::span<const std::byte* const> in, std::byte* out) override {
     const wire::Layout l = wire::layout(c);

@@ -77,10 +77,12 @@ outboard_cuda_lapack plugin_call(const wire::LapackCall& c, std::span<const std:
 
 namespace {
 
-class CudaBackend final : public server::Backend {
+class CudaBackend final : public server::Backend, public server::Blas3Executor, public server::LapackExecutor {
  public:
   CudaBackend(cuda::CudaPlugin plugin, int device, uint64_t memory_budget)
       : plugin_(std::move(plugin)), device_(device) {
+    provide<server::Blas3Executor>(this);
+    provide<server::LapackExecutor>(this);
     g_api = &plugin_.api();
     plugin_.check(plugin_.api().set_device(device_), "selecting the GPU");
     plugin_.check(plugin_.api().device_describe(device_, &info_), "describing the GPU");

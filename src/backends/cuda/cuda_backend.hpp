@@ -1,12 +1,14 @@
-// The server's GPU executor, through the CUDA plugin: Level-3 BLAS on cuBLAS (whole calls, and
-// pipelined ones: gpu_pipeline.hpp), LAPACK on cuSOLVER, and the device transfers that
-// `outboard bench remote` measures.
+// The server's GPU backend, through the CUDA plugin: Level-3 BLAS on cuBLAS (server::Blas3Executor:
+// whole calls, and pipelined ones: gpu_pipeline.hpp), LAPACK on cuSOLVER (server::LapackExecutor),
+// and the device transfers that `outboard bench remote` measures.
 #pragma once
 #include <cstdint>
 #include <memory>
 #include <string>
 
 #include "server/backend.hpp"
+#include "server/services/blas3_executor.hpp"
+#include "server/services/lapack_executor.hpp"
 
 namespace outboard::backends {
 
