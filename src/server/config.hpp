@@ -26,7 +26,7 @@ struct Config {
   uint64_t host_block_columns = 1024;
   unsigned gpus = 0;                 // GPUs to serve with (the first ones); 0: all there are
   uint64_t gpu_memory_bytes = 0;     // most GPU memory one pipelined call uses before it is tiled; 0: 85%
-  // The direct path (LAPACK calls whose arrays the server copies itself, see server.cpp): threads
+  // The direct path (LAPACK calls whose arrays the server copies itself, see direct.hpp): threads
   // that copy at once (each ~6 GB/s between processes of one host; on the 16-core H200 host 8
   // lanes solved DGESV 16384 in 0.296 s, 12 in 0.236 s); 0: off, calls are sent in chunks.
   // Default: three quarters of the cores, at most 16.
