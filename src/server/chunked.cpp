@@ -78,10 +78,10 @@ void ChunkedCalls::on_chunk(Session& s, uint64_t call_id, uint64_t index) {
   if (it == s.chunked.end()) return core_.reject(s.peer, "chunk of an unknown call");
   ChunkedCall& cc = *it->second;
   if (cc.direct || cc.chunk_state[index] != 1) return core_.reject(s.peer, "chunk arrived without being announced");
-  arrived(s, cc, index);
+  chunk_arrived(s, cc, index);
 }
 
-void ChunkedCalls::arrived(Session& s, ChunkedCall& cc, uint64_t index) {
+void ChunkedCalls::chunk_arrived(Session& s, ChunkedCall& cc, uint64_t index) {
   cc.chunk_state[index] = 2;
   ++cc.arrived;
   while (cc.prefix_chunks < cc.chunk_state.size() && cc.chunk_state[cc.prefix_chunks] == 2) ++cc.prefix_chunks;

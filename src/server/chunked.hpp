@@ -92,7 +92,7 @@ class ChunkedCalls {
   std::function<void()> wake();
 
   // Chunk `index` of the call's input is in its staging buffer.
-  void arrived(Session& s, ChunkedCall& cc, uint64_t index);
+  void chunk_arrived(Session& s, ChunkedCall& cc, uint64_t index);
   void fail(ChunkedCall& cc, const std::string& why);
   // Sends finished pieces of results and, once everything is out, the reply. Returns whether any
   // call still needs its device polled.

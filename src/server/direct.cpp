@@ -152,7 +152,7 @@ void DirectPath::deliver() {
     }
     if (!d.ok) calls_.fail(cc, "copying the input from the client's memory failed");
     if (--cc.direct->copies_left[d.index] == 0) {
-      calls_.arrived(*s, cc, d.index);
+      calls_.chunk_arrived(*s, cc, d.index);
       if (cc.arrived == cc.chunk_state.size() && cc.direct->gated && s->state != State::closing)
         core_.send(s->peer, wire::InputTaken{cc.call_id});
     }

@@ -374,7 +374,9 @@ Server::Server(Config config, std::vector<std::unique_ptr<Backend>> backends) : 
     if (!m.device_backend && b->has_device_memory()) m.device_backend = b.get();
   m.services = make_services(m);
   for (auto& service : m.services)
-    for (wire::Type t : service->messages()) m.service_of[t] = service.get();
+    for (wire::Type t : service->messages())
+      if (!m.service_of.emplace(t, service.get()).second)
+        throw Error("two services serve message type " + std::to_string(static_cast<int>(t)));
   m.secret = read_secret(m.config_.token_file.empty() ? default_token_path() : m.config_.token_file);
   char host[256] = "?";
   gethostname(host, sizeof host - 1);
