@@ -46,6 +46,11 @@ Config load_config_file(const std::string& path, Config c) {
       else if (key == "copy_lanes") c.copy_lanes = integer<unsigned>(node, key, 0, 256);
       else if (key == "direct_chunk_bytes") c.direct_chunk_bytes = integer<uint64_t>(node, key, 64 << 10, 1ll << 32);
       else if (key == "idle_spin_ns") c.idle_spin_ns = integer<uint64_t>(node, key, 0, 1'000'000);
+      else if (key == "fft_threads") c.fft_threads = integer<unsigned>(node, key, 0, 1024);
+      else if (key == "fft_planner") c.fft_planner = text(node, key);
+      else if (key == "fft_wisdom_file") c.fft_wisdom_file = text(node, key);
+      else if (key == "fft_max_plans") c.fft_max_plans = integer<unsigned>(node, key, 1, 1 << 20);
+      else if (key == "fft_gpu_memory_bytes") c.fft_gpu_memory_bytes = integer<uint64_t>(node, key, 0, INT64_MAX);
       else if (key == "buffer_cache_bytes") c.buffer_cache_bytes = integer<uint64_t>(node, key, 0, INT64_MAX);
       else if (key == "auth_timeout_seconds") {
         auto v = node.value<double>();
@@ -70,6 +75,8 @@ void validate(const Config& c) {
   if (c.compute_threads == 0) throw Error("setting 'compute_threads' must be at least 1");
   if (c.max_request_bytes > c.max_client_bytes)
     throw Error("setting 'max_request_bytes' must not exceed 'max_client_bytes'");
+  if (c.fft_planner != "estimate" && c.fft_planner != "measure" && c.fft_planner != "patient")
+    throw Error("setting 'fft_planner' must be one of estimate, measure, patient");
 }
 
 }  // namespace outboard::server

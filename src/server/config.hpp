@@ -26,7 +26,7 @@ struct Config {
   uint64_t host_block_columns = 1024;
   unsigned gpus = 0;                 // GPUs to serve with (the first ones); 0: all there are
   uint64_t gpu_memory_bytes = 0;     // most GPU memory one pipelined call uses before it is tiled; 0: 85%
-  // The direct path (LAPACK calls whose arrays the server copies itself, see server.cpp): threads
+  // The direct path (LAPACK calls whose arrays the server copies itself, see direct.hpp): threads
   // that copy at once (each ~6 GB/s between processes of one host; on the 16-core H200 host 8
   // lanes solved DGESV 16384 in 0.296 s, 12 in 0.236 s); 0: off, calls are sent in chunks.
   // Default: three quarters of the cores, at most 16.
@@ -39,6 +39,15 @@ struct Config {
   // +9% in two runs), 2-3% unpinned; with both on one CPU it costs 15-30% (the client waits
   // out the polling): 0 there, to yield at once.
   uint64_t idle_spin_ns = 5000;
+  // FFTs on the host (FFTW): threads per plan (0: all cores); planner estimate | measure | patient
+  // (measure and patient plan on scratch memory, then reuse the plan; their wisdom goes to
+  // fft_wisdom_file, read again at start); plans cached (least recently used out).
+  unsigned fft_threads = 0;
+  std::string fft_planner = "estimate";
+  std::string fft_wisdom_file;
+  unsigned fft_max_plans = 64;
+  // FFTs on a GPU (cuFFT): device memory the cached plans and their buffers may hold; 0: 40%.
+  uint64_t fft_gpu_memory_bytes = 0;
   std::string log_level = "info";
   std::string log_format = "text";
 };
@@ -46,7 +55,8 @@ struct Config {
 // Reads a TOML file whose keys are the field names above (host, port, token_file,
 // compute_threads, max_request_bytes, max_client_bytes, max_clients, buffer_cache_bytes,
 // gpu_min_flops, host_block_columns, gpus, gpu_memory_bytes, copy_lanes, direct_chunk_bytes,
-// auth_timeout_seconds, idle_spin_ns,
+// auth_timeout_seconds, idle_spin_ns, fft_threads, fft_planner, fft_wisdom_file, fft_max_plans,
+// fft_gpu_memory_bytes,
 // log_level, log_format), on top of `base`. Throws Error naming the file, line and key on unknown
 // keys, wrong types or out-of-range values.
 Config load_config_file(const std::string& path, Config base = {});

@@ -48,16 +48,17 @@ void prepare_outputs(const LapackPlan& p, std::byte* staging) {
   }
 }
 
-std::unique_ptr<Pipeline> make_pool_lapack_pipeline(Backend& backend, const LapackPlan& plan, std::byte* staging,
-                                                    ComputePool& pool, std::function<void()> wake) {
+std::unique_ptr<Pipeline> make_pool_lapack_pipeline(LapackExecutor& executor, const LapackPlan& plan,
+                                                    std::byte* staging, ComputePool& pool,
+                                                    std::function<void()> wake) {
   PoolStep step;
   step.input_needed = plan.input_bytes;
-  step.run = [&backend, plan, staging]() -> int64_t {
+  step.run = [&executor, plan, staging]() -> int64_t {
     LapackArrays a = lapack_arrays(plan, staging);
     wire::check_inputs(plan.call, a.inputs.data());
     prepare_outputs(plan, staging);
     DeviceTiming timing;
-    return backend.lapack(plan.call, a.inputs, a.outputs, timing);
+    return executor.lapack(plan.call, a.inputs, a.outputs, timing);
   };
   for (size_t i = 0; i < plan.pieces.size(); ++i) step.finishes.push_back(i);
   std::vector<PoolStep> steps;

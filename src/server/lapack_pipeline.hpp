@@ -8,9 +8,9 @@
 #include <memory>
 #include <vector>
 
-#include "server/backend.hpp"
 #include "server/compute_pool.hpp"
 #include "server/pipeline.hpp"
+#include "server/services/lapack_executor.hpp"
 #include "wire/lapack.hpp"
 
 namespace outboard::server {
@@ -29,7 +29,7 @@ struct LapackPlan {
 LapackPlan plan_lapack(const wire::LapackCall& c, uint64_t piece_bytes);
 
 // The arrays of a plan laid out from `base` (the staging buffer, or a device copy of it), as
-// Backend::lapack takes them.
+// LapackExecutor::lapack takes them.
 struct LapackArrays {
   std::vector<const std::byte*> inputs;
   std::vector<std::byte*> outputs;
@@ -42,7 +42,8 @@ void prepare_outputs(const LapackPlan& p, std::byte* staging);
 
 // A host backend (or a device backend without a pipeline of its own): the whole call on the
 // compute pool once all of its input is in (checked first: wire::check_inputs).
-std::unique_ptr<Pipeline> make_pool_lapack_pipeline(Backend& backend, const LapackPlan& plan, std::byte* staging,
-                                                    ComputePool& pool, std::function<void()> wake);
+std::unique_ptr<Pipeline> make_pool_lapack_pipeline(LapackExecutor& executor, const LapackPlan& plan,
+                                                    std::byte* staging, ComputePool& pool,
+                                                    std::function<void()> wake);
 
 }  // namespace outboard::server

@@ -62,7 +62,7 @@ inline constexpr int64_t kMinBlockCols = 256;
 inline constexpr double kTailShare = 0.02;
 int64_t choose_block_cols(const wire::Level3Call& c, const MeasuredRates& rates = {});
 
-// Pointers of a block's operands, as Backend::level3 takes them.
+// Pointers of a block's operands, as Blas3Executor::level3 takes them.
 struct BlockOperands {
   const std::byte* inputs[3];
   size_t count;

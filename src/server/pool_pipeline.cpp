@@ -115,15 +115,15 @@ std::unique_ptr<Pipeline> make_pool_pipeline(std::vector<PoolStep> steps, Comput
   return std::make_unique<PoolPipeline>(std::move(steps), pool, std::move(wake));
 }
 
-std::unique_ptr<Pipeline> make_pool_pipeline(Backend& backend, const Plan& plan, std::byte* staging, ComputePool& pool,
-                                             std::function<void()> wake) {
+std::unique_ptr<Pipeline> make_pool_pipeline(Blas3Executor& executor, const Plan& plan, std::byte* staging,
+                                             ComputePool& pool, std::function<void()> wake) {
   std::vector<PoolStep> steps;
   for (size_t i = 0; i < plan.blocks.size(); ++i) {
     const Block& block = plan.blocks[i];
     steps.push_back({block.input_needed,
-                     [&backend, block, staging]() -> int64_t {
+                     [&executor, block, staging]() -> int64_t {
                        BlockOperands o = block_operands(block, staging);
-                       backend.level3(block.call, std::span<const std::byte* const>(o.inputs, o.count), o.output);
+                       executor.level3(block.call, std::span<const std::byte* const>(o.inputs, o.count), o.output);
                        return 0;
                      },
                      {i}});

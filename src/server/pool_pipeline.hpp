@@ -5,9 +5,9 @@
 #include <memory>
 #include <vector>
 
-#include "server/backend.hpp"
 #include "server/compute_pool.hpp"
 #include "server/pipeline.hpp"
+#include "server/services/blas3_executor.hpp"
 
 namespace outboard::server {
 
@@ -24,8 +24,8 @@ struct PoolStep {
 std::unique_ptr<Pipeline> make_pool_pipeline(std::vector<PoolStep> steps, ComputePool& pool,
                                              std::function<void()> wake);
 
-// A Level-3 plan: a step per block, running the backend's level3().
-std::unique_ptr<Pipeline> make_pool_pipeline(Backend& backend, const Plan& plan, std::byte* staging, ComputePool& pool,
-                                             std::function<void()> wake);
+// A Level-3 plan: a step per block, running the executor's level3().
+std::unique_ptr<Pipeline> make_pool_pipeline(Blas3Executor& executor, const Plan& plan, std::byte* staging,
+                                             ComputePool& pool, std::function<void()> wake);
 
 }  // namespace outboard::server

@@ -1,5 +1,6 @@
-// The Outboard daemon: accepts connections, authenticates them, and serves their calls on its
-// backends. One progress thread owns the transport; calls run on a compute pool.
+// The Outboard daemon: accepts connections, authenticates them, and hands their messages to its
+// services (services/service.hpp: one per API family), which run calls on the backends' executors.
+// One progress thread owns the transport; calls run on a compute pool.
 #pragma once
 #include <atomic>
 #include <memory>

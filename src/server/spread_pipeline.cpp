@@ -40,7 +40,7 @@ class SpreadPipeline final : public Pipeline {
 
 }  // namespace
 
-std::unique_ptr<Pipeline> make_spread_pipeline(const std::vector<Backend*>& devices, const Plan& plan,
+std::unique_ptr<Pipeline> make_spread_pipeline(const std::vector<Blas3Executor*>& devices, const Plan& plan,
                                                std::byte* staging) {
   const size_t n = std::min(devices.size(), plan.blocks.size());
   if (n < 2) return nullptr;

@@ -6,13 +6,13 @@
 #include <memory>
 #include <vector>
 
-#include "server/backend.hpp"
 #include "server/pipeline.hpp"
+#include "server/services/blas3_executor.hpp"
 
 namespace outboard::server {
 
 // nullptr when fewer than two devices would get blocks or a device declines (busy).
-std::unique_ptr<Pipeline> make_spread_pipeline(const std::vector<Backend*>& devices, const Plan& plan,
+std::unique_ptr<Pipeline> make_spread_pipeline(const std::vector<Blas3Executor*>& devices, const Plan& plan,
                                                std::byte* staging);
 
 }  // namespace outboard::server

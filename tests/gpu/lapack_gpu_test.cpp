@@ -1,8 +1,8 @@
 // The LAPACK routines on the GPU backend (cuSOLVER) against the CPU backend (LAPACK in OpenBLAS)
 // on the same packed arrays, every precision: residual checks (|A X - B|, Q R = A, orthogonality,
 // A V = V W, U S VT = A), the same eigen- and singular values, and the same INFO for singular and
-// non-positive-definite matrices. Every GPU case runs twice: as one call (Backend::lapack) and
-// pipelined (Backend::lapack_pipeline: input fed in pieces, result reported in pieces), as the
+// non-positive-definite matrices. Every GPU case runs twice: as one call (LapackExecutor::lapack) and
+// pipelined (LapackExecutor::lapack_pipeline: input fed in pieces, result reported in pieces), as the
 // server runs chunked calls. Skips where no GPU can be used.
 #include <gtest/gtest.h>
 
@@ -37,6 +37,7 @@ Backends& backends_once() {
   static Backends b;
   return b;
 }
+server::LapackExecutor& lapack(server::Backend& b) { return *b.executor<server::LapackExecutor>(); }
 
 // Element access in the call's precision (data) or its real type (w, s).
 Z get(const Bytes& b, size_t i, Scalar s) {
@@ -83,7 +84,7 @@ Result run(server::Backend& backend, const LapackCall& c, const std::vector<Byte
     op.push_back(r.out.back().data());
   }
   server::DeviceTiming t;
-  r.info = backend.lapack(c, ip, op, t);
+  r.info = lapack(backend).lapack(c, ip, op, t);
   return r;
 }
 
@@ -97,7 +98,7 @@ Result run_pipelined(server::Backend& backend, const LapackCall& c, const std::v
   for (size_t i = 0; i < in.size(); ++i)
     std::memcpy(staging.data() + plan.input_offsets[i], in[i].data(),
                 wire::array_bytes(wire::layout(c).inputs[i], c.scalar));
-  auto pipe = backend.lapack_pipeline(plan, staging.data());
+  auto pipe = lapack(backend).lapack_pipeline(plan, staging.data());
   EXPECT_TRUE(pipe) << "the GPU backend pipelines " << wire::call_name(c);
   if (!pipe) return {};
   for (uint64_t prefix : {plan.input_bytes / 3, plan.input_bytes / 2, plan.input_bytes}) pipe->input(prefix);
@@ -131,7 +132,7 @@ class GpuLapack : public ::testing::TestWithParam<std::tuple<Scalar, bool>> {
   // The GPU backend, whole or pipelined (the test's second parameter).
   Result run_gpu(const LapackCall& c, const std::vector<Bytes>& in) {
     server::Backend& gpu = *backends_once().gpu;
-    return std::get<1>(GetParam()) && gpu.serves_lapack(c) ? run_pipelined(gpu, c, in) : run(gpu, c, in);
+    return std::get<1>(GetParam()) && lapack(gpu).serves_lapack(c) ? run_pipelined(gpu, c, in) : run(gpu, c, in);
   }
   std::mt19937 rng{11};
   Bytes random(int64_t rows, int64_t cols) {
@@ -282,7 +283,7 @@ TEST_P(GpuLapack, GelsLeastSquaresAndRankDeficient) {
   const int64_t m = 71, n = 40, nrhs = 3;
   auto c = call(LapackRoutine::gels);
   c.trans = 'N', c.m = m, c.n = n, c.nrhs = nrhs;
-  ASSERT_TRUE(backends_once().gpu->serves_lapack(c));
+  ASSERT_TRUE(lapack(*backends_once().gpu).serves_lapack(c));
   Bytes a = random(m, n), b = random(m, nrhs);
   auto g = run_gpu(c, {a, b});
   EXPECT_EQ(g.info, 0);
@@ -304,7 +305,7 @@ TEST_P(GpuLapack, GelsLeastSquaresAndRankDeficient) {
   EXPECT_EQ(run(*backends_once().cpu, c, {a, b}).info, 7);
   EXPECT_EQ(run_gpu(c, {a, b}).info, 7);
   c.trans = wire::is_complex(s()) ? 'C' : 'T';
-  EXPECT_FALSE(backends_once().gpu->serves_lapack(c)) << "left to the CPU backend";
+  EXPECT_FALSE(lapack(*backends_once().gpu).serves_lapack(c)) << "left to the CPU backend";
 }
 
 TEST_P(GpuLapack, GeqrfReflectorsReproduceA) {
@@ -384,7 +385,7 @@ TEST_P(GpuLapack, Gesvd) {
   for (char job : {'A', 'S'}) {
     auto c = call(LapackRoutine::gesvd);
     c.jobu = c.jobvt = job, c.m = m, c.n = n;
-    ASSERT_TRUE(backends_once().gpu->serves_lapack(c));
+    ASSERT_TRUE(lapack(*backends_once().gpu).serves_lapack(c));
     Bytes a = random(m, n);
     auto g = run_gpu(c, {a});
     auto cpu = run(*backends_once().cpu, c, {a});
@@ -405,7 +406,7 @@ TEST_P(GpuLapack, Gesvd) {
   }
   auto wide = call(LapackRoutine::gesvd);
   wide.m = 10, wide.n = 20;
-  EXPECT_FALSE(backends_once().gpu->serves_lapack(wide)) << "m < n is left to the CPU backend";
+  EXPECT_FALSE(lapack(*backends_once().gpu).serves_lapack(wide)) << "m < n is left to the CPU backend";
 }
 
 INSTANTIATE_TEST_SUITE_P(AllPrecisions, GpuLapack,

@@ -34,6 +34,8 @@ Backends& backends_once() {
   return b;
 }
 
+server::Blas3Executor& blas3(server::Backend& b) { return *b.executor<server::Blas3Executor>(); }
+
 double value_at(const std::vector<std::byte>& buf, size_t i, Scalar s) {
   switch (s) {
     case Scalar::s: return reinterpret_cast<const float*>(buf.data())[i];
@@ -86,8 +88,8 @@ void compare(Level3Call c, std::mt19937& rng, bool nan_in_output) {
   std::vector<const std::byte*> ptrs;
   for (auto& v : in) ptrs.push_back(v.data());
   auto expected = out, actual = out;
-  b.cpu->level3(c, ptrs, expected.data());
-  b.gpu->level3(c, ptrs, actual.data());
+  blas3(*b.cpu).level3(c, ptrs, expected.data());
+  blas3(*b.gpu).level3(c, ptrs, actual.data());
   const bool single = c.scalar == Scalar::s || c.scalar == Scalar::c;
   double scale = 1, worst = 0;
   const size_t n = components(size_t(l.output.rows * l.output.cols), c.scalar);
@@ -220,7 +222,7 @@ void compare_pipelined(Level3Call c, std::mt19937& rng, uint64_t chunk_bytes, bo
   std::memcpy(expected_staging.data(), input.data(), input.size());
   server::Plan whole = server::plan_pipeline(c, c.n);
   server::BlockOperands wo = server::block_operands(whole.blocks[0], expected_staging.data());
-  b.cpu->level3(c, std::span<const std::byte* const>(wo.inputs, wo.count), wo.output);
+  blas3(*b.cpu).level3(c, std::span<const std::byte* const>(wo.inputs, wo.count), wo.output);
 
   std::unique_ptr<server::Backend> small;
   if (tiled) {
@@ -233,7 +235,7 @@ void compare_pipelined(Level3Call c, std::mt19937& rng, uint64_t chunk_bytes, bo
   server::Backend& gpu = tiled ? *small : *b.gpu;
   transport::Buffer staging = transport::Buffer::allocate(plan.staging_bytes, gpu.staging());
   std::memset(staging.data(), 0, plan.staging_bytes);
-  auto pipe = gpu.pipeline(plan, staging.data());
+  auto pipe = blas3(gpu).pipeline(plan, staging.data());
   ASSERT_TRUE(pipe) << "the GPU backend offers no pipeline";
   std::vector<bool> done(plan.blocks.size());
   size_t finished = 0;
@@ -332,10 +334,10 @@ TEST(GpuSpread, BlocksOverTwoGpus) {
     std::vector<std::byte> expected(plan.staging_bytes);
     std::memcpy(expected.data(), input.data(), input.size());
     server::BlockOperands wo = server::block_operands(server::plan_pipeline(c, c.n).blocks[0], expected.data());
-    b.cpu->level3(c, std::span<const std::byte* const>(wo.inputs, wo.count), wo.output);
+    blas3(*b.cpu).level3(c, std::span<const std::byte* const>(wo.inputs, wo.count), wo.output);
 
     transport::Buffer staging = transport::Buffer::allocate(plan.staging_bytes, b.gpu->staging());
-    std::vector<server::Backend*> devices{b.gpu.get(), second.get()};
+    std::vector<server::Blas3Executor*> devices{&blas3(*b.gpu), &blas3(*second)};
     auto pipe = server::make_spread_pipeline(devices, plan, staging.data());
     ASSERT_TRUE(pipe);
     std::memcpy(staging.data(), input.data(), input.size());

@@ -117,6 +117,7 @@ TEST(PipelinePlan, InPlaceAndBetaCallsWaitForTheirOutputColumns) {
 // Block by block on OpenBLAS equals the whole call, for every splittable routine.
 TEST(PipelinePlan, BlocksComputeTheWholeCall) {
   auto cpu = backends::make_cpu_backend();
+  Blas3Executor& blas = *cpu->executor<Blas3Executor>();
   std::mt19937 rng(3);
   std::uniform_real_distribution<double> u(-1, 1);
   const Level3Call calls[] = {
@@ -140,7 +141,7 @@ TEST(PipelinePlan, BlocksComputeTheWholeCall) {
       std::memcpy(staging.data(), input.data(), input.size());
       for (const Block& b : p.blocks) {
         BlockOperands o = block_operands(b, staging.data());
-        cpu->level3(b.call, std::span<const std::byte* const>(o.inputs, o.count), o.output);
+        blas.level3(b.call, std::span<const std::byte* const>(o.inputs, o.count), o.output);
       }
       return std::vector<std::byte>(staging.begin() + p.output_offset, staging.begin() + p.output_offset + p.output_bytes);
     };
@@ -240,7 +241,7 @@ TEST(LapackPlan, HostPipelineSolves) {
   for (int i = 0; i < 50 * 50; ++i) a[i] = u(rng) + (i % 51 == 0 ? 10 : 0);
   for (int i = 0; i < 100; ++i) b[i] = u(rng);
   std::atomic<int> wakes{0};
-  auto pipe = make_pool_lapack_pipeline(*cpu, p, staging.data(), pool, [&] { ++wakes; });
+  auto pipe = make_pool_lapack_pipeline(*cpu->executor<LapackExecutor>(), p, staging.data(), pool, [&] { ++wakes; });
   pipe->input(p.input_bytes / 2);
   EXPECT_TRUE(pipe->finished().empty()) << "nothing runs before all input is in";
   pipe->input(p.input_bytes);

@@ -82,7 +82,7 @@ nlohmann::json gemm_series(const std::string& where, char precision, const std::
       wire::Message reply;
       if (where == "local-cpu") {
         const std::byte* in[] = {a.data(), b.data()};
-        cpu->level3(c, in, out.data());
+        cpu->executor<server::Blas3Executor>()->level3(c, in, out.data());
       } else {
         if (chunk_bytes && wire::request_bytes(c) >= 2 * chunk_bytes)  // pipelined, as the client runtime does
           reply = conn->chunked_request(

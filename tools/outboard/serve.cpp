@@ -50,11 +50,11 @@ Runner add_serve(CLI::App& app) {
     if (gpus->count()) c.gpus = a->overrides.gpus;
     log::setup(c.log_level, c.log_format);
     std::vector<std::unique_ptr<server::Backend>> backends;
-    backends.push_back(backends::make_cpu_backend());
+    backends.push_back(backends::make_cpu_backend({c.fft_threads, c.fft_planner, c.fft_wisdom_file, c.fft_max_plans}));
     // One GPU backend per GPU: a big call's blocks spread over all of them.
     for (int device = 0; c.gpus == 0 || device < static_cast<int>(c.gpus); ++device) {
       std::string why;
-      auto gpu = backends::make_cuda_backend(why, device, c.gpu_memory_bytes);
+      auto gpu = backends::make_cuda_backend(why, device, c.gpu_memory_bytes, c.fft_gpu_memory_bytes);
       if (!gpu) {
         if (device == 0) spdlog::info("serve.backend name=cuda unavailable=\"{}\"", why);
         break;

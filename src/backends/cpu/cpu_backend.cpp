@@ -68,21 +68,28 @@ Fn* pick(Scalar s, Fn* sf, Fn* df, Fn* cf, Fn* zf) {
   return f;
 }
 
-class CpuBackend final : public server::Backend {
+// Level-3 BLAS and LAPACK on the host's OpenBLAS.
+class CpuBackend final : public server::Backend, public server::Blas3Executor, public server::LapackExecutor {
  public:
+  explicit CpuBackend(const CpuFftOptions& fft) : fft_(make_cpu_fft(fft)) {
+    provide<server::Blas3Executor>(this);
+    provide<server::LapackExecutor>(this);
+    provide<server::FftExecutor>(fft_.get());
+  }
+
   std::string name() const override { return "cpu"; }
 
   nlohmann::json describe() const override {
     return {{"name", "cpu"},
             {"library", openblas_get_config()},
-            {"threads", openblas_get_num_threads()}};
+            {"threads", openblas_get_num_threads()},
+            {"fft", fft_->describe()}};
   }
 
   int64_t lapack(const wire::LapackCall& c, std::span<const std::byte* const> in, std::span<std::byte* const> out,
                  server::DeviceTiming&) override {
     return cpu_lapack(c, in, out);
   }
-  bool serves_lapack(const wire::LapackCall&) const override { return true; }
 
   server::DeviceTiming level3(const Level3Call& c, std::span<const std::byte* const> in, std::byte* out) override {
     const wire::Layout l = wire::layout(c);
@@ -136,10 +143,13 @@ class CpuBackend final : public server::Backend {
     }
     return {};
   }
+
+ private:
+  std::unique_ptr<server::FftExecutor> fft_;
 };
 
 }  // namespace
 
-std::unique_ptr<server::Backend> make_cpu_backend() { return std::make_unique<CpuBackend>(); }
+std::unique_ptr<server::Backend> make_cpu_backend(const CpuFftOptions& fft) { return std::make_unique<CpuBackend>(fft); }
 
 }  // namespace outboard::backends

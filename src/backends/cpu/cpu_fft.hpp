@@ -5,7 +5,7 @@
 #include <memory>
 #include <string>
 
-#include "server/fft_executor.hpp"
+#include "server/services/fft_executor.hpp"
 
 namespace outboard::backends {
 

@@ -77,10 +77,12 @@ outboard_cuda_lapack plugin_call(const wire::LapackCall& c, std::span<const std:
 
 namespace {
 
-class CudaBackend final : public server::Backend {
+class CudaBackend final : public server::Backend, public server::Blas3Executor, public server::LapackExecutor {
  public:
-  CudaBackend(cuda::CudaPlugin plugin, int device, uint64_t memory_budget)
+  CudaBackend(cuda::CudaPlugin plugin, int device, uint64_t memory_budget, uint64_t fft_memory_budget)
       : plugin_(std::move(plugin)), device_(device) {
+    provide<server::Blas3Executor>(this);
+    provide<server::LapackExecutor>(this);
     g_api = &plugin_.api();
     plugin_.check(plugin_.api().set_device(device_), "selecting the GPU");
     plugin_.check(plugin_.api().device_describe(device_, &info_), "describing the GPU");
@@ -88,9 +90,13 @@ class CudaBackend final : public server::Backend {
     // non-pipelined path need the rest); larger calls are tiled.
     if (memory_budget == 0) memory_budget = info_.total_memory / 100 * 85;
     gpu_ = std::make_unique<GpuResources>(plugin_, device_, memory_budget);
+    if (fft_memory_budget == 0) fft_memory_budget = info_.total_memory / 100 * 40;
+    fft_ = make_gpu_fft(plugin_, device_, {fft_memory_budget, 16});
+    provide<server::FftExecutor>(fft_.get());
   }
 
   ~CudaBackend() override {
+    fft_.reset();  // its plans and buffers go while the device is still ours
     if (buffer_) plugin_.api().device_free(buffer_);
   }
 
@@ -103,7 +109,8 @@ class CudaBackend final : public server::Backend {
             {"memory_bytes", info_.total_memory},
             {"compute_capability", std::to_string(info_.compute_major) + "." + std::to_string(info_.compute_minor)},
             {"pcie", "Gen" + std::to_string(info_.pcie_gen_current) + " x" + std::to_string(info_.pcie_width_current)},
-            {"serves", "Level-3 BLAS (cuBLAS), LAPACK (cuSOLVER), device transfers"}};
+            {"serves", "Level-3 BLAS (cuBLAS), LAPACK (cuSOLVER), FFTs (cuFFT), device transfers"},
+            {"fft", fft_->describe()}};
   }
 
   // Runs the call with cuBLAS: the operands are copied to the GPU, computed on, and the output
@@ -171,6 +178,7 @@ class CudaBackend final : public server::Backend {
   int device_;
   outboard_cuda_device_info info_{};
   std::unique_ptr<GpuResources> gpu_;
+  std::unique_ptr<server::FftExecutor> fft_;
   std::mutex mu_;
   void* buffer_ = nullptr;
   size_t capacity_ = 0;
@@ -178,7 +186,8 @@ class CudaBackend final : public server::Backend {
 
 }  // namespace
 
-std::unique_ptr<server::Backend> make_cuda_backend(std::string& why, int device, uint64_t memory_budget) {
+std::unique_ptr<server::Backend> make_cuda_backend(std::string& why, int device, uint64_t memory_budget,
+                                                   uint64_t fft_memory_budget) {
   auto plugin = cuda::CudaPlugin::load(why);
   if (!plugin) return nullptr;
   if (device >= plugin->device_count()) {
@@ -186,7 +195,7 @@ std::unique_ptr<server::Backend> make_cuda_backend(std::string& why, int device,
     return nullptr;
   }
   try {
-    return std::make_unique<CudaBackend>(std::move(*plugin), device, memory_budget);
+    return std::make_unique<CudaBackend>(std::move(*plugin), device, memory_budget, fft_memory_budget);
   } catch (const std::exception& e) {
     why = e.what();
     return nullptr;

@@ -8,7 +8,7 @@
 #include <memory>
 
 #include "backends/cuda/loader.hpp"
-#include "server/fft_executor.hpp"
+#include "server/services/fft_executor.hpp"
 
 namespace outboard::backends {
 

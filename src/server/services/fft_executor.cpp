@@ -1,4 +1,4 @@
-#include "server/fft_executor.hpp"
+#include "server/services/fft_executor.hpp"
 
 #include <algorithm>
 

@@ -1,0 +1,172 @@
+#include "server/chunked.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "common/clock.hpp"
+#include "server/direct.hpp"
+
+namespace outboard::server {
+
+using transport::Buffer;
+
+ChunkedCall::ChunkedCall() = default;
+ChunkedCall::~ChunkedCall() = default;
+
+transport::Landing ChunkedCalls::land(Session& s, uint64_t call_id, uint64_t index, std::vector<std::byte> shape_bytes,
+                                      uint64_t payload_bytes, uint64_t chunk_bytes, uint64_t offset, uint64_t bytes,
+                                      const SetUp& set_up) {
+  std::shared_ptr<ChunkedCall> cc;
+  if (auto it = s.chunked.find(call_id); it != s.chunked.end()) {
+    if (it->second->shape_bytes != shape_bytes) throw ProtocolError("chunk does not match the rest of its call");
+    cc = it->second;
+  } else {
+    if (s.chunked.size() >= kMaxPerSession) throw ProtocolError("too many chunked calls in progress");
+    cc = create(s, call_id, payload_bytes, chunk_bytes);
+    set_up(*cc);
+    cc->shape_bytes = std::move(shape_bytes);
+    admit(s, cc);
+  }
+  uint8_t& state = cc->chunk_state[index];
+  if (state != 0) throw ProtocolError("chunk " + std::to_string(index) + " sent twice");
+  state = 1;
+  return transport::Landing::receive(Buffer::borrow(cc->staging.data() + offset, bytes, cc));
+}
+
+std::shared_ptr<ChunkedCall> ChunkedCalls::create(Session& s, uint64_t call_id, uint64_t payload_bytes,
+                                                  uint64_t chunk_bytes) {
+  auto cc = std::make_shared<ChunkedCall>();
+  cc->peer = s.peer;
+  cc->call_id = call_id;
+  cc->payload_bytes = payload_bytes;
+  cc->chunk_bytes = chunk_bytes;
+  cc->chunk_state.assign(wire::chunk_count(payload_bytes, chunk_bytes), 0);
+  cc->first_ns = now_ns();
+  return cc;
+}
+
+void ChunkedCalls::admit(Session& s, const std::shared_ptr<ChunkedCall>& cc) {
+  s.held_bytes += cc->staging_bytes;
+  s.chunked[cc->call_id] = cc;
+  ++active_;
+}
+
+void ChunkedCalls::stage(Session& s, ChunkedCall& cc, uint64_t bytes, const Backend& backend) {
+  core_.check_limits(s, bytes);
+  cc.staging = Buffer::allocate(bytes, backend.staging());
+  cc.staging_bytes = bytes;
+  cc.setup_ns = now_ns() - cc.first_ns;
+}
+
+std::unique_ptr<Pipeline> ChunkedCalls::offered(const Backend& backend,
+                                                const std::function<std::unique_ptr<Pipeline>()>& make) {
+  try {
+    return make();
+  } catch (const std::exception& e) {
+    spdlog::warn("call.pipeline_unavailable backend={} error=\"{}\"", backend.name(), e.what());
+    return nullptr;
+  }
+}
+
+std::function<void()> ChunkedCalls::wake() {
+  return [&worker = core_.worker()] { worker.signal(); };
+}
+
+void ChunkedCalls::on_chunk(Session& s, uint64_t call_id, uint64_t index) {
+  auto it = s.chunked.find(call_id);
+  if (it == s.chunked.end()) return core_.reject(s.peer, "chunk of an unknown call");
+  ChunkedCall& cc = *it->second;
+  if (cc.direct || cc.chunk_state[index] != 1) return core_.reject(s.peer, "chunk arrived without being announced");
+  chunk_arrived(s, cc, index);
+}
+
+void ChunkedCalls::chunk_arrived(Session& s, ChunkedCall& cc, uint64_t index) {
+  cc.chunk_state[index] = 2;
+  ++cc.arrived;
+  while (cc.prefix_chunks < cc.chunk_state.size() && cc.chunk_state[cc.prefix_chunks] == 2) ++cc.prefix_chunks;
+  if (cc.arrived == cc.chunk_state.size()) {
+    cc.last_ns = now_ns();
+    s.bytes_in += cc.payload_bytes;
+  }
+  if (!cc.error.empty()) return;
+  try {
+    cc.pipe->input(std::min(cc.prefix_chunks * cc.chunk_bytes, cc.payload_bytes));
+  } catch (const std::exception& e) {
+    fail(cc, e.what());
+  }
+}
+
+void ChunkedCalls::fail(ChunkedCall& cc, const std::string& why) {
+  if (cc.error.empty()) cc.error = why.empty() ? "call failed" : why;
+  cc.pipe.reset();  // waits for work still using the staging buffer
+  if (cc.direct) core_.direct().drop_held(cc);
+}
+
+bool ChunkedCalls::progress(std::unordered_map<PeerId, Session>& sessions) {
+  bool polling = false;
+  for (auto& [peer, s] : sessions) {
+    for (auto it = s.chunked.begin(); it != s.chunked.end();) {
+      ChunkedCall& cc = *it->second;
+      if (cc.pipe) {
+        try {
+          for (size_t index : cc.pipe->finished()) send_piece(s, it->second, index);
+        } catch (const std::exception& e) {
+          fail(cc, e.what());
+        }
+      }
+      const bool all_in = cc.arrived == cc.chunk_state.size();
+      const bool computed = cc.error.empty() && cc.pieces_done == cc.pieces.size();
+      if (all_in && cc.sends_in_flight == 0 && (computed || !cc.error.empty())) {
+        finish(s, cc);
+        it = s.chunked.erase(it);
+        --active_;
+        continue;
+      }
+      if (cc.pipe && cc.pipe->needs_polling()) polling = true;
+      ++it;
+    }
+  }
+  return polling;
+}
+
+void ChunkedCalls::send_piece(Session& s, const std::shared_ptr<ChunkedCall>& call, size_t index) {
+  ChunkedCall& cc = *call;
+  const ResultPiece& p = cc.pieces.at(index);
+  ++cc.pieces_done;
+  if (p.bytes == 0 || s.state == State::closing) return;
+  if (cc.direct) return core_.direct().send_piece(s, call, index);
+  ++cc.sends_in_flight;
+  s.bytes_out += p.bytes;
+  const transport::Segment piece{cc.staging.data() + p.staging_offset, p.bytes};
+  core_.worker().send(s.peer, wire::encode(wire::ReplyChunk{cc.call_id, p.result_offset, p.bytes}), {&piece, 1},
+                      [call](bool) { --call->sends_in_flight; });
+}
+
+void ChunkedCalls::finish(Session& s, ChunkedCall& cc) {
+  CallOutcome o;
+  o.ok = cc.error.empty();
+  o.error = cc.error;
+  if (cc.direct) core_.direct().finished(cc);
+  o.setup_ns = cc.setup_ns;
+  o.receive_ns = cc.last_ns - cc.first_ns;
+  if (cc.pipe) {
+    o.to_device_ns = cc.pipe->to_device_ns();
+    o.compute_ns = cc.pipe->compute_ns();
+    o.from_device_ns = cc.pipe->from_device_ns();
+    o.info = cc.pipe->info();
+  }
+  const wire::Message reply = cc.answer(o);
+  cc.pipe.reset();
+  spdlog::debug("call.pipelined peer={} call={} routine={} bytes_in={} pieces={} setup_ms={:.3f} receive_ms={:.3f} "
+                "to_device_ms={:.3f} compute_ms={:.3f} from_device_ms={:.3f} total_ms={:.3f}",
+                s.peer, cc.call_id, cc.name, cc.payload_bytes, cc.pieces.size(), cc.setup_ns / 1e6,
+                o.receive_ns / 1e6, o.to_device_ns / 1e6, o.compute_ns / 1e6, o.from_device_ns / 1e6,
+                (now_ns() - cc.first_ns) / 1e6);
+  ++pipelined_calls_;
+  core_.count_call(&s, s.peer, cc.call_id, cc.name, o.ok, cc.error);
+  s.held_bytes -= std::min(s.held_bytes, cc.staging_bytes);
+  if (s.state != State::closing) core_.send(s.peer, reply);
+}
+
+}  // namespace outboard::server

@@ -1,0 +1,71 @@
+// What services (services/) and the shared call machinery (chunked.hpp, direct.hpp) use of the
+// server core: sessions, sends, limits, the compute pool, completions and counters. The core
+// (server.cpp) implements it; everything here but complete() runs on the progress thread.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "server/backend.hpp"
+#include "server/compute_pool.hpp"
+#include "server/config.hpp"
+#include "server/session.hpp"
+#include "transport/transport.hpp"
+#include "wire/messages.hpp"
+
+namespace outboard::server {
+
+class ChunkedCalls;  // chunked.hpp
+class DirectPath;    // direct.hpp
+
+// Finished work, handed from a compute thread back to the progress thread.
+struct Completion {
+  PeerId peer;
+  wire::Message reply;
+  std::shared_ptr<transport::Buffer> buffer;  // holds the reply's payload
+  size_t offset = 0, bytes = 0;                // the payload within `buffer`; bytes 0: none
+  // A service's call, counted when delivered (Core::count_call); empty for pings.
+  std::string routine{};
+  uint64_t call_id = 0;
+  bool ok = true;
+  std::string error{};  // why, when !ok
+};
+
+class Core {
+ public:
+  virtual const Config& config() const = 0;
+  virtual const std::vector<std::unique_ptr<Backend>>& backends() const = 0;
+  virtual Session* session(PeerId peer) = 0;
+  virtual transport::Worker& worker() = 0;
+  virtual void send(PeerId peer, const wire::Message& m) = 0;
+  // Tells the peer why, then ends its session.
+  virtual void reject(PeerId peer, const std::string& why) = 0;
+  // Throws ProtocolError if a call needing `total` bytes of memory is over the limits.
+  virtual void check_limits(const Session& s, uint64_t total) const = 0;
+  virtual ComputePool& pool() = 0;
+  // From any thread: the reply is sent (and its buffer's memory released) on the progress thread.
+  virtual void complete(Completion c) = 0;
+  // A call ended: the server's and the session's counters, and the log when it failed.
+  virtual void count_call(Session* s, PeerId peer, uint64_t call_id, const std::string& routine, bool ok,
+                          const std::string& error) = 0;
+  virtual ChunkedCalls& chunked() = 0;
+  virtual DirectPath& direct() = 0;
+
+  // Throws ProtocolError unless a payload of `bytes` is what the message announced.
+  static void check_payload(uint64_t announced, uint64_t bytes);
+  // A whole call's payload (wire::layout order), then room for its outputs: `total` bytes of
+  // `backend`'s kind, checked against the limits and held by the session; the arrival is noted.
+  // Throws ProtocolError or std::bad_alloc. Runs inside the arrival (no sends).
+  transport::Buffer receive_call(Session& s, uint64_t call_id, uint64_t total, Backend& backend);
+  // The arrival receive_call noted (it is forgotten): {now, nullptr} when no payload came.
+  Session::Arrival take_arrival(Session& s, uint64_t call_id, uint64_t now);
+  // A whole call whose inputs are empty, so no payload arrived: `bytes` (at least `total`) of
+  // memory for its outputs, checked and held like receive_call's. False: the session was rejected.
+  bool hold_unsent(Session& s, transport::Buffer& payload, uint64_t total, uint64_t bytes);
+
+ protected:
+  ~Core() = default;
+};
+
+}  // namespace outboard::server

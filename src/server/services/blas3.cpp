@@ -1,0 +1,163 @@
+#include "server/services/blas3.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "common/clock.hpp"
+#include "server/chunked.hpp"
+#include "server/cost_model.hpp"
+#include "server/pipeline.hpp"
+#include "server/pool_pipeline.hpp"
+#include "server/services/blas3_executor.hpp"
+#include "server/spread_pipeline.hpp"
+
+namespace outboard::server {
+namespace {
+
+using transport::Buffer;
+
+class Blas3Service final : public Service {
+ public:
+  explicit Blas3Service(Core& core) : core_(core), costs_(core.config().gpu_min_flops) {
+    for (const auto& b : core.backends()) {
+      if (!b->executor<Blas3Executor>()) continue;
+      Backend*& slot = b->has_device_memory() ? device_ : host_;
+      if (!slot) slot = b.get();
+      if (b->has_device_memory()) devices_.push_back(b->executor<Blas3Executor>());
+    }
+    if (!host_) host_ = device_;
+    if (!host_) throw Error("no backend serves Level-3 BLAS");
+  }
+
+  std::vector<wire::Type> messages() const override { return {wire::Type::blas3_call, wire::Type::call_chunk}; }
+
+  transport::Landing on_payload(Session& s, const wire::Message& m, uint64_t bytes) override {
+    if (auto* chunk = std::get_if<wire::CallChunk>(&m))
+      return core_.chunked().landing(s, *chunk, bytes, [&](ChunkedCall& cc) { set_up(s, cc, chunk->call); });
+    const auto& call = std::get<wire::Blas3Call>(m);
+    Core::check_payload(call.payload_bytes, bytes);
+    return transport::Landing::receive(
+        core_.receive_call(s, call.call_id, bytes + extra_output_bytes(call.call), *backend_for(call.call)));
+  }
+
+  void on_message(Session& s, const wire::Message& m, Buffer payload) override {
+    if (auto* c = std::get_if<wire::CallChunk>(&m)) return core_.chunked().on_chunk(s, c->call_id, c->chunk_index);
+    on_call(s, std::get<wire::Blas3Call>(m), std::move(payload));
+  }
+
+ private:
+  // Where the output goes when its values were not sent: after the inputs.
+  static uint64_t extra_output_bytes(const wire::Level3Call& c) { return c.output_sent ? 0 : wire::reply_bytes(c); }
+
+  // The cost model, for now: large calls on the GPU, small ones where no copies are needed.
+  Backend* backend_for(const wire::Level3Call& c) const {
+    if (!device_) return host_;
+    const double bytes = static_cast<double>(wire::request_bytes(c) + wire::reply_bytes(c));
+    return costs_.prefer_device(wire::flops(c), bytes) ? device_ : host_;
+  }
+
+  // A whole call, on the compute pool.
+  void on_call(Session& s, const wire::Blas3Call& req, Buffer payload) {
+    const uint64_t received = now_ns();
+    const Session::Arrival a = core_.take_arrival(s, req.call_id, received);
+    const uint64_t arrived = a.ns;
+    const wire::Level3Call& c = req.call;
+    Backend* backend = a.backend ? a.backend : backend_for(c);  // no payload arrived (empty inputs)
+    const uint64_t in_bytes = req.payload_bytes;
+    const uint64_t total = in_bytes + extra_output_bytes(c);
+    if (payload.size() < total) {  // no payload arrived (empty inputs): on_payload did not allocate
+      if (payload.size() != 0 || in_bytes != 0) return core_.reject(s.peer, "payload size does not match the call");
+      if (!core_.hold_unsent(s, payload, total, total)) return;
+    }
+    if (!c.output_sent) std::memset(payload.data() + in_bytes, 0, total - in_bytes);
+    s.bytes_in += in_bytes;
+    auto buf = std::make_shared<Buffer>(std::move(payload));
+    Blas3Executor* executor = backend->executor<Blas3Executor>();
+    PeerId peer = s.peer;
+    uint64_t call_id = req.call_id;
+    core_.pool().submit([this, executor, c, buf, peer, call_id, in_bytes, arrived, received] {
+      wire::CallReply reply{call_id, true, "", 0, received - arrived, now_ns() - received};
+      const size_t out_bytes = wire::reply_bytes(c);
+      const size_t out_offset = c.output_sent ? in_bytes - out_bytes : in_bytes;
+      try {
+        wire::Layout l = wire::layout(c);
+        std::vector<const std::byte*> inputs;
+        size_t offset = 0;
+        for (const auto& o : l.inputs) {
+          inputs.push_back(buf->data() + offset);
+          offset += o.rows * o.cols * wire::element_bytes(c.scalar);
+        }
+        uint64_t t0 = now_ns();
+        DeviceTiming device = executor->level3(c, inputs, buf->data() + out_offset);
+        reply.compute_ns = now_ns() - t0;
+        if (device.compute_ns) {  // a device backend says how its time divided
+          reply.to_device_ns = device.to_device_ns;
+          reply.compute_ns = device.compute_ns;
+          reply.from_device_ns = device.from_device_ns;
+          costs_.device_call(wire::flops(c), device.compute_ns, double(in_bytes + out_bytes),
+                             device.to_device_ns + device.from_device_ns);
+        } else {
+          costs_.host_call(wire::flops(c), reply.compute_ns);
+        }
+        reply.payload_bytes = out_bytes;
+      } catch (const std::exception& e) {
+        reply.ok = false;
+        reply.message = e.what();
+      }
+      core_.complete({peer, reply, buf, out_offset, reply.ok ? out_bytes : 0, wire::call_name(c), call_id, reply.ok,
+                      reply.message});
+    });
+  }
+
+  // A pipelined call: blocks planned from the rates measured so far, on the backend the cost
+  // model picks (spread over several GPUs where there are).
+  void set_up(Session& s, ChunkedCall& cc, const wire::Level3Call& call) {
+    Backend* backend = backend_for(call);
+    const bool device = backend->has_device_memory();
+    cc.answer = [this, call, device, id = cc.call_id, payload_bytes = cc.payload_bytes](const CallOutcome& o) {
+      if (o.ok) {
+        const double flops = wire::flops(call);
+        if (device && devices_.size() <= 1)  // spread: the sum is not one GPU's rate
+          costs_.device_call(flops, o.compute_ns, 0, 0);
+        else if (!device)
+          costs_.host_call(flops, o.compute_ns);
+        costs_.link(double(payload_bytes), o.receive_ns - std::min(o.receive_ns, o.setup_ns));
+      }
+      return wire::Message(wire::CallReply{id, o.ok, o.error, 0, o.receive_ns, 0, o.to_device_ns, o.compute_ns,
+                                           o.from_device_ns});
+    };
+    cc.name = wire::call_name(call);
+    Plan plan = plan_pipeline(call, choose_block_cols(call, costs_.pipeline_rates()));
+    core_.chunked().stage(s, cc, plan.staging_bytes, *backend);
+    Blas3Executor& executor = *backend->executor<Blas3Executor>();
+    cc.pipe = ChunkedCalls::offered(*backend, [&]() -> std::unique_ptr<Pipeline> {
+      if (device && devices_.size() > 1)
+        if (auto spread = make_spread_pipeline(devices_, plan, cc.staging.data())) return spread;
+      return executor.pipeline(plan, cc.staging.data());
+    });
+    if (!cc.pipe) {
+      // On the compute threads with level3(). A device backend busy with another pipeline would
+      // copy A again for every block: there the call runs whole once its input is in.
+      const int64_t cols = device ? call.n
+                                  : std::max<int64_t>(choose_block_cols(call),
+                                                      int64_t(core_.config().host_block_columns));
+      plan = plan_pipeline(call, cols);
+      // Host backends never read an output whose values were not sent, but keep it defined anyway.
+      if (!call.output_sent) std::memset(cc.staging.data() + plan.output_offset, 0, plan.output_bytes);
+      cc.pipe = make_pool_pipeline(executor, plan, cc.staging.data(), core_.pool(), core_.chunked().wake());
+    }
+    cc.pieces = result_pieces(plan);
+  }
+
+  Core& core_;
+  CostModel costs_;                      // where calls run, and how pipelined calls are blocked
+  Backend* host_ = nullptr;              // the first host backend that serves Level-3 BLAS
+  Backend* device_ = nullptr;            // the first device backend that does, for large calls
+  std::vector<Blas3Executor*> devices_;  // every device backend's: big calls spread over them
+};
+
+}  // namespace
+
+std::unique_ptr<Service> make_blas3_service(Core& core) { return std::make_unique<Blas3Service>(core); }
+
+}  // namespace outboard::server

@@ -1,0 +1,209 @@
+#include "server/services/fft.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <unordered_map>
+
+#include "common/clock.hpp"
+#include "server/chunked.hpp"
+#include "server/services/fft_executor.hpp"
+#include "server/pool_pipeline.hpp"
+
+namespace outboard::server {
+namespace {
+
+using transport::Buffer;
+
+// "fftw_c2c", "fftwf_r2c": the family of calls, as counters and reports name it.
+std::string routine_name(const wire::FftShape& s) {
+  static const char* kinds[] = {"c2c", "r2c", "c2r", "r2r"};
+  return std::string(s.precision == wire::FftPrecision::f32 ? "fftwf_" : "fftw_") + kinds[static_cast<int>(s.kind)];
+}
+
+struct Where {
+  Backend* backend = nullptr;
+  FftExecutor* executor = nullptr;
+};
+
+struct SessionPlan {
+  wire::FftShape shape;
+  Where where;
+};
+
+class FftService final : public Service {
+ public:
+  explicit FftService(Core& core) : core_(core), planner_(2) {
+    for (const auto& b : core.backends()) {
+      FftExecutor* e = b->executor<FftExecutor>();
+      if (!e) continue;
+      (b->has_device_memory() ? devices_ : hosts_).push_back({b.get(), e});
+    }
+  }
+
+  std::vector<wire::Type> messages() const override {
+    return {wire::Type::fft_plan, wire::Type::fft_release, wire::Type::fft_execute, wire::Type::fft_chunk};
+  }
+
+  transport::Landing on_payload(Session& s, const wire::Message& m, uint64_t bytes) override {
+    if (auto* chunk = std::get_if<wire::FftChunk>(&m)) {
+      const SessionPlan* plan = find(s.peer, chunk->plan_id);
+      if (!plan || chunk->payload_bytes != wire::input_bytes(plan->shape)) return transport::Landing::discard();
+      return core_.chunked().landing(s, *chunk, bytes, [&](ChunkedCall& cc) { set_up(s, cc, *plan); });
+    }
+    const auto* q = std::get_if<wire::FftExecute>(&m);
+    if (!q) return Service::on_payload(s, m, bytes);
+    const SessionPlan* plan = find(s.peer, q->plan_id);
+    if (!plan || q->payload_bytes != wire::input_bytes(plan->shape)) return transport::Landing::discard();
+    Core::check_payload(q->payload_bytes, bytes);
+    return transport::Landing::receive(core_.receive_call(s, q->call_id, bytes + wire::output_bytes(plan->shape),
+                                                          *plan->where.backend));
+  }
+
+  void on_message(Session& s, const wire::Message& m, Buffer payload) override {
+    if (auto* p = std::get_if<wire::FftPlan>(&m)) return on_plan(s, *p);
+    if (auto* r = std::get_if<wire::FftRelease>(&m)) {
+      if (auto it = plans_.find(s.peer); it != plans_.end()) it->second.erase(r->plan_id);
+      return;
+    }
+    if (auto* c = std::get_if<wire::FftChunk>(&m)) {
+      if (s.chunked.count(c->call_id)) return core_.chunked().on_chunk(s, c->call_id, c->chunk_index);
+      // Its payload was discarded: the plan is not this session's, or the sizes do not match it.
+      // Answered once, at chunk 0 (every chunked call has one); the others are dropped.
+      if (c->chunk_index == 0) refuse(s, c->call_id, why_not(s.peer, c->plan_id, c->payload_bytes));
+      return;
+    }
+    const auto& q = std::get<wire::FftExecute>(m);
+    const SessionPlan* plan = find(s.peer, q.plan_id);
+    if (!plan || q.payload_bytes != wire::input_bytes(plan->shape))
+      return refuse(s, q.call_id, why_not(s.peer, q.plan_id, q.payload_bytes));
+    on_execute(s, q, *plan, std::move(payload));
+  }
+
+  void on_session_end(PeerId peer) override { plans_.erase(peer); }
+
+  void status(nlohmann::json& doc) const override {
+    nlohmann::json executors = nlohmann::json::array();
+    for (const auto& w : devices_) executors.push_back(w.executor->describe());
+    for (const auto& w : hosts_) executors.push_back(w.executor->describe());
+    size_t plans = 0;
+    for (const auto& [peer, table] : plans_) plans += table.size();
+    doc["fft"] = {{"session_plans", plans}, {"plans_made_ahead", prepared_.load()}, {"executors", executors}};
+  }
+
+ private:
+  static constexpr size_t kMaxPlansPerSession = 4096;
+
+  const SessionPlan* find(PeerId peer, uint64_t id) const {
+    auto it = plans_.find(peer);
+    if (it == plans_.end()) return nullptr;
+    auto p = it->second.find(id);
+    return p == it->second.end() ? nullptr : &p->second;
+  }
+
+  std::string why_not(PeerId peer, uint64_t plan_id, uint64_t payload_bytes) const {
+    const SessionPlan* plan = find(peer, plan_id);
+    if (!plan) return "unknown FFT plan " + std::to_string(plan_id) + " (not made in this session)";
+    return "FFT input of " + std::to_string(payload_bytes) + " bytes does not match plan " + std::to_string(plan_id) +
+           " (" + wire::shape_name(plan->shape) + " takes " + std::to_string(wire::input_bytes(plan->shape)) + ")";
+  }
+
+  void refuse(Session& s, uint64_t call_id, const std::string& why) {
+    core_.count_call(&s, s.peer, call_id, "fft", false, why);
+    core_.send(s.peer, wire::FftReply{call_id, false, why});
+  }
+
+  // cuFFT where it expresses the problem, else FFTW on the host.
+  Where where_for(const wire::FftShape& shape) const {
+    for (const auto& w : devices_)
+      if (w.executor->serves(shape)) return w;
+    for (const auto& w : hosts_)
+      if (w.executor->serves(shape)) return w;
+    return {};
+  }
+
+  void on_plan(Session& s, const wire::FftPlan& p) {
+    auto& table = plans_[s.peer];
+    if (table.count(p.plan_id)) return core_.reject(s.peer, "FFT plan id " + std::to_string(p.plan_id) + " already in use");
+    if (table.size() >= kMaxPlansPerSession) return core_.reject(s.peer, "too many FFT plans in one session");
+    const Where w = where_for(p.shape);
+    if (!w.executor) return core_.reject(s.peer, "this server has no backend that serves FFTs");
+    table[p.plan_id] = {p.shape, w};
+    // Made ready while the data travels: on a planner thread of the service's own, so a plan never
+    // waits behind calls on the compute pool.
+    planner_.submit([this, e = w.executor, shape = p.shape] {
+      try {
+        e->prepare(shape);
+        ++prepared_;
+      } catch (const std::exception& ex) {
+        spdlog::warn("fft.plan_failed shape=\"{}\" executor={} error=\"{}\"", wire::shape_name(shape), e->where(), ex.what());
+      }
+    });
+  }
+
+  // A whole execution on the compute pool; the buffer holds the input, then the output.
+  void on_execute(Session& s, const wire::FftExecute& q, const SessionPlan& plan, Buffer payload) {
+    const uint64_t received = now_ns();
+    const Session::Arrival a = core_.take_arrival(s, q.call_id, received);
+    const uint64_t in_bytes = wire::input_bytes(plan.shape), out_bytes = wire::output_bytes(plan.shape);
+    if (payload.size() != in_bytes + out_bytes) return core_.reject(s.peer, "payload size does not match the FFT");
+    s.bytes_in += in_bytes;
+    auto buf = std::make_shared<Buffer>(std::move(payload));
+    core_.pool().submit([this, e = plan.where.executor, shape = plan.shape, buf, peer = s.peer, id = q.call_id, in_bytes,
+                         out_bytes, arrived = a.ns, received] {
+      wire::FftReply r{id, true, "", 0, received - arrived, now_ns() - received};
+      try {
+        const FftTiming t = e->execute(shape, buf->data(), buf->data() + in_bytes);
+        r.plan_wait_ns = t.plan_wait_ns, r.to_device_ns = t.to_device_ns, r.compute_ns = t.compute_ns;
+        r.from_device_ns = t.from_device_ns;
+        r.payload_bytes = out_bytes;
+        r.backend = e->where();
+      } catch (const std::exception& ex) {
+        r.ok = false;
+        r.message = ex.what();
+      }
+      core_.complete({peer, r, buf, in_bytes, r.ok ? out_bytes : 0, routine_name(shape), id, r.ok, r.message});
+    });
+  }
+
+  // A pipelined execution: the executor's own pipeline (a GPU copies each chunk as it lands), else
+  // one step on the compute pool once the input is in. The result leaves in pieces of whole
+  // transforms where they fit in a chunk.
+  void set_up(Session& s, ChunkedCall& cc, const SessionPlan& plan) {
+    const std::string where = plan.where.executor->where();
+    cc.answer = [id = cc.call_id, where](const CallOutcome& o) {
+      return wire::Message(wire::FftReply{id, o.ok, o.error, 0, o.receive_ns, 0, o.to_device_ns, o.compute_ns,
+                                          o.from_device_ns, 0, where});
+    };
+    cc.name = routine_name(plan.shape);
+    const FftPlanPieces p = plan_fft_pieces(plan.shape, cc.chunk_bytes);
+    core_.chunked().stage(s, cc, p.staging_bytes, *plan.where.backend);
+    FftExecutor& e = *plan.where.executor;
+    cc.pipe = ChunkedCalls::offered(*plan.where.backend, [&] { return e.pipeline(p, cc.staging.data()); });
+    if (!cc.pipe) {
+      std::vector<size_t> all(p.pieces.size());
+      for (size_t i = 0; i < all.size(); ++i) all[i] = i;
+      std::byte* staging = cc.staging.data();
+      PoolStep step{p.input_bytes, [&e, shape = plan.shape, staging, in = p.input_bytes] {
+                      e.execute(shape, staging, staging + in);
+                      return int64_t(0);
+                    },
+                    std::move(all)};
+      std::vector<PoolStep> steps;
+      steps.push_back(std::move(step));
+      cc.pipe = make_pool_pipeline(std::move(steps), core_.pool(), core_.chunked().wake());
+    }
+    cc.pieces = p.pieces;
+  }
+
+  Core& core_;
+  std::vector<Where> devices_, hosts_;
+  std::unordered_map<PeerId, std::unordered_map<uint64_t, SessionPlan>> plans_;
+  std::atomic<uint64_t> prepared_{0};
+  ComputePool planner_;  // last: its threads end before the rest goes
+};
+
+}  // namespace
+
+std::unique_ptr<Service> make_fft_service(Core& core) { return std::make_unique<FftService>(core); }
+
+}  // namespace outboard::server

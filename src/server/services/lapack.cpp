@@ -1,0 +1,148 @@
+#include "server/services/lapack.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "common/clock.hpp"
+#include "server/chunked.hpp"
+#include "server/direct.hpp"
+#include "server/lapack_pipeline.hpp"
+#include "server/services/lapack_executor.hpp"
+
+namespace outboard::server {
+namespace {
+
+using transport::Buffer;
+
+class LapackService final : public Service {
+ public:
+  explicit LapackService(Core& core) : core_(core) {
+    for (const auto& b : core.backends()) {
+      if (!b->executor<LapackExecutor>()) continue;
+      Backend*& slot = b->has_device_memory() ? device_ : host_;
+      if (!slot) slot = b.get();
+    }
+  }
+
+  std::vector<wire::Type> messages() const override {
+    return {wire::Type::lapack_call, wire::Type::lapack_chunk, wire::Type::direct_lapack};
+  }
+
+  // A whole call's memory: its inputs as they arrive, then room for its outputs.
+  transport::Landing on_payload(Session& s, const wire::Message& m, uint64_t bytes) override {
+    if (auto* chunk = std::get_if<wire::LapackChunk>(&m))
+      return core_.chunked().landing(s, *chunk, bytes, [&](ChunkedCall& cc) { set_up(s, cc, chunk->call); });
+    const auto* q = std::get_if<wire::LapackRequest>(&m);
+    if (!q) return Service::on_payload(s, m, bytes);
+    Core::check_payload(q->payload_bytes, bytes);
+    Backend* backend = backend_for(q->call);
+    if (!backend) throw ProtocolError("this server has no backend that serves LAPACK");
+    return transport::Landing::receive(
+        core_.receive_call(s, q->call_id, bytes + wire::reply_bytes(q->call), *backend));
+  }
+
+  void on_message(Session& s, const wire::Message& m, Buffer payload) override {
+    if (auto* c = std::get_if<wire::LapackChunk>(&m)) return core_.chunked().on_chunk(s, c->call_id, c->chunk_index);
+    if (auto* d = std::get_if<wire::DirectLapack>(&m))
+      return core_.direct().start(s, *d, wire::request_bytes(d->call),
+                                  [&](ChunkedCall& cc) { set_up(s, cc, d->call); });
+    on_call(s, std::get<wire::LapackRequest>(m), std::move(payload));
+  }
+
+ private:
+  // Large calls on a device backend that serves them, the rest on the host.
+  Backend* backend_for(const wire::LapackCall& c) const {
+    if (device_ && wire::flops(c) >= core_.config().gpu_min_flops &&
+        device_->executor<LapackExecutor>()->serves_lapack(c))
+      return device_;
+    return host_;
+  }
+
+  // A whole call, on the compute pool. The buffer holds the inputs, then the outputs (reply payload).
+  void on_call(Session& s, const wire::LapackRequest& req, Buffer payload) {
+    const uint64_t received = now_ns();
+    const Session::Arrival a = core_.take_arrival(s, req.call_id, received);
+    const uint64_t arrived = a.ns;
+    const wire::LapackCall& c = req.call;
+    Backend* backend = a.backend ? a.backend : backend_for(c);
+    if (!backend) return core_.reject(s.peer, "this server has no backend that serves LAPACK");
+    const uint64_t in_bytes = req.payload_bytes;
+    const uint64_t total = in_bytes + wire::reply_bytes(c);
+    if (payload.size() != total) {  // no payload arrived (empty inputs): on_payload did not allocate
+      if (payload.size() != 0 || in_bytes != 0) return core_.reject(s.peer, "payload size does not match the call");
+      if (!core_.hold_unsent(s, payload, total, std::max<uint64_t>(total, 1))) return;
+    }
+    s.bytes_in += in_bytes;
+    auto buf = std::make_shared<Buffer>(std::move(payload));
+    LapackExecutor* executor = backend->executor<LapackExecutor>();
+    PeerId peer = s.peer;
+    uint64_t call_id = req.call_id;
+    core_.pool().submit([this, executor, c, buf, peer, call_id, in_bytes, arrived, received] {
+      wire::LapackReply reply{call_id, true, "", 0, 0, received - arrived, now_ns() - received};
+      const uint64_t out_bytes = wire::reply_bytes(c);
+      try {
+        const wire::LapackLayout l = wire::layout(c);
+        std::vector<const std::byte*> inputs;
+        std::vector<std::byte*> outputs;
+        uint64_t offset = 0;
+        for (const auto& a : l.inputs) {
+          inputs.push_back(buf->data() + offset);
+          offset += wire::array_bytes(a, c.scalar);
+        }
+        for (const auto& a : l.outputs) {
+          std::byte* p = buf->data() + offset;
+          const uint64_t n = wire::array_bytes(a, c.scalar);
+          if (a.from_input >= 0) std::memcpy(p, inputs[a.from_input], n);
+          else std::memset(p, 0, n);
+          outputs.push_back(p);
+          offset += n;
+        }
+        wire::check_inputs(c, inputs.data());
+        DeviceTiming device;
+        const uint64_t t0 = now_ns();
+        reply.info = executor->lapack(c, inputs, outputs, device);
+        reply.compute_ns = now_ns() - t0;
+        if (device.compute_ns) {
+          reply.to_device_ns = device.to_device_ns;
+          reply.compute_ns = device.compute_ns;
+          reply.from_device_ns = device.from_device_ns;
+        }
+        reply.payload_bytes = out_bytes;
+      } catch (const std::exception& e) {
+        reply.ok = false;
+        reply.message = e.what();
+        reply.info = 0;
+      }
+      core_.complete({peer, reply, buf, in_bytes, reply.ok ? out_bytes : 0, wire::call_name(c), call_id, reply.ok,
+                      reply.message});
+    });
+  }
+
+  // A pipelined or direct call: its result leaves in pieces of the chunk size.
+  void set_up(Session& s, ChunkedCall& cc, const wire::LapackCall& call) {
+    cc.answer = [id = cc.call_id](const CallOutcome& o) {
+      return wire::Message(wire::LapackReply{id, o.ok, o.error, o.ok ? o.info : 0, 0, o.receive_ns, 0,
+                                             o.to_device_ns, o.compute_ns, o.from_device_ns});
+    };
+    cc.name = wire::call_name(call);
+    Backend* backend = backend_for(call);
+    if (!backend) throw ProtocolError("this server has no backend that serves LAPACK");
+    LapackExecutor& executor = *backend->executor<LapackExecutor>();
+    const LapackPlan plan = plan_lapack(call, cc.chunk_bytes);
+    core_.chunked().stage(s, cc, plan.staging_bytes, *backend);
+    cc.pipe = ChunkedCalls::offered(*backend, [&] { return executor.lapack_pipeline(plan, cc.staging.data()); });
+    if (!cc.pipe)
+      cc.pipe = make_pool_lapack_pipeline(executor, plan, cc.staging.data(), core_.pool(), core_.chunked().wake());
+    cc.pieces = plan.pieces;
+  }
+
+  Core& core_;
+  Backend* host_ = nullptr;    // the first host backend that serves LAPACK
+  Backend* device_ = nullptr;  // the first device backend that does, for large calls
+};
+
+}  // namespace
+
+std::unique_ptr<Service> make_lapack_service(Core& core) { return std::make_unique<LapackService>(core); }
+
+}  // namespace outboard::server

@@ -1,0 +1,48 @@
+// A client's session: its state, counters and calls in progress. Owned by the server core
+// (server.cpp); services and the call machinery reach it through Core::session.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+
+#include "common/clock.hpp"
+#include "common/secret.hpp"
+#include "transport/copy_lanes.hpp"
+#include "transport/transport.hpp"
+
+namespace outboard::server {
+
+class Backend;
+struct ChunkedCall;  // chunked.hpp
+
+using transport::PeerId;
+
+enum class State { awaiting_hello, awaiting_auth, ready, closing };
+
+struct Session {
+  PeerId peer;
+  std::string addr;
+  std::string client_name;
+  State state = State::awaiting_hello;
+  Nonce client_nonce{}, server_nonce{};
+  uint64_t connected_ns = now_ns();
+  uint64_t calls = 0, errors = 0, bytes_in = 0, bytes_out = 0;
+  uint64_t pings = 0, ping_bytes = 0;  // benchmark traffic received
+  uint64_t held_bytes = 0;     // payload memory of calls in progress
+  std::string refusal;         // why the last payload was refused
+  std::string sink_refusal;    // why a payload sent to the session's sink was refused: ends the session
+  uint64_t close_at_ns = 0;    // closing: when to hang up
+  // Whole calls whose payload is arriving: when it began (receiving includes finding memory for
+  // it), and the backend chosen for it then (its staging memory is that backend's).
+  struct Arrival {
+    uint64_t ns = 0;
+    Backend* backend = nullptr;
+  };
+  std::unordered_map<uint64_t, Arrival> arrivals;  // by call id
+  std::unordered_map<uint64_t, std::shared_ptr<ChunkedCall>> chunked;  // call id -> chunked call in progress
+  std::optional<transport::CopyLanes::Remote> remote;  // the client's memory, once it asked for the direct path
+};
+
+}  // namespace outboard::server
