@@ -155,11 +155,11 @@ bool fft_execute(RemoteFft* p, const FftArrays& a) noexcept {
     try {
       if (chunked)
         reply = conn->chunked_request(
-            wire::FftChunk{0, p->id, in_bytes, chunk, 0}, std::move(payload),
+            wire::FftChunk{0, p->id, l.shape, in_bytes, chunk, 0}, std::move(payload),
             [&result](uint64_t offset, uint64_t) { return result.data() + offset; }, out_bytes,
             settings.timeout_seconds, static_cast<unsigned>(settings.chunk_window));
       else
-        reply = conn->request(wire::FftExecute{0, p->id, in_bytes}, std::move(payload), result.data(), out_bytes,
+        reply = conn->request(wire::FftExecute{0, p->id, l.shape, in_bytes}, std::move(payload), result.data(), out_bytes,
                               settings.timeout_seconds);
     } catch (const Error& e) {
       return fall_back(e.what());

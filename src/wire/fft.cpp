@@ -130,10 +130,16 @@ void encode_body(Writer& w, const FftPlan& m) {
 }
 void encode_body(Writer& w, const FftRelease& m) { w.u64(m.plan_id); }
 void encode_body(Writer& w, const FftExecute& m) {
-  for (uint64_t v : {m.call_id, m.plan_id, m.payload_bytes}) w.u64(v);
+  w.u64(m.call_id);
+  w.u64(m.plan_id);
+  encode(w, m.shape);
+  w.u64(m.payload_bytes);
 }
 void encode_body(Writer& w, const FftChunk& m) {
-  for (uint64_t v : {m.call_id, m.plan_id, m.payload_bytes, m.chunk_bytes, m.chunk_index}) w.u64(v);
+  w.u64(m.call_id);
+  w.u64(m.plan_id);
+  encode(w, m.shape);
+  for (uint64_t v : {m.payload_bytes, m.chunk_bytes, m.chunk_index}) w.u64(v);
 }
 void encode_body(Writer& w, const FftReply& m) {
   w.u64(m.call_id);
@@ -151,21 +157,32 @@ FftPlan decode_fft_plan(Reader& r) {
   return m;
 }
 FftRelease decode_fft_release(Reader& r) { return {nonzero_id(r, "FFT plan")}; }
+namespace {
+void check_input(uint64_t announced, const FftShape& s) {
+  if (announced != input_bytes(s))
+    throw ProtocolError("FFT execution announces " + std::to_string(announced) + " payload bytes, " + shape_name(s) +
+                        " takes " + std::to_string(input_bytes(s)));
+}
+}  // namespace
+
 FftExecute decode_fft_execute(Reader& r) {
   FftExecute m;
   m.call_id = r.u64();
   m.plan_id = nonzero_id(r, "FFT plan");
+  m.shape = decode_fft_shape(r);
   m.payload_bytes = r.u64();
+  check_input(m.payload_bytes, m.shape);
   return m;
 }
 FftChunk decode_fft_chunk(Reader& r) {
   FftChunk m;
   m.call_id = r.u64();
   m.plan_id = nonzero_id(r, "FFT plan");
+  m.shape = decode_fft_shape(r);
   m.payload_bytes = r.u64();
   m.chunk_bytes = r.u64();
   m.chunk_index = r.u64();
-  if (m.payload_bytes == 0) throw ProtocolError("chunked FFT without payload");
+  check_input(m.payload_bytes, m.shape);
   if (m.chunk_bytes < kMinChunkBytes) throw ProtocolError("chunk size below the minimum");
   if (m.chunk_index >= (m.payload_bytes + m.chunk_bytes - 1) / m.chunk_bytes)
     throw ProtocolError("chunk index out of range");

@@ -66,9 +66,11 @@ FftShape decode_fft_shape(Reader& r);  // validates
 // A plan is a per-session object named by an id the client picks (opaque to the server, scoped to
 // the session: one session can never name another's). FftPlan is sent at plan time without
 // waiting for an answer: the server prepares the plan (a cuFFT plan and its device memory, or an
-// FFTW plan) while the program goes on. Executions name the plan; their payload is the dense
-// input (above), and the reply's the dense output. A plan that could not be made fails its
-// executions (the client then runs them locally).
+// FFTW plan) while the program goes on. Executions name the plan and repeat its shape (their
+// payload lands before the plan message is handled, and is sized by it; the server then checks
+// that the session has that plan); their payload is the dense input (above), and the reply's the
+// dense output. A plan that could not be made fails its executions (the client then runs them
+// locally).
 struct FftPlan {
   uint64_t plan_id = 0;  // non-zero
   FftShape shape;
@@ -79,14 +81,16 @@ struct FftRelease {  // the client destroyed the plan; no answer
 struct FftExecute {  // one execution; payload = input_bytes(shape), answered with an FftReply and the output
   uint64_t call_id = 0;
   uint64_t plan_id = 0;
-  uint64_t payload_bytes = 0;
+  FftShape shape;              // the plan's
+  uint64_t payload_bytes = 0;  // must equal input_bytes(shape)
 };
 // A large execution's input in chunks (as wire::CallChunk): whichever arrives first sets the call
 // up; the output comes back in ReplyChunks, then an FftReply without payload.
 struct FftChunk {
   uint64_t call_id = 0;
   uint64_t plan_id = 0;
-  uint64_t payload_bytes = 0;  // of the whole input: the server checks it against the plan
+  FftShape shape;              // the plan's
+  uint64_t payload_bytes = 0;  // of the whole input: must equal input_bytes(shape)
   uint64_t chunk_bytes = 0;    // at least kMinChunkBytes
   uint64_t chunk_index = 0;    // below chunk_count(payload_bytes, chunk_bytes)
 };

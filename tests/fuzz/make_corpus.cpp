@@ -99,8 +99,9 @@ std::map<std::string, std::vector<std::byte>> seeds() {
   fft.batch = 3;
   out["fft_plan"] = encode(FftPlan{22, fft});
   out["fft_release"] = encode(FftRelease{22});
-  out["fft_execute"] = encode(FftExecute{23, 22, input_bytes(fft)});
-  out["fft_chunk"] = encode(FftChunk{24, 22, 1 << 20, kMinChunkBytes, 3});
+  out["fft_execute"] = encode(FftExecute{23, 22, fft, input_bytes(fft)});
+  fft.n = {1 << 16};
+  out["fft_chunk"] = encode(FftChunk{24, 22, fft, input_bytes(fft), kMinChunkBytes, 3});
   out["fft_reply"] = encode(FftReply{23, true, "", output_bytes(fft), 1, 2, 3, 4, 5, 6, "cpu"});
   return out;
 }

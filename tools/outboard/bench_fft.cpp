@@ -82,11 +82,11 @@ wire::FftReply remote_execute(client::Connection& conn, uint64_t id, const FftSh
   const uint64_t in_bytes = wire::input_bytes(s), out_bytes = wire::output_bytes(s);
   wire::Message reply;
   if (f.chunk_bytes && in_bytes >= 2 * f.chunk_bytes)
-    reply = conn.chunked_request(wire::FftChunk{0, id, in_bytes, f.chunk_bytes, 0}, {{in.data(), in_bytes}},
+    reply = conn.chunked_request(wire::FftChunk{0, id, s, in_bytes, f.chunk_bytes, 0}, {{in.data(), in_bytes}},
                                  [&out](uint64_t offset, uint64_t) { return out.data() + offset; }, out_bytes, 0,
                                  f.chunk_window);
   else
-    reply = conn.request(wire::FftExecute{0, id, in_bytes}, {{in.data(), in_bytes}}, out.data(), out_bytes, 0);
+    reply = conn.request(wire::FftExecute{0, id, s, in_bytes}, {{in.data(), in_bytes}}, out.data(), out_bytes, 0);
   auto* r = std::get_if<wire::FftReply>(&reply);
   if (!r || !r->ok) throw Error("remote FFT failed: " + (r ? r->message : std::string("unexpected reply")));
   return *r;

@@ -27,7 +27,6 @@ struct Where {
 
 struct SessionPlan {
   wire::FftShape shape;
-  Where where;
 };
 
 class FftService final : public Service {
@@ -44,19 +43,17 @@ class FftService final : public Service {
     return {wire::Type::fft_plan, wire::Type::fft_release, wire::Type::fft_execute, wire::Type::fft_chunk};
   }
 
+  // An execution's payload lands before the messages ahead of it are handled (the plan among
+  // them), so it is sized by the shape it repeats; on_message then checks the plan.
   transport::Landing on_payload(Session& s, const wire::Message& m, uint64_t bytes) override {
-    if (auto* chunk = std::get_if<wire::FftChunk>(&m)) {
-      const SessionPlan* plan = find(s.peer, chunk->plan_id);
-      if (!plan || chunk->payload_bytes != wire::input_bytes(plan->shape)) return transport::Landing::discard();
-      return core_.chunked().landing(s, *chunk, bytes, [&](ChunkedCall& cc) { set_up(s, cc, *plan); });
-    }
+    if (auto* chunk = std::get_if<wire::FftChunk>(&m))
+      return core_.chunked().landing(s, *chunk, bytes, [&](ChunkedCall& cc) { set_up(s, cc, chunk->shape); });
     const auto* q = std::get_if<wire::FftExecute>(&m);
     if (!q) return Service::on_payload(s, m, bytes);
-    const SessionPlan* plan = find(s.peer, q->plan_id);
-    if (!plan || q->payload_bytes != wire::input_bytes(plan->shape)) return transport::Landing::discard();
     Core::check_payload(q->payload_bytes, bytes);
-    return transport::Landing::receive(core_.receive_call(s, q->call_id, bytes + wire::output_bytes(plan->shape),
-                                                          *plan->where.backend));
+    const Where w = where_for(q->shape);
+    if (!w.backend) throw ProtocolError("this server has no backend that serves FFTs");
+    return transport::Landing::receive(core_.receive_call(s, q->call_id, bytes + wire::output_bytes(q->shape), *w.backend));
   }
 
   void on_message(Session& s, const wire::Message& m, Buffer payload) override {
@@ -66,17 +63,19 @@ class FftService final : public Service {
       return;
     }
     if (auto* c = std::get_if<wire::FftChunk>(&m)) {
-      if (s.chunked.count(c->call_id)) return core_.chunked().on_chunk(s, c->call_id, c->chunk_index);
-      // Its payload was discarded: the plan is not this session's, or the sizes do not match it.
-      // Answered once, at chunk 0 (every chunked call has one); the others are dropped.
-      if (c->chunk_index == 0) refuse(s, c->call_id, why_not(s.peer, c->plan_id, c->payload_bytes));
-      return;
+      // A call on a plan the session does not have fails (answered once all of it is in); its
+      // pipeline may have started, on the shape the chunks gave, but nothing goes back.
+      if (auto it = s.chunked.find(c->call_id); it != s.chunked.end() && !matches(s.peer, c->plan_id, c->shape))
+        core_.chunked().fail(*it->second, why_not(s.peer, c->plan_id, c->shape));
+      return core_.chunked().on_chunk(s, c->call_id, c->chunk_index);
     }
     const auto& q = std::get<wire::FftExecute>(m);
-    const SessionPlan* plan = find(s.peer, q.plan_id);
-    if (!plan || q.payload_bytes != wire::input_bytes(plan->shape))
-      return refuse(s, q.call_id, why_not(s.peer, q.plan_id, q.payload_bytes));
-    on_execute(s, q, *plan, std::move(payload));
+    if (!matches(s.peer, q.plan_id, q.shape)) {
+      core_.take_arrival(s, q.call_id, now_ns());
+      s.held_bytes -= std::min<uint64_t>(s.held_bytes, payload.size());
+      return refuse(s, q.call_id, why_not(s.peer, q.plan_id, q.shape));
+    }
+    on_execute(s, q, std::move(payload));
   }
 
   void on_session_end(PeerId peer) override { plans_.erase(peer); }
@@ -99,12 +98,17 @@ class FftService final : public Service {
     auto p = it->second.find(id);
     return p == it->second.end() ? nullptr : &p->second;
   }
+  // Whether the session has plan `id`, of this shape.
+  bool matches(PeerId peer, uint64_t id, const wire::FftShape& shape) const {
+    const SessionPlan* plan = find(peer, id);
+    return plan && plan->shape == shape;
+  }
 
-  std::string why_not(PeerId peer, uint64_t plan_id, uint64_t payload_bytes) const {
+  std::string why_not(PeerId peer, uint64_t plan_id, const wire::FftShape& shape) const {
     const SessionPlan* plan = find(peer, plan_id);
     if (!plan) return "unknown FFT plan " + std::to_string(plan_id) + " (not made in this session)";
-    return "FFT input of " + std::to_string(payload_bytes) + " bytes does not match plan " + std::to_string(plan_id) +
-           " (" + wire::shape_name(plan->shape) + " takes " + std::to_string(wire::input_bytes(plan->shape)) + ")";
+    return "FFT plan " + std::to_string(plan_id) + " is " + wire::shape_name(plan->shape) + ", not " +
+           wire::shape_name(shape);
   }
 
   void refuse(Session& s, uint64_t call_id, const std::string& why) {
@@ -127,7 +131,7 @@ class FftService final : public Service {
     if (table.size() >= kMaxPlansPerSession) return core_.reject(s.peer, "too many FFT plans in one session");
     const Where w = where_for(p.shape);
     if (!w.executor) return core_.reject(s.peer, "this server has no backend that serves FFTs");
-    table[p.plan_id] = {p.shape, w};
+    table[p.plan_id] = {p.shape};
     // Made ready while the data travels: on a planner thread of the service's own, so a plan never
     // waits behind calls on the compute pool.
     planner_.submit([this, e = w.executor, shape = p.shape] {
@@ -141,14 +145,14 @@ class FftService final : public Service {
   }
 
   // A whole execution on the compute pool; the buffer holds the input, then the output.
-  void on_execute(Session& s, const wire::FftExecute& q, const SessionPlan& plan, Buffer payload) {
+  void on_execute(Session& s, const wire::FftExecute& q, Buffer payload) {
     const uint64_t received = now_ns();
     const Session::Arrival a = core_.take_arrival(s, q.call_id, received);
-    const uint64_t in_bytes = wire::input_bytes(plan.shape), out_bytes = wire::output_bytes(plan.shape);
+    const uint64_t in_bytes = wire::input_bytes(q.shape), out_bytes = wire::output_bytes(q.shape);
     if (payload.size() != in_bytes + out_bytes) return core_.reject(s.peer, "payload size does not match the FFT");
     s.bytes_in += in_bytes;
     auto buf = std::make_shared<Buffer>(std::move(payload));
-    core_.pool().submit([this, e = plan.where.executor, shape = plan.shape, buf, peer = s.peer, id = q.call_id, in_bytes,
+    core_.pool().submit([this, e = where_for(q.shape).executor, shape = q.shape, buf, peer = s.peer, id = q.call_id, in_bytes,
                          out_bytes, arrived = a.ns, received] {
       wire::FftReply r{id, true, "", 0, received - arrived, now_ns() - received};
       try {
@@ -168,22 +172,24 @@ class FftService final : public Service {
   // A pipelined execution: the executor's own pipeline (a GPU copies each chunk as it lands), else
   // one step on the compute pool once the input is in. The result leaves in pieces of whole
   // transforms where they fit in a chunk.
-  void set_up(Session& s, ChunkedCall& cc, const SessionPlan& plan) {
-    const std::string where = plan.where.executor->where();
+  void set_up(Session& s, ChunkedCall& cc, const wire::FftShape& shape) {
+    const Where w = where_for(shape);
+    if (!w.executor) throw ProtocolError("this server has no backend that serves FFTs");
+    const std::string where = w.executor->where();
     cc.answer = [id = cc.call_id, where](const CallOutcome& o) {
       return wire::Message(wire::FftReply{id, o.ok, o.error, 0, o.receive_ns, 0, o.to_device_ns, o.compute_ns,
                                           o.from_device_ns, 0, where});
     };
-    cc.name = routine_name(plan.shape);
-    const FftPlanPieces p = plan_fft_pieces(plan.shape, cc.chunk_bytes);
-    core_.chunked().stage(s, cc, p.staging_bytes, *plan.where.backend);
-    FftExecutor& e = *plan.where.executor;
-    cc.pipe = ChunkedCalls::offered(*plan.where.backend, [&] { return e.pipeline(p, cc.staging.data()); });
+    cc.name = routine_name(shape);
+    const FftPlanPieces p = plan_fft_pieces(shape, cc.chunk_bytes);
+    core_.chunked().stage(s, cc, p.staging_bytes, *w.backend);
+    FftExecutor& e = *w.executor;
+    cc.pipe = ChunkedCalls::offered(*w.backend, [&] { return e.pipeline(p, cc.staging.data()); });
     if (!cc.pipe) {
       std::vector<size_t> all(p.pieces.size());
       for (size_t i = 0; i < all.size(); ++i) all[i] = i;
       std::byte* staging = cc.staging.data();
-      PoolStep step{p.input_bytes, [&e, shape = plan.shape, staging, in = p.input_bytes] {
+      PoolStep step{p.input_bytes, [&e, shape, staging, in = p.input_bytes] {
                       e.execute(shape, staging, staging + in);
                       return int64_t(0);
                     },
