@@ -618,6 +618,15 @@ static void T(test_threads)(void) {
   X(execute)(p);
   T(verify)("plan_dft_2d with 2 planner threads", C2C, 1, NULL, &L, T(cplx)(out), &ref);
   X(destroy_plan)(p);
+  /* a large transform planned with 2 threads uses FFTW's threaded solvers (also in the compat
+     directory, where the shim must load the real threads library itself) */
+  R* big = T(alloc)(2 * 256 * 256);
+  p = X(plan_dft_2d)(256, 256, (X(complex)*)big, (X(complex)*)big, FFTW_FORWARD, FFTW_ESTIMATE);
+  char* text = X(sprint_plan)(p);
+  expect(text != NULL && strstr(text, "-thr") != NULL, PREC, "a plan made with 2 planner threads is threaded");
+  free(text);
+  X(destroy_plan)(p);
+  X(free)(big);
   X(plan_with_nthreads)(1);
   X(free)(in), X(free)(out);
 }
