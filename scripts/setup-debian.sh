@@ -10,6 +10,7 @@ PACKAGES=(
   libopenblas-dev libblas-dev libblas-test # server CPU backend, reference BLAS and its test programs
   liblapack-dev liblapacke-dev liblapack-test # reference LAPACK (pass-through symbol table), LAPACKE, LAPACK testers
   libsodium-dev                            # keyed MAC for authentication
+  libfftw3-dev libfftw3-bin python3-pyfftw # FFTW shim: headers and real libraries, fftw-wisdom, pyfftw as a client
   libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev libtomlplusplus-dev
   libgtest-dev clang libclang-rt-14-dev    # tests, and libFuzzer for the fuzz target
   python3 python3-numpy python3-matplotlib # test helpers; numpy as an unmodified client in the demo; plots

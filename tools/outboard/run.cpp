@@ -9,7 +9,7 @@
 namespace outboard::tool {
 namespace {
 
-// The shims (liboutboard-blas.so, liboutboard-lapack.so) sit in ../lib beside this executable, in
+// The shims (liboutboard-blas.so, liboutboard-lapack.so, liboutboard-fftw3.so) sit in ../lib beside this executable, in
 // the build tree and installed.
 std::string shim_path(const char* file = "liboutboard-blas.so") {
   std::filesystem::path exe = std::filesystem::read_symlink("/proc/self/exe");
@@ -21,7 +21,7 @@ std::string shim_path(const char* file = "liboutboard-blas.so") {
 }  // namespace
 
 Runner add_run(CLI::App& app) {
-  auto* cmd = app.add_subcommand("run", "Run a program with its BLAS and LAPACK calls offloaded (outboard run -- PROGRAM ARGS)");
+  auto* cmd = app.add_subcommand("run", "Run a program with its BLAS, LAPACK and FFTW calls offloaded (outboard run -- PROGRAM ARGS)");
   struct Args {
     std::string server, token, offload, fallback;
     std::vector<std::string> command;
@@ -34,7 +34,8 @@ Runner add_run(CLI::App& app) {
   cmd->add_option("--fallback", a->fallback, "local|fail (sets OUTBOARD_FALLBACK)")->check(CLI::IsMember({"local", "fail"}));
   cmd->add_option("command", a->command, "Program and its arguments")->required();
   return [=]() -> int {
-    std::string preload = shim_path() + ":" + shim_path("liboutboard-lapack.so");
+    std::string preload =
+        shim_path() + ":" + shim_path("liboutboard-lapack.so") + ":" + shim_path("liboutboard-fftw3.so");
     if (const char* old = std::getenv("LD_PRELOAD"); old && *old) preload += std::string(":") + old;
     setenv("LD_PRELOAD", preload.c_str(), 1);
     if (!a->server.empty()) setenv("OUTBOARD_SERVERS", a->server.c_str(), 1);

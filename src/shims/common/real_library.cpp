@@ -3,7 +3,7 @@
 #include <dlfcn.h>
 #include <link.h>
 
-#include <array>
+#include <atomic>
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
@@ -17,7 +17,7 @@ namespace {
 // libopenblas.so.0 with all of LAPACK) must not join the global scope and satisfy other
 // libraries' lookups. Its own calls to xerbla_/lsame_ still bind through the global scope first,
 // so an application-defined xerbla_ wins; that is also why there is no RTLD_DEEPBIND.
-// RTLD_NOW: fail here, not mid-call.
+// RTLD_NOW: fail here, not mid-call. (RealLibrary::global asks for RTLD_GLOBAL instead.)
 constexpr int kOpenFlags = RTLD_NOW | RTLD_LOCAL;
 
 void anchor() noexcept {}  // internal linkage: its address is always in this library
@@ -55,9 +55,9 @@ bool inside_self(const void* addr) noexcept {
 }
 
 // dlopen(path), or nullptr if that fails or loads this library.
-void* open_real(const char* path) noexcept {
+void* open_real(const char* path, bool global) noexcept {
     if (std::strchr(path, '/') != nullptr && is_self_file(path)) return nullptr;
-    void* handle = dlopen(path, kOpenFlags);
+    void* handle = dlopen(path, global ? (kOpenFlags & ~RTLD_LOCAL) | RTLD_GLOBAL : kOpenFlags);
     if (handle == nullptr) return nullptr;
     link_map* map = nullptr;  // a bare soname is only known to be us after loading
     if (dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map != nullptr && is_self_file(map->l_name)) {
@@ -67,54 +67,73 @@ void* open_real(const char* path) noexcept {
     return handle;
 }
 
-// $env_var, copied once: later setenv() must not change or free it.
-const char* env_path(const RealLibrary& lib) noexcept {
-    static const std::array<char, PATH_MAX> path = [&] {
-        std::array<char, PATH_MAX> p{};
-        if (const char* e = std::getenv(lib.env_var); e != nullptr) std::snprintf(p.data(), p.size(), "%s", e);
-        return p;
-    }();
-    return path[0] != '\0' ? path.data() : nullptr;
+// The cached state of one real library. Plain static storage (no constructors, no destructors),
+// claimed by the library's address: usable at any time, also during static destruction.
+struct Cache {
+    std::atomic<const RealLibrary*> owner{nullptr};
+    std::once_flag env_once;
+    char env_path[PATH_MAX];  // $env_var, copied once: later setenv() must not change or free it
+    std::once_flag env_handle_once;
+    void* env_handle;
+    std::once_flag fallback_once[kMaxFallbacks];  // opened lazily and one by one: a preloaded
+    void* fallback_handle[kMaxFallbacks];         // program normally never needs any
+};
+Cache caches[kMaxLibraries];
+
+Cache& cache(const RealLibrary& lib) noexcept {
+    for (Cache& c : caches) {
+        const RealLibrary* owner = c.owner.load(std::memory_order_acquire);
+        if (owner == nullptr && c.owner.compare_exchange_strong(owner, &lib, std::memory_order_acq_rel)) return c;
+        if (owner == &lib) return c;
+    }
+    std::fprintf(stderr, "outboard: %s uses more than %zu real libraries\n", lib.self_name, kMaxLibraries);
+    std::abort();
 }
 
-void* env_handle(const RealLibrary& lib) noexcept {
-    static void* const handle = [&] {
+const char* env_path(const RealLibrary& lib, Cache& c) noexcept {
+    std::call_once(c.env_once, [&] {
+        const char* e = std::getenv(lib.env_var);
+        std::snprintf(c.env_path, sizeof c.env_path, "%s", e != nullptr ? e : "");
+    });
+    return c.env_path[0] != '\0' ? c.env_path : nullptr;
+}
+
+void* env_handle(const RealLibrary& lib, Cache& c) noexcept {
+    std::call_once(c.env_handle_once, [&] {
         dlerror();  // drop a stale message so the one below is ours
-        void* h = open_real(env_path(lib));
+        void* h = open_real(c.env_path, lib.global);
         if (h == nullptr) {
             const char* why = dlerror();
             if (why != nullptr)
-                std::fprintf(stderr, "outboard: cannot use %s=%s: %s\n", lib.env_var, env_path(lib), why);
+                std::fprintf(stderr, "outboard: cannot use %s=%s: %s\n", lib.env_var, c.env_path, why);
             else
-                std::fprintf(stderr, "outboard: cannot use %s=%s: it is %s itself\n", lib.env_var, env_path(lib),
+                std::fprintf(stderr, "outboard: cannot use %s=%s: it is %s itself\n", lib.env_var, c.env_path,
                              lib.self_name);
         }
-        return h;
-    }();
-    return handle;
+        c.env_handle = h;
+    });
+    return c.env_handle;
 }
 
-// Opened lazily and one by one: a preloaded program normally never needs any.
-void* fallback_handle(const RealLibrary& lib, std::size_t i) noexcept {
-    static std::once_flag once[kMaxFallbacks];
-    static void* handle[kMaxFallbacks];
-    std::call_once(once[i], [&] { handle[i] = open_real(lib.fallbacks[i]); });
-    return handle[i];
+void* fallback_handle(const RealLibrary& lib, Cache& c, std::size_t i) noexcept {
+    std::call_once(c.fallback_once[i], [&] { c.fallback_handle[i] = open_real(lib.fallbacks[i], lib.global); });
+    return c.fallback_handle[i];
 }
 
 }  // namespace
 
 RealSymbol find_real_symbol(const RealLibrary& lib, const char* name) noexcept {
     auto usable = [](void* fn) { return fn != nullptr && !inside_self(fn); };
-    if (env_path(lib) != nullptr) {
-        void* handle = env_handle(lib);
+    Cache& c = cache(lib);
+    if (env_path(lib, c) != nullptr) {
+        void* handle = env_handle(lib, c);
         void* fn = handle != nullptr ? dlsym(handle, name) : nullptr;
         return usable(fn) ? RealSymbol{fn, lib.env_var} : RealSymbol{};
     }
     // Preloaded: the definition we shadow. In compat mode nothing follows us and this finds nothing.
     if (void* fn = dlsym(RTLD_NEXT, name); usable(fn)) return {fn, "RTLD_NEXT"};
     for (std::size_t i = 0; i < lib.fallbacks.size() && i < kMaxFallbacks; ++i) {
-        void* handle = fallback_handle(lib, i);
+        void* handle = fallback_handle(lib, c, i);
         if (void* fn = handle != nullptr ? dlsym(handle, name) : nullptr; usable(fn)) return {fn, "fallback dlopen"};
     }
     return {};

@@ -1,7 +1,8 @@
 // How a shim library finds the real library it stands in for (BLAS, LAPACK) without finding
 // itself: the compat directory's libblas.so.3 / liblapack.so.3 are the shim under another name.
 // Compiled into each shim (real_library.cpp is one of its sources), so "self" and the opened
-// handles are that shim's own. Safe on any thread at any time, also during static destruction:
+// handles are that shim's own; one shim may use up to kMaxLibraries real libraries (the FFTW shim:
+// double, single and their threads libraries), each with its own cached handles. Safe on any thread at any time, also during static destruction:
 // no exceptions, no heap, handles never closed.
 #pragma once
 #include <span>
@@ -15,8 +16,13 @@ struct RealLibrary {
   const char* env_var;                    // e.g. "OUTBOARD_REAL_BLAS"
   const char* self_name;                  // e.g. "liboutboard-blas.so", for messages
   std::span<const char* const> fallbacks;  // at most kMaxFallbacks
+  // Open with RTLD_GLOBAL instead of RTLD_LOCAL. The real libfftw3.so.3 needs it in compat mode:
+  // the real libfftw3_threads.so.3, opened after it, binds to FFTW-internal symbols that only the
+  // real libfftw3 defines, and finds them only in the global scope.
+  bool global = false;
 };
 inline constexpr std::size_t kMaxFallbacks = 8;
+inline constexpr std::size_t kMaxLibraries = 4;
 
 struct RealSymbol {
   void* fn = nullptr;  // never an address inside this shim; nullptr if no candidate has it
@@ -27,7 +33,8 @@ struct RealSymbol {
 //   1. $env_var (a library path), and nothing else when it is set;
 //   2. dlsym(RTLD_NEXT): the library the shim was preloaded in front of;
 //   3. the fallbacks, opened lazily one by one, per symbol the first that defines it.
-// `lib` must be the same on every call (the handles are cached per shim).
+// `lib` must be an object with static storage duration: its address keys the cached handles (at
+// most kMaxLibraries distinct ones per shim; more abort with a message).
 RealSymbol find_real_symbol(const RealLibrary& lib, const char* name) noexcept;
 
 }  // namespace outboard::shim
