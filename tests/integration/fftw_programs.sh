@@ -58,10 +58,20 @@ OUTBOARD_FFTW_TEST_REMOTE_BOUND=1 OUTBOARD_OFFLOAD=always LD_LIBRARY_PATH="$COMP
 grep -q "(outboard-remote " "$WORK/fftw-remote-bound-compat.log" || fail "remote-bound plans did not print as remote (compat)"
 ok "remote-bound plans run locally through their lazy ESTIMATE plans"
 
-# ---- REMOTE-COUNTERS: the lead adds here, once the remote FFT path lands, assertions that the
-# server served fftw_check's transforms (as lapack_programs.sh does with calls_by_routine), e.g.
-#   before=$(status_field "s['calls']"); <run fftw-preload again>; [ "$(status_field "s['calls']")" -gt "$before" ]
-# Today the runtime's placeholder (src/client/fft.cpp) keeps every plan local. ----
+# Served remotely, not silently local: fftw_check's transforms (double and single, every kind) are
+# counted by the server, preloaded and through the compat directory alike.
+fft_calls() { status_field "sum(v for k, v in s['calls_by_routine'].items() if k.startswith('fftw'))"; }
+before=$(fft_calls)
+run_checked fftw-preload-counted "$OUTBOARD" run --offload always -- "$PROGRAMS/fftw_check"
+middle=$(fft_calls)
+OUTBOARD_OFFLOAD=always LD_LIBRARY_PATH="$COMPAT" run_checked fftw-compat-counted "$PROGRAMS/fftw_check"
+after=$(fft_calls)
+[ $((middle - before)) -ge 200 ] || fail "fftw_check (preloaded) had only $((middle - before)) transforms served remotely"
+[ $((after - middle)) -ge 200 ] || fail "fftw_check (compat) had only $((after - middle)) transforms served remotely"
+for r in fftw_c2c fftwf_c2c fftw_r2c fftwf_r2c fftw_c2r fftwf_c2r fftw_r2r fftwf_r2r; do
+  [ "$(status_field "s['calls_by_routine'].get('$r', 0)")" -gt 0 ] || fail "no $r served remotely"
+done
+ok "fftw_check's transforms served remotely: $((middle - before)) preloaded, $((after - middle)) through compat, every kind and precision"
 
 # pyfftw: Debian's package, linked dynamically against libfftw3.so.3 (and f, l, _omp), so the
 # preload intercepts it. Same checksums plain and through `outboard run`.
@@ -70,7 +80,10 @@ PYTHON=/usr/bin/python3  # Debian's python3 with Debian's pyfftw and numpy
 if "$PYTHON" -c "import pyfftw" 2>/dev/null; then
   SCRIPT="$(dirname "$0")/pyfftw_check.py"
   run_checked pyfftw-local "$PYTHON" "$SCRIPT"
+  before=$(fft_calls)
   run_checked pyfftw-preload "$OUTBOARD" run --offload always -- "$PYTHON" "$SCRIPT"
+  served=$(( $(fft_calls) - before ))
+  [ "$served" -gt 0 ] || fail "pyfftw through outboard run: no transform served remotely"
   OUTBOARD_FFTW_TEST_REMOTE_BOUND=1 run_checked pyfftw-remote-bound "$OUTBOARD" run --offload always -- "$PYTHON" "$SCRIPT"
   for run in pyfftw-preload pyfftw-remote-bound; do
     "$PYTHON" - "$WORK/pyfftw-local.log" "$WORK/$run.log" <<'PY' || fail "pyfftw: $run differs from the plain run"
@@ -90,7 +103,7 @@ for k in a:
         assert abs(x - y) <= tol * max(1.0, abs(x)), (k, x, y)
 PY
   done
-  ok "pyfftw: the same checksums plain, through outboard run, and with remote-bound plans"
+  ok "pyfftw: the same checksums plain, through outboard run ($served transforms served remotely), and with remote-bound plans"
 else
   echo "skip: pyfftw is not installed"
 fi
