@@ -137,7 +137,8 @@ class Worker {
   // are pulled into scratch memory (the sender's transfer must complete), unless on_sink refused
   // them. One sink per peer (asked again: the same id), closed with the peer; its id comes back
   // only after all kMaxSinks ids have been used. Ids are 1 .. kMaxSinks; throws Error when all
-  // are open.
+  // are open. What arrives for an id no open sink has (never opened, closed, or any other id a
+  // peer may name), eager or rendezvous, is dropped unreported.
   uint32_t open_sink(PeerId peer);
   static constexpr uint32_t kMaxSinks = 4096;
   // Sends `bytes` from `data` into the peer's sink `sink` (the id its open_sink returned, learned

@@ -30,6 +30,9 @@ namespace {
 
 constexpr unsigned kAmId = 0;  // the messages' active-message id: the header says what the message is
 constexpr unsigned kFirstSinkId = 1;  // sinks' ids follow (Worker::open_sink)
+// Every id a peer can name: UCX carries an active message's id in 16 bits. Each has a handler
+// from the start (Worker::Worker says why).
+constexpr unsigned kAmIds = 1u << 16;
 
 std::string ucs_text(ucs_status_t s) { return ucs_status_string(s); }
 
@@ -110,8 +113,9 @@ struct Worker::Impl {
     // messages with a header did not in our tests. After a round trip they never did.
     bool wired = false;
   };
-  // A sink's active-message handler argument; lives as long as the worker (its handler stays
-  // registered: a closed sink's stragglers are dropped here, not warned about by UCX).
+  // A sink's active-message handler argument; lives as long as the worker (its handler, which
+  // replaced the stray one on_stray_am, stays registered: a closed sink's stragglers are dropped
+  // here, not warned about by UCX).
   struct Sink {
     Impl* impl;
     uint32_t id;
@@ -351,6 +355,12 @@ struct Worker::Impl {
       return UCS_OK;
     }
     self->receive(peer, data, len, std::move(dst), discard ? std::span<const std::byte>() : hdr, discard);
+    return UCS_OK;
+  }
+
+  // A message to an id that is not (or not yet) in use: dropped. Returning UCS_OK without
+  // receiving completes a rendezvous sender's transfer as if it had happened.
+  static ucs_status_t on_stray_am(void*, const void*, size_t, void*, size_t, const ucp_am_recv_param_t*) {
     return UCS_OK;
   }
 
@@ -627,14 +637,32 @@ Worker::Worker(Events events, Options options) : impl_(std::make_unique<Impl>())
   }
   if (ucp_worker_get_efd(impl_->worker, &impl_->ucx_fd) != UCS_OK) impl_->ucx_fd = -1;
   impl_->signal_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-  ucp_am_handler_param_t hp{};
-  hp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB | UCP_AM_HANDLER_PARAM_FIELD_ARG |
-                  UCP_AM_HANDLER_PARAM_FIELD_FLAGS;
-  hp.id = kAmId;
-  hp.cb = Impl::on_am;
-  hp.arg = impl_.get();
-  hp.flags = UCP_AM_FLAG_WHOLE_MSG;
-  check(ucp_worker_set_am_recv_handler(impl_->worker, &hp), "UCX active-message handler");
+  // A handler for every id a peer can name, not only ours: a peer chooses the ids it sends to, and
+  // UCX 1.13 does not cope with ids that have none. Registering an id grows its handler table
+  // past that id (to the realloc'd capacity) but leaves the other new entries uninitialised
+  // (ucp_worker_set_am_handler_common initialises entry `id` where it means `i`; fixed in 1.17),
+  // so a message to such an id calls whatever the heap left there, and a rendezvous one first
+  // logs "...does not support rendezvous protocol" from garbage flags; for an id beyond the table
+  // it reads the entry's flags before checking the id (ucp_am_handler_common,
+  // ucp_am_rndv_process_rts). The highest id first: the table is sized once, then every entry
+  // is set. Costs 1.5 MiB per worker and nothing per message; open_sink replaces an id's handler.
+  auto set_handler = [&](unsigned id, ucp_am_recv_callback_t cb, void* arg) {
+    ucp_am_handler_param_t hp{};
+    hp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB |
+                    UCP_AM_HANDLER_PARAM_FIELD_ARG | UCP_AM_HANDLER_PARAM_FIELD_FLAGS;
+    hp.id = id;
+    hp.cb = cb;
+    hp.arg = arg;
+    hp.flags = UCP_AM_FLAG_WHOLE_MSG;
+    if (ucs_status_t st = ucp_worker_set_am_recv_handler(impl_->worker, &hp); st != UCS_OK) {
+      ucp_worker_destroy(impl_->worker);
+      ucp_cleanup(impl_->context);
+      if (impl_->signal_fd >= 0) ::close(impl_->signal_fd);
+      check(st, "UCX active-message handler");
+    }
+  };
+  for (unsigned id = kAmIds; id-- > 0;) set_handler(id, Impl::on_stray_am, nullptr);
+  set_handler(kAmId, Impl::on_am, impl_.get());
 }
 
 Worker::~Worker() {

@@ -1,8 +1,14 @@
 // The transport between two workers in one process on loopback: what on_payload decides
-// (receive, refuse, discard) for eager and rendezvous payloads, sinks, and send completions.
+// (receive, refuse, discard) for eager and rendezvous payloads, sinks, and send completions; and
+// a hostile peer that uses UCX directly (the one place above src/transport that sees UCX).
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <ucp/api/ucp.h>
 
+#include <algorithm>
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -316,6 +322,170 @@ TEST(Transport, SinksAreOnePerPeerAndIdsAreNotReusedAtOnce) {
     return p.sunk.size() == 1 && c.ok + c.failed == 2;
   }));
   EXPECT_EQ(p.sunk[0], std::make_pair(second, uint64_t(64)));
+}
+
+// Payloads a peer sends to ids no open sink has (never opened, or closed), eager and rendezvous,
+// are dropped unreported, their sends complete, and the receiver goes on. UCX 1.13 left the
+// handler entries of such ids uninitialised once sinks' ids had grown its table: the receiver
+// called garbage (the server crashed on the second `bad_client sink-unknown`), and rendezvous
+// sends to them failed.
+TEST(Transport, PayloadsToIdsNoSinkHasAreDroppedAndTheReceiverGoesOn) {
+  Pair p;
+  p.round_trip();
+  const PeerId first = p.server_peer;
+  const uint32_t own = p.server->open_sink(first);
+  // Other peers' sinks grow UCX's handler table (1, 2, ... 6); some of them are closed again.
+  std::vector<std::unique_ptr<transport::Worker>> others;
+  std::vector<uint32_t> closed;
+  for (int k = 0; k < 5; ++k) {
+    others.push_back(std::make_unique<transport::Worker>(transport::Events{}));
+    others.back()->connect("127.0.0.1", p.port);
+    const PeerId before = p.server_peer;
+    ASSERT_TRUE(p.run_until([&] {
+      others.back()->progress();
+      return p.server_peer != before;
+    }));
+    const uint32_t id = p.server->open_sink(p.server_peer);
+    if (k % 2 == 0) p.server->close(p.server_peer), closed.push_back(id);
+  }
+  Count c;
+  const transport::SendDone done = c.done();
+  const auto small = pattern(4096, 15), large = pattern(size_t(512) << 10, 16);
+  int sent = 0;
+  auto send_to = [&](uint32_t id) {
+    for (const auto* data : {&small, &large}) {
+      p.client->send_to_sink(p.to_server, id, data->data(), data->size(), &done);
+      ++sent;
+    }
+  };
+  for (uint32_t id = 1; id <= transport::Worker::kMaxSinks; ++id)
+    if (id != own && (id > own + 5 || std::count(closed.begin(), closed.end(), id))) send_to(id);
+  send_to(own);
+  const auto last = pattern(5, 17);
+  p.send("R", last);
+  ASSERT_TRUE(p.run_until([&] { return c.ok + c.failed == sent && p.got.size() == 1; }, 60))
+      << c.ok << " + " << c.failed << " of " << sent << " sends ended";
+  p.run_until([] { return false; }, 0.1);
+  EXPECT_EQ(c.failed, 0);
+  ASSERT_EQ(p.sunk.size(), 2u);  // only the two sent to the peer's own sink
+  EXPECT_EQ(p.sunk[0], std::make_pair(first, uint64_t(small.size())));
+  EXPECT_EQ(p.sunk[1], std::make_pair(first, uint64_t(large.size())));
+  EXPECT_EQ(p.got[0].payload, last);
+  EXPECT_FALSE(p.client_lost);
+  // And the sink still works afterwards.
+  send_to(own);
+  ASSERT_TRUE(p.run_until([&] { return c.ok + c.failed == sent && p.sunk.size() == 4; }));
+  EXPECT_EQ(c.failed, 0);
+}
+
+// A peer is untrusted: one that uses UCX directly may send to any active-message id (UCX carries
+// 16 bits), with or without naming itself, with a header or none, of any size. None of it reaches
+// the upper layer, every send completes, and the receiver serves the peer as before.
+TEST(Transport, RawPeerSendingToAnyIdIsDroppedAndServedAfterwards) {
+  Pair p;
+  ASSERT_TRUE(p.run_until([&] { return p.server_peer != 0; }));
+  const uint32_t own = p.server->open_sink(p.server_peer);  // grows UCX's handler table a little
+  p.server_peer = 0;
+
+  // The hostile peer: plain UCX, no transport::Worker.
+  struct Raw {
+    ucp_context_h context = nullptr;
+    ucp_worker_h worker = nullptr;
+    ucp_ep_h ep = nullptr;
+    int got = 0;
+  } raw;
+  ucp_config_t* config = nullptr;
+  ASSERT_EQ(ucp_config_read(nullptr, nullptr, &config), UCS_OK);
+  ucp_params_t params{};
+  params.field_mask = UCP_PARAM_FIELD_FEATURES;
+  params.features = UCP_FEATURE_AM;
+  ASSERT_EQ(ucp_init(&params, config, &raw.context), UCS_OK);
+  ucp_config_release(config);
+  ucp_worker_params_t wp{};
+  ASSERT_EQ(ucp_worker_create(raw.context, &wp, &raw.worker), UCS_OK);
+  ucp_am_handler_param_t hp{};
+  hp.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB | UCP_AM_HANDLER_PARAM_FIELD_ARG;
+  hp.id = 0;
+  hp.cb = [](void* arg, const void*, size_t, void*, size_t, const ucp_am_recv_param_t*) {
+    ++static_cast<Raw*>(arg)->got;
+    return UCS_OK;
+  };
+  hp.arg = &raw;
+  ASSERT_EQ(ucp_worker_set_am_recv_handler(raw.worker, &hp), UCS_OK);
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(p.port);
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ucp_ep_params_t ep{};
+  ep.field_mask = UCP_EP_PARAM_FIELD_FLAGS | UCP_EP_PARAM_FIELD_SOCK_ADDR | UCP_EP_PARAM_FIELD_ERR_HANDLER |
+                  UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
+  ep.flags = UCP_EP_PARAMS_FLAGS_CLIENT_SERVER;
+  ep.sockaddr.addr = reinterpret_cast<const sockaddr*>(&sa);
+  ep.sockaddr.addrlen = sizeof sa;
+  ep.err_mode = UCP_ERR_HANDLING_MODE_PEER;
+  ep.err_handler.cb = [](void*, ucp_ep_h, ucs_status_t) {};
+  ASSERT_EQ(ucp_ep_create(raw.worker, &ep, &raw.ep), UCS_OK);
+  auto progress = [&] {
+    while (ucp_worker_progress(raw.worker)) {
+    }
+    p.client->progress();
+    p.server->progress();
+  };
+  // Sends one message and waits for it to end; true if it completed without error.
+  auto send = [&](unsigned id, const char* header, const std::vector<std::byte>& data, bool reply) {
+    ucp_request_param_t rp{};
+    rp.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+    rp.flags = reply ? UCP_AM_SEND_FLAG_REPLY : 0;
+    ucs_status_ptr_t r = ucp_am_send_nbx(raw.ep, id, header, std::strlen(header), data.data(), data.size(), &rp);
+    if (UCS_PTR_IS_ERR(r)) return false;
+    if (r == nullptr) return true;
+    const uint64_t end = now_ns() + uint64_t(20e9);
+    ucs_status_t st;
+    while ((st = ucp_request_check_status(r)) == UCS_INPROGRESS && now_ns() < end) progress();
+    ucp_request_free(r);
+    return st == UCS_OK;
+  };
+  // Wired up both ways first (sends queued before then fail on UCX 1.13, see Worker::send_to_sink).
+  EXPECT_TRUE(send(0, "R", pattern(3, 20), true));
+  ASSERT_TRUE(p.run_until([&] { return p.server_peer != 0 && p.got.size() == 1; }));
+  // A message from the receiver arrives at the raw peer.
+  auto answered = [&](int n) {
+    p.server->send(p.server_peer, std::as_bytes(std::span("W", 1)), {}, nullptr);
+    const uint64_t end = now_ns() + uint64_t(20e9);
+    while (raw.got < n && now_ns() < end) progress();
+    return raw.got == n;
+  };
+  ASSERT_TRUE(answered(1));
+
+  int sent = 0, completed = 0;
+  for (unsigned id : {0u, own + 1, transport::Worker::kMaxSinks, transport::Worker::kMaxSinks + 1, 5000u, 8191u,
+                      8192u, 40000u, 65535u})
+    for (size_t bytes : {size_t(0), size_t(64), size_t(4096), size_t(512) << 10, size_t(4) << 20})
+      for (bool reply : {false, true})
+        for (const char* header : {"", "R"}) {
+          if (id == 0 && reply) continue;  // a well-formed message: not what this test is about
+          ++sent;
+          completed += send(id, header, pattern(bytes, int(id)), reply);
+        }
+  EXPECT_EQ(completed, sent);
+  // The peer is still served, both ways, and nothing it sent was delivered.
+  EXPECT_TRUE(send(0, "R", pattern(5, 21), true));
+  ASSERT_TRUE(p.run_until([&] { return p.got.size() == 2; }));
+  EXPECT_TRUE(answered(2));
+  EXPECT_EQ(p.got[1].payload, pattern(5, 21));
+  EXPECT_TRUE(p.sunk.empty());
+  EXPECT_TRUE(p.server->connected(p.server_peer));
+
+  ucp_request_param_t cp{};
+  cp.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
+  cp.flags = UCP_EP_CLOSE_FLAG_FORCE;
+  ucs_status_ptr_t r = ucp_ep_close_nbx(raw.ep, &cp);
+  if (r && !UCS_PTR_IS_ERR(r)) {
+    while (ucp_request_check_status(r) == UCS_INPROGRESS) progress();
+    ucp_request_free(r);
+  }
+  ucp_worker_destroy(raw.worker);
+  ucp_cleanup(raw.context);
 }
 
 TEST(Transport, BorrowedSendToUnknownPeerFailsFromProgress) {
