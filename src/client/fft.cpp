@@ -147,13 +147,34 @@ bool fft_execute(RemoteFft* p, const FftArrays& a) noexcept {
     const bool in_place = a.out_re == a.in_re || (a.out_im && a.out_im == a.in_im);
     const bool straight = l.out.dense && !in_place;
     transport::Buffer result = straight ? transport::Buffer::borrow(a.out_re, out_bytes) : transport::Buffer::allocate(out_bytes);
+    // Large executions: on the direct path where the server offers copy lanes (it copies the input
+    // out of this process's memory and the result into it, in parallel), else in chunks.
     const uint64_t chunk = static_cast<uint64_t>(settings.chunk_bytes);
-    const bool chunked = chunk && in_bytes >= 2 * chunk;
-    std::vector<transport::Segment> payload{{input, in_bytes}};
-    const uint64_t t1 = now_ns();
+    const bool large = chunk && in_bytes >= 2 * chunk;
+    bool direct = false;
+    std::vector<transport::Registration> registered;
     wire::Message reply;
+    uint64_t t1 = 0;
     try {
-      if (chunked)
+      direct = large && settings.direct && conn->direct_lanes(settings.timeout_seconds, settings.direct_cma) > 0;
+      t1 = now_ns();
+      if (direct) {
+        registered.push_back(conn->register_memory(const_cast<void*>(input), in_bytes));
+        registered.push_back(conn->register_memory(result.data(), out_bytes));
+        reply = conn->request(wire::DirectFft{0, p->id, l.shape, {registered[0].key(), registered[1].key()},
+                                              {{reinterpret_cast<uint64_t>(input), in_bytes, 0}},
+                                              {{reinterpret_cast<uint64_t>(result.data()), out_bytes, 1}}},
+                              {}, nullptr, 0, settings.timeout_seconds);
+      }
+    } catch (const Error& e) {
+      return fall_back(e.what());
+    }
+    const bool chunked = large && !direct;
+    std::vector<transport::Segment> payload{{input, in_bytes}};
+    try {
+      if (direct)
+        ;  // answered above
+      else if (chunked)
         reply = conn->chunked_request(
             wire::FftChunk{0, p->id, l.shape, in_bytes, chunk, 0}, std::move(payload),
             [&result](uint64_t offset, uint64_t) { return result.data() + offset; }, out_bytes,
@@ -166,7 +187,7 @@ bool fft_execute(RemoteFft* p, const FftArrays& a) noexcept {
     }
     const uint64_t t2 = now_ns();
     auto* r = std::get_if<wire::FftReply>(&reply);
-    if (!r || !r->ok || r->payload_bytes != (chunked ? 0 : out_bytes))
+    if (!r || !r->ok || r->payload_bytes != (chunked || direct ? 0 : out_bytes))
       return fall_back(r && !r->ok ? "server: " + r->message : std::string("unexpected reply"));
     if (!straight) scatter_output(l, result.data(), a, 0, l.out.elements);
     rt.remote_succeeded();

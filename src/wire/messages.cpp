@@ -141,6 +141,19 @@ std::vector<Extent> get_extents(Reader& r, uint64_t needed, size_t keys, const c
   return xs;
 }
 
+// A direct call's memory keys: 1 .. kMaxDirectKeys of them.
+void put_keys(Writer& w, const std::vector<std::vector<std::byte>>& keys) {
+  w.u32(static_cast<uint32_t>(keys.size()));
+  for (const auto& k : keys) put_blob(w, k);
+}
+std::vector<std::vector<std::byte>> get_keys(Reader& r) {
+  const uint32_t n = r.u32();
+  if (n == 0 || n > kMaxDirectKeys) throw ProtocolError("invalid number of memory keys");
+  std::vector<std::vector<std::byte>> keys;
+  for (uint32_t i = 0; i < n; ++i) keys.push_back(get_blob(r, kMaxKeyBytes, "memory key"));
+  return keys;
+}
+
 // A message whose only field is its call id.
 template <class T>
 T call_id_only(Reader& r) {
@@ -160,7 +173,8 @@ Type type_of(const Message& m) {
                                     Type::lapack_chunk,   Type::lanes_request, Type::lanes_reply,
                                     Type::direct_lapack,  Type::proceed,      Type::input_taken,
                                     Type::sink_request,   Type::sink_reply,   Type::fft_plan,
-                                    Type::fft_release,    Type::fft_execute,  Type::fft_chunk, Type::fft_reply};
+                                    Type::fft_release,    Type::fft_execute,  Type::fft_chunk, Type::fft_reply,
+                                    Type::direct_fft};
   static_assert(std::size(kTypes) == std::variant_size_v<Message>);
   return kTypes[m.index()];
 }
@@ -249,8 +263,7 @@ std::vector<std::byte> encode(const Message& m) {
                  [&](const DirectLapack& d) {
                    w.u64(d.call_id);
                    put_lapack(w, d.call);
-                   w.u32(static_cast<uint32_t>(d.keys.size()));
-                   for (const auto& k : d.keys) put_blob(w, k);
+                   put_keys(w, d.keys);
                    put_extents(w, d.input);
                    put_extents(w, d.output);
                    w.u8(d.gated ? 1 : 0);
@@ -269,6 +282,14 @@ std::vector<std::byte> encode(const Message& m) {
                  [&](const FftExecute& q) { encode_body(w, q); },
                  [&](const FftChunk& q) { encode_body(w, q); },
                  [&](const FftReply& q) { encode_body(w, q); },
+                 [&](const DirectFft& d) {
+                   w.u64(d.call_id);
+                   w.u64(d.plan_id);
+                   encode(w, d.shape);
+                   put_keys(w, d.keys);
+                   put_extents(w, d.input);
+                   put_extents(w, d.output);
+                 },
                  [&](const LapackReply& r) {
                    w.u64(r.call_id);
                    w.u8(r.ok);
@@ -478,13 +499,11 @@ Message decode(std::span<const std::byte> bytes) {
       DirectLapack d;
       d.call_id = r.u64();
       d.call = get_lapack(r);
-      const uint32_t keys = r.u32();
-      if (keys == 0 || keys > kMaxDirectKeys) throw ProtocolError("invalid number of memory keys");
-      for (uint32_t i = 0; i < keys; ++i) d.keys.push_back(get_blob(r, kMaxKeyBytes, "memory key"));
+      d.keys = get_keys(r);
       const uint64_t in = request_bytes(d.call), out = reply_bytes(d.call);
       if (in == 0 || out == 0) throw ProtocolError("a direct LAPACK call needs input and output arrays");
-      d.input = get_extents(r, in, keys, "input");
-      d.output = get_extents(r, out, keys, "output");
+      d.input = get_extents(r, in, d.keys.size(), "input");
+      d.output = get_extents(r, out, d.keys.size(), "output");
       d.gated = get_bool(r);
       m = d;
       break;
@@ -522,6 +541,18 @@ Message decode(std::span<const std::byte> bytes) {
     case Type::fft_reply:
       m = decode_fft_reply(r);
       break;
+    case Type::direct_fft: {
+      DirectFft d;
+      d.call_id = r.u64();
+      d.plan_id = r.u64();
+      if (d.plan_id == 0) throw ProtocolError("FFT plan id 0 is not valid");
+      d.shape = decode_fft_shape(r);
+      d.keys = get_keys(r);
+      d.input = get_extents(r, input_bytes(d.shape), d.keys.size(), "input");
+      d.output = get_extents(r, output_bytes(d.shape), d.keys.size(), "output");
+      m = d;
+      break;
+    }
     default:
       throw ProtocolError("unknown message type");
   }

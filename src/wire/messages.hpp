@@ -49,6 +49,7 @@ enum class Type : uint16_t {
   fft_execute = 26,   // client -> server: run a plan; payload = dense input
   fft_chunk = 27,     // client -> server: one piece of a large execution's input
   fft_reply = 28,     // server -> client: result of an execution; payload = dense output
+  direct_fft = 29,    // client -> server: an FFT execution whose arrays the server copies itself
 };
 
 struct Hello {
@@ -208,6 +209,18 @@ struct DirectLapack {
   std::vector<Extent> input, output;         // each 1 .. kMaxExtents, summing to the call's sizes
   bool gated = false;
 };
+// An FFT execution on the direct path (wire/fft.hpp): its dense input is the concatenation of
+// `input`'s extents, its dense output goes to `output`'s; answered with an FftReply without
+// payload once the output is written. Never gated: the client lands a result that would overwrite
+// the input (an in-place transform) aside, so a local rerun still has the input.
+struct DirectFft {
+  uint64_t call_id = 0;
+  uint64_t plan_id = 0;
+  FftShape shape;                            // the plan's
+  std::vector<std::vector<std::byte>> keys;  // 1 .. kMaxDirectKeys, each 1 .. kMaxKeyBytes
+  std::vector<Extent> input, output;         // each 1 .. kMaxExtents, summing to the shape's sizes
+  static constexpr bool gated = false;
+};
 struct Proceed {
   uint64_t call_id = 0;  // the gated call's
 };
@@ -235,7 +248,7 @@ struct SinkReply {
 using Message = std::variant<Hello, Challenge, Auth, AuthResult, Blas3Call, CallReply, StatusRequest, StatusReply,
                              ErrorMessage, Ping, Pong, LapackRequest, LapackReply, CallChunk, ReplyChunk, LapackChunk,
                              LanesRequest, LanesReply, DirectLapack, Proceed, InputTaken, SinkRequest, SinkReply,
-                             FftPlan, FftRelease, FftExecute, FftChunk, FftReply>;
+                             FftPlan, FftRelease, FftExecute, FftChunk, FftReply, DirectFft>;
 // The Type of a message (its variant alternative).
 Type type_of(const Message& m);
 

@@ -6,6 +6,7 @@
 
 #include "common/clock.hpp"
 #include "server/chunked.hpp"
+#include "server/direct.hpp"
 #include "server/services/fft_executor.hpp"
 #include "server/pool_pipeline.hpp"
 
@@ -40,7 +41,8 @@ class FftService final : public Service {
   }
 
   std::vector<wire::Type> messages() const override {
-    return {wire::Type::fft_plan, wire::Type::fft_release, wire::Type::fft_execute, wire::Type::fft_chunk};
+    return {wire::Type::fft_plan, wire::Type::fft_release, wire::Type::fft_execute, wire::Type::fft_chunk,
+            wire::Type::direct_fft};
   }
 
   // An execution's payload lands before the messages ahead of it are handled (the plan among
@@ -61,6 +63,10 @@ class FftService final : public Service {
     if (auto* r = std::get_if<wire::FftRelease>(&m)) {
       if (auto it = plans_.find(s.peer); it != plans_.end()) it->second.erase(r->plan_id);
       return;
+    }
+    if (auto* d = std::get_if<wire::DirectFft>(&m)) {
+      if (!matches(s.peer, d->plan_id, d->shape)) return refuse(s, d->call_id, why_not(s.peer, d->plan_id, d->shape));
+      return core_.direct().start(s, *d, wire::input_bytes(d->shape), [&](ChunkedCall& cc) { set_up(s, cc, d->shape); });
     }
     if (auto* c = std::get_if<wire::FftChunk>(&m)) {
       // A call on a plan the session does not have fails (answered once all of it is in); its
