@@ -9,13 +9,13 @@ DIR=${1:-.gpu-carry}
 BUILD=${BUILD:-build}
 rm -rf "$DIR"
 mkdir -p "$DIR"/{bin,lib,deps,share/outboard}
-install -m 755 "$BUILD/bin/outboard" "$BUILD/bin/blas_demo" "$BUILD/bin/lapack_demo" "$BUILD/bin/gpu_tests" "$DIR/bin/"
+install -m 755 "$BUILD/bin/outboard" "$BUILD/bin/blas_demo" "$BUILD/bin/lapack_demo" "$BUILD/bin/fft_demo" "$BUILD/bin/gpu_tests" "$DIR/bin/"
 cp -a "$BUILD"/lib/liboutboard-*.so* "$DIR/lib/"
 [ -e "$BUILD/lib/outboard" ] && cp -a "$BUILD/lib/outboard" "$DIR/lib/"
 cp "$BUILD/share/outboard/outboard_plot.py" "$DIR/share/outboard/"
 find "$DIR/bin" "$DIR/lib" -type f -name '*' -exec strip --strip-debug {} + 2>/dev/null || true
 # Libraries beyond glibc and the C++ runtime, which the GPU machine has in newer versions.
-for f in "$DIR/bin/outboard" "$DIR/bin/gpu_tests" "$DIR"/lib/liboutboard-*.so.*.*; do
+for f in "$DIR/bin/outboard" "$DIR/bin/gpu_tests" "$DIR/bin/fft_demo" "$BUILD/bin/fftw_check" "$DIR"/lib/liboutboard-{blas,lapack,fftw3,client}.so.*.*; do
   ldd "$f" | awk '/=> \// {print $3}'
 done | sort -u | while read -r lib; do
   case "$(basename "$lib")" in
@@ -30,7 +30,7 @@ cp -L /usr/lib/x86_64-linux-gnu/ucx/libuct_*.so.0 /usr/lib/x86_64-linux-gnu/ucx/
 mkdir -p "$DIR/testers"
 cp /usr/lib/x86_64-linux-gnu/blas/xblat3? /usr/lib/x86_64-linux-gnu/blas/?blat3.in "$DIR/testers/"
 cp -L /usr/lib/x86_64-linux-gnu/blas/libblas.so.3 "$DIR/deps/"
-cp "$BUILD/bin/level3_check" "$BUILD/bin/lapack_check" "$DIR/testers/"
+cp "$BUILD/bin/level3_check" "$BUILD/bin/lapack_check" "$BUILD/bin/fftw_check" "$DIR/testers/"
 # OpenBLAS under the names liblapack.so.3 and libblas.so.3, for local baselines of programs linked
 # with -llapack/-lblas (the GPU machine's own LAPACK is the slow reference one).
 mkdir -p "$DIR/openblas-as-lapack"

@@ -70,12 +70,27 @@ for p in phases:
 PY
 ok "bench gemm: local CPU and remote series"
 
-for mode in memcpy fft; do
-  status=0; "$OUTBOARD" bench $mode --output $mode >$mode.log 2>&1 || status=$?
-  [ "$status" = 77 ] || { cat $mode.log; fail "bench $mode without a GPU/FFT offload: expected 'unavailable' (77), got $status"; }
-  grep -q "unavailable" $mode.log || fail "bench $mode: no reason given"
-done
-ok "bench memcpy and fft report themselves unavailable here"
+status=0; "$OUTBOARD" bench memcpy --output memcpy >memcpy.log 2>&1 || status=$?
+[ "$status" = 77 ] || { cat memcpy.log; fail "bench memcpy without a GPU: expected 'unavailable' (77), got $status"; }
+grep -q "unavailable" memcpy.log || fail "bench memcpy: no reason given"
+ok "bench memcpy reports itself unavailable here"
+
+# FFT sweeps: local FFTW on one thread and remote (the server's FFTW here), 1-D and 2-D, c2c and
+# r2c, with the first execution and where the remote time went.
+"$OUTBOARD" bench fft --ranks 1 2 --kinds c2c r2c --precisions d --from-log2 6 --to-log2 10 \
+  --no-awkward --trials 2 --where local-1 remote --output fft >fft.log 2>&1 || { cat fft.log; fail "bench fft"; }
+python3 - fft.json <<'PY' || fail "bench fft: malformed result"
+import json, sys
+d = json.load(open(sys.argv[1]))
+names = [s["name"] for s in d["series"]]
+assert names == ["fftw c2c 1-D local-1", "fftw r2c 1-D local-1", "fftw c2c 2-D local-1", "fftw r2c 2-D local-1",
+                 "fftw c2c 1-D remote", "fftw r2c 1-D remote", "fftw c2c 2-D remote", "fftw r2c 2-D remote"], names
+for s in d["series"]:
+    assert [p["n"] for p in s["points"]] == [64, 256, 1024], s["points"]
+    assert all(p["gflops"] > 0 and p["first_seconds"] > 0 for p in s["points"]), s
+assert len(d["phases"]) == 4 and all(p["compute"] > 0 and p["to_server"] > 0 for p in d["phases"]), d["phases"]
+PY
+ok "bench fft: local and remote series, first executions, phases"
 
 status=0; "$OUTBOARD" bench remote "${SWEEP[@]}" --output remote >remote.log 2>&1 || status=$?
 [ "$status" != 0 ] && grep -q "no GPU" remote.log || { cat remote.log; fail "bench remote against a server without GPU"; }

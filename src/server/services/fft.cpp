@@ -139,10 +139,14 @@ class FftService final : public Service {
     if (!w.executor) return core_.reject(s.peer, "this server has no backend that serves FFTs");
     table[p.plan_id] = {p.shape};
     // Made ready while the data travels: on a planner thread of the service's own, so a plan never
-    // waits behind calls on the compute pool.
-    planner_.submit([this, e = w.executor, shape = p.shape] {
+    // waits behind calls on the compute pool. A device backend's page-locked staging memory (the
+    // input and the output, seconds to lock for GiBs) is readied too: allocated and released into
+    // the buffer cache, where the execution finds it.
+    planner_.submit([this, e = w.executor, backend = w.backend, shape = p.shape] {
       try {
         e->prepare(shape);
+        if (backend->has_device_memory())
+          Buffer::allocate(wire::input_bytes(shape) + wire::output_bytes(shape), backend->staging());
         ++prepared_;
       } catch (const std::exception& ex) {
         spdlog::warn("fft.plan_failed shape=\"{}\" executor={} error=\"{}\"", wire::shape_name(shape), e->where(), ex.what());

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# The FFT measurements on the GPU machine (issue 13), from the files bench/gpu/pack.sh carried:
+# the GPU FFT tests; fftw_check (every FFTW entry point) served by a cuFFT server; fft_demo, an
+# unmodified FFTW program, as the program sees it — FFTW on one thread and on every core, cuFFTW
+# (NVIDIA's drop-in FFTW library) preloaded, and through `outboard run` to a server on the same
+# host — for 1-D 2^27, 2-D 8192^2, 3-D 512^3 c2c and 1-D 2^27 r2c in double; then a bench fft
+# sweep. Results to OUT (run.log and a tarball):  bench/gpu/fft_h200.sh OUT_DIR [CARRY_DIR]
+set -uo pipefail  # a failing step is logged and the rest still run
+OUT=${1:?usage: fft_h200.sh OUT_DIR [CARRY_DIR]}
+CARRY=$(cd "${2:-.gpu-carry}" && pwd)
+export LD_LIBRARY_PATH=$CARRY/deps
+B=$CARRY/bin/outboard
+DEMO=$CARRY/bin/fft_demo
+R=$(mktemp -d)
+log() { echo "== $*" | tee -a "$R/run.log"; }
+step() {  # step NAME COMMAND...: output to run.log, progress to progress.log
+  local name=$1; shift
+  log "$name"
+  "$@" 2>>"$R/progress.log" | tee -a "$R/run.log"
+  local status=${PIPESTATUS[0]}
+  [ "$status" = 0 ] || { log "FAILED: $name (exit $status)"; tail -5 "$R/progress.log" | tee -a "$R/run.log"; }
+}
+finish() {
+  kill "${SERVER_PID:-}" 2>/dev/null || true
+  cp "$R/server.log" "$R/server-log.txt" 2>/dev/null || true
+  tar -C "$R" -czf "$OUT/fft-results.tgz" --exclude=token --exclude=port .
+  cp "$R/run.log" "$OUT/run.log"
+}
+trap finish EXIT
+{ nvidia-smi; nproc; free -g; } >"$R/machine.txt" 2>&1 || true
+STEPS=${STEPS:-tests check demo sweep}
+want() { [[ " $STEPS " == *" $1 "* ]]; }
+
+want tests && step "gpu tests (cuFFT against FFTW)" "$CARRY/bin/gpu_tests" --gtest_filter='GpuFft*'
+
+source "$(dirname "$0")/../../scripts/local_server.sh"
+start_local_server "$B" "$R" --compute-threads 4 || { log "FAILED: server"; exit 1; }
+log "server: $(grep -o 'serve.backend.*' "$R/server.log" | head -2 | cut -c1-200 | tr '\n' ' ')"
+fft_counts() { "$B" status --json | python3 -c 'import json,sys; d=json.load(sys.stdin); print({k: v for k, v in d["calls_by_routine"].items() if k.startswith("fftw")}, "direct", d["direct_calls"], "errors", d["errors"])'; }
+
+want check && step "fftw_check served remotely (cuFFT for c2c/r2c/c2r, FFTW for r2r)" \
+  "$B" run --offload always -- "$CARRY/testers/fftw_check"
+want check && step "server counters after fftw_check" fft_counts
+
+CUFFTW=$(find /usr/local/cuda*/lib64 /usr/lib /usr/local/lib /opt -name 'libcufftw.so*' 2>/dev/null | sort | head -1)
+[ -n "$CUFFTW" ] || CUFFTW=$(python3 -c 'import nvidia.cufft, os; d=os.path.dirname(nvidia.cufft.__file__)+"/lib"; print(next(os.path.join(d,f) for f in sorted(os.listdir(d)) if f.startswith("libcufftw.so")))' 2>/dev/null)
+log "cuFFTW: ${CUFFTW:-not found}"
+if want demo; then
+  for shape in "c2c 134217728" "c2c 8192 8192" "c2c 512 512 512" "r2c 134217728"; do
+    step "$shape: FFTW, 1 thread" "$DEMO" -r 2 $shape
+    step "$shape: FFTW, $(nproc) threads" "$DEMO" -t "$(nproc)" -r 4 $shape
+    [ -n "$CUFFTW" ] && step "$shape: cuFFTW preloaded" env LD_PRELOAD="$CUFFTW" "$DEMO" -r 5 $shape
+    step "$shape: Outboard (outboard run, server on this host)" env OUTBOARD_REPORT=1 "$B" run --offload always -- "$DEMO" -r 5 $shape
+    step "$shape: Outboard, again (server plans cached)" "$B" run --offload always -- "$DEMO" -r 5 $shape
+  done
+  step "server counters after fft_demo" fft_counts
+fi
+want sweep && step "bench fft" "$B" bench fft --ranks 1 2 3 --kinds c2c r2c --precisions d s --from-log2 10 --to-log2 24 \
+  --trials 3 --where local-all remote --output "$R/fft-sweep"
+exit 0
