@@ -52,6 +52,7 @@ if want demo; then
     [ -n "$CUFFTW" ] && step "$shape: cuFFTW preloaded" env LD_PRELOAD="$CUFFTW" "$DEMO" -r 5 $shape
     step "$shape: Outboard (outboard run, server on this host)" env OUTBOARD_REPORT=1 "$B" run --offload always -- "$DEMO" -r 5 $shape
     step "$shape: Outboard, again (server plans cached)" "$B" run --offload always -- "$DEMO" -r 5 $shape
+    step "$shape: Outboard in chunks (OUTBOARD_DIRECT=0: no copy lanes)" env OUTBOARD_DIRECT=0 "$B" run --offload always -- "$DEMO" -r 5 $shape
   done
   step "server counters after fft_demo" fft_counts
 fi
