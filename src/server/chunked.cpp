@@ -52,9 +52,9 @@ void ChunkedCalls::admit(Session& s, const std::shared_ptr<ChunkedCall>& cc) {
   ++active_;
 }
 
-void ChunkedCalls::stage(Session& s, ChunkedCall& cc, uint64_t bytes, const Backend& backend, bool backend_memory) {
+void ChunkedCalls::stage(Session& s, ChunkedCall& cc, uint64_t bytes, const Backend& backend) {
   core_.check_limits(s, bytes);
-  cc.staging = Buffer::allocate(bytes, backend_memory ? backend.staging() : nullptr);
+  cc.staging = Buffer::allocate(bytes, backend.staging());
   cc.staging_bytes = bytes;
   cc.setup_ns = now_ns() - cc.first_ns;
 }

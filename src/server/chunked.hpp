@@ -82,9 +82,8 @@ class ChunkedCalls {
   // The call is in progress: its memory counts against the session.
   void admit(Session& s, const std::shared_ptr<ChunkedCall>& cc);
 
-  // For set-ups: `bytes` of staging memory of `backend`'s kind (or ordinary memory where
-  // `backend_memory` is false: page-locking GiBs takes seconds), checked against the limits.
-  void stage(Session& s, ChunkedCall& cc, uint64_t bytes, const Backend& backend, bool backend_memory = true);
+  // For set-ups: `bytes` of staging memory of `backend`'s kind, checked against the limits.
+  void stage(Session& s, ChunkedCall& cc, uint64_t bytes, const Backend& backend);
   // The pipeline `make` returns, or nullptr (then the service runs the call on the compute pool)
   // when it declines or fails (logged).
   static std::unique_ptr<Pipeline> offered(const Backend& backend,

@@ -2,8 +2,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include <mutex>
-#include <set>
 #include <unordered_map>
 
 #include "common/clock.hpp"
@@ -147,12 +145,8 @@ class FftService final : public Service {
     planner_.submit([this, e = w.executor, backend = w.backend, shape = p.shape] {
       try {
         e->prepare(shape);
-        if (backend->has_device_memory()) {
+        if (backend->has_device_memory())
           Buffer::allocate(wire::input_bytes(shape) + wire::output_bytes(shape), backend->staging());
-          std::lock_guard lk(staged_mu_);
-          if (staged_.size() >= kMaxStagedShapes) staged_.clear();
-          staged_.insert(staging_key(shape));
-        }
         ++prepared_;
       } catch (const std::exception& ex) {
         spdlog::warn("fft.plan_failed shape=\"{}\" executor={} error=\"{}\"", wire::shape_name(shape), e->where(), ex.what());
@@ -198,15 +192,7 @@ class FftService final : public Service {
     };
     cc.name = routine_name(shape);
     const FftPlanPieces p = plan_fft_pieces(shape, cc.chunk_bytes);
-    // Page-locked staging once the planner has made some for the shape (it is in the buffer
-    // cache then); until then ordinary memory, which a device copies from more slowly: an
-    // execution right after its plan must not wait seconds for GiBs to be locked.
-    bool locked = true;
-    if (w.backend->has_device_memory()) {
-      std::lock_guard lk(staged_mu_);
-      locked = staged_.count(staging_key(shape)) > 0;
-    }
-    core_.chunked().stage(s, cc, p.staging_bytes, *w.backend, locked);
+    core_.chunked().stage(s, cc, p.staging_bytes, *w.backend);
     FftExecutor& e = *w.executor;
     cc.pipe = ChunkedCalls::offered(*w.backend, [&] { return e.pipeline(p, cc.staging.data()); });
     if (!cc.pipe) {
@@ -224,14 +210,6 @@ class FftService final : public Service {
     }
     cc.pieces = p.pieces;
   }
-
-  // Shapes whose page-locked staging the planner has made (by input and output sizes).
-  static std::pair<uint64_t, uint64_t> staging_key(const wire::FftShape& s) {
-    return {wire::input_bytes(s), wire::output_bytes(s)};
-  }
-  static constexpr size_t kMaxStagedShapes = 256;
-  std::mutex staged_mu_;
-  std::set<std::pair<uint64_t, uint64_t>> staged_;
 
   Core& core_;
   std::vector<Where> devices_, hosts_;
