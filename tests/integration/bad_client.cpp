@@ -6,12 +6,16 @@
 //          stuck, chunk-size, chunk-twice, chunk-mismatch, chunk-oversized, lapack-bad-routine,
 //          lapack-bad-option, lapack-mismatch, lapack-oversized, lapack-huge-output, lapack-bad-pivots,
 //          quiet-mismatch, quiet-oversized, quiet-unauthenticated, quiet-flags, quiet-counted,
-//          sink-unauthenticated, sink-oversized, sink-unknown, sink-counted
+//          sink-unauthenticated, sink-oversized, sink-unknown, sink-counted,
+//          fft-unknown-plan, fft-other-session, fft-shape-mismatch, fft-overflow, fft-duplicate-plan,
+//          fft-many-plans, fft-release-then-execute, fft-huge-plan (fft_mode, below)
 // The quiet-* modes send streaming pings (no_reply), which the server consumes as they arrive;
 // the sink-* modes send the same payloads into the session's sink (no header at all).
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <unistd.h>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -30,6 +34,8 @@ struct Peer {
   std::optional<transport::Worker> worker;
   transport::PeerId id = 0;
   std::vector<wire::Message> inbox;
+  transport::Buffer last_payload;                   // the last message's payload (a reply's result)
+  std::map<uint64_t, transport::Buffer> pieces;     // ReplyChunk payloads by offset
   bool disconnected = false;
   std::string reason;
 
@@ -42,9 +48,11 @@ struct Peer {
     ev.on_payload = [](transport::PeerId, std::span<const std::byte>, uint64_t n) {
       return std::optional<transport::Buffer>(transport::Buffer::allocate(n));
     };
-    ev.on_message = [this](transport::PeerId, std::vector<std::byte> h, transport::Buffer, bool) {
+    ev.on_message = [this](transport::PeerId, std::vector<std::byte> h, transport::Buffer b, bool) {
       try {
         inbox.push_back(wire::decode(h));
+        if (auto* rc = std::get_if<wire::ReplyChunk>(&inbox.back())) pieces[rc->offset] = std::move(b);
+        else if (b.size()) last_payload = std::move(b);
       } catch (const std::exception& e) {
         std::printf("undecodable message from server: %s\n", e.what());
       }
@@ -300,6 +308,294 @@ int lapack_mode(Peer& p, const std::string& mode) {
   return 2;
 }
 
+
+// ---- FFT: plans are per-session objects named by ids; executions must name one of the session's
+// plans, of the shape they repeat; malformed shapes do not decode. ----
+
+wire::FftShape c2c_shape(int64_t n) {
+  wire::FftShape s;
+  s.precision = wire::FftPrecision::f64;
+  s.kind = wire::FftKind::c2c;
+  s.sign = -1;
+  s.n = {n};
+  return s;
+}
+
+// x[j] = exp(2 pi i m j / n) + 0.5 exp(2 pi i 3m j / n): its forward transform is n at bin m,
+// n/2 at bin 3m, zero elsewhere.
+std::vector<double> tones(int64_t n, int64_t m) {
+  std::vector<double> x(2 * size_t(n));
+  for (int64_t j = 0; j < n; ++j) {
+    const double a = 2 * M_PI * double((m * j) % n) / double(n), b = 2 * M_PI * double((3 * m * j) % n) / double(n);
+    x[2 * j] = std::cos(a) + 0.5 * std::cos(b);
+    x[2 * j + 1] = std::sin(a) + 0.5 * std::sin(b);
+  }
+  return x;
+}
+bool tones_spectrum_ok(const std::byte* out, int64_t n, int64_t m) {
+  std::vector<double> y(2 * size_t(n));
+  std::memcpy(y.data(), out, y.size() * sizeof(double));
+  double err = 0;
+  for (int64_t k = 0; k < n; ++k) {
+    const double want = k == m ? double(n) : k == (3 * m) % n ? double(n) / 2 : 0;
+    err = std::max(err, std::hypot(y[2 * k] - want, y[2 * k + 1]));
+  }
+  if (err > 1e-8 * double(n)) std::printf("FFT result off by %g\n", err);
+  return err <= 1e-8 * double(n);
+}
+
+struct FftCounts {
+  uint64_t c2c = 0, errors = 0, fft_refusals = 0;
+};
+std::optional<FftCounts> fft_counts(Peer& p) {
+  p.send(wire::encode(wire::StatusRequest{99}));
+  auto st = p.expect<wire::StatusReply>(10);
+  if (!st) return std::nullopt;
+  auto doc = nlohmann::json::parse(st->json);
+  FftCounts c;
+  c.c2c = doc["calls_by_routine"].value("fftw_c2c", uint64_t(0));
+  c.fft_refusals = doc["calls_by_routine"].value("fft", uint64_t(0));
+  c.errors = doc["errors"].get<uint64_t>();
+  return c;
+}
+
+void fft_plan(Peer& p, uint64_t id, const wire::FftShape& s) { p.send(wire::encode(wire::FftPlan{id, s})); }
+
+// A whole execution; its reply, the result (when ok) in p.last_payload.
+std::optional<wire::FftReply> fft_execute(Peer& p, uint64_t call, uint64_t plan, const wire::FftShape& s,
+                                          const std::vector<double>& x) {
+  p.last_payload = {};
+  const uint64_t bytes = wire::input_bytes(s);
+  p.send(wire::encode(wire::FftExecute{call, plan, s, bytes}), {{x.data(), bytes}});
+  auto r = p.expect<wire::FftReply>(20);
+  if (r && r->call_id != call) std::printf("reply to call %llu, not %llu\n", (unsigned long long)r->call_id, (unsigned long long)call);
+  return r && r->call_id == call ? r : std::nullopt;
+}
+
+// A chunked execution (all its chunks); the result, when ok, is reassembled from p.pieces into `out`.
+std::optional<wire::FftReply> fft_chunked(Peer& p, uint64_t call, uint64_t plan, const wire::FftShape& s,
+                                          const std::vector<double>& x, std::vector<std::byte>* out = nullptr) {
+  p.pieces.clear();
+  const uint64_t bytes = wire::input_bytes(s);
+  const uint64_t count = wire::chunk_count(bytes, wire::kMinChunkBytes);
+  for (uint64_t i = 0; i < count; ++i) {
+    wire::FftChunk c{call, plan, s, bytes, wire::kMinChunkBytes, i};
+    p.send(wire::encode(c), {{reinterpret_cast<const std::byte*>(x.data()) + wire::chunk_offset(c), wire::chunk_length(c)}});
+  }
+  auto r = p.expect<wire::FftReply>(20);
+  if (!r || r->call_id != call) return std::nullopt;
+  if (out) {
+    out->assign(wire::output_bytes(s), std::byte{0});
+    uint64_t got = 0;
+    for (auto& [offset, b] : p.pieces) {
+      if (offset + b.size() > out->size()) return std::printf("a result piece out of range\n"), std::nullopt;
+      std::memcpy(out->data() + offset, b.data(), b.size());
+      got += b.size();
+    }
+    if (r->ok && got != out->size()) return std::printf("result pieces cover %llu of %zu bytes\n", (unsigned long long)got, out->size()), std::nullopt;
+  }
+  return r;
+}
+
+// The reply must be a failure mentioning `about`, and the server's counters must show nothing
+// executed (fftw_c2c unchanged) and the error counted.
+int expect_fft_refused(Peer& p, const char* what, const std::optional<wire::FftReply>& r, const char* about,
+                       const FftCounts& before, uint64_t refusals) {
+  if (!r) return std::printf("FAIL %s: no FftReply\n", what), 1;
+  if (r->ok || r->message.find(about) == std::string::npos)
+    return std::printf("FAIL %s: expected a failed reply about '%s', got ok=%d '%s'\n", what, about, int(r->ok), r->message.c_str()), 1;
+  if (r->payload_bytes != 0) return std::printf("FAIL %s: a refused execution carries a result\n", what), 1;
+  auto after = fft_counts(p);
+  if (!after) return std::printf("FAIL %s: no status (the session did not go on)\n", what), 1;
+  if (after->c2c != before.c2c)
+    return std::printf("FAIL %s: fftw_c2c calls went from %llu to %llu: something was executed (or counted as such)\n",
+                       what, (unsigned long long)before.c2c, (unsigned long long)after->c2c), 1;
+  if (after->errors != before.errors + refusals || after->fft_refusals != before.fft_refusals + refusals)
+    return std::printf("FAIL %s: errors %llu -> %llu, refusals %llu -> %llu (expected +%llu)\n", what,
+                       (unsigned long long)before.errors, (unsigned long long)after->errors,
+                       (unsigned long long)before.fft_refusals, (unsigned long long)after->fft_refusals,
+                       (unsigned long long)refusals), 1;
+  std::printf("server said: %s\n", r->message.c_str());
+  return 0;
+}
+
+// A valid plan and executions on it (whole and chunked) are served with the right result.
+int expect_fft_served(Peer& p, const char* what, uint64_t plan, bool make_plan) {
+  const int64_t n = 256, big = 16384;  // big: 256 KiB of input, 4 chunks
+  if (make_plan) fft_plan(p, plan, c2c_shape(n));
+  auto before = fft_counts(p);
+  if (!before) return std::printf("FAIL %s: no status\n", what), 1;
+  auto r = fft_execute(p, 500 + plan, plan, c2c_shape(n), tones(n, 5));
+  if (!r || !r->ok || r->payload_bytes != wire::output_bytes(c2c_shape(n)) || p.last_payload.size() != r->payload_bytes)
+    return std::printf("FAIL %s: a valid execution was not served (%s)\n", what, r ? r->message.c_str() : "no reply"), 1;
+  if (!tones_spectrum_ok(p.last_payload.data(), n, 5)) return std::printf("FAIL %s: wrong result\n", what), 1;
+  fft_plan(p, plan + 1000, c2c_shape(big));
+  std::vector<std::byte> out;
+  auto rc = fft_chunked(p, 600 + plan, plan + 1000, c2c_shape(big), tones(big, 7), &out);
+  if (!rc || !rc->ok) return std::printf("FAIL %s: a valid chunked execution was not served (%s)\n", what, rc ? rc->message.c_str() : "no reply"), 1;
+  if (!tones_spectrum_ok(out.data(), big, 7)) return std::printf("FAIL %s: wrong chunked result\n", what), 1;
+  auto after = fft_counts(p);
+  if (!after || after->c2c != before->c2c + 2) return std::printf("FAIL %s: the valid executions were not counted\n", what), 1;
+  return 0;
+}
+
+int fft_mode(Peer& p, const std::string& mode, const std::string& host, uint16_t port, const Secret& secret) {
+  const char* what = mode.c_str();
+  const wire::FftShape s256 = c2c_shape(256), s16k = c2c_shape(16384);
+  if (mode == "fft-unknown-plan") {  // executions (whole and chunked) naming a plan never made
+    auto before = fft_counts(p);
+    if (!before) return std::printf("FAIL %s: no status\n", what), 1;
+    if (int rc = expect_fft_refused(p, what, fft_execute(p, 1, 77, s256, tones(256, 1)), "unknown FFT plan", *before, 1)) return rc;
+    before = fft_counts(p);
+    if (int rc = expect_fft_refused(p, what, fft_chunked(p, 2, 78, s16k, tones(16384, 1)), "unknown FFT plan", *before, 1)) return rc;
+    if (int rc = expect_fft_served(p, what, 77, true)) return rc;
+    std::printf("ok %s: refused with an error reply, nothing executed, the session goes on\n", what);
+    return 0;
+  }
+  if (mode == "fft-other-session") {  // B names A's plan: never B's
+    fft_plan(p, 5, s256);
+    fft_plan(p, 6, s16k);
+    if (!fft_counts(p)) return std::printf("FAIL %s: no status for A\n", what), 1;  // A's plans are in
+    Peer b(host, port);
+    if (!b.authenticate(secret)) return std::printf("FAIL %s: B could not authenticate\n", what), 1;
+    auto before = fft_counts(b);
+    if (!before) return std::printf("FAIL %s: no status\n", what), 1;
+    if (int rc = expect_fft_refused(b, what, fft_execute(b, 1, 5, s256, tones(256, 1)), "unknown FFT plan", *before, 1)) return rc;
+    before = fft_counts(b);
+    if (int rc = expect_fft_refused(b, what, fft_chunked(b, 2, 6, s16k, tones(16384, 1)), "unknown FFT plan", *before, 1)) return rc;
+    // A's own plan still works.
+    auto r = fft_execute(p, 3, 5, s256, tones(256, 9));
+    if (!r || !r->ok || !tones_spectrum_ok(p.last_payload.data(), 256, 9))
+      return std::printf("FAIL %s: A's execution of its own plan failed\n", what), 1;
+    std::printf("ok %s: B cannot execute A's plans; A's still work\n", what);
+    return 0;
+  }
+  if (mode == "fft-shape-mismatch") {  // an existing plan, but another shape repeated
+    fft_plan(p, 5, s256);
+    fft_plan(p, 6, c2c_shape(8192));
+    auto before = fft_counts(p);
+    if (!before) return std::printf("FAIL %s: no status\n", what), 1;
+    if (int rc = expect_fft_refused(p, what, fft_execute(p, 1, 5, c2c_shape(512), tones(512, 1)), "FFT plan 5 is", *before, 1)) return rc;
+    wire::FftShape inverse = s256;
+    inverse.sign = 1;
+    before = fft_counts(p);
+    // The message must say how they differ (the direction: shape names alone read the same).
+    if (int rc = expect_fft_refused(p, what, fft_execute(p, 2, 5, inverse, tones(256, 1)), "sign -1, not dft c2c f64 256 sign 1", *before, 1)) return rc;
+    before = fft_counts(p);
+    if (int rc = expect_fft_refused(p, what, fft_chunked(p, 3, 6, s16k, tones(16384, 1)), "FFT plan 6 is", *before, 1)) return rc;
+    if (int rc = expect_fft_served(p, what, 5, false)) return rc;
+    std::printf("ok %s: refused with an error reply, nothing executed, the session goes on\n", what);
+    return 0;
+  }
+  if (mode == "fft-release-then-execute") {
+    fft_plan(p, 5, s256);
+    auto r = fft_execute(p, 1, 5, s256, tones(256, 2));
+    if (!r || !r->ok || !tones_spectrum_ok(p.last_payload.data(), 256, 2)) return std::printf("FAIL %s: first execution failed\n", what), 1;
+    p.send(wire::encode(wire::FftRelease{5}));
+    auto before = fft_counts(p);
+    if (!before) return std::printf("FAIL %s: no status\n", what), 1;
+    if (int rc = expect_fft_refused(p, what, fft_execute(p, 2, 5, s256, tones(256, 2)), "unknown FFT plan", *before, 1)) return rc;
+    p.send(wire::encode(wire::FftRelease{5}));   // released twice, and a plan never made: ignored
+    p.send(wire::encode(wire::FftRelease{4242}));
+    if (int rc = expect_fft_served(p, what, 5, true)) return rc;  // the id may be used again
+    std::printf("ok %s: a released plan cannot be executed; its id may be planned again\n", what);
+    return 0;
+  }
+  if (mode == "fft-overflow") {  // shapes that do not decode: each on a session of its own
+    struct Case {
+      const char* name;
+      wire::FftShape shape;
+      const char* about;
+    };
+    std::vector<Case> cases;
+    auto add = [&](const char* name, const char* about, auto change) {
+      wire::FftShape s = c2c_shape(256);
+      change(s);
+      cases.push_back({name, s, about});
+    };
+    add("product overflows", "too many elements", [](wire::FftShape& s) { s.n = {int64_t(1) << 20, int64_t(1) << 20, int64_t(1) << 20}; });
+    add("product overflows int64", "too many elements", [](wire::FftShape& s) { s.n = {int64_t(1) << 40, int64_t(1) << 40, int64_t(1) << 40}; });
+    add("batch overflows", "too many elements", [](wire::FftShape& s) { s.n = {int64_t(1) << 30}; s.batch = int64_t(1) << 30; });
+    add("rank 9", "rank 9", [](wire::FftShape& s) { s.n.assign(9, 2); });
+    add("rank 0", "rank 0", [](wire::FftShape& s) { s.n.clear(); });
+    add("n = 0", "size 0", [](wire::FftShape& s) { s.n = {16, 0}; });
+    add("n < 0", "size -4", [](wire::FftShape& s) { s.n = {-4}; });
+    add("batch 0", "batch 0", [](wire::FftShape& s) { s.batch = 0; });
+    add("r2r kinds on c2c", "r2r kinds", [](wire::FftShape& s) { s.r2r_kinds = {3}; });
+    add("sign 0 on c2c", "sign", [](wire::FftShape& s) { s.sign = 0; });
+    add("unknown kind", "kind", [](wire::FftShape& s) { s.kind = wire::FftKind(9); });
+    for (const Case& c : cases) {
+      Peer q(host, port);
+      if (!q.authenticate(secret)) return std::printf("FAIL %s (%s): could not authenticate\n", what, c.name), 1;
+      q.send(wire::encode(wire::FftPlan{5, c.shape}));
+      auto err = q.expect<wire::ErrorMessage>(10);
+      if (!err || err->message.find("malformed request") == std::string::npos || err->message.find(c.about) == std::string::npos)
+        return std::printf("FAIL %s (%s): expected a malformed-request error about '%s', got '%s'\n", what, c.name, c.about,
+                           err ? err->message.c_str() : "nothing"), 1;
+      std::printf("server said (%s): %s\n", c.name, err->message.c_str());
+      uint64_t end = now_ns() + 10'000'000'000ull;
+      while (!q.disconnected && now_ns() < end) q.worker->progress();
+      if (!q.disconnected) return std::printf("FAIL %s (%s): the server kept the connection open\n", what, c.name), 1;
+    }
+    // The same shapes in executions (header and payload) are refused too: on a session of their own.
+    {
+      Peer q(host, port);
+      if (!q.authenticate(secret)) return std::printf("FAIL %s: could not authenticate\n", what), 1;
+      wire::FftShape bad = c2c_shape(256);
+      bad.batch = 0;
+      std::vector<double> x(512);
+      q.send(wire::encode(wire::FftExecute{1, 5, bad, 4096}), {{x.data(), 4096}});
+      if (q.expect_rejection("fft-overflow (execute)")) return 1;
+    }
+    std::printf("ok %s: %zu malformed shapes rejected as malformed requests\n", what, cases.size());
+    return 0;
+  }
+  if (mode == "fft-huge-plan") {  // a valid plan whose executions are over max_request_bytes: kept, never prepared
+    auto over_limit = [&]() -> std::optional<uint64_t> {
+      p.send(wire::encode(wire::StatusRequest{98}));
+      auto st = p.expect<wire::StatusReply>(10);
+      if (!st) return std::nullopt;
+      return nlohmann::json::parse(st->json)["fft"].value("plans_over_limit", uint64_t(0));
+    };
+    const auto before = over_limit();
+    fft_plan(p, 5, c2c_shape(int64_t(1) << 30));  // 16 GiB in, 16 GiB out
+    const auto after = over_limit();
+    if (!before || !after || *after != *before + 1)
+      return std::printf("FAIL %s: the plan over the server's limits was not set aside unprepared\n", what), 1;
+    if (int rc = expect_fft_served(p, what, 6, true)) return rc;
+    std::printf("ok %s: a plan over max_request_bytes is not prepared; the session goes on\n", what);
+    return 0;
+  }
+  if (mode == "fft-duplicate-plan") {
+    fft_plan(p, 5, s256);
+    fft_plan(p, 5, s256);
+    auto err = p.expect<wire::ErrorMessage>(10);
+    if (!err || err->message.find("FFT plan id 5 already in use") == std::string::npos)
+      return std::printf("FAIL %s: expected an error about plan id 5 in use, got '%s'\n", what, err ? err->message.c_str() : "nothing"), 1;
+    p.inbox.insert(p.inbox.begin(), wire::Message(*err));
+    return p.expect_rejection(what);
+  }
+  if (mode == "fft-many-plans") {  // the per-session limit, then one more
+    const uint64_t limit = 4096;
+    for (uint64_t id = 1; id <= limit; ++id) {
+      fft_plan(p, id, c2c_shape(64 + int64_t(id % 4)));
+      if (id % 64 == 0) p.worker->progress();
+    }
+    if (!fft_counts(p)) return std::printf("FAIL %s: %llu plans were not accepted\n", what, (unsigned long long)limit), 1;
+    auto r = fft_execute(p, 1, limit, c2c_shape(64), tones(64, 3));
+    if (!r || !r->ok || !tones_spectrum_ok(p.last_payload.data(), 64, 3))
+      return std::printf("FAIL %s: the session's last plan could not be executed\n", what), 1;
+    fft_plan(p, limit + 1, s256);
+    auto err = p.expect<wire::ErrorMessage>(10);
+    if (!err || err->message.find("too many FFT plans") == std::string::npos)
+      return std::printf("FAIL %s: expected an error about too many plans, got '%s'\n", what, err ? err->message.c_str() : "nothing"), 1;
+    p.inbox.insert(p.inbox.begin(), wire::Message(*err));
+    return p.expect_rejection(what);
+  }
+  std::fprintf(stderr, "unknown mode %s\n", what);
+  return 2;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -473,6 +769,7 @@ int main(int argc, char** argv) {
     return p.expect_rejection("chunk-oversized");
   }
   if (mode.rfind("lapack-", 0) == 0 || mode.rfind("direct-", 0) == 0) return lapack_mode(p, mode);
+  if (mode.rfind("fft-", 0) == 0) return fft_mode(p, mode, host, port, secret);
   std::fprintf(stderr, "unknown mode %s\n", mode.c_str());
   return 2;
 }

@@ -54,3 +54,25 @@ SERVER_PID=""
 [ "$status" = 0 ] || fail "server exited with status $status on SIGTERM"
 grep -q "serve.stopped" "$WORK/server.log" || fail "server did not log its shutdown"
 ok "clean shutdown on SIGTERM"
+
+# FFT: executions that name a plan the session does not have (never made, another session's,
+# released) or repeat another shape get an error reply, nothing is executed and the session goes
+# on; shapes that do not decode, a plan id used twice and too many plans end the session. After
+# each, everyone else is still served (BLAS and FFTW programs alike). A server of its own (the one
+# above has been shut down), with the same limits.
+start_server --config "$WORK/server.toml"
+for mode in fft-unknown-plan fft-other-session fft-shape-mismatch fft-release-then-execute fft-huge-plan \
+            fft-overflow fft-duplicate-plan fft-many-plans; do
+  "$BAD" 127.0.0.1 "$PORT" "$TOKEN" "$mode" >"$WORK/$mode.log" 2>&1 || { cat "$WORK/$mode.log"; fail "$mode"; }
+  ok "$(grep '^ok' "$WORK/$mode.log") ($(grep 'server said' "$WORK/$mode.log" | head -3 | tr '\n' ' '))"
+  "$OUTBOARD" run --offload always -- "$PROGRAMS/level3_check" --quick --size 40 >"$WORK/good.log" 2>&1 || fail "good client after $mode"
+  grep -qE "passed, 0 failed$" "$WORK/good.log" && ! grep -q "outboard: warning" "$WORK/good.log" ||
+    { cat "$WORK/good.log"; fail "good client not served after $mode"; }
+  "$OUTBOARD" run --offload always -- "$PROGRAMS/fftw_long" --log2n 14 --iterations 3 >"$WORK/good-fft.log" 2>&1 ||
+    { cat "$WORK/good-fft.log"; fail "good FFTW client after $mode"; }
+  grep -qE "^fftw_long: 3 passed, 0 failed$" "$WORK/good-fft.log" && ! grep -q "outboard: warning" "$WORK/good-fft.log" ||
+    { cat "$WORK/good-fft.log"; fail "good FFTW client not served after $mode"; }
+done
+kill -0 "$SERVER_PID" || fail "server died"
+grep -q "session.reject.*too many FFT plans" "$WORK/server.log" || fail "server did not log the session with too many FFT plans"
+ok "FFT hostile peers refused; BLAS and FFTW clients served after each"

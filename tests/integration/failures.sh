@@ -71,3 +71,66 @@ if "$OUTBOARD" run --offload always --fallback fail -- "$PROGRAMS/level3_check" 
 fi
 grep -q "outboard: error: .* could not run remotely" "$WORK/fail.log" || { cat "$WORK/fail.log"; fail "no clear message"; }
 ok "OUTBOARD_FALLBACK=fail: $(grep "outboard: error" "$WORK/fail.log")"
+
+# 6. FFTW: a server killed while a real FFTW program (fftw_long: one 2^22-point c2c plan executed
+# again and again, each result checked against the known spectrum of its input) runs remotely.
+# The program finishes with correct results and exactly one warning: out of place and in place
+# (the remote result lands aside, so the input survives for the local rerun), in chunks (the
+# default for 64 MiB) and whole.
+fft_c2c_calls() { status_field "s['calls_by_routine'].get('fftw_c2c', 0)" 2>/dev/null || echo 0; }
+# kill_when_served N: kills the server once it has served N transforms of fftw_long.
+kill_when_served() {
+  for _ in $(seq 600); do
+    [ "$(fft_c2c_calls)" -ge "$1" ] && break
+    sleep 0.05
+  done
+  [ "$(fft_c2c_calls)" -ge "$1" ] || fail "the server never served $1 transforms of fftw_long"
+  kill -9 "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null || true; SERVER_PID=""
+}
+for variant in "out-of-place" "in-place:--in-place" "in-place-whole:--in-place:0" "out-of-place-whole::0"; do
+  IFS=: read -r name flag chunk <<<"$variant"
+  start_server
+  log="$WORK/killed-fft-$name.log"
+  OUTBOARD_CHUNK_BYTES=${chunk:-8388608} \
+    "$OUTBOARD" run --offload always --fallback local -- "$PROGRAMS/fftw_long" --iterations 24 $flag >"$log" 2>&1 & prog=$!
+  kill_when_served 2
+  wait $prog || { cat "$log"; fail "fftw_long ($name) died with the server"; }
+  grep -qE "^fftw_long: 24 passed, 0 failed$" "$log" || { cat "$log"; fail "wrong FFT results ($name) after the server died"; }
+  [ "$(grep -c "outboard: warning" "$log")" = 1 ] || { cat "$log"; fail "fftw_long ($name): expected exactly one warning line"; }
+  ok "server killed during FFTW executions ($name): $(grep "outboard: warning" "$log")"
+done
+
+# 7. The same with OUTBOARD_FALLBACK=fail: the program stops with a message naming it.
+start_server
+"$OUTBOARD" run --offload always --fallback fail -- "$PROGRAMS/fftw_long" --iterations 24 \
+  >"$WORK/fft-fail.log" 2>&1 & prog=$!
+kill_when_served 2
+status=0; wait $prog || status=$?
+[ "$status" != 0 ] || { cat "$WORK/fft-fail.log"; fail "OUTBOARD_FALLBACK=fail did not stop fftw_long"; }
+grep -q "outboard: error: fftw_c2c could not run remotely: .*(OUTBOARD_FALLBACK=fail)" "$WORK/fft-fail.log" ||
+  { cat "$WORK/fft-fail.log"; fail "fftw_long: no clear OUTBOARD_FALLBACK=fail message"; }
+! grep -q "^fftw_long: .* passed" "$WORK/fft-fail.log" || { cat "$WORK/fft-fail.log"; fail "fftw_long went on after the failure"; }
+ok "OUTBOARD_FALLBACK=fail stops an FFTW program (exit status $status): $(grep "outboard: error" "$WORK/fft-fail.log")"
+
+# 8. Deterministically, what a kill can only sometimes hit: a server (half_reply_server) that fails
+# every FFT execution after garbage has landed for its result (all of it for a whole execution,
+# half of it in ReplyChunks for a chunked one). The input is untouched, so the local rerun is
+# right: in place too, whose remote result must land aside.
+stop_server
+rm -f "$WORK/half.port"
+"$BUILD/bin/half_reply_server" "$TOKEN" "$WORK/half.port" >"$WORK/half.log" 2>&1 & half=$!
+for _ in $(seq 100); do [ -s "$WORK/half.port" ] && break; sleep 0.05; done
+[ -s "$WORK/half.port" ] || fail "half_reply_server did not start"
+export OUTBOARD_SERVERS="127.0.0.1:$(cat "$WORK/half.port")" OUTBOARD_TOKEN_FILE="$TOKEN"
+for variant in "whole::0" "whole-in-place:--in-place:0" "chunked::65536" "chunked-in-place:--in-place:65536"; do
+  IFS=: read -r name flag chunk <<<"$variant"
+  log="$WORK/half-$name.log"
+  seen=$(grep -c "failing" "$WORK/half.log" || true)
+  OUTBOARD_CHUNK_BYTES=$chunk "$OUTBOARD" run --offload always --fallback local -- \
+    "$PROGRAMS/fftw_long" --log2n 16 --iterations 2 $flag >"$log" 2>&1 || { cat "$log"; fail "fftw_long ($name) against half_reply_server"; }
+  grep -qE "^fftw_long: 2 passed, 0 failed$" "$log" || { cat "$log" "$WORK/half.log"; fail "wrong FFT results ($name) after a failed remote execution wrote part of a result"; }
+  [ "$(grep -c "outboard: warning.*half_reply_server fails" "$log")" = 1 ] || { cat "$log"; fail "fftw_long ($name): expected exactly one warning naming the failure"; }
+  [ "$(grep -c "failing" "$WORK/half.log")" -gt "$seen" ] || fail "fftw_long ($name) did not reach half_reply_server"
+  ok "failed remote FFT with garbage landed ($name): results right, $(grep "outboard: warning" "$log")"
+done
+kill "$half"; wait "$half" 2>/dev/null || true

@@ -107,3 +107,17 @@ PY
 else
   echo "skip: pyfftw is not installed"
 fi
+
+# Tiny chunks: with OUTBOARD_CHUNK_BYTES=65536 every execution of at least two chunks (fftw_check's
+# large problems: 128 KiB and more of input, every kind and precision, dense and strided, in and
+# out of place, split) goes as FftChunks and comes back in ReplyChunk pieces; the results are the
+# same, and the transforms are served (and pipelined) by the server.
+before=$(fft_calls)
+pipelined_before=$(status_field "s['pipelined_calls']")
+OUTBOARD_CHUNK_BYTES=65536 run_checked fftw-small-chunks "$OUTBOARD" run --offload always -- "$PROGRAMS/fftw_check"
+served=$(( $(fft_calls) - before ))
+pipelined=$(( $(status_field "s['pipelined_calls']") - pipelined_before ))
+[ "$served" -ge 200 ] || fail "fftw_check with 64 KiB chunks had only $served transforms served remotely"
+# 9 large problems per precision, each of at least two chunks.
+[ "$pipelined" -ge 18 ] || fail "fftw_check with 64 KiB chunks: only $pipelined executions went in chunks"
+ok "fftw_check with 64 KiB chunks: $served transforms served remotely, $pipelined of them in chunks"

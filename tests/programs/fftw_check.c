@@ -5,7 +5,8 @@
    with the precision and log n. Also: NULL plans where FFTW refuses, input preservation, new-array
    execute on arrays other than the planning ones (which are freed first), one plan executed from 8
    threads at once, flops/print/cost, wisdom round trips, the threads API, the legacy Fortran
-   entry points, fftw_version and cleanup.
+   entry points, fftw_version and cleanup; and large problems (inputs of 128 KiB and more in both
+   precisions) so that a runtime sending calls in small chunks sends these in several.
 
    Prints "fftw_check: N passed, M failed" and exits non-zero on any failure. Run the same binary
    plainly, under `outboard run` and with the compat directory: the verdict must be the same. */

@@ -778,6 +778,97 @@ static void T(test_fortran)(void) {
   X(free)(in), X(free)(out), X(free)(gi), X(free)(go);
 }
 
+/* ---- large problems: inputs of 128 KiB and more (single precision too), so that a remote
+   runtime sending calls in small chunks sends these in several; small transforms in large batches
+   keep the reference cheap. Dense and strided, in and out of place, split, every kind. ---- */
+static void T(test_large)(void) {
+  char what[160];
+  T(Ref) ref;
+  /* c2c 8x8, 512 batches: out of place, then in place */
+  for (int inplace = 0; inplace <= 1; ++inplace) {
+    int n[] = {8, 8};
+    Layout L = rowmajor(2, n, NULL, NULL, 1, 1, 512, 64, 64);
+    R *in = T(alloc)(2 * 64 * 512), *out = inplace ? in : T(alloc)(2 * 64 * 512);
+    X(plan) p = X(plan_many_dft)(2, n, 512, (X(complex)*)in, NULL, 1, 64, (X(complex)*)out, NULL, 1, 64,
+                                 FFTW_FORWARD, FFTW_ESTIMATE);
+    T(fill)(C2C, &L, T(cplx)(in), &ref);
+    X(execute)(p);
+    snprintf(what, sizeof what, "large plan_many_dft 8x8 *512%s", inplace ? " in-place" : "");
+    T(verify)(what, C2C, -1, NULL, &L, T(cplx)(out), &ref);
+    X(destroy_plan)(p);
+    X(free)(in);
+    if (!inplace) X(free)(out);
+  }
+  /* c2c 16 points, 2048 batches with gaps on both sides (gathered and scattered), backward */
+  {
+    int n = 16;
+    Layout L = rowmajor(1, &n, NULL, NULL, 1, 1, 2048, 17, 19);
+    R *in = T(alloc)(2 * 17 * 2048), *out = T(alloc)(2 * 19 * 2048);
+    X(plan) p = X(plan_many_dft)(1, &n, 2048, (X(complex)*)in, NULL, 1, 17, (X(complex)*)out, NULL, 1, 19,
+                                 FFTW_BACKWARD, FFTW_ESTIMATE);
+    T(fill)(C2C, &L, T(cplx)(in), &ref);
+    X(execute)(p);
+    T(verify)("large plan_many_dft 16 *2048 with gaps", C2C, 1, NULL, &L, T(cplx)(out), &ref);
+    X(destroy_plan)(p);
+    X(free)(in), X(free)(out);
+  }
+  /* split c2c, 16 points, 2048 batches */
+  {
+    int n = 16;
+    Layout L = rowmajor(1, &n, NULL, NULL, 1, 1, 2048, 16, 16);
+    X(iodim64) d[1], h[1];
+    T(guru64_dims)(&L, d, h);
+    R *ri = T(alloc)(16 * 2048), *ii = T(alloc)(16 * 2048), *ro = T(alloc)(16 * 2048), *io = T(alloc)(16 * 2048);
+    X(plan) p = X(plan_guru64_split_dft)(1, d, 1, h, ri, ii, ro, io, FFTW_ESTIMATE);
+    T(fill)(C2C, &L, T(splt)(ri, ii), &ref);
+    X(execute)(p);
+    T(verify)("large plan_guru64_split_dft 16 *2048", C2C, -1, NULL, &L, T(splt)(ro, io), &ref);
+    X(destroy_plan)(p);
+    X(free)(ri), X(free)(ii), X(free)(ro), X(free)(io);
+  }
+  /* r2c and c2r 8x16, 512 batches, out of place; then in place with padded real rows */
+  for (int kind = R2C; kind <= C2R; ++kind) {
+    const char* k = kind == R2C ? "r2c" : "c2r";
+    int n[] = {8, 16}, half[] = {8, 9};
+    Layout L = kind == R2C ? rowmajor(2, n, NULL, half, 1, 1, 512, 128, 72)
+                           : rowmajor(2, n, half, NULL, 1, 1, 512, 72, 128);
+    R *r = T(alloc)(128 * 512), *c = T(alloc)(2 * 72 * 512);
+    X(plan) p = kind == R2C ? X(plan_many_dft_r2c)(2, n, 512, r, NULL, 1, 128, (X(complex)*)c, NULL, 1, 72, FFTW_ESTIMATE)
+                            : X(plan_many_dft_c2r)(2, n, 512, (X(complex)*)c, NULL, 1, 72, r, NULL, 1, 128, FFTW_ESTIMATE);
+    T(fill)(kind, &L, kind == R2C ? T(real)(r) : T(cplx)(c), &ref);
+    X(execute)(p);
+    snprintf(what, sizeof what, "large plan_many_dft_%s 8x16 *512", k);
+    T(verify)(what, kind, 0, NULL, &L, kind == R2C ? T(cplx)(c) : T(real)(r), &ref);
+    X(destroy_plan)(p);
+    X(free)(r), X(free)(c);
+    /* in place: real rows of 14 padded to 16 (8 complex) */
+    int m[] = {8, 14}, pad[] = {8, 16}, mhalf[] = {8, 8};
+    L = kind == R2C ? rowmajor(2, m, pad, mhalf, 1, 1, 512, 128, 64) : rowmajor(2, m, mhalf, pad, 1, 1, 512, 64, 128);
+    R* a = T(alloc)(128 * 512);
+    p = kind == R2C ? X(plan_many_dft_r2c)(2, m, 512, a, pad, 1, 128, (X(complex)*)a, mhalf, 1, 64, FFTW_ESTIMATE)
+                    : X(plan_many_dft_c2r)(2, m, 512, (X(complex)*)a, mhalf, 1, 64, a, pad, 1, 128, FFTW_ESTIMATE);
+    T(fill)(kind, &L, kind == R2C ? T(real)(a) : T(cplx)(a), &ref);
+    X(execute)(p);
+    snprintf(what, sizeof what, "large plan_many_dft_%s 8x14 *512 in-place", k);
+    T(verify)(what, kind, 0, NULL, &L, kind == R2C ? T(cplx)(a) : T(real)(a), &ref);
+    X(destroy_plan)(p);
+    X(free)(a);
+  }
+  /* r2r 8x8, 1024 batches, REDFT10 x RODFT00 */
+  {
+    int n[] = {8, 8}, kinds[] = {FFTW_REDFT10, FFTW_RODFT00};
+    X(r2r_kind) kk[] = {FFTW_REDFT10, FFTW_RODFT00};
+    Layout L = rowmajor(2, n, NULL, NULL, 1, 1, 1024, 64, 64);
+    R *in = T(alloc)(64 * 1024), *out = T(alloc)(64 * 1024);
+    X(plan) p = X(plan_many_r2r)(2, n, 1024, in, NULL, 1, 64, out, NULL, 1, 64, kk, FFTW_ESTIMATE);
+    T(fill)(R2R, &L, T(real)(in), &ref);
+    X(execute)(p);
+    T(verify)("large plan_many_r2r 8x8 *1024", R2R, 0, kinds, &L, T(real)(out), &ref);
+    X(destroy_plan)(p);
+    X(free)(in), X(free)(out);
+  }
+}
+
 static void T(run_all)(void) {
   T(test_c2c)();
   T(test_rdft2)(R2C);
@@ -787,6 +878,7 @@ static void T(run_all)(void) {
   T(test_threads)();
   T(test_misc)();
   T(test_fortran)();
+  T(test_large)();
   /* cleanup destroys every plan still alive (they must not be used after) */
   R* a = T(alloc)(64);
   X(plan_dft_1d)(16, (X(complex)*)a, (X(complex)*)a, FFTW_FORWARD, FFTW_ESTIMATE);

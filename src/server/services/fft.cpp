@@ -71,8 +71,10 @@ class FftService final : public Service {
     if (auto* c = std::get_if<wire::FftChunk>(&m)) {
       // A call on a plan the session does not have fails (answered once all of it is in); its
       // pipeline may have started, on the shape the chunks gave, but nothing goes back.
-      if (auto it = s.chunked.find(c->call_id); it != s.chunked.end() && !matches(s.peer, c->plan_id, c->shape))
+      if (auto it = s.chunked.find(c->call_id); it != s.chunked.end() && !matches(s.peer, c->plan_id, c->shape)) {
         core_.chunked().fail(*it->second, why_not(s.peer, c->plan_id, c->shape));
+        it->second->name = "fft";  // counted as a refusal (as a whole one is), not as a transform of its shape
+      }
       return core_.chunked().on_chunk(s, c->call_id, c->chunk_index);
     }
     const auto& q = std::get<wire::FftExecute>(m);
@@ -92,10 +94,16 @@ class FftService final : public Service {
     for (const auto& w : hosts_) executors.push_back(w.executor->describe());
     size_t plans = 0;
     for (const auto& [peer, table] : plans_) plans += table.size();
-    doc["fft"] = {{"session_plans", plans}, {"plans_made_ahead", prepared_.load()}, {"executors", executors}};
+    doc["fft"] = {{"session_plans", plans}, {"plans_made_ahead", prepared_.load()},
+                 {"plans_over_limit", over_limit_}, {"executors", executors}};
   }
 
  private:
+  // Plans one session may hold at once; the next FftPlan ends the session ("too many FFT plans in
+  // one session"). A plan here is a shape (tens of bytes) and one prepare on the planner thread
+  // (the executors' caches, bounded by fft_max_plans and GPU memory, hold the made plans, shared
+  // by shape), so the limit bounds a session's table and planner work, not memory of its size;
+  // programs that keep thousands of distinct plans alive stay well inside it.
   static constexpr size_t kMaxPlansPerSession = 4096;
 
   const SessionPlan* find(PeerId peer, uint64_t id) const {
@@ -113,8 +121,21 @@ class FftService final : public Service {
   std::string why_not(PeerId peer, uint64_t plan_id, const wire::FftShape& shape) const {
     const SessionPlan* plan = find(peer, plan_id);
     if (!plan) return "unknown FFT plan " + std::to_string(plan_id) + " (not made in this session)";
-    return "FFT plan " + std::to_string(plan_id) + " is " + wire::shape_name(plan->shape) + ", not " +
-           wire::shape_name(shape);
+    std::string mine = wire::shape_name(plan->shape), theirs = wire::shape_name(shape);
+    if (mine == theirs) {  // the names leave out the direction and the r2r kinds
+      mine += describe_extra(plan->shape);
+      theirs += describe_extra(shape);
+    }
+    return "FFT plan " + std::to_string(plan_id) + " is " + mine + ", not " + theirs;
+  }
+
+  static std::string describe_extra(const wire::FftShape& shape) {
+    std::string out = " sign " + std::to_string(int(shape.sign));
+    if (!shape.r2r_kinds.empty()) {
+      out += " r2r kinds";
+      for (uint8_t k : shape.r2r_kinds) out += " " + std::to_string(int(k));
+    }
+    return out;
   }
 
   void refuse(Session& s, uint64_t call_id, const std::string& why) {
@@ -138,6 +159,17 @@ class FftService final : public Service {
     const Where w = where_for(p.shape);
     if (!w.executor) return core_.reject(s.peer, "this server has no backend that serves FFTs");
     table[p.plan_id] = {p.shape};
+    // A plan whose executions can never be accepted (input and output above max_request_bytes:
+    // Core::check_limits refuses them as any call over the limits) is kept, so that they fail
+    // that way, but never prepared: a peer must not make the executors plan what it cannot run
+    // (FFTW measuring on scratch arrays of the problem's size, cuFFT holding device memory for it
+    // and evicting the plans of sessions that can).
+    if (wire::input_bytes(p.shape) + wire::output_bytes(p.shape) > core_.config().max_request_bytes) {
+      ++over_limit_;
+      spdlog::info("fft.plan_over_limit peer={} plan={} shape=\"{}\" (not prepared)", s.peer, p.plan_id,
+                   wire::shape_name(p.shape));
+      return;
+    }
     // Made ready while the data travels: on a planner thread of the service's own, so a plan never
     // waits behind calls on the compute pool. A device backend's page-locked staging memory (the
     // input and the output, seconds to lock for GiBs) is readied too: allocated and released into
@@ -215,6 +247,7 @@ class FftService final : public Service {
   std::vector<Where> devices_, hosts_;
   std::unordered_map<PeerId, std::unordered_map<uint64_t, SessionPlan>> plans_;
   std::atomic<uint64_t> prepared_{0};
+  uint64_t over_limit_ = 0;  // plans never prepared: their executions are over max_request_bytes
   ComputePool planner_;  // last: its threads end before the rest goes
 };
 
