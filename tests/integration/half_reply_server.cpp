@@ -73,7 +73,8 @@ int main(int argc, char** argv) {
       const uint64_t out = wire::output_bytes(q->shape);
       std::printf("half_reply_server: whole %s: failing with %llu bytes of garbage\n", wire::shape_name(q->shape).c_str(),
                   (unsigned long long)out);
-      send(id, wire::FftReply{q->call_id, false, "half_reply_server fails every execution", out}, garbage(out), 0, out);
+      send(id, wire::FftReply{q->call_id, false, "half_reply_server fails every execution", out, 0, 0, 0, 0, 0, 0, ""},
+           garbage(out), 0, out);
     } else if (auto* c = std::get_if<wire::FftChunk>(&m)) {
       if (++p.chunks_in[c->call_id] < wire::chunk_count(c->payload_bytes, c->chunk_bytes)) return;
       p.chunks_in.erase(c->call_id);
@@ -85,10 +86,13 @@ int main(int argc, char** argv) {
         const uint64_t n = std::min(c->chunk_bytes, half - at);
         send(id, wire::ReplyChunk{c->call_id, at, n}, junk, at, n);
       }
-      send(id, wire::FftReply{c->call_id, false, "half_reply_server fails every execution after half its result"});
+      send(id, wire::FftReply{c->call_id, false, "half_reply_server fails every execution after half its result", 0, 0, 0,
+                              0, 0, 0, 0, ""});
     } else if (auto* s = std::get_if<wire::StatusRequest>(&m)) {
       send(id, wire::StatusReply{s->call_id, "{}"});
-    }
+    } else if (auto* l = std::get_if<wire::LanesRequest>(&m)) {  // no direct path: large calls come in chunks
+      send(id, wire::LanesReply{l->call_id, 0, "half_reply_server has no copy lanes"});
+    }  // plans and releases need no answer
     std::fflush(stdout);
   };
   worker = std::make_unique<transport::Worker>(std::move(ev));

@@ -453,7 +453,7 @@ TEST(WireReject, WrongVersion) {
 }
 
 TEST(WireReject, UnknownType) {
-  for (uint16_t t : {uint16_t(0), uint16_t(29), uint16_t(30), uint16_t(0x100), uint16_t(0xffff)}) {
+  for (uint16_t t : {uint16_t(0), uint16_t(30), uint16_t(31), uint16_t(0x100), uint16_t(0xffff)}) {
     auto b = encode(Pong{1});
     put_u16(b, 6, t);
     EXPECT_NE(protocol_error_of([&] { decode(b); }).find("unknown message type"), std::string::npos) << t;

@@ -140,7 +140,7 @@ class FftService final : public Service {
 
   void refuse(Session& s, uint64_t call_id, const std::string& why) {
     core_.count_call(&s, s.peer, call_id, "fft", false, why);
-    core_.send(s.peer, wire::FftReply{call_id, false, why});
+    core_.send(s.peer, wire::FftReply{call_id, false, why, 0, 0, 0, 0, 0, 0, 0, ""});
   }
 
   // cuFFT where it expresses the problem, else FFTW on the host.
@@ -196,7 +196,7 @@ class FftService final : public Service {
     auto buf = std::make_shared<Buffer>(std::move(payload));
     core_.pool().submit([this, e = where_for(q.shape).executor, shape = q.shape, buf, peer = s.peer, id = q.call_id, in_bytes,
                          out_bytes, arrived = a.ns, received] {
-      wire::FftReply r{id, true, "", 0, received - arrived, now_ns() - received};
+      wire::FftReply r{id, true, "", 0, received - arrived, now_ns() - received, 0, 0, 0, 0, ""};
       try {
         const FftTiming t = e->execute(shape, buf->data(), buf->data() + in_bytes);
         r.plan_wait_ns = t.plan_wait_ns, r.to_device_ns = t.to_device_ns, r.compute_ns = t.compute_ns;
