@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Sets up and builds Outboard, starts a server on loopback, and runs unmodified BLAS programs
-# with their Level-3 calls served by it, printing where the time went.
+# Sets up and builds Outboard, starts a server on loopback, and runs unmodified BLAS and FFTW
+# programs with their calls served by it, printing where the time went.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup-debian.sh
@@ -26,6 +26,11 @@ a, b = np.random.rand(1200, 1200), np.random.rand(1200, 1200)
 c = a @ b
 print("numpy matmul max deviation from a row-by-row product:", np.abs(c[:3] - np.array([a[i] @ b for i in range(3)])).max())'
 fi
+
+echo; echo "== fft_demo, an ordinary FFTW program (1-D c2c of 2^22 points), local FFTW"
+"$BIN/fft_demo" c2c 4194304
+echo; echo "== fft_demo through 'outboard run' (its transforms served remotely)"
+OUTBOARD_REPORT=1 OUTBOARD_OFFLOAD=always "$BIN/outboard" run -- "$BIN/fft_demo" c2c 4194304
 
 echo; echo "== outboard status"
 "$BIN/outboard" status

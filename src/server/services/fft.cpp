@@ -105,6 +105,7 @@ class FftService final : public Service {
   // by shape), so the limit bounds a session's table and planner work, not memory of its size;
   // programs that keep thousands of distinct plans alive stay well inside it.
   static constexpr size_t kMaxPlansPerSession = 4096;
+  static constexpr size_t kMaxQueuedPlans = 64;
 
   const SessionPlan* find(PeerId peer, uint64_t id) const {
     auto it = plans_.find(peer);
@@ -170,6 +171,9 @@ class FftService final : public Service {
                    wire::shape_name(p.shape));
       return;
     }
+    // A backlog of plans to make (a peer planning and releasing in a loop) is not added to: the
+    // execution makes its plan itself then.
+    if (planner_.queued() >= kMaxQueuedPlans) return;
     // Made ready while the data travels: on a planner thread of the service's own, so a plan never
     // waits behind calls on the compute pool. A device backend's page-locked staging memory (the
     // input and the output, seconds to lock for GiBs) is readied too: allocated and released into
