@@ -102,6 +102,8 @@ std::map<std::string, std::vector<std::byte>> seeds() {
   out["fft_execute"] = encode(FftExecute{23, 22, fft, input_bytes(fft)});
   fft.n = {1 << 16};
   out["fft_chunk"] = encode(FftChunk{24, 22, fft, input_bytes(fft), kMinChunkBytes, 3});
+  out["direct_fft"] = encode(DirectFft{25, 22, fft, {std::vector<std::byte>(8, std::byte{7})},
+                                       {{0x10000, input_bytes(fft), 0}}, {{0x900000, output_bytes(fft), 0}}});
   out["fft_reply"] = encode(FftReply{23, true, "", output_bytes(fft), 1, 2, 3, 4, 5, 6, "cpu"});
   return out;
 }

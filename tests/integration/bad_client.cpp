@@ -8,7 +8,8 @@
 //          quiet-mismatch, quiet-oversized, quiet-unauthenticated, quiet-flags, quiet-counted,
 //          sink-unauthenticated, sink-oversized, sink-unknown, sink-counted,
 //          fft-unknown-plan, fft-other-session, fft-shape-mismatch, fft-overflow, fft-duplicate-plan,
-//          fft-many-plans, fft-release-then-execute, fft-huge-plan (fft_mode, below)
+//          fft-many-plans, fft-release-then-execute, fft-huge-plan, fft-direct-unknown-plan (fft_mode,
+//          below)
 // The quiet-* modes send streaming pings (no_reply), which the server consumes as they arrive;
 // the sink-* modes send the same payloads into the session's sink (no header at all).
 #include <cmath>
@@ -450,6 +451,32 @@ int fft_mode(Peer& p, const std::string& mode, const std::string& host, uint16_t
     if (int rc = expect_fft_refused(p, what, fft_chunked(p, 2, 78, s16k, tones(16384, 1)), "unknown FFT plan", *before, 1)) return rc;
     if (int rc = expect_fft_served(p, what, 77, true)) return rc;
     std::printf("ok %s: refused with an error reply, nothing executed, the session goes on\n", what);
+    return 0;
+  }
+  if (mode == "fft-direct-unknown-plan") {  // the direct path naming a plan never made, then a real one
+    p.send(wire::encode(wire::LanesRequest{3, p.worker->address(), static_cast<uint32_t>(getpid()),
+                                           reinterpret_cast<uint64_t>(p.server_nonce.data())}));
+    auto lanes = p.expect<wire::LanesReply>(10);
+    if (!lanes || lanes->lanes == 0) return std::printf("FAIL %s: no copy lanes\n", what), 1;
+    std::vector<double> in = tones(256, 5), out(2 * 256, -1.0);
+    transport::Registration rin = p.worker->register_memory(in.data(), in.size() * 8);
+    transport::Registration rout = p.worker->register_memory(out.data(), out.size() * 8);
+    auto direct = [&](uint64_t call, uint64_t plan) {
+      p.send(wire::encode(wire::DirectFft{call, plan, s256, {rin.key(), rout.key()},
+                                          {{reinterpret_cast<uint64_t>(in.data()), 4096, 0}},
+                                          {{reinterpret_cast<uint64_t>(out.data()), 4096, 1}}}));
+      return p.expect<wire::FftReply>(20);
+    };
+    auto before = fft_counts(p);
+    if (!before) return std::printf("FAIL %s: no status\n", what), 1;
+    auto r = direct(1, 99);
+    if (int rc = expect_fft_refused(p, what, r, "unknown FFT plan", *before, 1)) return rc;
+    if (out[0] != -1.0) return std::printf("FAIL %s: a refused direct call wrote the output\n", what), 1;
+    fft_plan(p, 7, s256);
+    r = direct(2, 7);
+    if (!r || !r->ok || !tones_spectrum_ok(reinterpret_cast<const std::byte*>(out.data()), 256, 5))
+      return std::printf("FAIL %s: the session's own direct execution failed\n", what), 1;
+    std::printf("ok %s: refused with an error reply, nothing written; its own plan runs on the direct path\n", what);
     return 0;
   }
   if (mode == "fft-other-session") {  // B names A's plan: never B's

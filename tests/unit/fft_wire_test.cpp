@@ -89,7 +89,8 @@ std::vector<std::vector<std::byte>> samples() {
   const FftShape small = shape(FftKind::c2c, {256});
   return {encode(FftPlan{7, shape(FftKind::r2r, {3, 5}, 2)}), encode(FftPlan{8, shape(FftKind::c2c, {1 << 20}, 1)}),
           encode(FftRelease{7}), encode(FftExecute{1, 7, small, 4096}),
-          encode(FftChunk{2, 7, kBig, 1 << 20, kMinChunkBytes, 15}), encode(reply), encode(FftReply{10, false, "no plan", 0})};
+          encode(FftChunk{2, 7, kBig, 1 << 20, kMinChunkBytes, 15}), encode(reply), encode(FftReply{10, false, "no plan", 0}),
+          encode(DirectFft{11, 7, small, {std::vector<std::byte>(8, std::byte{1})}, {{0x1000, 4096, 0}}, {{0x9000, 4096, 0}}})};
 }
 
 TEST(FftMessages, RoundTrip) {
@@ -123,6 +124,11 @@ TEST(FftMessages, HostileFieldsAreRefused) {
   EXPECT_THROW(decode(encode(FftChunk{1, 7, kBig, 1 << 20, kMinChunkBytes, 16})), ProtocolError);  // index past the end
   EXPECT_THROW(decode(encode(FftChunk{1, 7, kBig, 1 << 20, 1024, 0})), ProtocolError);             // chunks too small
   EXPECT_THROW(decode(encode(FftChunk{1, 7, kBig, 1 << 19, kMinChunkBytes, 0})), ProtocolError);   // not the shape's
+  // Direct extents must cover exactly the shape's input and output, with known keys.
+  const std::vector<std::vector<std::byte>> key{std::vector<std::byte>(8, std::byte{1})};
+  EXPECT_THROW(decode(encode(DirectFft{1, 7, small, key, {{0x1000, 4095, 0}}, {{0x9000, 4096, 0}}})), ProtocolError);
+  EXPECT_THROW(decode(encode(DirectFft{1, 7, small, key, {{0x1000, 4096, 0}}, {{0x9000, 4096, 1}}})), ProtocolError);
+  EXPECT_THROW(decode(encode(DirectFft{1, 0, small, key, {{0x1000, 4096, 0}}, {{0x9000, 4096, 0}}})), ProtocolError);
   // A shape whose rank byte claims more dimensions than exist, or than allowed.
   auto bytes = encode(FftPlan{3, shape(FftKind::c2c, {8})});
   const size_t rank_at = 8 + 8 + 3;  // header, plan id, precision/kind/sign
