@@ -12,14 +12,7 @@ export LD_LIBRARY_PATH=$CARRY/deps
 B=$CARRY/bin/outboard
 DEMO=$CARRY/bin/fft_demo
 R=$(mktemp -d)
-log() { echo "== $*" | tee -a "$R/run.log"; }
-step() {  # step NAME COMMAND...: output to run.log, progress to progress.log
-  local name=$1; shift
-  log "$name"
-  "$@" 2>>"$R/progress.log" | tee -a "$R/run.log"
-  local status=${PIPESTATUS[0]}
-  [ "$status" = 0 ] || { log "FAILED: $name (exit $status)"; tail -5 "$R/progress.log" | tee -a "$R/run.log"; }
-}
+source "$(dirname "$0")/steps.sh"
 finish() {
   kill "${SERVER_PID:-}" 2>/dev/null || true
   cp "$R/server.log" "$R/server-log.txt" 2>/dev/null || true

@@ -8,15 +8,7 @@ CARRY=$(cd "${2:-.gpu-carry}" && pwd)
 export LD_LIBRARY_PATH=$CARRY/deps
 B=$CARRY/bin/outboard
 R=$(mktemp -d)
-log() { echo "== $*" | tee -a "$R/run.log"; }
-# step NAME COMMAND...: runs a benchmark, its progress to progress.log, its output to run.log.
-step() {
-  local name=$1; shift
-  log "$name"
-  "$@" 2>>"$R/progress.log" | tee -a "$R/run.log"
-  local status=${PIPESTATUS[0]}
-  [ "$status" = 0 ] || { log "FAILED: $name (exit $status)"; tail -5 "$R/progress.log" | tee -a "$R/run.log"; }
-}
+source "$(dirname "$0")/steps.sh"
 finish() {
   kill "${SERVER_PID:-}" 2>/dev/null || true
   cp "$R/server.log" "$R/server-log.txt" 2>/dev/null || true
