@@ -328,21 +328,45 @@ wire::Message Connection::chunked_request(wire::Message first, std::vector<trans
   return std::move(p.reply);
 }
 
-uint32_t Connection::direct_lanes(double timeout_seconds, bool cma) {
-  {
-    Lock lk(mu_);
-    if (lanes_) return *lanes_;
-  }
-  wire::Message reply;
-  {
-    Lock lk(mu_);
-    if (dead_) throw Error(dead_reason_);
-    reply = wire::LanesRequest{0, worker_->address(), cma ? static_cast<uint32_t>(getpid()) : 0,
-                               cma ? reinterpret_cast<uint64_t>(server_nonce_.data()) : 0};
-  }
-  reply = request(std::move(reply), {}, nullptr, 0, timeout_seconds);
-  auto* r = std::get_if<wire::LanesReply>(&reply);
+wire::Message Connection::lanes_request(bool cma) const {
+  return wire::LanesRequest{0, worker_->address(), cma ? static_cast<uint32_t>(getpid()) : 0,
+                            cma ? reinterpret_cast<uint64_t>(server_nonce_.data()) : 0};
+}
+
+void Connection::ask_direct_lanes(bool cma) {
   Lock lk(mu_);
+  if (lanes_ || lanes_asked_) return;
+  wire::Message request = lanes_request(cma);
+  auto asked = std::make_shared<Pending>();
+  post(lk, request, {}, asked.get());
+  lanes_asked_ = std::move(asked);
+  worker_->progress();  // out now: the server sets the lanes up while the program goes on
+}
+
+uint32_t Connection::direct_lanes(double timeout_seconds, bool cma) {
+  Lock lk(mu_);
+  if (lanes_) return *lanes_;
+  if (dead_) throw Error(dead_reason_);
+  wire::Message reply;
+  if (lanes_asked_) {  // asked ahead (ask_direct_lanes): its answer, arrived or to come
+    std::shared_ptr<Pending> asked = lanes_asked_;
+    wait(lk, [&] { return asked->done; }, timeout_seconds, "waiting for a reply");
+    if (lanes_) return *lanes_;  // another thread took the answer
+    reply = std::move(asked->reply);
+    lanes_asked_.reset();
+  } else {
+    wire::Message request = lanes_request(cma);
+    Pending p;
+    uint64_t id = post(lk, request, {}, &p);
+    try {
+      wait(lk, [&] { return p.done; }, timeout_seconds, "waiting for a reply");
+    } catch (...) {
+      pending_.erase(id);
+      throw;
+    }
+    reply = std::move(p.reply);
+  }
+  auto* r = std::get_if<wire::LanesReply>(&reply);
   lanes_ = r ? r->lanes : 0;
   return *lanes_;
 }

@@ -68,6 +68,10 @@ class Connection {
   // The direct path: how many copy lanes the server offers this connection (asked once, with a
   // wire::LanesRequest, offering CMA copies if `cma`); 0 when it offers none. Throws like request().
   uint32_t direct_lanes(double timeout_seconds, bool cma = true);
+  // Asks the question of direct_lanes() now without waiting for the answer (a plan whose
+  // executions will take the direct path: the server sets the lanes up while the program goes
+  // on, and the first execution finds them ready). Throws like request().
+  void ask_direct_lanes(bool cma = true);
   // Lets the server copy to and from [data, data + bytes) on the direct path. Throws Error.
   transport::Registration register_memory(void* data, size_t bytes);
   // Sends `call` and waits for its LapackReply. A gated call: once the server says it has the
@@ -106,6 +110,7 @@ class Connection {
   uint64_t post(Lock& lk, wire::Message& request, std::vector<transport::Segment> payload, Pending* p,
                 std::shared_ptr<Pending> unanswered = {});
   void fail(const std::string& reason);
+  wire::Message lanes_request(bool cma) const;
   static void stream_sent(void* self, bool ok);
   uint32_t stream_sink(uint64_t bytes);
   void on_message(std::vector<std::byte> header, transport::Buffer payload, bool refused);
@@ -125,6 +130,7 @@ class Connection {
   const transport::SendDone stream_done_{&Connection::stream_sent, this};
   std::unordered_map<uint64_t, Pending*> pending_;
   std::optional<uint32_t> lanes_;  // answer to the LanesRequest, once asked
+  std::shared_ptr<Pending> lanes_asked_;  // the LanesRequest sent by ask_direct_lanes, until answered
   std::optional<wire::SinkReply> sink_;  // answer to the SinkRequest, once asked
   bool use_sink_ = true;
   // Handshake state.

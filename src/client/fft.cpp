@@ -81,6 +81,13 @@ bool worth_remote(const Settings& s, const wire::FftShape& shape) {
   return remote < local;
 }
 
+// Executions this large go in pieces: on the direct path where the server offers copy lanes,
+// else in chunks.
+bool goes_in_pieces(const Settings& s, const wire::FftShape& shape) {
+  const uint64_t chunk = static_cast<uint64_t>(s.chunk_bytes);
+  return chunk && wire::input_bytes(shape) >= 2 * chunk;
+}
+
 void measured_link(double bytes, uint64_t ns) {
   if (ns == 0) return;
   const double rate = bytes / (ns / 1e9);
@@ -107,6 +114,7 @@ RemoteFft* fft_plan(const FftGuru& g) noexcept {
     auto p = std::make_unique<RemoteFft>(std::move(*layout), g_next_plan.fetch_add(1), name);
     try {
       p->announce(*conn, conn);
+      if (s.direct && goes_in_pieces(s, p->layout.shape)) conn->ask_direct_lanes(s.direct_cma);
     } catch (const Error& e) {
       return fall_back(e.what());
     }
@@ -150,7 +158,7 @@ bool fft_execute(RemoteFft* p, const FftArrays& a) noexcept {
     // Large executions: on the direct path where the server offers copy lanes (it copies the input
     // out of this process's memory and the result into it, in parallel), else in chunks.
     const uint64_t chunk = static_cast<uint64_t>(settings.chunk_bytes);
-    const bool large = chunk && in_bytes >= 2 * chunk;
+    const bool large = goes_in_pieces(settings, l.shape);
     bool direct = false;
     std::vector<transport::Registration> registered;
     wire::Message reply;

@@ -51,6 +51,8 @@ Config load_config_file(const std::string& path, Config c) {
       else if (key == "fft_wisdom_file") c.fft_wisdom_file = text(node, key);
       else if (key == "fft_max_plans") c.fft_max_plans = integer<unsigned>(node, key, 1, 1 << 20);
       else if (key == "fft_gpu_memory_bytes") c.fft_gpu_memory_bytes = integer<uint64_t>(node, key, 0, INT64_MAX);
+      else if (key == "fft_batch_slices") c.fft_batch_slices = integer<int64_t>(node, key, 1, 64);
+      else if (key == "pinned_reserve_bytes") c.pinned_reserve_bytes = integer<int64_t>(node, key, -1, INT64_MAX);
       else if (key == "buffer_cache_bytes") c.buffer_cache_bytes = integer<uint64_t>(node, key, 0, INT64_MAX);
       else if (key == "auth_timeout_seconds") {
         auto v = node.value<double>();

@@ -48,6 +48,12 @@ struct Config {
   unsigned fft_max_plans = 64;
   // FFTs on a GPU (cuFFT): device memory the cached plans and their buffers may hold; 0: 40%.
   uint64_t fft_gpu_memory_bytes = 0;
+  // A batched FFT on a GPU runs as up to this many cuFFT calls (slices of the batch), so the first
+  // slices are computed and returned while later ones arrive; 1: one call.
+  int64_t fft_batch_slices = 8;
+  // Page-locked staging reserved at start for the GPU backends (backends::CudaOptions says why);
+  // -1: the smaller of 16 GiB and an eighth of the RAM; 0: none, staging is locked per call.
+  int64_t pinned_reserve_bytes = -1;
   std::string log_level = "info";
   std::string log_format = "text";
 };
@@ -56,7 +62,7 @@ struct Config {
 // compute_threads, max_request_bytes, max_client_bytes, max_clients, buffer_cache_bytes,
 // gpu_min_flops, host_block_columns, gpus, gpu_memory_bytes, copy_lanes, direct_chunk_bytes,
 // auth_timeout_seconds, idle_spin_ns, fft_threads, fft_planner, fft_wisdom_file, fft_max_plans,
-// fft_gpu_memory_bytes,
+// fft_gpu_memory_bytes, fft_batch_slices, pinned_reserve_bytes,
 // log_level, log_format), on top of `base`. Throws Error naming the file, line and key on unknown
 // keys, wrong types or out-of-range values.
 Config load_config_file(const std::string& path, Config base = {});

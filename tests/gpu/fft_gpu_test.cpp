@@ -5,6 +5,7 @@
 // at once, eviction under a small memory budget). Skips where no GPU can be used.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <random>
 #include <thread>
@@ -98,6 +99,10 @@ std::vector<FftShape> cases() {
       out.push_back(shape(k, p, {16, 17, 30}, 2));
     }
     out.push_back(shape(FftKind::c2c, p, {1 << 12}, 5, 1));
+    // Batched enough to run in batch slices (8 MiB of input at least each).
+    out.push_back(shape(FftKind::c2c, p, {1 << 16}, 64));
+    out.push_back(shape(FftKind::r2c, p, {1 << 16}, 128));
+    out.push_back(shape(FftKind::c2r, p, {1 << 16}, 128));
   }
   return out;
 }
@@ -131,6 +136,37 @@ TEST(GpuFft, MatchesFftwWholeAndPipelined) {
     EXPECT_LT(relative_error(s, want, piped), tolerance(s));
     EXPECT_GT(pipe->compute_ns(), 0u);
   }
+}
+
+// A batched execution computes and returns its first slices while the later ones still arrive.
+TEST(GpuFft, FirstBatchSlicesReturnBeforeTheRestArrives) {
+  SKIP_WITHOUT_GPU();
+  auto& e = executors();
+  const FftShape s = shape(FftKind::c2c, FftPrecision::f64, {1 << 16}, 64);  // 64 MiB: 8 slices
+  auto in = random_input(s, 11);
+  std::vector<std::byte> want(wire::output_bytes(s));
+  auto copy = in;
+  e.cpu->execute(s, copy.data(), want.data());
+  server::FftPlanPieces p = server::plan_fft_pieces(s, 4 << 20);
+  std::vector<std::byte> staging(p.staging_bytes);
+  std::memcpy(staging.data(), in.data(), in.size());
+  auto pipe = e.gpu->pipeline(p, staging.data());
+  ASSERT_TRUE(pipe);
+  size_t done = 0;
+  pipe->input(p.input_bytes / 8);  // the first slice only
+  for (int i = 0; i < 2000 && done < 2; ++i) {
+    done += pipe->finished().size();
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_EQ(done, 2u) << "the first slice's two 4 MiB pieces, and nothing more, before the rest arrives";
+  pipe->input(p.input_bytes);
+  for (int i = 0; i < 4000 && done < p.pieces.size(); ++i) {
+    done += pipe->finished().size();
+    if (done < p.pieces.size()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_EQ(done, p.pieces.size());
+  std::vector<std::byte> piped(staging.begin() + p.input_bytes, staging.end());
+  EXPECT_LT(relative_error(s, want, piped), tolerance(s));
 }
 
 TEST(GpuFft, ServesWhatCufftExpresses) {

@@ -229,7 +229,7 @@ void compare_pipelined(Level3Call c, std::mt19937& rng, uint64_t chunk_bytes, bo
     const size_t a_bytes = static_cast<size_t>(l.inputs[0].rows * l.inputs[0].cols) * e;
     const size_t block = static_cast<size_t>(plan.blocks[0].out_bytes) * 3;  // B columns, C columns, trmm's result
     std::string why;
-    small = backends::make_cuda_backend(why, 0, a_bytes + 3 * block + 4096);
+    small = backends::make_cuda_backend(why, 0, {a_bytes + 3 * block + 4096});
     ASSERT_TRUE(small) << why;
   }
   server::Backend& gpu = tiled ? *small : *b.gpu;

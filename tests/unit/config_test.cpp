@@ -69,8 +69,13 @@ buffer_cache_bytes = 1048576
 copy_lanes = 3
 direct_chunk_bytes = 65536
 idle_spin_ns = 0
+pinned_reserve_bytes = 0
+fft_batch_slices = 1
 )");
   Config c = load_config_file(path);
+  EXPECT_EQ(c.pinned_reserve_bytes, 0);
+  EXPECT_EQ(c.fft_batch_slices, 1);
+  EXPECT_EQ(Config{}.pinned_reserve_bytes, -1);  // the default: sized from the RAM
   EXPECT_EQ(c.gpu_min_flops, 5e8);
   EXPECT_EQ(c.host_block_columns, 256u);
   EXPECT_EQ(c.gpus, 2u);
@@ -189,6 +194,8 @@ TEST_F(ConfigFileTest, OutOfRange) {
       {"auth_timeout_seconds = -2.5", "auth_timeout_seconds"},
       {"idle_spin_ns = -1", "idle_spin_ns"},
       {"idle_spin_ns = 1000001", "idle_spin_ns"},
+      {"pinned_reserve_bytes = -2", "pinned_reserve_bytes"},
+      {"fft_batch_slices = 0", "fft_batch_slices"},
   };
   for (const auto& k : cases) {
     std::string e = error_of(std::string("host = \"h\"\n") + k.text + "\n");

@@ -1,6 +1,9 @@
 #include <signal.h>
 #include <spdlog/spdlog.h>
 
+#include <unistd.h>
+
+#include <algorithm>
 #include <fstream>
 
 #include "backends/cpu/cpu_backend.hpp"
@@ -51,10 +54,14 @@ Runner add_serve(CLI::App& app) {
     log::setup(c.log_level, c.log_format);
     std::vector<std::unique_ptr<server::Backend>> backends;
     backends.push_back(backends::make_cpu_backend({c.fft_threads, c.fft_planner, c.fft_wisdom_file, c.fft_max_plans}));
+    backends::CudaOptions gpu_options{c.gpu_memory_bytes, c.fft_gpu_memory_bytes, c.fft_batch_slices, 0};
+    const uint64_t ram = uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE));
+    gpu_options.pinned_reserve_bytes =
+        c.pinned_reserve_bytes >= 0 ? uint64_t(c.pinned_reserve_bytes) : std::min<uint64_t>(16ull << 30, ram / 8);
     // One GPU backend per GPU: a big call's blocks spread over all of them.
     for (int device = 0; c.gpus == 0 || device < static_cast<int>(c.gpus); ++device) {
       std::string why;
-      auto gpu = backends::make_cuda_backend(why, device, c.gpu_memory_bytes, c.fft_gpu_memory_bytes);
+      auto gpu = backends::make_cuda_backend(why, device, gpu_options);
       if (!gpu) {
         if (device == 0) spdlog::info("serve.backend name=cuda unavailable=\"{}\"", why);
         break;

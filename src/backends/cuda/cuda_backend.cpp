@@ -1,12 +1,16 @@
 #include "backends/cuda/cuda_backend.hpp"
 
+#include <spdlog/spdlog.h>
+
 #include <atomic>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "backends/cuda/gpu_pipeline.hpp"
 #include "backends/cuda/loader.hpp"
 #include "common/clock.hpp"
+#include "transport/arena.hpp"
 
 namespace outboard::backends {
 namespace {
@@ -14,11 +18,28 @@ namespace {
 // Page-locked host memory from the plugin, for staging operands (the allocator interface has no
 // context: the plugin's table is global, as there is one plugin per process).
 const outboard_cuda_api_v1* g_api = nullptr;
+
+// The staging reserve (CudaOptions::pinned_reserve_bytes): set once it is page-locked, never
+// destroyed (cached buffers may be released at exit).
+struct PinnedReserve {
+  std::atomic<transport::Arena*> arena{nullptr};
+  uint64_t bytes = 0;
+  std::atomic<bool> failed{false};
+  std::atomic<uint64_t> lock_ns{0}, misses{0};
+};
+PinnedReserve* g_reserve = nullptr;
+
 void* pinned_allocate(size_t bytes) {
+  if (transport::Arena* a = g_reserve ? g_reserve->arena.load(std::memory_order_acquire) : nullptr) {
+    if (void* p = a->take(bytes)) return p;
+    ++g_reserve->misses;
+  }
   void* p = nullptr;
   return g_api && g_api->host_alloc_pinned(&p, bytes) == OUTBOARD_CUDA_OK ? p : nullptr;
 }
 void pinned_release(void* p) {
+  if (transport::Arena* a = g_reserve ? g_reserve->arena.load(std::memory_order_acquire) : nullptr)
+    if (a->give(p)) return;
   if (g_api) g_api->host_free_pinned(p);
 }
 const transport::HostAllocator kPinned{pinned_allocate, pinned_release};
@@ -79,8 +100,9 @@ namespace {
 
 class CudaBackend final : public server::Backend, public server::Blas3Executor, public server::LapackExecutor {
  public:
-  CudaBackend(cuda::CudaPlugin plugin, int device, uint64_t memory_budget, uint64_t fft_memory_budget)
+  CudaBackend(cuda::CudaPlugin plugin, int device, const CudaOptions& options)
       : plugin_(std::move(plugin)), device_(device) {
+    uint64_t memory_budget = options.memory_budget, fft_memory_budget = options.fft_memory_budget;
     provide<server::Blas3Executor>(this);
     provide<server::LapackExecutor>(this);
     g_api = &plugin_.api();
@@ -91,11 +113,13 @@ class CudaBackend final : public server::Backend, public server::Blas3Executor, 
     if (memory_budget == 0) memory_budget = info_.total_memory / 100 * 85;
     gpu_ = std::make_unique<GpuResources>(plugin_, device_, memory_budget);
     if (fft_memory_budget == 0) fft_memory_budget = info_.total_memory / 100 * 40;
-    fft_ = make_gpu_fft(plugin_, device_, {fft_memory_budget, 16});
+    fft_ = make_gpu_fft(plugin_, device_, {fft_memory_budget, 16, options.fft_batch_slices});
     provide<server::FftExecutor>(fft_.get());
+    if (options.pinned_reserve_bytes > 0 && !g_reserve) start_reserve(options.pinned_reserve_bytes);
   }
 
   ~CudaBackend() override {
+    if (reserver_.joinable()) reserver_.join();  // the plugin must outlive its call
     fft_.reset();  // its plans and buffers go while the device is still ours
     if (buffer_) plugin_.api().device_free(buffer_);
   }
@@ -110,7 +134,8 @@ class CudaBackend final : public server::Backend, public server::Blas3Executor, 
             {"compute_capability", std::to_string(info_.compute_major) + "." + std::to_string(info_.compute_minor)},
             {"pcie", "Gen" + std::to_string(info_.pcie_gen_current) + " x" + std::to_string(info_.pcie_width_current)},
             {"serves", "Level-3 BLAS (cuBLAS), LAPACK (cuSOLVER), FFTs (cuFFT), device transfers"},
-            {"fft", fft_->describe()}};
+            {"fft", fft_->describe()},
+            {"pinned_reserve", describe_reserve()}};
   }
 
   // Runs the call with cuBLAS: the operands are copied to the GPU, computed on, and the output
@@ -174,6 +199,39 @@ class CudaBackend final : public server::Backend, public server::Blas3Executor, 
   }
 
  private:
+  void start_reserve(uint64_t bytes) {
+    g_reserve = new PinnedReserve;
+    g_reserve->bytes = bytes;
+    reserver_ = std::thread([this, bytes] {
+      const uint64_t t0 = now_ns();
+      void* p = nullptr;
+      const int rc = plugin_.api().host_alloc_pinned(&p, bytes);
+      if (rc != OUTBOARD_CUDA_OK || !p) {
+        g_reserve->failed = true;
+        spdlog::warn("serve.pinned_reserve bytes={} error=\"{}\" (staging is page-locked per call)", bytes,
+                     plugin_.error(rc));
+        return;
+      }
+      g_reserve->lock_ns = now_ns() - t0;
+      g_reserve->arena.store(new transport::Arena(static_cast<std::byte*>(p), bytes), std::memory_order_release);
+      spdlog::info("serve.pinned_reserve bytes={} seconds={:.3f}", bytes, g_reserve->lock_ns.load() / 1e9);
+    });
+  }
+
+  static nlohmann::json describe_reserve() {
+    if (!g_reserve) return {{"bytes", 0}};
+    const transport::Arena* a = g_reserve->arena.load(std::memory_order_acquire);
+    nlohmann::json j{{"bytes", g_reserve->bytes},
+                     {"state", a ? "ready" : g_reserve->failed ? "failed" : "locking"},
+                     {"misses", g_reserve->misses.load()}};
+    if (a) {
+      j["lock_seconds"] = g_reserve->lock_ns.load() / 1e9;
+      j["in_use"] = a->in_use();
+      j["largest_free"] = a->largest_free();
+    }
+    return j;
+  }
+
   cuda::CudaPlugin plugin_;
   int device_;
   outboard_cuda_device_info info_{};
@@ -182,12 +240,12 @@ class CudaBackend final : public server::Backend, public server::Blas3Executor, 
   std::mutex mu_;
   void* buffer_ = nullptr;
   size_t capacity_ = 0;
+  std::thread reserver_;  // page-locks the staging reserve (the first backend only)
 };
 
 }  // namespace
 
-std::unique_ptr<server::Backend> make_cuda_backend(std::string& why, int device, uint64_t memory_budget,
-                                                   uint64_t fft_memory_budget) {
+std::unique_ptr<server::Backend> make_cuda_backend(std::string& why, int device, const CudaOptions& options) {
   auto plugin = cuda::CudaPlugin::load(why);
   if (!plugin) return nullptr;
   if (device >= plugin->device_count()) {
@@ -195,7 +253,7 @@ std::unique_ptr<server::Backend> make_cuda_backend(std::string& why, int device,
     return nullptr;
   }
   try {
-    return std::make_unique<CudaBackend>(std::move(*plugin), device, memory_budget, fft_memory_budget);
+    return std::make_unique<CudaBackend>(std::move(*plugin), device, options);
   } catch (const std::exception& e) {
     why = e.what();
     return nullptr;

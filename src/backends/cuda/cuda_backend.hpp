@@ -13,11 +13,20 @@
 
 namespace outboard::backends {
 
-// nullptr, with the reason in `why`, where no CUDA device can be used. memory_budget: the most
-// device memory one pipelined call may use before it is tiled; 0: 85% of the GPU's memory.
-// fft_memory_budget: what cuFFT plans and their buffers may hold (server::FftExecutor, gpu_fft.hpp);
-// 0: 40% of the GPU's memory.
-std::unique_ptr<server::Backend> make_cuda_backend(std::string& why, int device = 0, uint64_t memory_budget = 0,
-                                                   uint64_t fft_memory_budget = 0);
+struct CudaOptions {
+  // The most device memory one pipelined call may use before it is tiled; 0: 85% of the GPU's.
+  uint64_t memory_budget = 0;
+  // What cuFFT plans and their buffers may hold (server::FftExecutor, gpu_fft.hpp); 0: 40%.
+  uint64_t fft_memory_budget = 0;
+  int64_t fft_batch_slices = 8;  // cuFFT calls a batched execution is split into (gpu_fft.hpp)
+  // Page-locked staging memory reserved once, at start, by the first GPU backend (on a thread of
+  // its own, so the server serves meanwhile): page-locking GiBs takes seconds, during which the
+  // GPU's copies wait, so a call that had to lock its staging itself took seconds longer the first
+  // time. Staging comes from the reserve while it has room, else is locked per call as before.
+  uint64_t pinned_reserve_bytes = 0;
+};
+
+// nullptr, with the reason in `why`, where no CUDA device can be used.
+std::unique_ptr<server::Backend> make_cuda_backend(std::string& why, int device = 0, const CudaOptions& options = {});
 
 }  // namespace outboard::backends

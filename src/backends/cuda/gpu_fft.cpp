@@ -35,20 +35,39 @@ std::vector<std::byte> key_of(const FftShape& s) {
   return k;
 }
 
-// A cuFFT plan with the device memory and stream one execution uses.
+// Batch slices: a batched shape runs as up to GpuFftOptions::max_slices cuFFT calls of an equal
+// share of the batch (each at least kMinSliceBytes of input), so that a pipelined execution
+// computes the first slices, and sends their results back, while the later ones still arrive.
+constexpr uint64_t kMinSliceBytes = 8u << 20;
+int64_t slices_of(const FftShape& s, int64_t max_slices) {
+  for (int64_t k = max_slices; k > 1; --k)
+    if (s.batch % k == 0 && wire::input_bytes(s) / uint64_t(k) >= kMinSliceBytes) return k;
+  return 1;
+}
+
+// A cuFFT plan (for one batch slice) with the device memory and streams one execution uses.
 struct Slot {
   const outboard_cuda_api_v1* api = nullptr;
-  outboard_cuda_fft fft{};
+  outboard_cuda_fft fft{};  // one slice's problem
   void* plan = nullptr;
   void* in = nullptr;   // dense input on the device
   void* out = nullptr;  // dense output (the same buffer for c2c: in place)
-  void* stream = nullptr;
+  void* stream = nullptr;       // input copies and transforms
+  void* back_stream = nullptr;  // result copies, beside the input copies of later slices
+  int64_t slices = 1;
+  uint64_t slice_in = 0, slice_out = 0;  // bytes of one slice's input and output
   uint64_t bytes = 0;   // device memory held, cuFFT's work area included
   ~Slot() {
     if (plan) api->fft_plan_destroy(plan);
     if (out && out != in) api->device_free(out);
     if (in) api->device_free(in);
     if (stream) api->stream_destroy(stream);
+    if (back_stream) api->stream_destroy(back_stream);
+  }
+  // Enqueues slice k's transform on `stream`.
+  int launch(int64_t k) {
+    return api->fft_exec(plan, &fft, static_cast<std::byte*>(in) + uint64_t(k) * slice_in,
+                         static_cast<std::byte*>(out) + uint64_t(k) * slice_out, stream);
   }
 };
 
@@ -90,7 +109,7 @@ class GpuFft final : public server::FftExecutor {
     plugin_.check(api_.memcpy_sync(OUTBOARD_CUDA_H2D, slot->in, in, in_bytes, slot->stream), "copying FFT input to the GPU");
     t.to_device_ns = now_ns() - t0;
     t0 = now_ns();
-    plugin_.check(api_.fft_exec(slot->plan, &slot->fft, slot->in, slot->out, slot->stream), "cuFFT");
+    for (int64_t k = 0; k < slot->slices; ++k) plugin_.check(slot->launch(k), "cuFFT");
     plugin_.check(api_.stream_sync(slot->stream), "cuFFT");
     t.compute_ns = now_ns() - t0;
     t0 = now_ns();
@@ -179,9 +198,13 @@ class GpuFft final : public server::FftExecutor {
     auto slot = std::make_unique<Slot>();
     slot->api = &api_;
     slot->fft = plugin_fft(s);
+    const uint64_t in = wire::input_bytes(s), out = wire::output_bytes(s);
+    slot->slices = slices_of(s, options_.max_slices);
+    slot->fft.batch = s.batch / slot->slices;
+    slot->slice_in = in / uint64_t(slot->slices), slot->slice_out = out / uint64_t(slot->slices);
     plugin_.check(api_.set_device(device_), "selecting the GPU");
     plugin_.check(api_.stream_create(&slot->stream), "creating a CUDA stream");
-    const uint64_t in = wire::input_bytes(s), out = wire::output_bytes(s);
+    plugin_.check(api_.stream_create(&slot->back_stream), "creating a CUDA stream");
     plugin_.check(api_.device_alloc(&slot->in, in), "allocating GPU memory for an FFT");
     if (s.kind == FftKind::c2c) slot->out = slot->in;
     else plugin_.check(api_.device_alloc(&slot->out, out), "allocating GPU memory for an FFT");
@@ -223,16 +246,17 @@ class GpuFft final : public server::FftExecutor {
 };
 
 // A pipelined execution: a thread of its own takes the plan (made ahead, usually), copies the
-// input to the device as it lands in staging, runs cuFFT once all is in, and copies the result
-// back piece by piece; the progress thread only reads which pieces are done.
+// input to the device as it lands in staging and starts each batch slice's transform once its
+// input is there; a second thread copies the results back, piece by piece, on a stream of their
+// own as their slices finish (beside the input copies of later slices: PCIe runs both ways at
+// once). The progress thread only reads which pieces are done.
 class GpuFftPipeline final : public server::Pipeline {
  public:
   GpuFftPipeline(GpuFft& gpu, server::FftPlanPieces p, std::byte* staging)
       : gpu_(gpu), p_(std::move(p)), staging_(staging), thread_([this] { run(); }) {}
 
   ~GpuFftPipeline() override {
-    stop_.store(true);
-    cv_.notify_all();
+    stop();
     thread_.join();  // its copies use the staging buffer
   }
 
@@ -256,6 +280,28 @@ class GpuFftPipeline final : public server::Pipeline {
   bool needs_polling() const override { return true; }
 
  private:
+  void stop() {
+    std::lock_guard lk(mu_);
+    stop_ = true;
+    cv_.notify_all();
+  }
+  void failed(const std::exception& e) {
+    std::lock_guard lk(mu_);
+    if (error_.empty()) error_ = e.what();
+    stop_ = true;
+    cv_.notify_all();
+  }
+
+  // Events recorded around each slice's transform, destroyed on every way out.
+  struct Events {
+    const outboard_cuda_api_v1& api;
+    std::vector<void*> begin, end;
+    ~Events() {
+      for (void* e : begin) if (e) api.event_destroy(e);
+      for (void* e : end) if (e) api.event_destroy(e);
+    }
+  };
+
   void run() {
     try {
       uint64_t wait = 0;
@@ -268,40 +314,98 @@ class GpuFftPipeline final : public server::Pipeline {
         ~Back() { gpu.release(s, std::move(slot)); }
       } back{gpu_, p_.shape, slot};
       const auto& api = gpu_.api_;
-      gpu_.plugin_.check(api.set_device(gpu_.device_), "selecting the GPU");
+      const cuda::CudaPlugin& plugin = gpu_.plugin_;
+      plugin.check(api.set_device(gpu_.device_), "selecting the GPU");
+      const int64_t slices = slot->slices;
+      Events events{api, std::vector<void*>(size_t(slices)), std::vector<void*>(size_t(slices))};
+      for (int64_t k = 0; k < slices; ++k) {
+        plugin.check(api.event_create(&events.begin[size_t(k)]), "creating a CUDA event");
+        plugin.check(api.event_create(&events.end[size_t(k)]), "creating a CUDA event");
+      }
+      std::thread returner([&] { return_results(*slot, events.end); });
+      struct Join {
+        GpuFftPipeline& self;
+        std::thread& t;
+        ~Join() {
+          if (!t.joinable()) return;
+          self.stop();  // a way out by exception: the returner must not wait for slices
+          t.join();
+        }
+      } join{*this, returner};
       auto* device_in = static_cast<std::byte*>(slot->in);
+      int64_t launched = 0;
       for (uint64_t copied = 0; copied < p_.input_bytes;) {
         uint64_t ready;
         {
           std::unique_lock lk(mu_);
-          cv_.wait(lk, [&] { return stop_.load() || arrived_ > copied; });
-          if (stop_.load()) return;
+          cv_.wait(lk, [&] { return stop_ || arrived_ > copied; });
+          if (stop_) return;
           ready = arrived_;
         }
         const uint64_t t0 = now_ns();
-        gpu_.plugin_.check(api.memcpy_sync(OUTBOARD_CUDA_H2D, device_in + copied, staging_ + copied, ready - copied, slot->stream),
-                           "copying FFT input to the GPU");
+        plugin.check(api.memcpy_sync(OUTBOARD_CUDA_H2D, device_in + copied, staging_ + copied, ready - copied, slot->stream),
+                     "copying FFT input to the GPU");
         to_device_ns_ += now_ns() - t0;
         copied = ready;
+        const int64_t complete = copied == p_.input_bytes ? slices : int64_t(copied / slot->slice_in);
+        for (; launched < complete; ++launched) {
+          plugin.check(api.event_record(events.begin[size_t(launched)], slot->stream), "recording a CUDA event");
+          plugin.check(slot->launch(launched), "cuFFT");
+          plugin.check(api.event_record(events.end[size_t(launched)], slot->stream), "recording a CUDA event");
+          std::lock_guard lk(mu_);
+          launched_ = launched + 1;
+          cv_.notify_all();
+        }
       }
-      uint64_t t0 = now_ns();
-      gpu_.plugin_.check(api.fft_exec(slot->plan, &slot->fft, slot->in, slot->out, slot->stream), "cuFFT");
-      gpu_.plugin_.check(api.stream_sync(slot->stream), "cuFFT");
-      compute_ns_ = now_ns() - t0;
-      auto* device_out = static_cast<const std::byte*>(slot->out);
-      for (size_t i = 0; i < p_.pieces.size() && !stop_.load(); ++i) {
+      returner.join();
+      uint64_t compute = 0;
+      for (int64_t k = 0; k < slices && error_empty(); ++k) {
+        float ms = 0;
+        if (api.event_elapsed(events.begin[size_t(k)], events.end[size_t(k)], &ms) == OUTBOARD_CUDA_OK)
+          compute += uint64_t(double(ms) * 1e6);
+      }
+      compute_ns_ = compute;
+    } catch (const std::exception& e) {
+      failed(e);
+    }
+  }
+
+  bool error_empty() {
+    std::lock_guard lk(mu_);
+    return error_.empty();
+  }
+
+  // The result pieces in order, each once the slices it spans are computed (`end`: their events).
+  void return_results(Slot& slot, const std::vector<void*>& end) {
+    try {
+      const auto& api = gpu_.api_;
+      const cuda::CudaPlugin& plugin = gpu_.plugin_;
+      plugin.check(api.set_device(gpu_.device_), "selecting the GPU");
+      auto* device_out = static_cast<const std::byte*>(slot.out);
+      int64_t waited = 0;  // slices whose transforms the back stream waits for
+      for (size_t i = 0; i < p_.pieces.size(); ++i) {
         const server::ResultPiece& piece = p_.pieces[i];
-        t0 = now_ns();
-        gpu_.plugin_.check(api.memcpy_sync(OUTBOARD_CUDA_D2H, staging_ + piece.staging_offset, device_out + piece.result_offset,
-                                           piece.bytes, slot->stream),
-                           "copying FFT output from the GPU");
+        const int64_t needed =
+            std::min<int64_t>(slot.slices, int64_t((piece.result_offset + piece.bytes + slot.slice_out - 1) / slot.slice_out));
+        {
+          std::unique_lock lk(mu_);
+          cv_.wait(lk, [&] { return stop_ || launched_ >= needed; });
+          if (stop_) return;
+        }
+        if (needed > waited) {  // one stream runs the transforms in order: the last one needed suffices
+          plugin.check(api.stream_wait_event(slot.back_stream, end[size_t(needed - 1)]), "ordering CUDA streams");
+          waited = needed;
+        }
+        const uint64_t t0 = now_ns();
+        plugin.check(api.memcpy_sync(OUTBOARD_CUDA_D2H, staging_ + piece.staging_offset, device_out + piece.result_offset,
+                                     piece.bytes, slot.back_stream),
+                     "copying FFT output from the GPU");
         from_device_ns_ += now_ns() - t0;
         std::lock_guard lk(mu_);
         done_ = i + 1;
       }
     } catch (const std::exception& e) {
-      std::lock_guard lk(mu_);
-      error_ = e.what();
+      failed(e);
     }
   }
 
@@ -310,8 +414,9 @@ class GpuFftPipeline final : public server::Pipeline {
   std::byte* staging_;
   std::mutex mu_;
   std::condition_variable cv_;
-  std::atomic<bool> stop_{false};
+  std::atomic<bool> stop_{false};  // set under mu_ (waits read it there); acquire() reads it without
   uint64_t arrived_ = 0;
+  int64_t launched_ = 0;  // slices whose transforms are enqueued
   size_t done_ = 0, reported_ = 0;
   std::string error_;
   std::atomic<uint64_t> to_device_ns_{0}, compute_ns_{0}, from_device_ns_{0};

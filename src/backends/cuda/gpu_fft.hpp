@@ -15,6 +15,7 @@ namespace outboard::backends {
 struct GpuFftOptions {
   uint64_t memory_budget = 0;  // device memory all slots may hold together
   size_t max_idle_slots = 16;
+  int64_t max_slices = 8;  // batch slices of a batched execution (gpu_fft.cpp); 1: one cuFFT call
 };
 
 // `plugin` must outlive the executor.
