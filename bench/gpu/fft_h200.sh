@@ -30,6 +30,7 @@ source "$(dirname "$0")/../../scripts/local_server.sh"
 # A second server first, for side-by-side runs (STEPS "slices"): batch slicing off.
 if want slices; then
   mkdir -p "$R/one-slice"
+  "$B" token --file "$R/token" >/dev/null && cp "$R/token" "$R/one-slice/token"  # one secret for both
   printf 'fft_batch_slices = 1\npinned_reserve_bytes = 8589934592\n' >"$R/one-slice/config.toml"
   start_local_server "$B" "$R/one-slice" --compute-threads 4 --config "$R/one-slice/config.toml" || { log "FAILED: server"; exit 1; }
   ONE_SLICE_PID=$SERVER_PID ONE_SLICE_SERVERS=$OUTBOARD_SERVERS

@@ -16,6 +16,8 @@ TEST(PinnedReserve, StagingComesFromTheReserveOnceLocked) {
   std::string why;
   auto gpu = backends::make_cuda_backend(why, 0, {0, 0, 8, 64u << 20});
   if (!gpu) GTEST_SKIP() << "no GPU: " << why;
+  EXPECT_EQ(gpu->describe()["pinned_reserve"]["bytes"], 0);  // not before the server listens
+  gpu->on_serving();
   auto reserve = [&] { return gpu->describe()["pinned_reserve"]; };
   if (reserve()["bytes"] != 64u << 20) GTEST_SKIP() << "another backend in this process made the reserve first";
   for (int i = 0; i < 600 && reserve()["state"] == "locking"; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(50));

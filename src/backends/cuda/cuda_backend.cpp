@@ -115,7 +115,13 @@ class CudaBackend final : public server::Backend, public server::Blas3Executor, 
     if (fft_memory_budget == 0) fft_memory_budget = info_.total_memory / 100 * 40;
     fft_ = make_gpu_fft(plugin_, device_, {fft_memory_budget, 16, options.fft_batch_slices});
     provide<server::FftExecutor>(fft_.get());
-    if (options.pinned_reserve_bytes > 0 && !g_reserve) start_reserve(options.pinned_reserve_bytes);
+    reserve_bytes_ = options.pinned_reserve_bytes;
+  }
+
+  // Locking GiBs holds the CUDA driver's locks for seconds: begun once the server listens (its
+  // start, UCX's set-up among it, would wait otherwise), by the first GPU backend only.
+  void on_serving() override {
+    if (reserve_bytes_ > 0 && !g_reserve) start_reserve(reserve_bytes_);
   }
 
   ~CudaBackend() override {
@@ -240,6 +246,7 @@ class CudaBackend final : public server::Backend, public server::Blas3Executor, 
   std::mutex mu_;
   void* buffer_ = nullptr;
   size_t capacity_ = 0;
+  uint64_t reserve_bytes_ = 0;
   std::thread reserver_;  // page-locks the staging reserve (the first backend only)
 };
 

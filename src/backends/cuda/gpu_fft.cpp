@@ -322,7 +322,7 @@ class GpuFftPipeline final : public server::Pipeline {
         plugin.check(api.event_create(&events.begin[size_t(k)]), "creating a CUDA event");
         plugin.check(api.event_create(&events.end[size_t(k)]), "creating a CUDA event");
       }
-      std::thread returner([&] { return_results(*slot, events.end); });
+      std::thread returner([&] { return_results(*slot, events); });
       struct Join {
         GpuFftPipeline& self;
         std::thread& t;
@@ -358,25 +358,14 @@ class GpuFftPipeline final : public server::Pipeline {
         }
       }
       returner.join();
-      uint64_t compute = 0;
-      for (int64_t k = 0; k < slices && error_empty(); ++k) {
-        float ms = 0;
-        if (api.event_elapsed(events.begin[size_t(k)], events.end[size_t(k)], &ms) == OUTBOARD_CUDA_OK)
-          compute += uint64_t(double(ms) * 1e6);
-      }
-      compute_ns_ = compute;
     } catch (const std::exception& e) {
       failed(e);
     }
   }
 
-  bool error_empty() {
-    std::lock_guard lk(mu_);
-    return error_.empty();
-  }
-
-  // The result pieces in order, each once the slices it spans are computed (`end`: their events).
-  void return_results(Slot& slot, const std::vector<void*>& end) {
+  // The result pieces in order, each once the slices it spans are computed.
+  void return_results(Slot& slot, const Events& events) {
+    const std::vector<void*>& end = events.end;
     try {
       const auto& api = gpu_.api_;
       const cuda::CudaPlugin& plugin = gpu_.plugin_;
@@ -401,12 +390,23 @@ class GpuFftPipeline final : public server::Pipeline {
                                      piece.bytes, slot.back_stream),
                      "copying FFT output from the GPU");
         from_device_ns_ += now_ns() - t0;
+        if (i + 1 == p_.pieces.size()) compute_ns_ = transform_ns(events);  // known before the call is
         std::lock_guard lk(mu_);
         done_ = i + 1;
       }
     } catch (const std::exception& e) {
       failed(e);
     }
+  }
+
+  // The transforms' GPU time, once all have run.
+  uint64_t transform_ns(const Events& events) const {
+    uint64_t ns = 0;
+    for (size_t k = 0; k < events.begin.size(); ++k) {
+      float ms = 0;
+      if (gpu_.api_.event_elapsed(events.begin[k], events.end[k], &ms) == OUTBOARD_CUDA_OK) ns += uint64_t(double(ms) * 1e6);
+    }
+    return ns;
   }
 
   GpuFft& gpu_;
