@@ -80,6 +80,25 @@ void Buffer::set_cache_limit(size_t bytes) {
   for (const Victim& v : victims) release_memory(v.from, v.data);
 }
 
+void Buffer::release_cached(const HostAllocator* from, bool (*which)(const void* data)) {
+  std::vector<Victim> victims;
+  {
+    Cache& c = cache();
+    std::lock_guard lk(c.mu);
+    auto& free = c.free[from];
+    for (auto it = free.begin(); it != free.end();) {
+      if (!which(it->second.data)) {
+        ++it;
+        continue;
+      }
+      victims.push_back({from, it->second.data});
+      c.cached -= it->first;
+      it = free.erase(it);
+    }
+  }
+  for (const Victim& v : victims) release_memory(v.from, v.data);
+}
+
 Buffer Buffer::allocate(size_t bytes, const HostAllocator* from) {
   if (bytes == 0) return Buffer();
   const size_t cap = capacity_for(bytes);

@@ -32,6 +32,9 @@ class Buffer {
   }
   // Most bytes of released buffers kept for reuse (default 256 MiB).
   static void set_cache_limit(size_t bytes);
+  // Gives the cached buffers of `from` for which which(data) holds back to `from` (an arena whose
+  // room is held by buffers no call uses, say). Safe to call from from->allocate.
+  static void release_cached(const HostAllocator* from, bool (*which)(const void* data));
 
   Buffer(Buffer&& o) noexcept
       : data_(o.data_), size_(o.size_), capacity_(o.capacity_), from_(o.from_), owner_(std::move(o.owner_)) {

@@ -37,4 +37,14 @@ TEST(PinnedReserve, StagingComesFromTheReserveOnceLocked) {
   }
   EXPECT_EQ(reserve()["in_use"], 0);
   EXPECT_EQ(reserve()["largest_free"], 64u << 20);
+  // Released staging kept in the buffer cache holds reserve room; a call that needs the room
+  // gets it back from the cache.
+  transport::Buffer::set_cache_limit(1u << 30);
+  { auto cached = transport::Buffer::allocate(40u << 20, gpu->staging()); }
+  EXPECT_EQ(reserve()["in_use"], 40u << 20);
+  {
+    auto big = transport::Buffer::allocate(60u << 20, gpu->staging());
+    EXPECT_EQ(reserve()["in_use"], 60u << 20);
+    EXPECT_EQ(reserve()["misses"], 1);
+  }
 }

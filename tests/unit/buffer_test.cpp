@@ -60,3 +60,23 @@ TEST(BufferCache, LargerThanTheLimitIsNotKept) {
   EXPECT_EQ(releases, 1);
   Buffer::set_cache_limit(256 * MiB);
 }
+
+TEST(BufferCache, ReleasesChosenCachedBuffersOfOneAllocator) {
+  constexpr size_t MiB = 1 << 20;
+  Buffer::set_cache_limit(0);
+  Buffer::set_cache_limit(64 * MiB);
+  allocations = releases = 0;
+  static const void* keep = nullptr;
+  {
+    Buffer a = Buffer::allocate(4 * MiB, &kCounted);
+    Buffer b = Buffer::allocate(8 * MiB, &kCounted);
+    Buffer heap = Buffer::allocate(8 * MiB);  // another allocator's: never touched
+    keep = b.data();
+  }
+  EXPECT_EQ(releases, 0);  // all three cached
+  Buffer::release_cached(&kCounted, [](const void* p) { return p != keep; });
+  EXPECT_EQ(releases, 1);  // a went back; b stays cached and is reused
+  Buffer again = Buffer::allocate(8 * MiB, &kCounted);
+  EXPECT_EQ(again.data(), keep);
+  EXPECT_EQ(allocations, 2);
+}

@@ -29,8 +29,18 @@ struct PinnedReserve {
 };
 PinnedReserve* g_reserve = nullptr;
 
+extern const transport::HostAllocator kPinned;
+bool in_reserve(const void* p) {
+  const transport::Arena* a = g_reserve->arena.load(std::memory_order_acquire);
+  return a && a->owns(p);
+}
+
 void* pinned_allocate(size_t bytes) {
   if (transport::Arena* a = g_reserve ? g_reserve->arena.load(std::memory_order_acquire) : nullptr) {
+    if (void* p = a->take(bytes)) return p;
+    // The reserve's room may be held by released staging kept in the buffer cache for reuse:
+    // that goes back to the reserve first (the cache keeps staging locked outside it).
+    transport::Buffer::release_cached(&kPinned, in_reserve);
     if (void* p = a->take(bytes)) return p;
     ++g_reserve->misses;
   }
@@ -42,7 +52,7 @@ void pinned_release(void* p) {
     if (a->give(p)) return;
   if (g_api) g_api->host_free_pinned(p);
 }
-const transport::HostAllocator kPinned{pinned_allocate, pinned_release};
+extern const transport::HostAllocator kPinned{pinned_allocate, pinned_release};
 
 }  // namespace
 
