@@ -9,7 +9,7 @@ start_local_server() {
   rm -f "$work/port"
   "$outboard" serve --token-file "$work/token" --port 0 --port-file "$work/port" "$@" >"$work/server.log" 2>&1 &
   SERVER_PID=$!
-  for _ in $(seq 100); do
+  for _ in $(seq 600); do  # a GPU server page-locks its staging reserve first (seconds)
     [ -s "$work/port" ] && break
     kill -0 "$SERVER_PID" 2>/dev/null || { cat "$work/server.log" >&2; echo "outboard server did not start" >&2; return 1; }
     sleep 0.1

@@ -37,14 +37,9 @@ if want slices; then
 fi
 start_local_server "$B" "$R" --compute-threads 4 || { log "FAILED: server"; exit 1; }
 log "server: $(grep -o 'serve.backend.*' "$R/server.log" | head -2 | cut -c1-200 | tr '\n' ' ')"
-# The servers page-lock their staging reserve at start (seconds); as a daemon would have long
-# before its first client, the measurements start once it is ready.
-reserve_state() { OUTBOARD_SERVERS=$1 "$B" status --json | python3 -c 'import json,sys; d=json.load(sys.stdin); print(" ".join(str(b.get("pinned_reserve",{}).get("state","none")) + ":" + str(b.get("pinned_reserve",{}).get("lock_seconds","")) for b in d["backends"] if b["name"]=="cuda"))'; }
-for servers in $OUTBOARD_SERVERS ${ONE_SLICE_SERVERS:-}; do
-  for _ in $(seq 240); do [[ "$(reserve_state "$servers")" == *locking* ]] || break; sleep 0.5; done
-  log "staging reserve of $servers: $(reserve_state "$servers")"
-done
-fft_counts() { "$B" status --json | python3 -c 'import json,sys; d=json.load(sys.stdin); print({k: v for k, v in d["calls_by_routine"].items() if k.startswith("fftw")}, "direct", d["direct_calls"], "errors", d["errors"])'; }
+# The servers page-locked their staging reserve before listening (seconds).
+reserve_state() { OUTBOARD_SERVERS=$1 "$B" status --json | python3 -c 'import json,sys; d=json.load(sys.stdin); print(" ".join(str(b.get("pinned_reserve")) for b in d["backends"] if b["name"]=="cuda"))'; }
+for servers in $OUTBOARD_SERVERS ${ONE_SLICE_SERVERS:-}; do log "staging reserve of $servers: $(reserve_state "$servers")"; done
 
 want check && step "fftw_check served remotely (cuFFT for c2c/r2c/c2r, FFTW for r2r)" \
   "$B" run --offload always -- "$CARRY/testers/fftw_check"

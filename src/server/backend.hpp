@@ -28,9 +28,6 @@ class Backend {
   // Where this backend's operands are best received: page-locked memory for a GPU (full-speed
   // copies), or nullptr for ordinary memory.
   virtual const transport::HostAllocator* staging() const { return nullptr; }
-  // The server listens now: work that would delay its start (page-locking a staging reserve)
-  // begins here, in the background.
-  virtual void on_serving() {}
 
   // Device memory, for the data-path benchmark (`outboard bench remote`): copies `bytes` from host
   // memory into the device and, when `back` is given, from the device into `back`. Returns the

@@ -410,7 +410,6 @@ uint16_t Server::start() {
   for (auto& b : m.backends_) names += (names.empty() ? "" : ",") + b->name();
   spdlog::info("serve.listen addr={}:{} backends={} compute_threads={} copy_lanes={}", m.config_.host, m.port, names,
                m.config_.compute_threads, m.direct_.lanes());
-  for (auto& b : m.backends_) b->on_serving();
   return m.port;
 }
 

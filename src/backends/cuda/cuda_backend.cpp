@@ -4,7 +4,6 @@
 
 #include <atomic>
 #include <mutex>
-#include <thread>
 #include <vector>
 
 #include "backends/cuda/gpu_pipeline.hpp"
@@ -125,17 +124,10 @@ class CudaBackend final : public server::Backend, public server::Blas3Executor, 
     if (fft_memory_budget == 0) fft_memory_budget = info_.total_memory / 100 * 40;
     fft_ = make_gpu_fft(plugin_, device_, {fft_memory_budget, 16, options.fft_batch_slices});
     provide<server::FftExecutor>(fft_.get());
-    reserve_bytes_ = options.pinned_reserve_bytes;
-  }
-
-  // Locking GiBs holds the CUDA driver's locks for seconds: begun once the server listens (its
-  // start, UCX's set-up among it, would wait otherwise), by the first GPU backend only.
-  void on_serving() override {
-    if (reserve_bytes_ > 0 && !g_reserve) start_reserve(reserve_bytes_);
+    if (options.pinned_reserve_bytes > 0 && !g_reserve) make_reserve(options.pinned_reserve_bytes);
   }
 
   ~CudaBackend() override {
-    if (reserver_.joinable()) reserver_.join();  // the plugin must outlive its call
     fft_.reset();  // its plans and buffers go while the device is still ours
     if (buffer_) plugin_.api().device_free(buffer_);
   }
@@ -215,30 +207,30 @@ class CudaBackend final : public server::Backend, public server::Blas3Executor, 
   }
 
  private:
-  void start_reserve(uint64_t bytes) {
+  // Page-locking GiBs takes seconds and stalls the whole process meanwhile (measured on the H200
+  // host: a server locking 16 GiB on a thread of its own left connecting clients unanswered for
+  // over 5 s), so it happens here, before the server listens: it starts later, and then serves.
+  void make_reserve(uint64_t bytes) {
     g_reserve = new PinnedReserve;
     g_reserve->bytes = bytes;
-    reserver_ = std::thread([this, bytes] {
-      const uint64_t t0 = now_ns();
-      void* p = nullptr;
-      const int rc = plugin_.api().host_alloc_pinned(&p, bytes);
-      if (rc != OUTBOARD_CUDA_OK || !p) {
-        g_reserve->failed = true;
-        spdlog::warn("serve.pinned_reserve bytes={} error=\"{}\" (staging is page-locked per call)", bytes,
-                     plugin_.error(rc));
-        return;
-      }
-      g_reserve->lock_ns = now_ns() - t0;
-      g_reserve->arena.store(new transport::Arena(static_cast<std::byte*>(p), bytes), std::memory_order_release);
-      spdlog::info("serve.pinned_reserve bytes={} seconds={:.3f}", bytes, g_reserve->lock_ns.load() / 1e9);
-    });
+    const uint64_t t0 = now_ns();
+    void* p = nullptr;
+    const int rc = plugin_.api().host_alloc_pinned(&p, bytes);
+    if (rc != OUTBOARD_CUDA_OK || !p) {
+      g_reserve->failed = true;
+      spdlog::warn("serve.pinned_reserve bytes={} error=\"{}\" (staging is page-locked per call)", bytes, plugin_.error(rc));
+      return;
+    }
+    g_reserve->lock_ns = now_ns() - t0;
+    g_reserve->arena.store(new transport::Arena(static_cast<std::byte*>(p), bytes), std::memory_order_release);
+    spdlog::info("serve.pinned_reserve bytes={} seconds={:.3f}", bytes, g_reserve->lock_ns.load() / 1e9);
   }
 
   static nlohmann::json describe_reserve() {
     if (!g_reserve) return {{"bytes", 0}};
     const transport::Arena* a = g_reserve->arena.load(std::memory_order_acquire);
     nlohmann::json j{{"bytes", g_reserve->bytes},
-                     {"state", a ? "ready" : g_reserve->failed ? "failed" : "locking"},
+                     {"state", a ? "ready" : "failed"},
                      {"misses", g_reserve->misses.load()}};
     if (a) {
       j["lock_seconds"] = g_reserve->lock_ns.load() / 1e9;
@@ -256,8 +248,6 @@ class CudaBackend final : public server::Backend, public server::Blas3Executor, 
   std::mutex mu_;
   void* buffer_ = nullptr;
   size_t capacity_ = 0;
-  uint64_t reserve_bytes_ = 0;
-  std::thread reserver_;  // page-locks the staging reserve (the first backend only)
 };
 
 }  // namespace

@@ -19,11 +19,10 @@ struct CudaOptions {
   // What cuFFT plans and their buffers may hold (server::FftExecutor, gpu_fft.hpp); 0: 40%.
   uint64_t fft_memory_budget = 0;
   int64_t fft_batch_slices = 8;  // cuFFT calls a batched execution is split into (gpu_fft.hpp)
-  // Page-locked staging memory reserved once, by the first GPU backend, when the server starts
-  // listening (Backend::on_serving; on a thread of its own): page-locking GiBs takes seconds,
-  // during which the GPU's copies wait, so a call that had to lock its staging itself took seconds
-  // longer the first time. Staging comes from the reserve while it has room, else is locked per
-  // call as before. GPU calls made while the reserve is being locked wait for it.
+  // Page-locked staging memory reserved once, by the first GPU backend as it is made (before the
+  // server listens): page-locking GiBs takes seconds, during which the process stalls, so a call
+  // that had to lock its staging itself took seconds longer the first time. Staging comes from
+  // the reserve while it has room, else is locked per call as before.
   uint64_t pinned_reserve_bytes = 0;
 };
 
