@@ -1,5 +1,6 @@
 // The BLAS Level-3 offload path: offload_level3 packs the operands, sends the call (whole, or in
-// chunks when large), and unpacks the result into the application's matrix.
+// chunks when large), and unpacks the result into the application's matrix; large calls take the
+// direct path instead where the server offers copy lanes.
 #include <algorithm>
 #include <cstring>
 
@@ -32,6 +33,87 @@ void unpack(const std::byte* src, const wire::Operand& o, MatrixRef m, const wir
   }
 }
 
+// A large call on the direct path: the server's copy lanes fetch the operands out of the
+// program's matrices (or a packed copy of one that is not contiguous) while its pipeline computes
+// blocks as their columns arrive, and write C's blocks straight into the program's C as they
+// finish (aside instead, and copied in on success, where C is not contiguous or only a triangle
+// of it is defined). A C that is also an input (beta != 0, trmm/trsm's B) is gated: the server
+// writes nothing into it before its values are kept here, so a failed call reruns locally on them.
+bool direct_level3(Runtime& rt, Connection& conn, const wire::Level3Call& call, const wire::Layout& l,
+                   const MatrixRef* inputs, MatrixRef output, uint64_t t0, const FallBack& fall_back,
+                   const std::string& name) {
+  const Settings& settings = rt.settings();
+  const size_t elem = wire::element_bytes(call.scalar);
+  const uint64_t sent = wire::request_bytes(call), reply_bytes = wire::reply_bytes(call);
+  auto contiguous = [](const wire::Operand& o, const MatrixRef& m) { return o.cols <= 1 || m.ld == o.rows; };
+  wire::DirectBlas3 d{0, call, {}, {}, {}, false};
+  std::vector<transport::Registration> registrations;
+  std::vector<std::pair<const void*, uint64_t>> registered;  // one registration per memory range
+  auto key = [&](const void* data, uint64_t bytes) {
+    for (size_t k = 0; k < registered.size(); ++k)
+      if (registered[k] == std::pair{data, bytes}) return static_cast<uint32_t>(k);
+    registrations.push_back(conn.register_memory(const_cast<void*>(data), bytes));
+    registered.emplace_back(data, bytes);
+    d.keys.push_back(registrations.back().key());
+    return static_cast<uint32_t>(registrations.size() - 1);
+  };
+  transport::Buffer packed, aside, kept;
+  uint64_t offset = 0;
+  for (size_t i = 0; i < l.inputs.size(); ++i) {
+    const wire::Operand& o = l.inputs[i];
+    const MatrixRef& m = call.output_sent && i + 1 == l.inputs.size() ? output : inputs[i];
+    const uint64_t bytes = uint64_t(o.rows) * uint64_t(o.cols) * elem;
+    if (bytes == 0) continue;
+    if (contiguous(o, m)) {
+      d.input.push_back({reinterpret_cast<uint64_t>(m.data), bytes, key(m.data, bytes)});
+    } else {
+      if (!packed.data()) packed = transport::Buffer::allocate(sent);
+      const size_t col = size_t(o.rows) * elem;
+      for (int64_t j = 0; j < o.cols; ++j)
+        std::memcpy(packed.data() + offset + size_t(j) * col, static_cast<const std::byte*>(m.data) + size_t(j) * m.ld * elem, col);
+      d.input.push_back({reinterpret_cast<uint64_t>(packed.data() + offset), bytes, key(packed.data(), sent)});
+    }
+    offset += bytes;
+  }
+  const bool into_c = !l.output_triangle && contiguous(l.output, output);
+  if (into_c) {
+    d.output.push_back({reinterpret_cast<uint64_t>(output.data), reply_bytes, key(output.data, reply_bytes)});
+    d.gated = call.output_sent;
+  } else {
+    aside = transport::Buffer::allocate(reply_bytes);
+    d.output.push_back({reinterpret_cast<uint64_t>(aside.data()), reply_bytes, key(aside.data(), reply_bytes)});
+  }
+  if (d.gated) kept = transport::Buffer::allocate(reply_bytes);
+  auto keep = [&] {
+    parallel_copy(kept.data(), static_cast<const std::byte*>(output.data), reply_bytes,
+                  static_cast<unsigned>(settings.copy_threads));
+  };
+  const uint64_t t1 = now_ns();
+  bool proceeded = false;
+  wire::Message reply;
+  auto restore = [&] {
+    if (proceeded) std::memcpy(const_cast<void*>(output.data), kept.data(), reply_bytes);
+  };
+  try {
+    const bool gated = d.gated;
+    reply = conn.direct_request(std::move(d), gated, keep, proceeded, settings.timeout_seconds);
+  } catch (const Error& e) {
+    restore();
+    return fall_back(e.what());
+  }
+  const uint64_t t2 = now_ns();
+  auto* r = std::get_if<wire::CallReply>(&reply);
+  if (!r || !r->ok || r->payload_bytes != 0) {
+    restore();
+    return fall_back(r && !r->ok ? "server: " + r->message : std::string("unexpected reply"));
+  }
+  if (!into_c) unpack(aside.data(), l.output, output, call, l.output_triangle);
+  rt.remote_succeeded();
+  account(rt, name, name + " " + std::to_string(call.m) + "x" + std::to_string(call.n) + "x" + std::to_string(call.k),
+          *r, {t0, t1, t2, now_ns()}, sent, reply_bytes);
+  return true;
+}
+
 }  // namespace
 
 bool offload_level3(wire::Level3Call call, const MatrixRef* inputs, MatrixRef output) noexcept {
@@ -50,6 +132,17 @@ bool offload_level3(wire::Level3Call call, const MatrixRef* inputs, MatrixRef ou
     std::shared_ptr<Connection> conn = rt.connection(why);
     if (!conn) return fall_back(why);
     const uint64_t t0 = now_ns();
+    const uint64_t chunk = static_cast<uint64_t>(rt.settings().chunk_bytes);
+    const bool chunked = chunk && wire::request_bytes(call) >= 2 * chunk;  // result comes in pieces, not in the reply
+    if (chunked && rt.settings().direct) {
+      uint32_t lanes = 0;
+      try {
+        lanes = conn->direct_lanes(rt.settings().timeout_seconds, rt.settings().direct_cma);
+      } catch (const Error& e) {
+        return fall_back(e.what());
+      }
+      if (lanes) return direct_level3(rt, *conn, call, l, inputs, output, t0, fall_back, name);
+    }
     std::vector<transport::Buffer> scratch;
     std::vector<transport::Segment> payload;
     for (size_t i = 0; i < l.inputs.size(); ++i) {
@@ -63,8 +156,6 @@ bool offload_level3(wire::Level3Call call, const MatrixRef* inputs, MatrixRef ou
     transport::Buffer result = into_c ? transport::Buffer::borrow(const_cast<void*>(output.data), reply_bytes)
                                       : transport::Buffer::allocate(reply_bytes);
 
-    const uint64_t chunk = static_cast<uint64_t>(rt.settings().chunk_bytes);
-    const bool chunked = chunk && wire::request_bytes(call) >= 2 * chunk;  // result comes in pieces, not in the reply
     const uint64_t t1 = now_ns();
     wire::Message reply;
     try {

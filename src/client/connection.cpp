@@ -376,13 +376,11 @@ transport::Registration Connection::register_memory(void* data, size_t bytes) {
   return worker_->register_memory(data, bytes);
 }
 
-wire::Message Connection::direct_request(wire::DirectLapack call, const std::function<void()>& keep, bool& proceeded,
-                                         double timeout_seconds) {
+wire::Message Connection::direct_request(wire::Message m, bool gated, const std::function<void()>& keep,
+                                         bool& proceeded, double timeout_seconds) {
   proceeded = false;
-  const bool gated = call.gated;
   Lock lk(mu_);
   Pending p;
-  wire::Message m = std::move(call);
   const uint64_t id = post(lk, m, {}, &p);
   try {
     if (gated) {

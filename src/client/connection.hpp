@@ -74,11 +74,11 @@ class Connection {
   void ask_direct_lanes(bool cma = true);
   // Lets the server copy to and from [data, data + bytes) on the direct path. Throws Error.
   transport::Registration register_memory(void* data, size_t bytes);
-  // Sends `call` and waits for its LapackReply. A gated call: once the server says it has the
-  // input (wire::InputTaken), keep() runs (the connection not held), then a wire::Proceed goes
-  // out and `proceeded` is set. Throws like
-  // request(); the memory the call names must stay valid and registered until it returns.
-  wire::Message direct_request(wire::DirectLapack call, const std::function<void()>& keep, bool& proceeded,
+  // Sends `call` (a wire::DirectLapack, DirectBlas3, ...) and waits for its reply. A gated call:
+  // once the server says it has the input (wire::InputTaken), keep() runs (the connection not
+  // held), then a wire::Proceed goes out and `proceeded` is set. Throws like request(); the memory
+  // the call names must stay valid and registered until it returns.
+  wire::Message direct_request(wire::Message call, bool gated, const std::function<void()>& keep, bool& proceeded,
                                double timeout_seconds);
 
   bool alive() const;

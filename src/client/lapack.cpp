@@ -154,20 +154,6 @@ bool chunked_lapack(Runtime& rt, Connection& conn, const wire::LapackCall& call,
 }
 
 
-// Copies `bytes` from src to dst with `threads` threads (the caller's among them): one thread
-// copies memory at a fraction of what the machine can.
-void parallel_copy(std::byte* dst, const std::byte* src, uint64_t bytes, unsigned threads) {
-  threads = static_cast<unsigned>(std::clamp<uint64_t>(bytes >> 24, 1, std::max(1u, threads)));  // >= 16 MiB each
-  const uint64_t slice = (bytes + threads - 1) / threads;
-  std::vector<std::thread> helpers;
-  for (unsigned t = 1; t < threads; ++t) {
-    const uint64_t lo = std::min(bytes, t * slice), hi = std::min(bytes, lo + slice);
-    helpers.emplace_back([=] { std::memcpy(dst + lo, src + lo, hi - lo); });
-  }
-  std::memcpy(dst, src, std::min(bytes, slice));
-  for (auto& h : helpers) h.join();
-}
-
 // A large LAPACK call on the direct path: the server copies the inputs out of the application's
 // arrays (or out of a packed copy, for an array that is not contiguous) and the outputs into
 // them, over its copy lanes, in parallel; this thread registers the memory and waits. Outputs
@@ -247,7 +233,8 @@ bool direct_lapack(Runtime& rt, Connection& conn, const wire::LapackCall& call, 
   bool proceeded = false;
   wire::Message reply;
   try {
-    reply = conn.direct_request(std::move(d), keep, proceeded, settings.timeout_seconds);
+    const bool gated = d.gated;
+    reply = conn.direct_request(std::move(d), gated, keep, proceeded, settings.timeout_seconds);
   } catch (const Error& e) {
     if (proceeded) restore();
     return fall_back(e.what());

@@ -11,6 +11,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "common/clock.hpp"
 #include "common/error.hpp"
@@ -252,6 +253,18 @@ bool offload_considered(double flops) noexcept {
   } catch (...) {
     return false;
   }
+}
+
+void parallel_copy(std::byte* dst, const std::byte* src, uint64_t bytes, unsigned threads) {
+  threads = static_cast<unsigned>(std::clamp<uint64_t>(bytes >> 24, 1, std::max(1u, threads)));  // >= 16 MiB each
+  const uint64_t slice = (bytes + threads - 1) / threads;
+  std::vector<std::thread> helpers;
+  for (unsigned t = 1; t < threads; ++t) {
+    const uint64_t lo = std::min(bytes, t * slice), hi = std::min(bytes, lo + slice);
+    helpers.emplace_back([=] { std::memcpy(dst + lo, src + lo, hi - lo); });
+  }
+  std::memcpy(dst, src, std::min(bytes, slice));
+  for (auto& h : helpers) h.join();
 }
 
 }  // namespace outboard::client

@@ -159,4 +159,8 @@ transport::Segment pack_columns(int64_t rows, int64_t cols, size_t elem, MatrixR
 // The packed array at `src` copied into `m`.
 void unpack_columns(const std::byte* src, int64_t rows, int64_t cols, size_t elem, MatrixRef m);
 
+// Copies `bytes` from src to dst with `threads` threads (the caller's among them): one thread
+// copies memory at a fraction of what the machine can.
+void parallel_copy(std::byte* dst, const std::byte* src, uint64_t bytes, unsigned threads);
+
 }  // namespace outboard::client

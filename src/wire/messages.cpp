@@ -174,7 +174,7 @@ Type type_of(const Message& m) {
                                     Type::direct_lapack,  Type::proceed,      Type::input_taken,
                                     Type::sink_request,   Type::sink_reply,   Type::fft_plan,
                                     Type::fft_release,    Type::fft_execute,  Type::fft_chunk, Type::fft_reply,
-                                    Type::direct_fft};
+                                    Type::direct_fft,     Type::direct_blas3};
   static_assert(std::size(kTypes) == std::variant_size_v<Message>);
   return kTypes[m.index()];
 }
@@ -282,6 +282,14 @@ std::vector<std::byte> encode(const Message& m) {
                  [&](const FftExecute& q) { encode_body(w, q); },
                  [&](const FftChunk& q) { encode_body(w, q); },
                  [&](const FftReply& q) { encode_body(w, q); },
+                 [&](const DirectBlas3& d) {
+                   w.u64(d.call_id);
+                   put_call(w, d.call);
+                   put_keys(w, d.keys);
+                   put_extents(w, d.input);
+                   put_extents(w, d.output);
+                   w.u8(d.gated ? 1 : 0);
+                 },
                  [&](const DirectFft& d) {
                    w.u64(d.call_id);
                    w.u64(d.plan_id);
@@ -550,6 +558,19 @@ Message decode(std::span<const std::byte> bytes) {
       d.keys = get_keys(r);
       d.input = get_extents(r, input_bytes(d.shape), d.keys.size(), "input");
       d.output = get_extents(r, output_bytes(d.shape), d.keys.size(), "output");
+      m = d;
+      break;
+    }
+    case Type::direct_blas3: {
+      DirectBlas3 d;
+      d.call_id = r.u64();
+      d.call = get_call(r);
+      d.keys = get_keys(r);
+      const uint64_t in = request_bytes(d.call), out = reply_bytes(d.call);
+      if (in == 0 || out == 0) throw ProtocolError("a direct BLAS call needs input and output matrices");
+      d.input = get_extents(r, in, d.keys.size(), "input");
+      d.output = get_extents(r, out, d.keys.size(), "output");
+      d.gated = get_bool(r);
       m = d;
       break;
     }

@@ -50,6 +50,7 @@ enum class Type : uint16_t {
   fft_chunk = 27,     // client -> server: one piece of a large execution's input
   fft_reply = 28,     // server -> client: result of an execution; payload = dense output
   direct_fft = 29,    // client -> server: an FFT execution whose arrays the server copies itself
+  direct_blas3 = 30,  // client -> server: a Level-3 BLAS call whose matrices the server copies itself
 };
 
 struct Hello {
@@ -221,6 +222,17 @@ struct DirectFft {
   std::vector<Extent> input, output;         // each 1 .. kMaxExtents, summing to the shape's sizes
   static constexpr bool gated = false;
 };
+// A Level-3 BLAS call on the direct path: its packed input (wire::layout order, as a CallChunk's
+// payload) is the concatenation of `input`'s extents, its packed result goes to `output`'s;
+// answered with a CallReply without payload once the result is written. Gated when the result
+// overwrites an input in the client's memory (C with beta != 0, trmm/trsm's B): see Proceed.
+struct DirectBlas3 {
+  uint64_t call_id = 0;
+  Level3Call call;
+  std::vector<std::vector<std::byte>> keys;  // 1 .. kMaxDirectKeys, each 1 .. kMaxKeyBytes
+  std::vector<Extent> input, output;         // each 1 .. kMaxExtents, summing to the call's sizes
+  bool gated = false;
+};
 struct Proceed {
   uint64_t call_id = 0;  // the gated call's
 };
@@ -248,7 +260,7 @@ struct SinkReply {
 using Message = std::variant<Hello, Challenge, Auth, AuthResult, Blas3Call, CallReply, StatusRequest, StatusReply,
                              ErrorMessage, Ping, Pong, LapackRequest, LapackReply, CallChunk, ReplyChunk, LapackChunk,
                              LanesRequest, LanesReply, DirectLapack, Proceed, InputTaken, SinkRequest, SinkReply,
-                             FftPlan, FftRelease, FftExecute, FftChunk, FftReply, DirectFft>;
+                             FftPlan, FftRelease, FftExecute, FftChunk, FftReply, DirectFft, DirectBlas3>;
 // The Type of a message (its variant alternative).
 Type type_of(const Message& m);
 

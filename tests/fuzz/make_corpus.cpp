@@ -61,6 +61,9 @@ std::map<std::string, std::vector<std::byte>> seeds() {
   {
     Level3Call big = call(Routine::gemm, Scalar::d, 'N', 'N', 'N', 'N', 'N', 256, 256, 256, false);
     out["call_chunk"] = encode(CallChunk{12, big, request_bytes(big), kMinChunkBytes, 2});
+    big.output_sent = true;
+    out["direct_blas3"] = encode(DirectBlas3{26, big, {std::vector<std::byte>(8, std::byte{7})},
+                                             {{0x10000, request_bytes(big), 0}}, {{0x900000, reply_bytes(big), 0}}, true});
   }
   out["reply_chunk"] = encode(ReplyChunk{13, 0, 4096});
   out["blas3_dgemm"] = encode(blas3(1, call(Routine::gemm, Scalar::d, 'N', 'N', 'T', 'N', 'N', 8, 4, 2, true, {1, 0})));

@@ -243,6 +243,36 @@ TEST(WireRoundTrip, Blas3CallZeroDimensions) {
   expect_calls_equal(d.call, c);
 }
 
+TEST(WireRoundTrip, DirectBlas3AndItsRejects) {
+  EXPECT_EQ(uint16_t(Type::direct_blas3), 30);
+  EXPECT_EQ(type_of(Message{DirectBlas3{}}), Type::direct_blas3);
+  Level3Call c = make_call(Routine::gemm, Scalar::d);
+  c.output_sent = true;
+  const uint64_t in = request_bytes(c), out = reply_bytes(c);
+  const std::vector<std::byte> key0(40, std::byte{1}), key1(7, std::byte{2});
+  DirectBlas3 d{9, c, {key0, key1}, {{0x1000, 64, 0}, {0x9000, in - 64, 1}}, {{0x9000 + in - out, out, 1}}, true};
+  auto e = decode_as<DirectBlas3>(encode(d));
+  EXPECT_EQ(e.call_id, 9u);
+  expect_calls_equal(e.call, c);
+  EXPECT_EQ(e.keys, d.keys);
+  EXPECT_EQ(e.input, d.input);
+  EXPECT_EQ(e.output, d.output);
+  EXPECT_TRUE(e.gated);
+  auto error_of = [](const Message& m) { return protocol_error_of([&] { decode(encode(m)); }); };
+  DirectBlas3 bad = d;
+  bad.output[0].bytes -= 8;  // does not cover the result
+  EXPECT_NE(error_of(bad).find("extents cover"), std::string::npos);
+  bad = d;
+  bad.input[0].key = 5;  // no such key
+  EXPECT_NE(error_of(bad).find("invalid input extent"), std::string::npos);
+  bad = d;
+  bad.call.m = bad.call.n = bad.call.k = 0;  // nothing to copy
+  EXPECT_NE(error_of(bad).find("needs input and output"), std::string::npos);
+  bad = d;
+  bad.call.m = -1;
+  protocol_error_of([&] { decode(encode(bad)); });
+}
+
 TEST(WireRoundTrip, CallReply) {
   for (bool ok : {false, true}) {
     CallReply r{UINT64_MAX, ok, ok ? "" : "backend failed", ok ? 123456789ull : 0, 11, 22, 33, ok ? 987654321ull : 0, 44};
@@ -453,7 +483,7 @@ TEST(WireReject, WrongVersion) {
 }
 
 TEST(WireReject, UnknownType) {
-  for (uint16_t t : {uint16_t(0), uint16_t(30), uint16_t(31), uint16_t(0x100), uint16_t(0xffff)}) {
+  for (uint16_t t : {uint16_t(0), uint16_t(31), uint16_t(32), uint16_t(0x100), uint16_t(0xffff)}) {
     auto b = encode(Pong{1});
     put_u16(b, 6, t);
     EXPECT_NE(protocol_error_of([&] { decode(b); }).find("unknown message type"), std::string::npos) << t;

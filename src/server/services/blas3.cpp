@@ -6,6 +6,7 @@
 #include "common/clock.hpp"
 #include "server/chunked.hpp"
 #include "server/cost_model.hpp"
+#include "server/direct.hpp"
 #include "server/pipeline.hpp"
 #include "server/pool_pipeline.hpp"
 #include "server/services/blas3_executor.hpp"
@@ -29,7 +30,9 @@ class Blas3Service final : public Service {
     if (!host_) throw Error("no backend serves Level-3 BLAS");
   }
 
-  std::vector<wire::Type> messages() const override { return {wire::Type::blas3_call, wire::Type::call_chunk}; }
+  std::vector<wire::Type> messages() const override {
+    return {wire::Type::blas3_call, wire::Type::call_chunk, wire::Type::direct_blas3};
+  }
 
   transport::Landing on_payload(Session& s, const wire::Message& m, uint64_t bytes) override {
     if (auto* chunk = std::get_if<wire::CallChunk>(&m))
@@ -42,6 +45,10 @@ class Blas3Service final : public Service {
 
   void on_message(Session& s, const wire::Message& m, Buffer payload) override {
     if (auto* c = std::get_if<wire::CallChunk>(&m)) return core_.chunked().on_chunk(s, c->call_id, c->chunk_index);
+    // On the direct path: the copy lanes fetch the matrices into the staging a chunked call of
+    // the same shape would use, and write C's blocks back as the pipeline finishes them.
+    if (auto* d = std::get_if<wire::DirectBlas3>(&m))
+      return core_.direct().start(s, *d, wire::request_bytes(d->call), [&](ChunkedCall& cc) { set_up(s, cc, d->call); });
     on_call(s, std::get<wire::Blas3Call>(m), std::move(payload));
   }
 
