@@ -39,6 +39,23 @@ warnings=$(grep -c "outboard: warning" "$WORK/killed-lapack.log")
 [ "$warnings" = 1 ] || { cat "$WORK/killed-lapack.log"; fail "expected exactly one warning line"; }
 ok "server killed during chunked LAPACK calls: $(grep "outboard: warning" "$WORK/killed-lapack.log" | tr '\n' ' ')"
 
+# 1c. The same while Level-3 calls are on the direct path: the server writes C's blocks straight
+# into the program's matrices; a C whose old values the call reads (beta != 0, trmm/trsm's B) was
+# kept first and gets them back for the local rerun (level3_check checks every result).
+printf 'copy_lanes = 3\ndirect_chunk_bytes = 65536\nhost_block_columns = 64\n' >"$WORK/direct.toml"
+start_server --config "$WORK/direct.toml"
+OUTBOARD_CHUNK_BYTES=65536 "$OUTBOARD" run --offload always -- "$PROGRAMS/level3_check" --size 300 \
+  >"$WORK/killed-direct.log" 2>&1 & prog=$!
+for _ in $(seq 400); do
+  [ "$(status_field "s['direct_calls']" 2>/dev/null || echo 0)" -gt 40 ] && break
+  sleep 0.02
+done
+kill -9 "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null || true; SERVER_PID=""
+wait $prog || { cat "$WORK/killed-direct.log"; fail "program died with the server (direct path)"; }
+verdict_ok "$WORK/killed-direct.log" || { cat "$WORK/killed-direct.log"; fail "wrong results after the server died (direct path)"; }
+[ "$(grep -c "outboard: warning" "$WORK/killed-direct.log")" = 1 ] || { cat "$WORK/killed-direct.log"; fail "expected exactly one warning line"; }
+ok "server killed during direct-path Level-3 calls: $(grep "outboard: warning" "$WORK/killed-direct.log")"
+
 # 2. Nobody listening.
 export OUTBOARD_SERVERS=127.0.0.1:1 OUTBOARD_TOKEN_FILE="$TOKEN"
 "$OUTBOARD" run --offload always -- "$PROGRAMS/level3_check" --quick >"$WORK/unreachable.log" 2>&1 || fail "unreachable server"
