@@ -11,7 +11,9 @@
 set -uo pipefail
 OUT=${1:?usage: blas_h200.sh OUT_DIR [CARRY_DIR]}
 CARRY=$(cd "${2:-.gpu-carry}" && pwd)
-export LD_LIBRARY_PATH=$CARRY/deps
+# OpenBLAS as libblas.so.3/liblapack.so.3 (pack.sh): the programs' local BLAS, NVBLAS's CPU BLAS
+# and the shims' real BLAS (deps/ holds the reference BLAS under that name, for the testers).
+export LD_LIBRARY_PATH=$CARRY/openblas-as-lapack:$CARRY/deps
 B=$CARRY/bin/outboard
 DEMO=$CARRY/bin/blas_demo
 R=$(mktemp -d)
@@ -29,7 +31,7 @@ NVBLAS=$(ls /usr/local/cuda/lib64/libnvblas.so* 2>/dev/null | head -1)
 [ -n "$NVBLAS" ] || NVBLAS=$(find / -name 'libnvblas.so*' 2>/dev/null | head -1)
 cat >"$R/nvblas.conf" <<CONF
 NVBLAS_LOGFILE $R/nvblas.log
-NVBLAS_CPU_BLAS_LIB $CARRY/deps/libblas.so.3
+NVBLAS_CPU_BLAS_LIB $CARRY/deps/libopenblas.so.0
 NVBLAS_GPU_LIST ALL
 NVBLAS_AUTOPIN_MEM_ENABLED
 CONF
