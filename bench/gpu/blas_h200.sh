@@ -7,13 +7,19 @@
 # process, so its first GEMM is the first call; the server has been up and idle for a few seconds
 # (it listens once its page-locked staging reserve is locked). Then one run against a server
 # started right before, and DGESV (lapack_demo) local against Outboard, alternating.
-#   bench/gpu/blas_h200.sh OUT_DIR [CARRY_DIR]      SIZES="8192 16384" PRECISIONS="d s" by default
+#   bench/gpu/blas_h200.sh OUT_DIR [CARRY_DIR]      SIZES="8192 16384" PRECISIONS="d s" by default;
+#   STEPS="local blas fresh gesv" (local: the OpenBLAS rows; blas: the NVBLAS and Outboard rows)
 set -uo pipefail
 OUT=${1:?usage: blas_h200.sh OUT_DIR [CARRY_DIR]}
 CARRY=$(cd "${2:-.gpu-carry}" && pwd)
 # OpenBLAS as libblas.so.3/liblapack.so.3 (pack.sh): the programs' local BLAS, NVBLAS's CPU BLAS
 # and the shims' real BLAS (deps/ holds the reference BLAS under that name, for the testers).
 export LD_LIBRARY_PATH=$CARRY/openblas-as-lapack:$CARRY/deps
+# The VM's CPU model makes Debian's OpenBLAS pick generic kernels (150-260 GFLOP/s here); name the
+# right ones.
+CORETYPE=Haswell
+grep -q avx512f /proc/cpuinfo && CORETYPE=SkylakeX
+export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-$CORETYPE}
 B=$CARRY/bin/outboard
 DEMO=$CARRY/bin/blas_demo
 R=$(mktemp -d)
@@ -35,18 +41,19 @@ NVBLAS_CPU_BLAS_LIB $CARRY/deps/libopenblas.so.0
 NVBLAS_GPU_LIST ALL
 NVBLAS_AUTOPIN_MEM_ENABLED
 CONF
-log "NVBLAS: ${NVBLAS:-not found}"
+log "NVBLAS: ${NVBLAS:-not found}; OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE"
 source "$(dirname "$0")/../../scripts/local_server.sh"
 start_local_server "$B" "$R" --compute-threads 4 || { log "FAILED: server"; exit 1; }
 log "server: $(grep -o 'serve.pinned_reserve.*' "$R/server.log")"
 sleep 3
 counts() { "$B" status --json | python3 -c 'import json,sys; d=json.load(sys.stdin); print({k: v for k, v in d["calls_by_routine"].items()}, "direct", d["direct_calls"], "pipelined", d["pipelined_calls"], "errors", d["errors"])'; }
-STEPS=${STEPS:-blas fresh gesv}
+STEPS=${STEPS:-local blas fresh gesv}
 want() { [[ " $STEPS " == *" $1 "* ]]; }
-if want blas; then
+if want blas || want local; then
   for p in ${PRECISIONS:-d s}; do
     for n in ${SIZES:-8192 16384}; do
-      step "$p n=$n: OpenBLAS, $(nproc) threads" "$DEMO" "$n" "$p"
+      want local && step "$p n=$n: OpenBLAS, $(nproc) threads" "$DEMO" "$n" "$p"
+      want blas || continue
       [ -n "$NVBLAS" ] && step "$p n=$n: NVBLAS" env NVBLAS_CONFIG_FILE="$R/nvblas.conf" LD_PRELOAD="$NVBLAS" "$DEMO" "$n" "$p"
       step "$p n=$n: Outboard, direct path" env OUTBOARD_REPORT=1 "$B" run --offload always -- "$DEMO" "$n" "$p"
       step "$p n=$n: Outboard, again" "$B" run --offload always -- "$DEMO" "$n" "$p"
