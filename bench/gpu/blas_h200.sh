@@ -24,14 +24,7 @@ B=$CARRY/bin/outboard
 DEMO=$CARRY/bin/blas_demo
 R=$(mktemp -d)
 source "$(dirname "$0")/steps.sh"
-finish() {
-  kill "${SERVER_PID:-}" 2>/dev/null || true
-  cp "$R/server.log" "$R/server-log.txt" 2>/dev/null || true
-  tar -C "$R" -czf "$OUT/blas-results.tgz" --exclude=token --exclude=port .
-  cp "$R/run.log" "$OUT/run.log"
-}
-trap finish EXIT
-{ nvidia-smi; nproc; free -g; } >"$R/machine.txt" 2>&1 || true
+results_on_exit blas-results.tgz
 NVBLAS=$(ls /usr/local/cuda/lib64/libnvblas.so* 2>/dev/null | head -1)
 [ -n "$NVBLAS" ] || NVBLAS=$(ldconfig -p | awk '/libnvblas.so/ {print $NF; exit}')
 [ -n "$NVBLAS" ] || NVBLAS=$(find / -name 'libnvblas.so*' 2>/dev/null | head -1)

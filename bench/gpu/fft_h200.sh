@@ -13,14 +13,7 @@ B=$CARRY/bin/outboard
 DEMO=$CARRY/bin/fft_demo
 R=$(mktemp -d)
 source "$(dirname "$0")/steps.sh"
-finish() {
-  kill "${SERVER_PID:-}" "${ONE_SLICE_PID:-}" 2>/dev/null || true
-  cp "$R/server.log" "$R/server-log.txt" 2>/dev/null || true
-  tar -C "$R" -czf "$OUT/fft-results.tgz" --exclude=token --exclude=port .
-  cp "$R/run.log" "$OUT/run.log"
-}
-trap finish EXIT
-{ nvidia-smi; nproc; free -g; } >"$R/machine.txt" 2>&1 || true
+results_on_exit fft-results.tgz
 STEPS=${STEPS:-tests check demo slices sweep}
 want() { [[ " $STEPS " == *" $1 "* ]]; }
 
@@ -33,7 +26,8 @@ if want slices; then
   "$B" token --file "$R/token" >/dev/null && cp "$R/token" "$R/one-slice/token"  # one secret for both
   printf 'fft_batch_slices = 1\npinned_reserve_bytes = 8589934592\n' >"$R/one-slice/config.toml"
   start_local_server "$B" "$R/one-slice" --compute-threads 4 --config "$R/one-slice/config.toml" || { log "FAILED: server"; exit 1; }
-  ONE_SLICE_PID=$SERVER_PID ONE_SLICE_SERVERS=$OUTBOARD_SERVERS
+  ONE_SLICE_SERVERS=$OUTBOARD_SERVERS
+  RESULTS_PIDS=$SERVER_PID  # stopped at exit too
 fi
 start_local_server "$B" "$R" --compute-threads 4 || { log "FAILED: server"; exit 1; }
 log "server: $(grep -o 'serve.backend.*' "$R/server.log" | head -2 | cut -c1-200 | tr '\n' ' ')"

@@ -9,14 +9,7 @@ export LD_LIBRARY_PATH=$CARRY/deps
 B=$CARRY/bin/outboard
 R=$(mktemp -d)
 source "$(dirname "$0")/steps.sh"
-finish() {
-  kill "${SERVER_PID:-}" 2>/dev/null || true
-  cp "$R/server.log" "$R/server-log.txt" 2>/dev/null || true
-  tar -C "$R" -czf "$OUT/h200-results.tgz" --exclude=token --exclude=port .
-  cp "$R/run.log" "$OUT/run.log"
-}
-trap finish EXIT
-{ nvidia-smi; nproc; free -g; } >"$R/machine.txt" 2>&1 || true
+results_on_exit h200-results.tgz
 
 SWEEP=(--target-seconds 0.02 --trials 5)
 STEPS=${STEPS:-memcpy remote net gemm-dense gemm-log-gpu gemm-log-cpu}  # a subset may be named

@@ -1,4 +1,4 @@
-# Shared by the GPU-machine scripts (run_h200.sh, fft_h200.sh); source it after setting R, the
+# Shared by the GPU-machine scripts (run_h200.sh, fft_h200.sh, blas_h200.sh); source it after setting R, the
 # results folder. log TEXT: a heading in run.log. step NAME COMMAND...: runs a step, its output to
 # run.log and its progress (stderr) to progress.log; a failing step is logged and the rest go on.
 log() { echo "== $*" | tee -a "$R/run.log"; }
@@ -8,4 +8,19 @@ step() {
   "$@" 2>>"$R/progress.log" | tee -a "$R/run.log"
   local status=${PIPESTATUS[0]}
   [ "$status" = 0 ] || { log "FAILED: $name (exit $status)"; tail -5 "$R/progress.log" | tee -a "$R/run.log"; }
+}
+# results_on_exit TARBALL [PID...]: at exit, stops the servers (SERVER_PID and PID...), packs R
+# (server.log kept as server-log.txt; no secrets) into OUT/TARBALL and copies run.log to OUT; and
+# records the machine now.
+results_on_exit() {
+  RESULTS_TARBALL=$1; shift
+  RESULTS_PIDS="$*"
+  trap '_results_finish' EXIT
+  { nvidia-smi; nproc; free -g; lscpu; } >"$R/machine.txt" 2>&1 || true
+}
+_results_finish() {
+  kill "${SERVER_PID:-}" ${RESULTS_PIDS:-} 2>/dev/null || true
+  cp "$R/server.log" "$R/server-log.txt" 2>/dev/null || true
+  tar -C "$R" -czf "$OUT/$RESULTS_TARBALL" --exclude=token --exclude=port .
+  cp "$R/run.log" "$OUT/run.log"
 }

@@ -7,54 +7,44 @@ source "$(dirname "$0")/lib.sh"
 
 verdict_ok() { grep -qE "passed, 0 failed$" "$1"; }
 
+# killed_mid_run NAME COUNTER THRESHOLD WHAT COMMAND...: runs COMMAND (a checking program) against
+# the server, kills the server once its COUNTER passes THRESHOLD, and checks the program completed
+# locally with correct results and exactly one warning.
+killed_mid_run() {
+  local name=$1 counter=$2 threshold=$3 what=$4
+  shift 4
+  "$@" >"$WORK/$name.log" 2>&1 & prog=$!
+  for _ in $(seq 400); do
+    [ "$(status_field "s['$counter']" 2>/dev/null || echo 0)" -gt "$threshold" ] && break
+    sleep 0.02
+  done
+  kill -9 "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null || true; SERVER_PID=""
+  wait $prog || { cat "$WORK/$name.log"; fail "program died with the server ($what)"; }
+  verdict_ok "$WORK/$name.log" || { cat "$WORK/$name.log"; fail "wrong results after the server died ($what)"; }
+  # One warning: the LAPACK shim's calls and the BLAS calls OpenBLAS's LAPACK makes through the
+  # BLAS shim fail over together (one runtime, one connection, one failure episode).
+  [ "$(grep -c "outboard: warning" "$WORK/$name.log")" = 1 ] || { cat "$WORK/$name.log"; fail "expected exactly one warning line ($what)"; }
+  ok "server killed $what: $(grep "outboard: warning" "$WORK/$name.log")"
+}
+
 # 1. Server killed in the middle of a run.
 start_server
-"$OUTBOARD" run --offload always -- "$PROGRAMS/threads_check" --size 160 >"$WORK/killed.log" 2>&1 & prog=$!
-for _ in $(seq 200); do
-  [ "$(status_field "s['calls']" 2>/dev/null || echo 0)" -gt 20 ] && break
-  sleep 0.05
-done
-kill -9 "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null || true; SERVER_PID=""
-wait $prog || { cat "$WORK/killed.log"; fail "program died with the server"; }
-verdict_ok "$WORK/killed.log" || { cat "$WORK/killed.log"; fail "wrong results after the server died"; }
-[ "$(grep -c "outboard: warning" "$WORK/killed.log")" = 1 ] || { cat "$WORK/killed.log"; fail "expected exactly one warning line"; }
-ok "server killed mid-run: $(grep "outboard: warning" "$WORK/killed.log")"
+killed_mid_run killed calls 20 mid-run "$OUTBOARD" run --offload always -- "$PROGRAMS/threads_check" --size 160
 
 # 1b. The same while chunked LAPACK calls are on the way: arrays updated in place whose result had
 # begun to land get their values back for the local rerun (lapack_check checks against its own
 # copies of the inputs).
 start_server
-OUTBOARD_CHUNK_BYTES=65536 "$OUTBOARD" run --offload always -- "$PROGRAMS/lapack_check" --size 150 \
-  >"$WORK/killed-lapack.log" 2>&1 & prog=$!
-for _ in $(seq 200); do
-  [ "$(status_field "s['pipelined_calls']" 2>/dev/null || echo 0)" -gt 30 ] && break
-  sleep 0.02
-done
-kill -9 "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null || true; SERVER_PID=""
-wait $prog || { cat "$WORK/killed-lapack.log"; fail "LAPACK program died with the server"; }
-verdict_ok "$WORK/killed-lapack.log" || { cat "$WORK/killed-lapack.log"; fail "wrong LAPACK results after the server died"; }
-# One warning: the LAPACK shim's calls and the BLAS calls OpenBLAS's LAPACK makes through the BLAS
-# shim fail over together (one runtime, one connection, one failure episode).
-warnings=$(grep -c "outboard: warning" "$WORK/killed-lapack.log")
-[ "$warnings" = 1 ] || { cat "$WORK/killed-lapack.log"; fail "expected exactly one warning line"; }
-ok "server killed during chunked LAPACK calls: $(grep "outboard: warning" "$WORK/killed-lapack.log" | tr '\n' ' ')"
+OUTBOARD_CHUNK_BYTES=65536 killed_mid_run killed-lapack pipelined_calls 30 "during chunked LAPACK calls" \
+  "$OUTBOARD" run --offload always -- "$PROGRAMS/lapack_check" --size 150
 
 # 1c. The same while Level-3 calls are on the direct path: the server writes C's blocks straight
 # into the program's matrices; a C whose old values the call reads (beta != 0, trmm/trsm's B) was
 # kept first and gets them back for the local rerun (level3_check checks every result).
 printf 'copy_lanes = 3\ndirect_chunk_bytes = 65536\nhost_block_columns = 64\n' >"$WORK/direct.toml"
 start_server --config "$WORK/direct.toml"
-OUTBOARD_CHUNK_BYTES=65536 "$OUTBOARD" run --offload always -- "$PROGRAMS/level3_check" --size 300 \
-  >"$WORK/killed-direct.log" 2>&1 & prog=$!
-for _ in $(seq 400); do
-  [ "$(status_field "s['direct_calls']" 2>/dev/null || echo 0)" -gt 40 ] && break
-  sleep 0.02
-done
-kill -9 "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null || true; SERVER_PID=""
-wait $prog || { cat "$WORK/killed-direct.log"; fail "program died with the server (direct path)"; }
-verdict_ok "$WORK/killed-direct.log" || { cat "$WORK/killed-direct.log"; fail "wrong results after the server died (direct path)"; }
-[ "$(grep -c "outboard: warning" "$WORK/killed-direct.log")" = 1 ] || { cat "$WORK/killed-direct.log"; fail "expected exactly one warning line"; }
-ok "server killed during direct-path Level-3 calls: $(grep "outboard: warning" "$WORK/killed-direct.log")"
+OUTBOARD_CHUNK_BYTES=65536 killed_mid_run killed-direct direct_calls 40 "during direct-path Level-3 calls" \
+  "$OUTBOARD" run --offload always -- "$PROGRAMS/level3_check" --size 300
 
 # 2. Nobody listening.
 export OUTBOARD_SERVERS=127.0.0.1:1 OUTBOARD_TOKEN_FILE="$TOKEN"
