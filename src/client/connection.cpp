@@ -67,13 +67,24 @@ Connection::Connection(const ServerAddress& server, const Secret& secret, const 
 }
 
 Connection::~Connection() {
+  if (inherited()) {  // its lock may be held by a thread this process does not have
+    worker_.reset();  // leaks the parent's UCX objects (transport::Worker leaves them alone)
+    return;
+  }
   Lock lk(mu_);
   worker_.reset();
 }
 
-bool Connection::alive() const { return !dead_; }
+bool Connection::alive() const { return !dead_ && !inherited(); }
+
+void Connection::refuse_if_inherited() const {
+  if (inherited())
+    throw Error("internal error: a connection of the process this one was forked from was used (each process "
+                "connects on its own)");
+}
 
 std::string Connection::transport_description() {
+  refuse_if_inherited();
   Lock lk(mu_);
   return worker_->describe(peer_);
 }
@@ -230,6 +241,7 @@ uint64_t Connection::post(Lock&, wire::Message& request, std::vector<transport::
 }
 
 void Connection::notify(wire::Message message) {
+  refuse_if_inherited();
   Lock lk(mu_);
   post(lk, message, {}, nullptr);
   worker_->progress();  // out now, not at the next request: the server starts on it at once
@@ -237,6 +249,7 @@ void Connection::notify(wire::Message message) {
 
 wire::Message Connection::request(wire::Message request, std::vector<transport::Segment> payload, void* reply_buffer,
                                   uint64_t reply_capacity, double timeout_seconds) {
+  refuse_if_inherited();
   Lock lk(mu_);
   Pending p;
   p.reply_buffer = reply_buffer;
@@ -298,6 +311,7 @@ void Connection::send_chunks(const std::shared_ptr<ChunkSender>& cs) {
 wire::Message Connection::chunked_request(wire::Message first, std::vector<transport::Segment> payload,
                                           ResultLanding land, uint64_t reply_bytes, double timeout_seconds,
                                           unsigned window, ChunkPacker pack) {
+  refuse_if_inherited();
   Lock lk(mu_);
   if (dead_) throw Error(dead_reason_);
   Pending p;
@@ -334,6 +348,7 @@ wire::Message Connection::lanes_request(bool cma) const {
 }
 
 void Connection::ask_direct_lanes(bool cma) {
+  refuse_if_inherited();
   Lock lk(mu_);
   if (lanes_ || lanes_asked_) return;
   wire::Message request = lanes_request(cma);
@@ -344,6 +359,7 @@ void Connection::ask_direct_lanes(bool cma) {
 }
 
 uint32_t Connection::direct_lanes(double timeout_seconds, bool cma) {
+  refuse_if_inherited();
   Lock lk(mu_);
   if (lanes_) return *lanes_;
   if (dead_) throw Error(dead_reason_);
@@ -372,12 +388,14 @@ uint32_t Connection::direct_lanes(double timeout_seconds, bool cma) {
 }
 
 transport::Registration Connection::register_memory(void* data, size_t bytes) {
+  refuse_if_inherited();
   Lock lk(mu_);
   return worker_->register_memory(data, bytes);
 }
 
 wire::Message Connection::direct_request(wire::Message m, bool gated, const std::function<void()>& keep,
                                          bool& proceeded, double timeout_seconds) {
+  refuse_if_inherited();
   proceeded = false;
   Lock lk(mu_);
   Pending p;
@@ -432,6 +450,7 @@ uint32_t Connection::stream_sink(uint64_t bytes) {
 }
 
 void Connection::ping_stream(const void* data, uint64_t bytes, int count, int window, uint8_t flags) {
+  refuse_if_inherited();
   const uint32_t sink = flags == 0 ? stream_sink(bytes) : 0;
   Lock lk(mu_);
   if (dead_) throw Error(dead_reason_);

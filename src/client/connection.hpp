@@ -1,6 +1,8 @@
 // One authenticated connection to one Outboard server. Thread-safe: application threads issue
 // requests concurrently; whichever thread is waiting drives the transport for all of them.
 #pragma once
+#include <unistd.h>
+
 #include <array>
 #include <condition_variable>
 #include <functional>
@@ -81,6 +83,11 @@ class Connection {
   wire::Message direct_request(wire::Message call, bool gated, const std::function<void()>& keep, bool& proceeded,
                                double timeout_seconds);
 
+  // False once the connection failed, and in a process forked from the one that made it: a
+  // child connects on its own (its UCX is a fresh instance, see transport/ucx.hpp). A child must
+  // neither use nor destroy the connection it inherited (its condition variable may count the
+  // parent's waiting threads, and destroying it would wait for them forever): the runtime keeps
+  // it, and every method but this one refuses it with an Error.
   bool alive() const;
   const std::string& server_name() const { return server_name_; }
   std::string transport_description();
@@ -110,12 +117,15 @@ class Connection {
   uint64_t post(Lock& lk, wire::Message& request, std::vector<transport::Segment> payload, Pending* p,
                 std::shared_ptr<Pending> unanswered = {});
   void fail(const std::string& reason);
+  bool inherited() const { return getpid() != owner_; }
+  void refuse_if_inherited() const;
   wire::Message lanes_request(bool cma) const;
   static void stream_sent(void* self, bool ok);
   uint32_t stream_sink(uint64_t bytes);
   void on_message(std::vector<std::byte> header, transport::Buffer payload, bool refused);
   std::optional<transport::Buffer> on_payload(std::span<const std::byte> header, uint64_t bytes);
 
+  const pid_t owner_ = getpid();  // the process that connected
   std::mutex mu_;
   std::condition_variable cv_;
   std::unique_ptr<transport::Worker> worker_;

@@ -171,7 +171,11 @@ std::string Runtime::client_name() {
 namespace {
 
 // One runtime per process, never destroyed: calls may arrive from other libraries' destructors.
-// A child after fork() starts a fresh one: it must not use its parent's connection.
+// A child after fork() starts a fresh one at its first call, which connects on its own with a
+// fresh instance of UCX (transport/ucx.hpp says why UCX cannot be used again in a child). The
+// parent's runtime and its connection stay in the child untouched (leaked): using them there
+// would use the parent's UCX objects, destroying them would tear down the parent's session, and
+// their locks may be held by threads the child does not have.
 std::atomic<Runtime*> the_runtime{nullptr};
 std::mutex runtime_mu;
 

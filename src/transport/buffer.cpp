@@ -1,5 +1,6 @@
 #include "transport/buffer.hpp"
 
+#include <pthread.h>
 #include <sys/mman.h>
 
 #include <cstdlib>
@@ -56,7 +57,14 @@ void release_memory(const HostAllocator* from, std::byte* p) {
 
 // Never destroyed: buffers may be released during static destruction.
 Cache& cache() {
-  static Cache* c = new Cache;
+  static Cache* const c = [] {
+    auto* made = new Cache;
+    // fork() waits for a cache operation under way in another thread, so that a child does not
+    // inherit the lock held (nor the maps half changed) by a thread it does not have. No other
+    // lock is taken while it is held, so the order of fork handlers does not matter.
+    pthread_atfork([] { cache().mu.lock(); }, [] { cache().mu.unlock(); }, [] { cache().mu.unlock(); });
+    return made;
+  }();
   return *c;
 }
 

@@ -17,12 +17,13 @@
 #include <unordered_map>
 
 #include "common/error.hpp"
+#include "transport/ucx.hpp"
 
 namespace outboard::transport {
 namespace {
 
-void check(ucs_status_t s, const char* what) {
-  if (s != UCS_OK) throw Error(std::string(what) + ": " + ucs_status_string(s));
+void check(const Ucx& ucx, ucs_status_t s, const char* what) {
+  if (s != UCS_OK) throw Error(std::string(what) + ": " + ucx.ucs_status_string(s));
 }
 
 }  // namespace
@@ -43,6 +44,7 @@ struct CopyLanes::Impl {
     std::function<void(bool)> done;
   };
   struct Lane {
+    const Ucx* ucx = nullptr;  // the instance that made the context (ucx.hpp)
     ucp_worker_h worker = nullptr;
     int ucx_fd = -1;
     int wake_fd = -1;
@@ -57,6 +59,8 @@ struct CopyLanes::Impl {
     std::vector<void*> closing;
   };
 
+  const Ucx* ucx = nullptr;
+  pid_t owner = 0;  // the process that made the context and started the threads
   ucp_context_h context = nullptr;
   std::vector<std::unique_ptr<Lane>> lanes;
   std::atomic<bool> stopping{false};
@@ -71,7 +75,7 @@ struct CopyLanes::Impl {
 
   static void on_done(void* request, ucs_status_t status, void* user) {
     auto* op = static_cast<Op*>(user);
-    if (request) ucp_request_free(request);
+    if (request) op->lane->ucx->ucp_request_free(request);
     finish(op, status == UCS_OK);
   }
   static void finish(Op* op, bool ok) {
@@ -102,7 +106,7 @@ struct CopyLanes::Impl {
     // point here. A copy to a dead peer fails on its own (the process is gone).
     p.err_mode = UCP_ERR_HANDLING_MODE_NONE;
     ucp_ep_h ep = nullptr;
-    if (ucp_ep_create(l.worker, &p, &ep) != UCS_OK) return nullptr;
+    if (l.ucx->ucp_ep_create(l.worker, &p, &ep) != UCS_OK) return nullptr;
     l.eps[r] = ep;
     return ep;
   }
@@ -111,7 +115,7 @@ struct CopyLanes::Impl {
     ucp_request_param_t p{};
     p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
     p.flags = UCP_EP_CLOSE_FLAG_FORCE;
-    ucs_status_ptr_t r = ucp_ep_close_nbx(ep, &p);
+    ucs_status_ptr_t r = l.ucx->ucp_ep_close_nbx(ep, &p);
     if (r && !UCS_PTR_IS_ERR(r)) l.closing.push_back(r);
   }
 
@@ -139,7 +143,7 @@ struct CopyLanes::Impl {
     if (auto it = l.rkeys.find(j.c.key); it != l.rkeys.end()) {
       rkey = it->second;
     } else {
-      if (ucp_ep_rkey_unpack(ep, j.key_blob->data(), &rkey) != UCS_OK) return finish(op, false);
+      if (l.ucx->ucp_ep_rkey_unpack(ep, j.key_blob->data(), &rkey) != UCS_OK) return finish(op, false);
       l.rkeys[j.c.key] = rkey;
       l.key_remote[j.c.key] = j.c.remote;
     }
@@ -152,12 +156,12 @@ struct CopyLanes::Impl {
       // A put's completion frees only the local buffer; the flush behind it completes once the
       // data is in the peer's memory.
       ucp_request_param_t q{};
-      ucs_status_ptr_t w = ucp_put_nbx(ep, j.c.local, j.c.bytes, j.c.remote_address, rkey, &q);
+      ucs_status_ptr_t w = l.ucx->ucp_put_nbx(ep, j.c.local, j.c.bytes, j.c.remote_address, rkey, &q);
       if (UCS_PTR_IS_ERR(w)) return finish(op, false);
-      if (w) ucp_request_free(w);  // the flush below reports its outcome
-      r = ucp_ep_flush_nbx(ep, &p);
+      if (w) l.ucx->ucp_request_free(w);  // the flush below reports its outcome
+      r = l.ucx->ucp_ep_flush_nbx(ep, &p);
     } else {
-      r = ucp_get_nbx(ep, j.c.local, j.c.bytes, j.c.remote_address, rkey, &p);
+      r = l.ucx->ucp_get_nbx(ep, j.c.local, j.c.bytes, j.c.remote_address, rkey, &p);
     }
     if (r == nullptr) return finish(op, true);
     if (UCS_PTR_IS_ERR(r)) return finish(op, false);
@@ -165,7 +169,7 @@ struct CopyLanes::Impl {
 
   static void drop_key_on(Lane& l, Key k) {
     if (auto it = l.rkeys.find(k); it != l.rkeys.end()) {
-      ucp_rkey_destroy(it->second);
+      l.ucx->ucp_rkey_destroy(it->second);
       l.rkeys.erase(it);
     }
     l.key_remote.erase(k);
@@ -199,10 +203,10 @@ struct CopyLanes::Impl {
       }
       batch.clear();
       bool any = false;
-      while (ucp_worker_progress(l.worker)) any = true;
+      while (l.ucx->ucp_worker_progress(l.worker)) any = true;
       for (size_t i = 0; i < l.closing.size();) {
-        if (ucp_request_check_status(l.closing[i]) != UCS_INPROGRESS) {
-          ucp_request_free(l.closing[i]);
+        if (l.ucx->ucp_request_check_status(l.closing[i]) != UCS_INPROGRESS) {
+          l.ucx->ucp_request_free(l.closing[i]);
           l.closing[i] = l.closing.back();
           l.closing.pop_back();
         } else {
@@ -221,7 +225,7 @@ struct CopyLanes::Impl {
         continue;
       }
       // Idle: sleep until a job is queued or UCX has something.
-      if (l.ucx_fd >= 0 && ucp_worker_arm(l.worker) == UCS_ERR_BUSY) continue;
+      if (l.ucx_fd >= 0 && l.ucx->ucp_worker_arm(l.worker) == UCS_ERR_BUSY) continue;
       pollfd fds[2] = {{l.wake_fd, POLLIN, 0}, {l.ucx_fd, POLLIN, 0}};
       if (::poll(fds, l.ucx_fd >= 0 ? 2 : 1, 100) > 0 && (fds[0].revents & POLLIN)) {
         uint64_t v;
@@ -233,36 +237,40 @@ struct CopyLanes::Impl {
 
 CopyLanes::CopyLanes(unsigned count) : impl_(std::make_unique<Impl>()) {
   Impl& m = *impl_;
+  const Ucx& ucx = ucx_for_new_context();
+  m.ucx = &ucx;
+  m.owner = getpid();
   ucp_config_t* config = nullptr;
-  check(ucp_config_read(nullptr, nullptr, &config), "UCX configuration");
+  check(ucx, ucx.ucp_config_read(nullptr, nullptr, &config), "UCX configuration");
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES;
   // AM too: UCX selects its bandwidth lanes (RDMA reads and writes) only for contexts with it.
   params.features = UCP_FEATURE_RMA | UCP_FEATURE_AM;
-  ucs_status_t s = ucp_init(&params, config, &m.context);
-  ucp_config_release(config);
-  check(s, "UCX initialisation (copy lanes)");
+  ucs_status_t s = ucx.init(&params, config, &m.context);
+  ucx.ucp_config_release(config);
+  check(ucx, s, "UCX initialisation (copy lanes)");
   try {
     for (unsigned i = 0; i < std::max(1u, count); ++i) {
       auto l = std::make_unique<Impl::Lane>();
       ucp_worker_params_t wp{};
       wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
       wp.thread_mode = UCS_THREAD_MODE_SINGLE;
-      check(ucp_worker_create(m.context, &wp, &l->worker), "UCX worker creation (copy lane)");
-      if (ucp_worker_get_efd(l->worker, &l->ucx_fd) != UCS_OK) l->ucx_fd = -1;
+      l->ucx = &ucx;
+      check(ucx, ucx.ucp_worker_create(m.context, &wp, &l->worker), "UCX worker creation (copy lane)");
+      if (ucx.ucp_worker_get_efd(l->worker, &l->ucx_fd) != UCS_OK) l->ucx_fd = -1;
       l->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
       if (l->wake_fd < 0) {
-        ucp_worker_destroy(l->worker);
+        m.ucx->ucp_worker_destroy(l->worker);
         throw Error("eventfd for a copy lane failed");
       }
       m.lanes.push_back(std::move(l));
     }
   } catch (...) {
     for (auto& l : m.lanes) {
-      ucp_worker_destroy(l->worker);
+      m.ucx->ucp_worker_destroy(l->worker);
       ::close(l->wake_fd);
     }
-    ucp_cleanup(m.context);
+    ucx.ucp_cleanup(m.context);
     throw;
   }
   for (auto& l : m.lanes) l->thread = std::thread([&m, lane = l.get()] { m.run_lane(*lane); });
@@ -270,6 +278,10 @@ CopyLanes::CopyLanes(unsigned count) : impl_(std::make_unique<Impl>()) {
 
 CopyLanes::~CopyLanes() {
   Impl& m = *impl_;
+  if (!made_here(m.owner)) {  // inherited through fork(): its threads are not here (ucx.hpp)
+    (void)impl_.release();
+    return;
+  }
   {
     std::lock_guard lk(m.mu);
     for (auto& [r, _] : m.remotes)
@@ -282,16 +294,16 @@ CopyLanes::~CopyLanes() {
     l->thread.join();
   }
   for (auto& l : m.lanes) {
-    for (auto& [_, rkey] : l->rkeys) ucp_rkey_destroy(rkey);
+    for (auto& [_, rkey] : l->rkeys) m.ucx->ucp_rkey_destroy(rkey);
     for (auto& [_, ep] : l->eps) Impl::close_ep(*l, ep);
     for (void* r : l->closing) {
-      while (ucp_request_check_status(r) == UCS_INPROGRESS) ucp_worker_progress(l->worker);
-      ucp_request_free(r);
+      while (m.ucx->ucp_request_check_status(r) == UCS_INPROGRESS) m.ucx->ucp_worker_progress(l->worker);
+      m.ucx->ucp_request_free(r);
     }
-    ucp_worker_destroy(l->worker);
+    m.ucx->ucp_worker_destroy(l->worker);
     ::close(l->wake_fd);
   }
-  ucp_cleanup(m.context);
+  m.ucx->ucp_cleanup(m.context);
 }
 
 unsigned CopyLanes::lanes() const { return static_cast<unsigned>(impl_->lanes.size()); }

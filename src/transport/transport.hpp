@@ -24,6 +24,7 @@
 namespace outboard::transport {
 
 using PeerId = uint64_t;
+struct Ucx;  // one instance of the UCX libraries (ucx.hpp, private to the transport)
 
 // What to do with an arriving message's payload; on_payload's answer.
 class Landing {
@@ -94,7 +95,9 @@ class Registration {
  private:
   friend class Worker;
   void release();
-  void* context_ = nullptr;  // the Worker's ucp_context_h
+  const Ucx* ucx_ = nullptr;  // the Worker's UCX instance
+  int owner_ = 0;             // the process that registered it
+  void* context_ = nullptr;   // the Worker's ucp_context_h
   void* handle_ = nullptr;   // ucp_mem_h
   std::vector<std::byte> key_;
 };
@@ -104,6 +107,10 @@ struct Options {
   double keepalive_seconds = 1.0;
 };
 
+// A Worker belongs to the process that made it. In a process forked from that one it must not be
+// used, and destroying it there leaves its UCX objects alone (they are the parent's); a Worker
+// made in a forked process runs on a fresh copy of UCX of its own (ucx.hpp says why). The same
+// holds for CopyLanes and Registration.
 class Worker {
  public:
   explicit Worker(Events events, Options options = {});

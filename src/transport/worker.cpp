@@ -24,6 +24,7 @@
 
 #include "common/error.hpp"
 #include "transport/transport.hpp"
+#include "transport/ucx.hpp"
 
 namespace outboard::transport {
 namespace {
@@ -34,10 +35,10 @@ constexpr unsigned kFirstSinkId = 1;  // sinks' ids follow (Worker::open_sink)
 // from the start (Worker::Worker says why).
 constexpr unsigned kAmIds = 1u << 16;
 
-std::string ucs_text(ucs_status_t s) { return ucs_status_string(s); }
+std::string ucs_text(const Ucx& ucx, ucs_status_t s) { return ucx.ucs_status_string(s); }
 
-void check(ucs_status_t s, const char* what) {
-  if (s != UCS_OK) throw Error(std::string(what) + ": " + ucs_text(s));
+void check(const Ucx& ucx, ucs_status_t s, const char* what) {
+  if (s != UCS_OK) throw Error(std::string(what) + ": " + ucs_text(ucx, s));
 }
 
 std::string sockaddr_text(const sockaddr_storage& ss) {
@@ -84,16 +85,18 @@ bool tls_allows(std::initializer_list<const char*> names) {
 
 // A UCX option, given through the environment (set through ucp_config_modify, UCX warns on
 // stdout when a transport it configures is not in use) and only where that transport may be used.
-// The user's own UCX_<name> wins.
-void default_ucx_setting(const char* name, const char* value, std::initializer_list<const char*> transports) {
-  if (tls_allows(transports)) setenv((std::string("UCX_") + name).c_str(), value, 0);
+// The user's own UCX_<name> wins. In the instance's environment: a fresh instance (ucx.hpp) has
+// a C library of its own.
+void default_ucx_setting(const Ucx& ucx, const char* name, const char* value,
+                         std::initializer_list<const char*> transports) {
+  if (tls_allows(transports)) ucx.default_setting(name, value);
 }
 
 // Sets a UCX option unless the user's environment already does (UCX_<name>).
-void set_default(ucp_config_t* config, const char* name, const char* value) {
+void set_default(const Ucx& ucx, ucp_config_t* config, const char* name, const char* value) {
   if (std::getenv((std::string("UCX_") + name).c_str())) return;
-  ucs_status_t s = ucp_config_modify(config, name, value);
-  if (s != UCS_OK) throw Error(std::string("UCX option ") + name + ": " + ucs_text(s));
+  ucs_status_t s = ucx.ucp_config_modify(config, name, value);
+  if (s != UCS_OK) throw Error(std::string("UCX option ") + name + ": " + ucs_text(ucx, s));
 }
 
 socklen_t sockaddr_len(const sockaddr_storage& ss) {
@@ -170,6 +173,8 @@ struct Worker::Impl {
 
   Events events;
   Options options;
+  const Ucx* ucx = nullptr;  // the UCX instance that made context and worker (ucx.hpp)
+  pid_t owner = 0;           // the process that made them: a forked child leaves them alone
   ucp_context_h context = nullptr;
   ucp_worker_h worker = nullptr;
   ucp_listener_h listener = nullptr;
@@ -277,14 +282,14 @@ struct Worker::Impl {
 
   static void on_send_done(void* request, ucs_status_t status, void* user) {
     auto* op = static_cast<SendOp*>(user);
-    ucp_request_free(request);
+    op->impl->ucx->ucp_request_free(request);
     op->impl->finish_send(op, status == UCS_OK);
   }
 
   // A borrowed send UCX finished later than the call: its completion runs from progress().
   static void on_borrowed_done(void* request, ucs_status_t status, void* user) {
     auto* self = static_cast<Impl*>(user);
-    ucp_request_free(request);
+    self->ucx->ucp_request_free(request);
     auto& b = self->borrowed;
     for (auto& [r, done] : b)
       if (r == request && done) {
@@ -302,7 +307,7 @@ struct Worker::Impl {
 
   static void on_recv_done(void* request, ucs_status_t status, size_t, void* user) {
     auto* op = static_cast<RecvOp*>(user);
-    ucp_request_free(request);
+    op->impl->ucx->ucp_request_free(request);
     op->impl->finish_recv(op, status == UCS_OK);
   }
 
@@ -418,7 +423,7 @@ struct Worker::Impl {
     p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
     p.cb.recv_am = on_recv_done;
     p.user_data = op;
-    ucs_status_ptr_t r = ucp_am_recv_data_nbx(worker, data, op->buffer.data(), len, &p);
+    ucs_status_ptr_t r = ucx->ucp_am_recv_data_nbx(worker, data, op->buffer.data(), len, &p);
     if (r == nullptr)
       finish_recv(op, true);
     else if (UCS_PTR_IS_ERR(r))
@@ -438,7 +443,7 @@ struct Worker::Impl {
     p.flags = am_id == kAmId ? UCP_AM_SEND_FLAG_REPLY : 0;
     p.cb.send = on_borrowed_done;
     p.user_data = this;
-    ucs_status_ptr_t r = ucp_am_send_nbx(it->second->ep, am_id, header.data(), header.size(), data, bytes, &p);
+    ucs_status_ptr_t r = ucx->ucp_am_send_nbx(it->second->ep, am_id, header.data(), header.size(), data, bytes, &p);
     if (r == nullptr)
       done->fn(done->arg, true);
     else if (UCS_PTR_IS_ERR(r))
@@ -462,7 +467,7 @@ struct Worker::Impl {
       hp.cb = on_sink_am;
       hp.arg = made.get();
       hp.flags = UCP_AM_FLAG_WHOLE_MSG;
-      check(ucp_worker_set_am_recv_handler(worker, &hp), "UCX active-message handler for a sink");
+      check(*ucx, ucx->ucp_worker_set_am_recv_handler(worker, &hp), "UCX active-message handler for a sink");
       sink = made.get();
       sinks.push_back(std::move(made));
     } else if (!free_sinks.empty()) {
@@ -513,7 +518,7 @@ struct Worker::Impl {
     for (ucp_conn_request_h req : reqs) {
       ucp_conn_request_attr_t attr{};
       attr.field_mask = UCP_CONN_REQUEST_ATTR_FIELD_CLIENT_ADDR;
-      std::string addr = ucp_conn_request_query(req, &attr) == UCS_OK ? sockaddr_text(attr.client_address) : "?";
+      std::string addr = ucx->ucp_conn_request_query(req, &attr) == UCS_OK ? sockaddr_text(attr.client_address) : "?";
       PeerId id = next_peer++;
       auto peer = std::make_unique<Peer>(Peer{this, id, nullptr});
       ucp_ep_params_t p{};
@@ -522,7 +527,7 @@ struct Worker::Impl {
       p.err_mode = UCP_ERR_HANDLING_MODE_PEER;
       p.err_handler.cb = on_ep_error;
       p.err_handler.arg = peer.get();
-      if (ucp_ep_create(worker, &p, &peer->ep) != UCS_OK) continue;  // UCX rejects the request itself
+      if (ucx->ucp_ep_create(worker, &p, &peer->ep) != UCS_OK) continue;  // UCX rejects the request itself
       peer_of_ep[peer->ep] = peer.get();
       peers[id] = std::move(peer);
       if (events.on_connect) events.on_connect(id, addr);
@@ -539,7 +544,7 @@ struct Worker::Impl {
     ucp_request_param_t p{};
     p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
     p.flags = force ? UCP_EP_CLOSE_FLAG_FORCE : 0;
-    ucs_status_ptr_t r = ucp_ep_close_nbx(ep, &p);
+    ucs_status_ptr_t r = ucx->ucp_ep_close_nbx(ep, &p);
     if (r && !UCS_PTR_IS_ERR(r)) closing.push_back(r);
     // The Peer object is the error handler's argument: keep it until the close has finished.
     retired.push_back(std::move(it->second));
@@ -550,8 +555,8 @@ struct Worker::Impl {
 
   void reap_closing() {
     for (size_t i = 0; i < closing.size();) {
-      if (ucp_request_check_status(closing[i]) != UCS_INPROGRESS) {
-        ucp_request_free(closing[i]);
+      if (ucx->ucp_request_check_status(closing[i]) != UCS_INPROGRESS) {
+        ucx->ucp_request_free(closing[i]);
         closing[i] = closing.back();
         closing.pop_back();
       } else {
@@ -582,7 +587,7 @@ struct Worker::Impl {
         e.borrowed->fn(e.borrowed->arg, e.flag);
         break;
       case Event::Kind::peer_failed:
-        drop_peer(e.peer, "connection lost: " + ucs_text(e.status), true);
+        drop_peer(e.peer, "connection lost: " + ucs_text(*ucx, e.status), true);
         break;
     }
   }
@@ -609,34 +614,43 @@ struct Worker::Impl {
 };
 
 Worker::Worker(Events events, Options options) : impl_(std::make_unique<Impl>()) {
-  impl_->events = std::move(events);
-  impl_->options = options;
+  Impl& m = *impl_;
+  const Ucx& ucx = ucx_for_new_context();
+  m.ucx = &ucx;
+  m.owner = getpid();
+  m.events = std::move(events);
+  m.options = options;
   // Every endpoint asks for peer-failure detection (a dead peer must surface as an error, never a
   // hang). UCX 1.13 then leaves out shared memory unless MM_ERROR_HANDLING is on, and leaves out
   // CMA, so its TCP put lane would carry intra-host bulk data at loopback-TCP speed; without TCP
   // put, rendezvous runs over the shared-memory lane instead.
-  default_ucx_setting("MM_ERROR_HANDLING", "y", {"sm", "shm", "mm", "posix", "sysv"});
-  default_ucx_setting("TCP_PUT_ENABLE", "n", {"tcp"});
+  default_ucx_setting(ucx, "MM_ERROR_HANDLING", "y", {"sm", "shm", "mm", "posix", "sysv"});
+  default_ucx_setting(ucx, "TCP_PUT_ENABLE", "n", {"tcp"});
   ucp_config_t* config = nullptr;
-  check(ucp_config_read(nullptr, nullptr, &config), "UCX configuration");
+  check(ucx, ucx.ucp_config_read(nullptr, nullptr, &config), "UCX configuration");
   // Notice a dead peer within seconds.
-  set_default(config, "KEEPALIVE_INTERVAL", (std::to_string(options.keepalive_seconds) + "s").c_str());
+  try {
+    set_default(ucx, config, "KEEPALIVE_INTERVAL", (std::to_string(options.keepalive_seconds) + "s").c_str());
+  } catch (...) {
+    ucx.ucp_config_release(config);
+    throw;
+  }
   ucp_params_t params{};
   params.field_mask = UCP_PARAM_FIELD_FEATURES;
   params.features = UCP_FEATURE_AM | UCP_FEATURE_RMA | UCP_FEATURE_WAKEUP;
-  ucs_status_t s = ucp_init(&params, config, &impl_->context);
-  ucp_config_release(config);
-  check(s, "UCX initialisation");
+  ucs_status_t s = ucx.init(&params, config, &m.context);
+  ucx.ucp_config_release(config);
+  check(ucx, s, "UCX initialisation");
   ucp_worker_params_t wp{};
   wp.field_mask = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
   wp.thread_mode = UCS_THREAD_MODE_SERIALIZED;
-  s = ucp_worker_create(impl_->context, &wp, &impl_->worker);
+  s = ucx.ucp_worker_create(m.context, &wp, &m.worker);
   if (s != UCS_OK) {
-    ucp_cleanup(impl_->context);
-    check(s, "UCX worker creation");
+    ucx.ucp_cleanup(m.context);
+    check(ucx, s, "UCX worker creation");
   }
-  if (ucp_worker_get_efd(impl_->worker, &impl_->ucx_fd) != UCS_OK) impl_->ucx_fd = -1;
-  impl_->signal_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  if (ucx.ucp_worker_get_efd(m.worker, &m.ucx_fd) != UCS_OK) m.ucx_fd = -1;
+  m.signal_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   // A handler for every id a peer can name, not only ours: a peer chooses the ids it sends to, and
   // UCX 1.13 does not cope with ids that have none. Registering an id grows its handler table
   // past that id (to the realloc'd capacity) but leaves the other new entries uninitialised
@@ -654,11 +668,11 @@ Worker::Worker(Events events, Options options) : impl_(std::make_unique<Impl>())
     hp.cb = cb;
     hp.arg = arg;
     hp.flags = UCP_AM_FLAG_WHOLE_MSG;
-    if (ucs_status_t st = ucp_worker_set_am_recv_handler(impl_->worker, &hp); st != UCS_OK) {
-      ucp_worker_destroy(impl_->worker);
-      ucp_cleanup(impl_->context);
-      if (impl_->signal_fd >= 0) ::close(impl_->signal_fd);
-      check(st, "UCX active-message handler");
+    if (ucs_status_t st = ucx.ucp_worker_set_am_recv_handler(m.worker, &hp); st != UCS_OK) {
+      ucx.ucp_worker_destroy(m.worker);
+      ucx.ucp_cleanup(m.context);
+      if (m.signal_fd >= 0) ::close(m.signal_fd);
+      check(ucx, st, "UCX active-message handler");
     }
   };
   for (unsigned id = kAmIds; id-- > 0;) set_handler(id, Impl::on_stray_am, nullptr);
@@ -667,7 +681,14 @@ Worker::Worker(Events events, Options options) : impl_(std::make_unique<Impl>())
 
 Worker::~Worker() {
   Impl& m = *impl_;
-  if (m.listener) ucp_listener_destroy(m.listener);
+  if (!made_here(m.owner)) {
+    // Inherited from the process this one was forked from: its endpoints' sockets are in an
+    // epoll set shared with that process, its requests and locks are that process's (ucx.hpp).
+    // Closing or destroying anything here would tear down the parent's session: leak it all.
+    (void)impl_.release();
+    return;
+  }
+  if (m.listener) m.ucx->ucp_listener_destroy(m.listener);
   std::vector<PeerId> ids;
   for (auto& [id, _] : m.peers) ids.push_back(id);
   for (PeerId id : ids) m.drop_peer(id, "", false);
@@ -675,7 +696,7 @@ Worker::~Worker() {
   for (int i = 0; i < 100000 && (!m.closing.empty() || m.sends.next != &m.sends || m.recvs.next != &m.recvs ||
                                   !m.borrowed.empty());
        ++i) {
-    ucp_worker_progress(m.worker);
+    m.ucx->ucp_worker_progress(m.worker);
     m.reap_closing();
   }
   try {
@@ -699,8 +720,8 @@ Worker::~Worker() {
     }
   }
   while (m.recvs.next != &m.recvs) m.free_recv(m.recvs.next);
-  ucp_worker_destroy(m.worker);
-  ucp_cleanup(m.context);
+  m.ucx->ucp_worker_destroy(m.worker);
+  m.ucx->ucp_cleanup(m.context);
   if (m.signal_fd >= 0) ::close(m.signal_fd);
 }
 
@@ -712,11 +733,12 @@ uint16_t Worker::listen(const std::string& host, uint16_t port) {
   p.sockaddr.addrlen = sockaddr_len(ss);
   p.conn_handler.cb = Impl::on_conn_request;
   p.conn_handler.arg = impl_.get();
-  ucs_status_t s = ucp_listener_create(impl_->worker, &p, &impl_->listener);
-  if (s != UCS_OK) throw Error("cannot listen on " + host + ":" + std::to_string(port) + ": " + ucs_text(s));
+  const Ucx& ucx = *impl_->ucx;
+  ucs_status_t s = ucx.ucp_listener_create(impl_->worker, &p, &impl_->listener);
+  if (s != UCS_OK) throw Error("cannot listen on " + host + ":" + std::to_string(port) + ": " + ucs_text(ucx, s));
   ucp_listener_attr_t attr{};
   attr.field_mask = UCP_LISTENER_ATTR_FIELD_SOCKADDR;
-  check(ucp_listener_query(impl_->listener, &attr), "UCX listener query");
+  check(ucx, ucx.ucp_listener_query(impl_->listener, &attr), "UCX listener query");
   const auto& sa = attr.sockaddr;
   return ntohs(sa.ss_family == AF_INET6 ? reinterpret_cast<const sockaddr_in6&>(sa).sin6_port
                                         : reinterpret_cast<const sockaddr_in&>(sa).sin_port);
@@ -735,8 +757,9 @@ PeerId Worker::connect(const std::string& host, uint16_t port) {
   p.err_mode = UCP_ERR_HANDLING_MODE_PEER;
   p.err_handler.cb = Impl::on_ep_error;
   p.err_handler.arg = peer.get();
-  ucs_status_t s = ucp_ep_create(impl_->worker, &p, &peer->ep);
-  if (s != UCS_OK) throw Error("cannot connect to " + host + ":" + std::to_string(port) + ": " + ucs_text(s));
+  const Ucx& ucx = *impl_->ucx;
+  ucs_status_t s = ucx.ucp_ep_create(impl_->worker, &p, &peer->ep);
+  if (s != UCS_OK) throw Error("cannot connect to " + host + ":" + std::to_string(port) + ": " + ucs_text(ucx, s));
   impl_->peer_of_ep[peer->ep] = peer.get();
   impl_->peers[id] = std::move(peer);
   return id;
@@ -793,7 +816,7 @@ void Worker::send_op(PeerId peer, std::span<const std::byte> header, std::span<c
     buffer = iov;
     count = n;
   }
-  ucs_status_ptr_t r = ucp_am_send_nbx(it->second->ep, kAmId, op->header(), op->header_len, buffer, count, &p);
+  ucs_status_ptr_t r = m.ucx->ucp_am_send_nbx(it->second->ep, kAmId, op->header(), op->header_len, buffer, count, &p);
   if (r == nullptr && !op->done) {  // completed at once: a plain completion runs right here
     m.free_send(op);
     if (plain.fn) plain.fn(plain.arg, true);
@@ -822,7 +845,7 @@ bool Worker::connected(PeerId peer) const { return impl_->peers.count(peer) != 0
 bool Worker::progress() {
   Impl& m = *impl_;
   bool any = false;
-  while (ucp_worker_progress(m.worker)) any = true;
+  while (m.ucx->ucp_worker_progress(m.worker)) any = true;
   if (!m.incoming.empty()) {
     m.accept_incoming();
     any = true;
@@ -835,7 +858,7 @@ bool Worker::arm() {
   Impl& m = *impl_;
   if (!m.deferred.empty() || !m.incoming.empty()) return false;
   if (m.ucx_fd < 0) return true;
-  return ucp_worker_arm(m.worker) != UCS_ERR_BUSY;
+  return m.ucx->ucp_worker_arm(m.worker) != UCS_ERR_BUSY;
 }
 
 void Worker::block(int timeout_ms) {
@@ -859,10 +882,11 @@ void Worker::signal() {
 std::vector<std::byte> Worker::address() const {
   ucp_address_t* addr = nullptr;
   size_t len = 0;
-  check(ucp_worker_get_address(impl_->worker, &addr, &len), "UCX worker address");
+  const Ucx& ucx = *impl_->ucx;
+  check(ucx, ucx.ucp_worker_get_address(impl_->worker, &addr, &len), "UCX worker address");
   const auto* p = reinterpret_cast<const std::byte*>(addr);
   std::vector<std::byte> out(p, p + len);
-  ucp_worker_release_address(impl_->worker, addr);
+  ucx.ucp_worker_release_address(impl_->worker, addr);
   return out;
 }
 
@@ -872,29 +896,32 @@ Registration Worker::register_memory(void* data, size_t bytes) {
   p.address = data;
   p.length = bytes;
   ucp_mem_h memh = nullptr;
-  check(ucp_mem_map(impl_->context, &p, &memh), "UCX memory registration");
+  const Ucx& ucx = *impl_->ucx;
+  check(ucx, ucx.ucp_mem_map(impl_->context, &p, &memh), "UCX memory registration");
   Registration r;
+  r.ucx_ = &ucx;
+  r.owner_ = impl_->owner;
   r.context_ = impl_->context;
   r.handle_ = memh;
   void* packed = nullptr;
   size_t len = 0;
-  ucs_status_t s = ucp_rkey_pack(impl_->context, memh, &packed, &len);
-  if (s != UCS_OK) check(s, "UCX remote key");  // r's destructor unmaps
+  ucs_status_t s = ucx.ucp_rkey_pack(impl_->context, memh, &packed, &len);
+  if (s != UCS_OK) check(ucx, s, "UCX remote key");  // r's destructor unmaps
   const auto* k = static_cast<const std::byte*>(packed);
   r.key_.assign(k, k + len);
-  ucp_rkey_buffer_release(packed);
+  ucx.ucp_rkey_buffer_release(packed);
   return r;
 }
 
 Registration::Registration(Registration&& o) noexcept
-    : context_(o.context_), handle_(o.handle_), key_(std::move(o.key_)) {
+    : ucx_(o.ucx_), owner_(o.owner_), context_(o.context_), handle_(o.handle_), key_(std::move(o.key_)) {
   o.handle_ = nullptr;
 }
 
 Registration& Registration::operator=(Registration&& o) noexcept {
   if (this != &o) {
     release();
-    context_ = o.context_, handle_ = o.handle_, key_ = std::move(o.key_);
+    ucx_ = o.ucx_, owner_ = o.owner_, context_ = o.context_, handle_ = o.handle_, key_ = std::move(o.key_);
     o.handle_ = nullptr;
   }
   return *this;
@@ -903,7 +930,9 @@ Registration& Registration::operator=(Registration&& o) noexcept {
 Registration::~Registration() { release(); }
 
 void Registration::release() {
-  if (handle_) ucp_mem_unmap(static_cast<ucp_context_h>(context_), static_cast<ucp_mem_h>(handle_));
+  // One inherited from the process this one was forked from stays mapped: it is that process's.
+  if (handle_ && made_here(owner_))
+    ucx_->ucp_mem_unmap(static_cast<ucp_context_h>(context_), static_cast<ucp_mem_h>(handle_));
   handle_ = nullptr;
   key_.clear();
 }
@@ -913,13 +942,15 @@ std::string Worker::describe(PeerId peer) const {
   if (it == impl_->peers.end()) return "not connected";
   char* text = nullptr;
   size_t len = 0;
-  FILE* f = open_memstream(&text, &len);
+  // The instance's own stdio: a fresh instance (ucx.hpp) cannot write to this C library's streams.
+  const Ucx& ucx = *impl_->ucx;
+  FILE* f = ucx.open_memstream(&text, &len);
   if (!f) return "?";
-  ucp_ep_print_info(it->second->ep, f);
-  std::fclose(f);
+  ucx.ucp_ep_print_info(it->second->ep, f);
+  ucx.fclose(f);
   // Keep the lane lines: they name the transport and device each kind of traffic uses.
   std::string out, all(text, len);
-  std::free(text);
+  ucx.free(text);
   size_t pos = 0;
   while (pos < all.size()) {
     size_t eol = all.find('\n', pos);
