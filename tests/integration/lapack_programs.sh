@@ -19,7 +19,7 @@ run_checked() {  # name, then the command
 routine_count() { status_field "s['calls_by_routine'].get('$1', 0)"; }
 
 # The shim exports exactly the reference LAPACK's functions (offloaded or passed through), less the
-# three BLAS symbols the BLAS shim exports, plus the offloaded routines under their renamed
+# three the BLAS library defines (lsame_ and the error handlers xerbla_, xerbla_array_), plus the offloaded routines under their renamed
 # interfaces (ILP64 dgesv_64_; the wheels' scipy_dgesv_, scipy_dgesv_64_); nothing of its own leaks out.
 REF=/usr/lib/x86_64-linux-gnu/lapack/liblapack.so.3
 if [ -f "$REF" ]; then
