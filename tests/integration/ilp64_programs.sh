@@ -23,8 +23,8 @@ run_checked() {  # name, then the command
 counts() { status_field "' '.join(str(s['calls_by_routine'].get(r, 0)) for r in '$ROUTINES'.split())"; }
 ROUTINES="dgemm sgemm zgemm dsyrk dtrsm dgesv dgetrf dgetrs dpotrf dsyevd dgesvd"
 
-# prog, then the least number of remote calls of each routine in ROUTINES: every dgemm of the
-# programs has beta != 0 (C is read); the suffixed build also calls cblas_dgemm_64.
+# prog, then the least number of remote calls of each routine in ROUTINES (the suffixed build also
+# calls cblas_dgemm_64).
 check_program() {
   local prog=$1; shift
   local want=("$@")
