@@ -2,7 +2,8 @@
 # Regenerates src/shims/lapack/passthrough_symbols.def, the LAPACK shim's table of pass-through
 # symbols: every function the reference LAPACK exports, minus the routines the shim serves itself
 # (one list, OFFLOADED below, which lapack_fortran.cpp's table must match) and minus the symbols
-# the BLAS shim already exports (lsame_, xerbla_, xerbla_array_: the BLAS library defines them).
+# the BLAS library defines (lsame_, xerbla_, xerbla_array_: the BLAS shim passes lsame_ through;
+# the error handlers only the compat libblas.so.3 defines, so a program's own are not hidden).
 # Usage: scripts/gen-lapack-passthrough.sh [path of the reference liblapack.so.3]
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -9,11 +9,13 @@ PACKAGES=(
   libucx-dev ucx-utils                     # transport (and ucx_perftest for the benchmarks)
   libopenblas-dev libblas-dev libblas-test # server CPU backend, reference BLAS and its test programs
   liblapack-dev liblapacke-dev liblapack-test # reference LAPACK (pass-through symbol table), LAPACKE, LAPACK testers
+  libblas64-dev liblapack64-dev            # ILP64 BLAS and LAPACK (64-bit INTEGER) for the ILP64 test programs
   libsodium-dev                            # keyed MAC for authentication
   libfftw3-dev libfftw3-bin python3-pyfftw # FFTW shim: headers and real libraries, fftw-wisdom, pyfftw as a client
   libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev libtomlplusplus-dev
   libgtest-dev clang libclang-rt-14-dev    # tests, and libFuzzer for the fuzz target
   python3 python3-numpy python3-matplotlib # test helpers; numpy as an unmodified client in the demo; plots
+  python3-venv                             # the test that installs numpy and scipy wheels from PyPI
 )
 
 missing=()

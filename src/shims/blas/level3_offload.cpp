@@ -6,6 +6,7 @@
 
 #include "client/runtime.hpp"
 #include "shims/blas/real_blas.hpp"
+#include "shims/common/real_library.hpp"
 
 namespace outboard::shim {
 namespace {
@@ -62,14 +63,22 @@ char cblas_diag(int d) noexcept { return d == 131 ? 'N' : d == 132 ? 'U' : '?'; 
 char flip_uplo(char u) noexcept { return u == 'U' ? 'L' : u == 'L' ? 'U' : '?'; }
 char flip_side(char s) noexcept { return s == 'L' ? 'R' : s == 'R' ? 'L' : '?'; }
 
-void* real_function(const char* name) noexcept {
-  void* f = real_blas_symbol(name);
+void* real_function(const char* name, Ints ints) noexcept {
+  void* f = ints == Ints::standard ? real_blas_symbol(name) : find_loaded_symbol(name).fn;
   if (!f) {
-    std::fprintf(stderr, "outboard: the real BLAS library has no symbol %s (set OUTBOARD_REAL_BLAS to a BLAS library path)\n",
-                 name);
+    if (ints == Ints::standard)
+      std::fprintf(stderr, "outboard: the real BLAS library has no symbol %s (set OUTBOARD_REAL_BLAS to a BLAS library path)\n",
+                   name);
+    else
+      std::fprintf(stderr, "outboard: no library loaded in this process defines %s\n", name);
     std::abort();
   }
   return f;
+}
+
+bool standard_blas_is_ilp64() noexcept {
+  static const bool wide = blas_is_ilp64(real_blas_symbol("isamax_"));
+  return wide;
 }
 
 }  // namespace outboard::shim

@@ -4,6 +4,7 @@
 #include <array>
 #include <cstdint>
 
+#include "shims/common/interfaces.hpp"
 #include "wire/level3.hpp"
 
 #define OUTBOARD_EXPORT extern "C" __attribute__((visibility("default")))
@@ -37,7 +38,16 @@ inline constexpr int kCblasRowMajor = 101, kCblasColMajor = 102;
 char flip_uplo(char u) noexcept;
 char flip_side(char s) noexcept;
 
-// Looks up and caches the real implementation of `name`; aborts with a message if none exists.
-void* real_function(const char* name) noexcept;
+// Looks up the real implementation of `name`, exported under interface `ints`: the real BLAS's
+// for the standard names, the next loaded definition for renamed ones. Aborts with a message if
+// none exists.
+void* real_function(const char* name, Ints ints) noexcept;
+
+// Whether the integer arguments of interface `ints` are 64 bits wide. For the standard names: the
+// real BLAS's width, probed at the first call.
+bool standard_blas_is_ilp64() noexcept;
+inline bool wide_integers(Ints ints) noexcept {
+  return ints == Ints::ilp64 || (ints == Ints::standard && standard_blas_is_ilp64());
+}
 
 }  // namespace outboard::shim

@@ -9,6 +9,8 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <string>
+#include <vector>
 
 namespace outboard::shim {
 namespace {
@@ -135,6 +137,40 @@ RealSymbol find_real_symbol(const RealLibrary& lib, const char* name) noexcept {
     for (std::size_t i = 0; i < lib.fallbacks.size() && i < kMaxFallbacks; ++i) {
         void* handle = fallback_handle(lib, c, i);
         if (void* fn = handle != nullptr ? dlsym(handle, name) : nullptr; usable(fn)) return {fn, "fallback dlopen"};
+    }
+    return {};
+}
+
+RealSymbol find_loaded_symbol(const char* name) noexcept {
+    if (void* fn = dlsym(RTLD_NEXT, name); fn != nullptr && !inside_self(fn)) return {fn, "RTLD_NEXT"};
+    // The loaded objects' names first, then the lookups: dlopen must not run under
+    // dl_iterate_phdr's lock.
+    struct Paths {
+        std::vector<std::string> list;
+        bool failed = false;
+    } paths;
+    dl_iterate_phdr(
+        [](dl_phdr_info* info, size_t, void* out) {
+            auto* p = static_cast<Paths*>(out);
+            // The main program (empty name) is the global scope, which RTLD_NEXT covered.
+            if (info->dlpi_name == nullptr || info->dlpi_name[0] == '\0') return 0;
+            try {  // nothing may unwind through the C library
+                p->list.emplace_back(info->dlpi_name);
+            } catch (...) {
+                p->failed = true;
+                return 1;
+            }
+            return 0;
+        },
+        &paths);
+    if (paths.failed) return {};
+    for (const std::string& path : paths.list) {
+        if (is_self_file(path.c_str())) continue;
+        void* handle = dlopen(path.c_str(), RTLD_LAZY | RTLD_NOLOAD);
+        if (handle == nullptr) continue;
+        void* fn = dlsym(handle, name);
+        if (fn != nullptr && !inside_self(fn)) return {fn, "loaded library"};  // handle kept: fn stays mapped
+        dlclose(handle);
     }
     return {};
 }

@@ -37,4 +37,12 @@ struct RealSymbol {
 // most kMaxLibraries distinct ones per shim; more abort with a message).
 RealSymbol find_real_symbol(const RealLibrary& lib, const char* name) noexcept;
 
+// A renamed routine's real implementation (interfaces.hpp: scipy_dgemm_64_, dgemm_64_, ...): the
+// first definition of `name` that does not lie in this shim, along the global scope after the
+// shim (dlsym(RTLD_NEXT)), then through the scope of every loaded library in load order
+// (dlopen(RTLD_NOLOAD)), which also finds libraries loaded with RTLD_LOCAL, such as the OpenBLAS
+// a Python extension module brings. Never loads a library and takes no environment variable: these
+// names live only in the library that defines them. nullptr if none defines it.
+RealSymbol find_loaded_symbol(const char* name) noexcept;
+
 }  // namespace outboard::shim

@@ -1,10 +1,15 @@
 #include "shims/lapack/lapack_offload.hpp"
 
 #include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <cstdint>
+#include <limits>
 #include <string_view>
 #include <vector>
 
 #include "client/runtime.hpp"
+#include "shims/common/real_library.hpp"
 #include "shims/lapack/real_lapack.hpp"
 
 namespace outboard::shim {
@@ -20,15 +25,18 @@ bool in(char c, const char* set) {
   return false;
 }
 
-int max1(int v) { return std::max(1, v); }
+int64_t max1(int64_t v) { return std::max<int64_t>(1, v); }
 
 // The arguments LAPACK would accept without calling xerbla, with workspace at least the documented
 // minimum (a smaller one that some paths of the real routine accept is simply left to it), and a
-// call with work to do. Option characters are upper case here.
+// call with work to do. Option characters are upper case here. Dimensions beyond what the wire
+// carries (an ILP64 caller's) are left to the real LAPACK too, which also keeps the workspace
+// formulas below from overflowing (they are evaluated in 128 bits: n*n is).
 bool valid_and_nontrivial(const LapackArgs& x) {
-  const int m = x.m, n = x.n, nrhs = x.nrhs, k = std::min(m, n);
+  const int64_t m = x.m, n = x.n, nrhs = x.nrhs, k = std::min(m, n);
   const bool cplx = wire::is_complex(x.scalar);
   if (m < 0 || n < 0 || nrhs < 0) return false;
+  if (m > wire::kMaxDimension || n > wire::kMaxDimension || nrhs > wire::kMaxDimension) return false;
   switch (x.routine) {
     case R::gesv:
       return x.lda >= max1(n) && x.ldb >= max1(n) && n > 0;
@@ -50,15 +58,16 @@ bool valid_and_nontrivial(const LapackArgs& x) {
     case R::syevd: {
       if (!in(x.jobz, "NV") || !in(x.uplo, "UL") || x.lda < max1(n) || n == 0) return false;
       const bool v = x.jobz == 'V';
-      const long nn = n;
+      using W = __int128;
+      const W nn = n;
       if (!cplx) {
-        const long lw = n <= 1 ? 1 : v ? 1 + 6 * nn + 2 * nn * nn : 2 * nn + 1;
-        const long liw = n <= 1 ? 1 : v ? 3 + 5 * nn : 1;
+        const W lw = n <= 1 ? 1 : v ? 1 + 6 * nn + 2 * nn * nn : 2 * nn + 1;
+        const W liw = n <= 1 ? 1 : v ? 3 + 5 * nn : 1;
         return x.lwork >= lw && x.liwork >= liw;
       }
-      const long lw = n <= 1 ? 1 : v ? 2 * nn + nn * nn : nn + 1;
-      const long lrw = n <= 1 ? 1 : v ? 1 + 5 * nn + 2 * nn * nn : nn;
-      const long liw = n <= 1 ? 1 : v ? 3 + 5 * nn : 1;
+      const W lw = n <= 1 ? 1 : v ? 2 * nn + nn * nn : nn + 1;
+      const W lrw = n <= 1 ? 1 : v ? 1 + 5 * nn + 2 * nn * nn : nn;
+      const W liw = n <= 1 ? 1 : v ? 3 + 5 * nn : 1;
       return x.lwork >= lw && x.lrwork >= lrw && x.liwork >= liw;
     }
     case R::gesvd: {
@@ -66,7 +75,8 @@ bool valid_and_nontrivial(const LapackArgs& x) {
       if (x.lda < max1(m)) return false;
       if (x.ldu < 1 || ((x.jobu == 'A' || x.jobu == 'S') && x.ldu < m)) return false;
       if (x.ldvt < 1 || (x.jobvt == 'A' && x.ldvt < n) || (x.jobvt == 'S' && x.ldvt < k)) return false;
-      const long minwork = cplx ? std::max(1, 2 * k + std::max(m, n)) : std::max({1, 3 * k + std::max(m, n), 5 * k});
+      const int64_t minwork =
+          cplx ? std::max<int64_t>(1, 2 * k + std::max(m, n)) : std::max<int64_t>({1, 3 * k + std::max(m, n), 5 * k});
       return x.lwork >= minwork && k > 0;
     }
     default:
@@ -86,7 +96,7 @@ bool is_query(const LapackArgs& x) {
 
 }  // namespace
 
-bool remote_lapack(const LapackArgs& args, int* info) noexcept {
+bool remote_lapack(const LapackArgs& args, int64_t* info) noexcept {
   LapackArgs x = args;
   for (char* ch : {&x.trans, &x.uplo, &x.jobz, &x.jobu, &x.jobvt}) *ch = upper(*ch);
   if (is_query(x) || !valid_and_nontrivial(x)) return false;
@@ -117,6 +127,23 @@ bool remote_lapack(const LapackArgs& args, int* info) noexcept {
     return false;
   }
   try {  // nothing may throw across the C ABI (bad_alloc here means: run it locally)
+    // The wire's pivots are 32-bit: a 64-bit interface's ipiv travels through a 32-bit copy (getrs:
+    // read from it, with pivots beyond 32 bits left to the real LAPACK; gesv, getrf: written back).
+    std::vector<int32_t> ipiv32;
+    void* ipiv = x.ipiv;
+    const bool has_ipiv = x.routine == R::gesv || x.routine == R::getrf || x.routine == R::getrs;
+    if (x.wide && has_ipiv) {
+      ipiv32.resize(static_cast<size_t>(x.routine == R::getrf ? std::min(x.m, x.n) : x.n));
+      if (x.routine == R::getrs) {
+        const auto* wide = static_cast<const int64_t*>(x.ipiv);
+        for (size_t i = 0; i < ipiv32.size(); ++i) {
+          if (wide[i] < std::numeric_limits<int32_t>::min() || wide[i] > std::numeric_limits<int32_t>::max())
+            return false;
+          ipiv32[i] = static_cast<int32_t>(wide[i]);
+        }
+      }
+      ipiv = ipiv32.data();
+    }
     // The application's arrays in layout order.
     const wire::LapackLayout l = wire::layout(c);
     std::vector<client::MatrixRef> inputs, outputs;
@@ -124,22 +151,35 @@ bool remote_lapack(const LapackArgs& args, int* info) noexcept {
       const std::string_view name = a.name;
       if (name == "A") return {x.a, x.lda};
       if (name == "B") return {x.b, x.ldb};
-      if (name == "ipiv") return {x.ipiv, a.rows};
+      if (name == "ipiv") return {ipiv, a.rows};
       if (name == "U") return {x.u, x.ldu};
       if (name == "VT") return {x.vt, x.ldvt};
       return {x.vec, a.rows};  // tau, w, s
     };
     for (const auto& a : l.inputs) inputs.push_back(ref(a));
     for (const auto& a : l.outputs) outputs.push_back(ref(a));
-    int64_t result = 0;
-    if (!client::offload_lapack(c, inputs.data(), outputs.data(), &result)) return false;
-    *info = static_cast<int>(result);
+    if (!client::offload_lapack(c, inputs.data(), outputs.data(), info)) return false;
+    if (x.wide && has_ipiv && x.routine != R::getrs)
+      std::copy(ipiv32.begin(), ipiv32.end(), static_cast<int64_t*>(x.ipiv));
     return true;
   } catch (...) {
     return false;
   }
 }
 
-void* real_function(const char* name) noexcept { return real_lapack_function(name); }
+void* real_function(const char* name, Ints ints) noexcept {
+  if (ints == Ints::standard) return real_lapack_function(name);
+  void* fn = find_loaded_symbol(name).fn;
+  if (fn == nullptr) {
+    std::fprintf(stderr, "outboard: no library loaded in this process defines %s\n", name);
+    std::abort();
+  }
+  return fn;
+}
+
+bool standard_lapack_is_ilp64() noexcept {
+  static const bool wide = lapack_is_ilp64(real_lapack_symbol("ilaver_"));
+  return wide;
+}
 
 }  // namespace outboard::shim
