@@ -29,8 +29,10 @@ bool remote_level3(wire::Level3Call c, Mat a, Mat b, Mat out) noexcept {
   // Most calls in many programs are small: let them through before any checking costs more.
   if (!client::offload_considered(wire::flops(c))) return false;
   // The reference BLAS accepts 'C' as 'T' for real gemm/trmm/trsm; so does the wire schema.
-  // The runtime decides what travels; trmm/trsm's B always does, and validation insists on it.
-  c.output_sent = c.routine == wire::Routine::trmm || c.routine == wire::Routine::trsm;
+  // The output's old values travel when they are read: trmm/trsm's B always, C when beta != 0
+  // (validation insists on both; the runtime decides again what travels).
+  c.output_sent = c.routine == wire::Routine::trmm || c.routine == wire::Routine::trsm || c.beta[0] != 0 ||
+                  c.beta[1] != 0;
   try {
     wire::validate(c);
   } catch (...) {
