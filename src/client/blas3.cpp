@@ -108,7 +108,7 @@ bool direct_level3(Runtime& rt, Connection& conn, const wire::Level3Call& call, 
     return fall_back(r && !r->ok ? "server: " + r->message : std::string("unexpected reply"));
   }
   if (!into_c) unpack(aside.data(), l.output, output, call, l.output_triangle);
-  rt.remote_succeeded();
+  rt.remote_succeeded(t0);
   account(rt, name, name + " " + std::to_string(call.m) + "x" + std::to_string(call.n) + "x" + std::to_string(call.k),
           *r, {t0, t1, t2, now_ns()}, sent, reply_bytes);
   return true;
@@ -175,7 +175,7 @@ bool offload_level3(wire::Level3Call call, const MatrixRef* inputs, MatrixRef ou
     if (!r || !r->ok || r->payload_bytes != (chunked ? 0 : reply_bytes))
       return fall_back(r && !r->ok ? "server: " + r->message : std::string("unexpected reply"));
     if (!into_c) unpack(result.data(), l.output, output, call, l.output_triangle);
-    rt.remote_succeeded();
+    rt.remote_succeeded(t0);
     const uint64_t t3 = now_ns(), sent = wire::request_bytes(call);
     account(rt, name, name + " " + std::to_string(call.m) + "x" + std::to_string(call.n) + "x" + std::to_string(call.k),
             *r, {t0, t1, t2, t3}, sent, reply_bytes);

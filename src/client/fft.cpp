@@ -198,7 +198,7 @@ bool fft_execute(RemoteFft* p, const FftArrays& a) noexcept {
     if (!r || !r->ok || r->payload_bytes != (chunked || direct ? 0 : out_bytes))
       return fall_back(r && !r->ok ? "server: " + r->message : std::string("unexpected reply"));
     if (!straight) scatter_output(l, result.data(), a, 0, l.out.elements);
-    rt.remote_succeeded();
+    rt.remote_succeeded(t0);
     const uint64_t server = r->queue_ns + r->plan_wait_ns + r->to_device_ns + r->compute_ns + r->from_device_ns;
     measured_link(double(in_bytes + out_bytes), (t2 - t1) - std::min(t2 - t1, server));
     account(rt, name, p->label, *r, {t0, t1, t2, now_ns()}, in_bytes, out_bytes);

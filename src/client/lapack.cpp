@@ -70,7 +70,7 @@ bool finish_lapack(Runtime& rt, const wire::LapackCall& call, const wire::Lapack
       unpack_columns(aside.data() + out_offsets[i], l.outputs[i].rows, l.outputs[i].cols,
                    wire::array_element_bytes(l.outputs[i], call.scalar), outputs[i]);
   *info = r->info;
-  rt.remote_succeeded();
+  rt.remote_succeeded(times[0]);
   account(rt, wire::call_name(call), lapack_label(call), *r, {times[0], times[1], times[2], now_ns()},
           wire::request_bytes(call), wire::reply_bytes(call));
   return true;
@@ -304,7 +304,7 @@ bool offload_lapack(const wire::LapackCall& call, const MatrixRef* inputs, const
       offset += wire::array_bytes(a, call.scalar);
     }
     *info = r->info;
-    rt.remote_succeeded();
+    rt.remote_succeeded(t0);
     const uint64_t t3 = now_ns();
     account(rt, name, lapack_label(call), *r, {t0, t1, t2, t3}, sent, reply_bytes);
     return true;

@@ -158,6 +158,7 @@ void Runtime::remote_failed(const std::string& routine, const std::string& why) 
     std::fflush(nullptr);
     std::_Exit(1);
   }
+  last_failure_ns_.store(now_ns());
   if (!warned_.exchange(true))
     std::fprintf(stderr, "outboard: warning: running %s and later calls locally: %s\n", routine.c_str(), why.c_str());
 }

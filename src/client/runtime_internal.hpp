@@ -16,7 +16,7 @@
 //       std::shared_ptr<Connection> conn = rt.connection(why);
 //       if (!conn) return fall_back(why);
 //       ... t0 = now_ns(); pack; t1; conn->request(...) (catch Error: return fall_back(e.what()));
-//       t2; check the reply (else fall_back); unpack; rt.remote_succeeded();
+//       t2; check the reply (else fall_back); unpack; rt.remote_succeeded(t0);
 //       account(rt, name, label, reply, {t0, t1, t2, now_ns()}, sent, back);
 //       return true;
 //     });
@@ -79,8 +79,12 @@ class Runtime {
   // A call that could not run remotely: one warning per failure episode, not one per call; with
   // OUTBOARD_FALLBACK=fail, ends the process with a message instead.
   void remote_failed(const std::string& routine, const std::string& why);
-  // A call that ran remotely: the next failure warns again.
-  void remote_succeeded() { warned_.store(false); }
+  // A call that started at `started_ns` (now_ns()) ran remotely: the next failure warns again —
+  // unless a failure came after the call started (calls of other threads in flight when the
+  // connection was lost may still complete: they do not end the episode that loss began).
+  void remote_succeeded(uint64_t started_ns) {
+    if (started_ns > last_failure_ns_.load()) warned_.store(false);
+  }
 
   // Updates `routine`'s line of the exit report (nothing unless OUTBOARD_REPORT is set).
   void record(const std::string& routine, const std::function<void(RoutineStats&)>& update);
@@ -103,6 +107,7 @@ class Runtime {
   uint64_t retry_after_ns_ = 0;
   std::string last_error_;
   std::atomic<bool> warned_{false};
+  std::atomic<uint64_t> last_failure_ns_{0};
   std::mutex stats_mu_;
   std::map<std::string, RoutineStats> stats_;
   uint64_t started_ns_;

@@ -140,6 +140,7 @@ struct Worker::Impl {
     std::vector<ucp_dt_iov_t> iov_long;
     std::function<void(bool)> done;
     SendDone plain;
+    bool abandoned = false;  // given up on as the worker goes; UCX may still call back for it
 
     const std::byte* header() const { return header_len <= kInlineHeader ? header_inline : header_long.data(); }
     bool has_done() const { return done || plain.fn; }
@@ -157,6 +158,7 @@ struct Worker::Impl {
     std::vector<std::byte> header;
     Buffer buffer;
     bool discard = false;  // received into scratch memory only so that the sender completes
+    bool abandoned = false;  // as SendOp's
   };
   // What UCX callbacks record, delivered from progress().
   struct Event {
@@ -283,6 +285,7 @@ struct Worker::Impl {
   static void on_send_done(void* request, ucs_status_t status, void* user) {
     auto* op = static_cast<SendOp*>(user);
     op->impl->ucx->ucp_request_free(request);
+    if (op->abandoned) return;  // ucp_worker_destroy purging it: the worker's destructor frees op
     op->impl->finish_send(op, status == UCS_OK);
   }
 
@@ -308,6 +311,7 @@ struct Worker::Impl {
   static void on_recv_done(void* request, ucs_status_t status, size_t, void* user) {
     auto* op = static_cast<RecvOp*>(user);
     op->impl->ucx->ucp_request_free(request);
+    if (op->abandoned) return;
     op->impl->finish_recv(op, status == UCS_OK);
   }
 
@@ -703,14 +707,21 @@ Worker::~Worker() {
     m.run_deferred();
   } catch (...) {
   }
-  // Sends UCX never completed; a completion event already queued has been run above.
+  // Sends UCX never completed; a completion event already queued has been run above. Their
+  // requests are still UCX's, and ucp_worker_destroy may complete them: they are marked, kept off
+  // the free list (a second free_send of one was a double free), and deleted once it returns.
+  std::vector<Impl::SendOp*> abandoned_sends;
+  std::vector<Impl::RecvOp*> abandoned_recvs;
   while (m.sends.next != &m.sends) {
     Impl::SendOp* op = m.sends.next;
     try {
       op->complete(false);
     } catch (...) {
     }
-    m.free_send(op);
+    op->prev->next = op->next;
+    op->next->prev = op->prev;
+    op->abandoned = true;
+    abandoned_sends.push_back(op);
   }
   for (auto& [request, done] : m.borrowed) {
     if (!done) continue;
@@ -719,8 +730,16 @@ Worker::~Worker() {
     } catch (...) {
     }
   }
-  while (m.recvs.next != &m.recvs) m.free_recv(m.recvs.next);
+  while (m.recvs.next != &m.recvs) {
+    Impl::RecvOp* op = m.recvs.next;
+    op->prev->next = op->next;
+    op->next->prev = op->prev;
+    op->abandoned = true;
+    abandoned_recvs.push_back(op);
+  }
   m.ucx->ucp_worker_destroy(m.worker);
+  for (auto* op : abandoned_sends) delete op;
+  for (auto* op : abandoned_recvs) delete op;
   m.ucx->ucp_cleanup(m.context);
   if (m.signal_fd >= 0) ::close(m.signal_fd);
 }
