@@ -11,14 +11,6 @@ start_server
 COMPAT="$BUILD/lib/outboard/compat"
 SHIM="$BUILD/lib/liboutboard-fftw3.so"
 
-run_checked() {  # name, then the command
-  local name=$1; shift
-  "$@" >"$WORK/$name.log" 2>&1 || { cat "$WORK/$name.log"; fail "$name"; }
-  grep -qE "^[a-z0-9_]+: [0-9]+ passed, 0 failed$" "$WORK/$name.log" || { cat "$WORK/$name.log"; fail "$name: no clean verdict"; }
-  ! grep -q "outboard: warning" "$WORK/$name.log" || { cat "$WORK/$name.log"; fail "$name fell back to local execution"; }
-  ok "$name: $(tail -n 1 "$WORK/$name.log")"
-}
-
 # The shim exports exactly the public symbols of the real libfftw3, libfftw3f and their threads
 # libraries (the fftw3.h API of both precisions, the data symbols, the legacy Fortran entry points),
 # and nothing of its own.

@@ -13,13 +13,6 @@ PROGRAMS=$2
 source "$(dirname "$0")/lib.sh"
 start_server
 
-run_checked() {  # name, then the command
-  local name=$1; shift
-  "$@" >"$WORK/$name.log" 2>&1 || { cat "$WORK/$name.log"; fail "$name"; }
-  grep -qE "^[a-z0-9_]+: [0-9]+ passed, 0 failed$" "$WORK/$name.log" || { cat "$WORK/$name.log"; fail "$name: no clean verdict"; }
-  ! grep -q "outboard: warning" "$WORK/$name.log" || { cat "$WORK/$name.log"; fail "$name fell back to local execution"; }
-  ok "$name: $(tail -n 1 "$WORK/$name.log")"
-}
 counts() { status_field "' '.join(str(s['calls_by_routine'].get(r, 0)) for r in '$ROUTINES'.split())"; }
 ROUTINES="dgemm sgemm zgemm dsyrk dtrsm dgesv dgetrf dgetrs dpotrf dsyevd dgesvd"
 

@@ -9,13 +9,6 @@ source "$(dirname "$0")/lib.sh"
 start_server
 COMPAT="$BUILD/lib/outboard/compat"
 
-run_checked() {  # name, then the command
-  local name=$1; shift
-  "$@" >"$WORK/$name.log" 2>&1 || { cat "$WORK/$name.log"; fail "$name"; }
-  grep -qE "^[a-z0-9_]+: [0-9]+ passed, 0 failed$" "$WORK/$name.log" || { cat "$WORK/$name.log"; fail "$name: no clean verdict"; }
-  ! grep -q "outboard: warning" "$WORK/$name.log" || { cat "$WORK/$name.log"; fail "$name fell back to local execution"; }
-  ok "$name: $(tail -n 1 "$WORK/$name.log")"
-}
 routine_count() { status_field "s['calls_by_routine'].get('$1', 0)"; }
 
 # The shim exports exactly the reference LAPACK's functions (offloaded or passed through), less the

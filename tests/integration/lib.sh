@@ -36,3 +36,13 @@ stop_server() {
 status_field() {
   "$OUTBOARD" status --json | python3 -c "import json,sys; s=json.load(sys.stdin); print($1)"
 }
+
+# run_checked NAME COMMAND...: runs a self-checking program (its last line "NAME: N passed, 0
+# failed"), which must pass without falling back to local execution; its output in WORK/NAME.log.
+run_checked() {  # name, then the command
+  local name=$1; shift
+  "$@" >"$WORK/$name.log" 2>&1 || { cat "$WORK/$name.log"; fail "$name"; }
+  grep -qE "^[a-z0-9_]+: [0-9]+ passed, 0 failed$" "$WORK/$name.log" || { cat "$WORK/$name.log"; fail "$name: no clean verdict"; }
+  ! grep -q "outboard: warning" "$WORK/$name.log" || { cat "$WORK/$name.log"; fail "$name fell back to local execution"; }
+  ok "$name: $(tail -n 1 "$WORK/$name.log")"
+}

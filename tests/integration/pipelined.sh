@@ -10,14 +10,6 @@ printf 'host_block_columns = 64\ncopy_lanes = 3\ndirect_chunk_bytes = 65536\n' >
 start_server --config "$WORK/server.toml"
 export OUTBOARD_CHUNK_BYTES=65536  # the minimum: many chunks and blocks even for modest sizes
 
-verdict() {  # name, then the command; the program must pass without falling back
-  local name=$1; shift
-  "$@" >"$WORK/$name.log" 2>&1 || { cat "$WORK/$name.log"; fail "$name"; }
-  grep -qE "^[a-z0-9_]+: [0-9]+ passed, 0 failed$" "$WORK/$name.log" || { cat "$WORK/$name.log"; fail "$name: no clean verdict"; }
-  ! grep -q "outboard: warning" "$WORK/$name.log" || { cat "$WORK/$name.log"; fail "$name fell back to local execution"; }
-  ok "$name: $(tail -n 1 "$WORK/$name.log")"
-}
-
 # Level-3 calls of two chunks or more: in chunks (OUTBOARD_DIRECT=0), then on the direct path (the
 # server's copy lanes fetch the operands from the program's matrices and write C's blocks back;
 # level3_check's matrices have leading dimensions above their rows, so they go through packed
@@ -29,12 +21,12 @@ level3_runs() {  # $1: how the calls travel; the counter that must grow; OUTBOAR
   local before mid after
   before=$(status_field "s['$counter']")
   # One 300-sized case per routine, precision and option set, beside the small ones.
-  verdict "level3_check_$how" "$OUTBOARD" run --offload always -- "$PROGRAMS/level3_check" --size 300
+  run_checked "level3_check_$how" "$OUTBOARD" run --offload always -- "$PROGRAMS/level3_check" --size 300
   mid=$(status_field "s['$counter']")
   [ "$mid" -gt "$before" ] || fail "level3_check: no call went $how"
   ok "level3_check: $((mid - before)) calls $how"
   # Several threads with calls in flight at once on one connection.
-  verdict "threads_check_$how" "$OUTBOARD" run --offload always -- "$PROGRAMS/threads_check" --size 200 --iters 3
+  run_checked "threads_check_$how" "$OUTBOARD" run --offload always -- "$PROGRAMS/threads_check" --size 200 --iters 3
   after=$(status_field "s['$counter']")
   [ "$after" -gt "$mid" ] || fail "threads_check: no call went $how"
   ok "threads_check: $((after - mid)) calls $how"
@@ -60,7 +52,7 @@ grep -q "session.lanes.*copies=ucx" "$WORK/server.log" || fail "OUTBOARD_DIRECT=
 # system as LAPACK has them.
 before=$(status_field "s['pipelined_calls']")
 direct_before=$(status_field "s['direct_calls']")
-OUTBOARD_DIRECT=0 verdict lapack_check "$OUTBOARD" run --offload always -- "$PROGRAMS/lapack_check" --size 150
+OUTBOARD_DIRECT=0 run_checked lapack_check "$OUTBOARD" run --offload always -- "$PROGRAMS/lapack_check" --size 150
 after=$(status_field "s['pipelined_calls']")
 [ "$after" -gt "$before" ] || fail "lapack_check: no call went through the pipeline"
 [ "$(status_field "s['direct_calls']")" = "$direct_before" ] || fail "lapack_check: OUTBOARD_DIRECT=0 still took the direct path"
@@ -80,7 +72,7 @@ OUTBOARD_DIRECT=0 lapack_demos pipelined
 # its copy lanes; arrays whose leading dimension is above their row count (lapack_check) go
 # through packed memory, the others (lapack_demo) are copied where they are.
 before=$(status_field "s['direct_calls']")
-verdict lapack_check_direct "$OUTBOARD" run --offload always -- "$PROGRAMS/lapack_check" --size 150
+run_checked lapack_check_direct "$OUTBOARD" run --offload always -- "$PROGRAMS/lapack_check" --size 150
 mid=$(status_field "s['direct_calls']")
 [ "$mid" -gt "$before" ] || fail "lapack_check: no call took the direct path"
 ok "lapack_check: $((mid - before)) direct calls"
@@ -90,7 +82,7 @@ grep -q "session.lanes.*copies=cma" "$WORK/server.log" && ok "direct path: the s
   echo "note: CMA unavailable here, the direct path copied through UCX"
 # The same through UCX's one-sided copies (what a client on another host gets).
 mid=$(status_field "s['direct_calls']")
-OUTBOARD_DIRECT=ucx verdict lapack_check_direct_ucx "$OUTBOARD" run --offload always -- "$PROGRAMS/lapack_check" --size 150
+OUTBOARD_DIRECT=ucx run_checked lapack_check_direct_ucx "$OUTBOARD" run --offload always -- "$PROGRAMS/lapack_check" --size 150
 grep -q "session.lanes.*copies=ucx" "$WORK/server.log" || fail "OUTBOARD_DIRECT=ucx: the server did not copy through UCX"
 [ "$(status_field "s['direct_calls']")" -gt "$mid" ] || fail "OUTBOARD_DIRECT=ucx: no call took the direct path"
 

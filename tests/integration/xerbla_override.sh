@@ -28,18 +28,18 @@ done
   fail "the compat libblas.so.3 does not define xerbla_, xerbla_array_ and cblas_xerbla"
 ok "the preloaded shims define no xerbla; the compat libblas.so.3 defines the three"
 
-run_checked() {  # name, then the command
+xerbla_checked() {  # name, then the command
   local name=$1; shift
   "$@" >"$WORK/$name.log" 2>&1 || { cat "$WORK/$name.log"; fail "$name"; }
   grep -qE "^xerbla_check: [0-9]+ passed, 0 failed$" "$WORK/$name.log" || { cat "$WORK/$name.log"; fail "$name: no clean verdict"; }
   ok "$name: $(tail -n 1 "$WORK/$name.log")"
 }
 HANDLER=("$PROGRAMS/xerbla_check" "$LIB/libxerbla_handler.so" handler)
-run_checked plain "${HANDLER[@]}"
+xerbla_checked plain "${HANDLER[@]}"
 before=$(status_field "s['calls_by_routine'].get('dgemm', 0)")
-run_checked preload "$OUTBOARD" run --offload always -- "${HANDLER[@]}"
-run_checked reference-plain env "${REFERENCE[@]}" "${HANDLER[@]}"
-run_checked reference-preload env "${REFERENCE[@]}" "$OUTBOARD" run --offload always -- "${HANDLER[@]}"
+xerbla_checked preload "$OUTBOARD" run --offload always -- "${HANDLER[@]}"
+xerbla_checked reference-plain env "${REFERENCE[@]}" "${HANDLER[@]}"
+xerbla_checked reference-preload env "${REFERENCE[@]}" "$OUTBOARD" run --offload always -- "${HANDLER[@]}"
 [ "$(status_field "s['calls_by_routine'].get('dgemm', 0)")" -ge $((before + 2)) ] ||
   fail "xerbla_check's valid dgemm was not served remotely under outboard run"
 ok "the library's handlers received every error under outboard run (its valid call served remotely)"
