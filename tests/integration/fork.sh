@@ -81,8 +81,8 @@ if __name__ == "__main__":
     print(f"pool_{method}: {tasks} tasks in {len(set(pids))} worker processes")
     print(f"pool_{method}: {2 * (tasks + 2)} passed, 0 failed")
 PY
-  # Small chunks: solve's dgesv takes the direct path (the server's copy lanes reach into each
-  # process's memory), matmul's dgemm goes in chunks.
+  # Small chunks: solve's dgesv and matmul's dgemm take the direct path (the server's copy lanes
+  # reach into each process's memory).
   for method in fork forkserver spawn; do
     snapshot "$method-before"
     OUTBOARD_CHUNK_BYTES=65536 run_timed "pool_$method" 120 "$OUTBOARD" run -- "$PYTHON" "$WORK/pool.py" $method
@@ -95,7 +95,7 @@ PY
     conns=$(( $(delta "$method-before" "$method-after" "s['connections']") - status_cost ))
     # 6 tasks and the parent's 2 calls of work(): a dgemm and a dgesv each.
     [ "$gemm" = 8 ] && [ "$gesv" = 8 ] || { cat "$WORK/pool_$method.log"; fail "pool_$method: the server served $gemm dgemm and $gesv dgesv calls, not 8 and 8"; }
-    [ "$direct" = 8 ] || fail "pool_$method: $direct of the 8 dgesv calls took the direct path"
+    [ "$direct" = 16 ] || fail "pool_$method: $direct of the 16 dgemm and dgesv calls took the direct path"
     [ "$conns" = $(( 1 + workers )) ] || fail "pool_$method: $conns connections for the parent and $workers workers (one each)"
     ok "pool_$method: 8 dgemm and 8 dgesv calls (on the direct path) served remotely in $conns sessions: the parent's and its $workers workers'"
   done
