@@ -8,7 +8,9 @@
 # (it listens once its page-locked staging reserve is locked). Then one run against a server
 # started right before, and DGESV (lapack_demo) local against Outboard, alternating.
 #   bench/gpu/blas_h200.sh OUT_DIR [CARRY_DIR]      SIZES="8192 16384" PRECISIONS="d s" by default;
-#   STEPS="local blas fresh gesv" (local: the OpenBLAS rows; blas: the NVBLAS and Outboard rows)
+#   STEPS="local blas fresh gesv" (local: the OpenBLAS rows; blas: the NVBLAS and Outboard rows);
+#   SERVE_TOML: extra server settings, e.g. for n = 32768
+#   SERVE_TOML='max_request_bytes = 34359738368\nmax_client_bytes = 51539607552\npinned_reserve_bytes = 34359738368'.
 set -uo pipefail
 OUT=${1:?usage: blas_h200.sh OUT_DIR [CARRY_DIR]}
 CARRY=$(cd "${2:-.gpu-carry}" && pwd)
@@ -36,7 +38,10 @@ NVBLAS_AUTOPIN_MEM_ENABLED
 CONF
 log "NVBLAS: ${NVBLAS:-not found}; OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE"
 source "$(dirname "$0")/../../scripts/local_server.sh"
-start_local_server "$B" "$R" --compute-threads 4 || { log "FAILED: server"; exit 1; }
+# SERVE_TOML: server settings beyond the defaults (n = 32768 needs larger limits and reserve).
+SERVE=(--compute-threads 4)
+if [ -n "${SERVE_TOML:-}" ]; then printf '%b\n' "$SERVE_TOML" >"$R/serve.toml"; SERVE+=(--config "$R/serve.toml"); fi
+start_local_server "$B" "$R" "${SERVE[@]}" || { log "FAILED: server"; exit 1; }
 log "server: $(grep -o 'serve.pinned_reserve.*' "$R/server.log")"
 sleep 3
 counts() { "$B" status --json | python3 -c 'import json,sys; d=json.load(sys.stdin); print({k: v for k, v in d["calls_by_routine"].items()}, "direct", d["direct_calls"], "pipelined", d["pipelined_calls"], "errors", d["errors"])'; }
@@ -57,7 +62,7 @@ if want blas || want local; then
 fi
 if want fresh; then
   kill "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null
-  start_local_server "$B" "$R" --compute-threads 4 || { log "FAILED: server"; exit 1; }
+  start_local_server "$B" "$R" "${SERVE[@]}" || { log "FAILED: server"; exit 1; }
   step "d n=16384: Outboard against a server started right before" env OUTBOARD_REPORT=1 "$B" run --offload always -- "$DEMO" 16384 d
 fi
 if want gesv; then
