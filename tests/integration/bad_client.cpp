@@ -5,7 +5,9 @@
 //   modes: garbage, truncated, mismatch, oversized, huge-output, unauthenticated, wrong-secret, early-call,
 //          stuck, chunk-size, chunk-twice, chunk-mismatch, chunk-oversized, lapack-bad-routine,
 //          lapack-bad-option, lapack-mismatch, lapack-oversized, lapack-huge-output, lapack-bad-pivots,
-//          quiet-mismatch, quiet-oversized, quiet-unauthenticated, quiet-flags, quiet-counted,
+//          lapack-chunk-twice, lapack-chunk-kinds, lapack-chunk-bad-pivots, direct-without-lanes,
+//          direct-wrong-pid, direct-bad-addresses, direct-blas3-without-lanes,
+//          direct-blas3-bad-addresses, direct-blas3-gated, quiet-mismatch, quiet-oversized, quiet-unauthenticated, quiet-flags, quiet-counted,
 //          sink-unauthenticated, sink-oversized, sink-unknown, sink-counted,
 //          fft-unknown-plan, fft-other-session, fft-shape-mismatch, fft-overflow, fft-duplicate-plan,
 //          fft-many-plans, fft-release-then-execute, fft-huge-plan, fft-direct-unknown-plan (fft_mode,
@@ -135,8 +137,9 @@ struct Peer {
   }
 
   // The call must fail with a reply whose message mentions `about`; `how` ends the ok line.
+  template <class Reply = wire::LapackReply>
   int expect_failed_call(const char* what, const char* about, const char* how) {
-    auto r = expect<wire::LapackReply>(10);
+    auto r = expect<Reply>(10);
     if (!r || r->ok || r->message.find(about) == std::string::npos) {
       std::printf("FAIL %s: expected a failed reply about the %s\n", what, about);
       return 1;
@@ -304,6 +307,51 @@ int lapack_mode(Peer& p, const std::string& mode) {
     direct.output = {{0x1000, wire::reply_bytes(direct.call), 0}};
     p.send(wire::encode(direct));
     return p.expect_failed_call(mode.c_str(), "copying", "failed with a clear error");
+  }
+  // Level-3 BLAS on the direct path: a dgemm of 128 with beta = 1 (C is read, so the call is
+  // gated), A, B and C at the start of `data`, the result into its own range further on.
+  wire::Level3Call g = dgemm_call(128).call;
+  g.beta = {1, 0};
+  g.output_sent = true;
+  const uint64_t g_in = wire::request_bytes(g), g_out = wire::reply_bytes(g);
+  auto* base = data.data();
+  std::byte* result = base + g_in;
+  wire::DirectBlas3 gemm{8, g, {reg.key()}, {{reinterpret_cast<uint64_t>(base), g_in, 0}},
+                         {{reinterpret_cast<uint64_t>(result), g_out, 0}}, true};
+  if (mode == "direct-blas3-without-lanes") {
+    p.send(wire::encode(gemm));
+    return p.expect_rejection(mode.c_str());
+  }
+  if (mode == "direct-blas3-bad-addresses") {  // the matrices in unmapped memory: the call fails
+    auto r = lanes(static_cast<uint32_t>(getpid()));
+    if (!r || r->lanes == 0) return std::printf("FAIL %s: no lanes\n", mode.c_str()), 1;
+    gemm.input = {{0x1000, g_in, 0}};
+    gemm.output = {{0x1000, g_out, 0}};
+    gemm.gated = false;
+    p.send(wire::encode(gemm));
+    return p.expect_failed_call<wire::CallReply>(mode.c_str(), "copying", "failed with a clear error");
+  }
+  if (mode == "direct-blas3-gated") {  // nothing is written into C before the client's Proceed
+    auto r = lanes(static_cast<uint32_t>(getpid()));
+    if (!r || r->lanes == 0) return std::printf("FAIL %s: no lanes\n", mode.c_str()), 1;
+    const size_t n = 128 * 128;
+    auto* a = reinterpret_cast<double*>(base);
+    for (size_t i = 0; i < 3 * n; ++i) a[i] = 1.0;  // A = B = C = ones: the result is 129 everywhere
+    auto* out = reinterpret_cast<double*>(result);
+    for (size_t i = 0; i < n; ++i) out[i] = -1.0;
+    p.send(wire::encode(gemm));
+    if (!p.expect<wire::InputTaken>(10)) return std::printf("FAIL %s: no InputTaken\n", mode.c_str()), 1;
+    const uint64_t end = now_ns() + 500'000'000;  // time enough for the server to compute and write
+    while (now_ns() < end) p.worker->progress();
+    for (size_t i = 0; i < n; ++i)
+      if (out[i] != -1.0) return std::printf("FAIL %s: C written before Proceed\n", mode.c_str()), 1;
+    p.send(wire::encode(wire::Proceed{8}));
+    auto reply = p.expect<wire::CallReply>(10);
+    if (!reply || !reply->ok) return std::printf("FAIL %s: the call failed after Proceed\n", mode.c_str()), 1;
+    for (size_t i = 0; i < n; ++i)
+      if (out[i] != 129.0) return std::printf("FAIL %s: wrong result %g at %zu\n", mode.c_str(), out[i], i), 1;
+    std::printf("ok %s: C untouched until Proceed, then the right result\n", mode.c_str());
+    return 0;
   }
   std::fprintf(stderr, "unknown mode %s\n", mode.c_str());
   return 2;
