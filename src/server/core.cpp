@@ -1,5 +1,7 @@
 #include "server/core.hpp"
 
+#include <algorithm>
+
 namespace outboard::server {
 
 using transport::Buffer;
@@ -26,10 +28,15 @@ Session::Arrival Core::take_arrival(Session& s, uint64_t call_id, uint64_t now) 
   return a;
 }
 
-bool Core::hold_unsent(Session& s, Buffer& payload, uint64_t total, uint64_t bytes) {
+bool Core::whole_payload(Session& s, Buffer& payload, uint64_t in_bytes, uint64_t total) {
+  if (payload.size() == total) return true;
+  if (payload.size() != 0 || in_bytes != 0) {  // on_payload allocated exactly `total` for a payload
+    reject(s.peer, "payload size does not match the call");
+    return false;
+  }
   try {
     check_limits(s, total);
-    payload = Buffer::allocate(bytes);
+    payload = Buffer::allocate(std::max<uint64_t>(total, 1));
   } catch (const std::bad_alloc&) {
     reject(s.peer, "server is out of memory for this call");
     return false;

@@ -60,9 +60,10 @@ class Core {
   transport::Buffer receive_call(Session& s, uint64_t call_id, uint64_t total, Backend& backend);
   // The arrival receive_call noted (it is forgotten): {now, nullptr} when no payload came.
   Session::Arrival take_arrival(Session& s, uint64_t call_id, uint64_t now);
-  // A whole call whose inputs are empty, so no payload arrived: `bytes` (at least `total`) of
-  // memory for its outputs, checked and held like receive_call's. False: the session was rejected.
-  bool hold_unsent(Session& s, transport::Buffer& payload, uint64_t total, uint64_t bytes);
+  // A whole call's memory: its payload as it arrived (`in_bytes`, then room for the outputs, in
+  // all `total`), or, for a call whose inputs are empty (no payload arrived), memory for its
+  // outputs, checked and held like receive_call's. False: the session was rejected.
+  bool whole_payload(Session& s, transport::Buffer& payload, uint64_t in_bytes, uint64_t total);
 
  protected:
   ~Core() = default;

@@ -27,8 +27,8 @@ const outboard_cuda_api_v1* g_api = nullptr;
 struct PinnedReserve {
   std::atomic<transport::Arena*> arena{nullptr};
   uint64_t bytes = 0;
-  std::atomic<bool> failed{false};
-  std::atomic<uint64_t> lock_ns{0}, misses{0};
+  uint64_t lock_ns = 0;  // set before the server listens
+  std::atomic<uint64_t> misses{0};
 };
 PinnedReserve* g_reserve = nullptr;
 
@@ -222,13 +222,12 @@ class CudaBackend final : public server::Backend, public server::Blas3Executor, 
     void* p = nullptr;
     const int rc = plugin_.api().host_alloc_pinned(&p, bytes);
     if (rc != OUTBOARD_CUDA_OK || !p) {
-      g_reserve->failed = true;
       spdlog::warn("serve.pinned_reserve bytes={} error=\"{}\" (staging is page-locked per call)", bytes, plugin_.error(rc));
       return;
     }
     g_reserve->lock_ns = now_ns() - t0;
     g_reserve->arena.store(new transport::Arena(static_cast<std::byte*>(p), bytes), std::memory_order_release);
-    spdlog::info("serve.pinned_reserve bytes={} seconds={:.3f}", bytes, g_reserve->lock_ns.load() / 1e9);
+    spdlog::info("serve.pinned_reserve bytes={} seconds={:.3f}", bytes, g_reserve->lock_ns / 1e9);
   }
 
   // A server's first GPU call paid for the pipeline's streams and device memory, the cuBLAS
@@ -272,7 +271,7 @@ class CudaBackend final : public server::Backend, public server::Blas3Executor, 
                      {"state", a ? "ready" : "failed"},
                      {"misses", g_reserve->misses.load()}};
     if (a) {
-      j["lock_seconds"] = g_reserve->lock_ns.load() / 1e9;
+      j["lock_seconds"] = g_reserve->lock_ns / 1e9;
       j["in_use"] = a->in_use();
       j["largest_free"] = a->largest_free();
     }

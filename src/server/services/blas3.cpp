@@ -72,10 +72,7 @@ class Blas3Service final : public Service {
     Backend* backend = a.backend ? a.backend : backend_for(c);  // no payload arrived (empty inputs)
     const uint64_t in_bytes = req.payload_bytes;
     const uint64_t total = in_bytes + extra_output_bytes(c);
-    if (payload.size() < total) {  // no payload arrived (empty inputs): on_payload did not allocate
-      if (payload.size() != 0 || in_bytes != 0) return core_.reject(s.peer, "payload size does not match the call");
-      if (!core_.hold_unsent(s, payload, total, total)) return;
-    }
+    if (!core_.whole_payload(s, payload, in_bytes, total)) return;
     if (!c.output_sent) std::memset(payload.data() + in_bytes, 0, total - in_bytes);
     s.bytes_in += in_bytes;
     auto buf = std::make_shared<Buffer>(std::move(payload));

@@ -68,10 +68,7 @@ class LapackService final : public Service {
     if (!backend) return core_.reject(s.peer, "this server has no backend that serves LAPACK");
     const uint64_t in_bytes = req.payload_bytes;
     const uint64_t total = in_bytes + wire::reply_bytes(c);
-    if (payload.size() != total) {  // no payload arrived (empty inputs): on_payload did not allocate
-      if (payload.size() != 0 || in_bytes != 0) return core_.reject(s.peer, "payload size does not match the call");
-      if (!core_.hold_unsent(s, payload, total, std::max<uint64_t>(total, 1))) return;
-    }
+    if (!core_.whole_payload(s, payload, in_bytes, total)) return;
     s.bytes_in += in_bytes;
     auto buf = std::make_shared<Buffer>(std::move(payload));
     LapackExecutor* executor = backend->executor<LapackExecutor>();
