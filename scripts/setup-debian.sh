@@ -16,6 +16,8 @@ PACKAGES=(
   libgtest-dev clang libclang-rt-14-dev    # tests, and libFuzzer for the fuzz target
   python3 python3-numpy python3-matplotlib # test helpers; numpy as an unmodified client in the demo; plots
   python3-venv                             # the test that installs numpy and scipy wheels from PyPI
+  ocl-icd-opencl-dev opencl-headers        # remote OpenCL: the ICD loader and the Khronos headers (ICD and server)
+  pocl-opencl-icd clinfo python3-pyopencl  # a real OpenCL device for the server, and unmodified OpenCL clients
 )
 
 missing=()

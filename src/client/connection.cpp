@@ -93,6 +93,12 @@ void Connection::fail(const std::string& reason) {
   if (dead_) return;
   dead_ = true;
   dead_reason_ = reason;
+  auto async = std::move(async_);
+  async_.clear();
+  for (auto& [id, p] : async) {
+    pending_.erase(id);
+    p->on_reply(nullptr, nullptr, reason);
+  }
   cv_.notify_all();
 }
 
@@ -112,8 +118,11 @@ std::optional<transport::Buffer> Connection::on_payload(std::span<const std::byt
   else if (auto* p = std::get_if<wire::Pong>(&m)) id = p->call_id, announced = p->payload_bytes;
   else if (auto* l = std::get_if<wire::LapackReply>(&m)) id = l->call_id, announced = l->payload_bytes;
   else if (auto* f = std::get_if<wire::FftReply>(&m)) id = f->call_id, announced = f->payload_bytes;
+  else if (auto* c = std::get_if<wire::ClReply>(&m)) id = c->call_id, announced = c->payload_bytes;
   else return std::nullopt;
   auto it = pending_.find(id);
+  if (it != pending_.end() && it->second->on_reply && !it->second->reply_buffer)
+    return bytes == announced ? std::optional(transport::Buffer::allocate(bytes)) : std::nullopt;
   if (it == pending_.end() || bytes != announced || bytes > it->second->reply_capacity) return std::nullopt;
   return transport::Buffer::borrow(it->second->reply_buffer, bytes);
 }
@@ -150,6 +159,10 @@ void Connection::on_message(std::vector<std::byte> header, transport::Buffer pay
     handshake_reply_ = std::move(m);
     return;
   }
+  if (std::holds_alternative<wire::ClNotice>(m)) {
+    if (notice_handler_) notice_handler_(m);
+    return;
+  }
   uint64_t* id = call_id_of(m);
   auto it = id ? pending_.find(*id) : pending_.end();
   if (it == pending_.end()) {
@@ -161,6 +174,13 @@ void Connection::on_message(std::vector<std::byte> header, transport::Buffer pay
     return;
   }
   Pending& p = *it->second;
+  if (p.on_reply) {
+    auto owned = std::move(async_.at(*id));
+    async_.erase(*id);
+    pending_.erase(it);
+    owned->on_reply(&m, &payload, {});
+    return;
+  }
   p.reply = std::move(m);
   if (p.chunked) {
     p.replied = true;
@@ -240,11 +260,48 @@ uint64_t Connection::post(Lock&, wire::Message& request, std::vector<transport::
   return id;
 }
 
-void Connection::notify(wire::Message message) {
+void Connection::notify(wire::Message message, std::vector<transport::Segment> payload,
+                        std::function<void(bool ok)> sent) {
   refuse_if_inherited();
   Lock lk(mu_);
-  post(lk, message, {}, nullptr);
+  if (dead_) throw Error(dead_reason_);
+  if (uint64_t* slot = call_id_of(message)) *slot = 0;  // not answered
+  worker_->send(peer_, wire::encode(message), std::move(payload), [this, sent = std::move(sent)](bool ok) {
+    if (!ok) fail("sending to the server failed");
+    if (sent) sent(ok);
+  });
   worker_->progress();  // out now, not at the next request: the server starts on it at once
+}
+
+void Connection::request_async(wire::Message request, std::vector<transport::Segment> payload, void* reply_buffer,
+                               uint64_t reply_capacity, AsyncReply done) {
+  refuse_if_inherited();
+  Lock lk(mu_);
+  auto p = std::make_unique<Pending>();
+  p->reply_buffer = reply_buffer;
+  p->reply_capacity = reply_buffer ? reply_capacity : UINT64_MAX;
+  p->on_reply = std::move(done);
+  Pending* raw = p.get();
+  uint64_t id = post(lk, request, std::move(payload), raw);
+  async_[id] = std::move(p);
+  worker_->progress();
+}
+
+void Connection::set_notice_handler(std::function<void(const wire::Message&)> handler) {
+  Lock lk(mu_);
+  notice_handler_ = std::move(handler);
+}
+
+void Connection::wait_until(const std::function<bool()>& done, double timeout_seconds, const char* what) {
+  refuse_if_inherited();
+  Lock lk(mu_);
+  wait(lk, done, timeout_seconds, what);
+}
+
+void Connection::wake() {
+  Lock lk(mu_);
+  cv_.notify_all();
+  if (blocking_) worker_->signal();
 }
 
 wire::Message Connection::request(wire::Message request, std::vector<transport::Segment> payload, void* reply_buffer,

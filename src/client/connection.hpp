@@ -37,9 +37,33 @@ class Connection {
   wire::Message request(wire::Message request, std::vector<transport::Segment> payload, void* reply_buffer,
                         uint64_t reply_capacity, double timeout_seconds);
 
-  // Sends a message the server does not answer (wire::FftPlan, FftRelease) and returns at once.
-  // Throws Error if the connection is dead; a later failure shows at the next request.
-  void notify(wire::Message message);
+  // Sends a message the server does not answer (wire::FftPlan, FftRelease, ClRequest without
+  // call id) and returns at once; `payload` must stay valid until `sent` runs (from whichever
+  // thread drives the connection, holding it: it must not call the connection). Throws Error if
+  // the connection is dead; a later failure shows at the next request.
+  void notify(wire::Message message, std::vector<transport::Segment> payload = {},
+              std::function<void(bool ok)> sent = {});
+
+  // Answers that arrive while nobody waits for them in particular (wire::ClReply to
+  // request_async, wire::ClNotice) are handed to callbacks run by whichever thread drives the
+  // connection, holding it: they must not call the connection, nor block.
+  //   reply: the answer, and its payload (in `reply_buffer` when one was given, else in memory of
+  //   its own); nullptr when the connection failed first (`why` says why).
+  using AsyncReply = std::function<void(wire::Message* reply, transport::Buffer* payload, const std::string& why)>;
+  // Sends `request` (its call_id assigned here) and returns at once; `done` runs once, with its
+  // answer or the connection's failure. A reply payload lands in reply_buffer (which must hold the
+  // announced bytes), or, when reply_buffer is null, in a buffer made for it. Throws Error if the
+  // connection is dead (then `done` is not run).
+  void request_async(wire::Message request, std::vector<transport::Segment> payload, void* reply_buffer,
+                     uint64_t reply_capacity, AsyncReply done);
+  // Messages the server sends unasked (wire::ClNotice); set before they can come.
+  void set_notice_handler(std::function<void(const wire::Message&)> handler);
+  // Drives the connection until done() (checked under the connection's lock, after every event)
+  // or timeout_seconds (0: none) pass; throws Error like request(). A thread that keeps callbacks
+  // coming while the program does not wait runs this; so does one waiting for an async answer.
+  void wait_until(const std::function<bool()>& done, double timeout_seconds, const char* what);
+  // Wakes the threads in wait_until to look at their done() again.
+  void wake();
 
   // Where a piece of a chunked call's result lands: its offset in the packed result and its size
   // give the memory to receive it into (nullptr refuses it, which fails the call).
@@ -104,6 +128,7 @@ class Connection {
     uint64_t received = 0;
     ResultLanding land;
     bool input_taken = false;  // direct calls: the server has copied the input
+    AsyncReply on_reply;       // request_async: answered through this
   };
   struct ChunkSender;
   void send_chunks(const std::shared_ptr<ChunkSender>& s);
@@ -139,6 +164,8 @@ class Connection {
   std::array<std::byte, wire::kPingBytes> stream_header_{};  // its unanswered messages' header
   const transport::SendDone stream_done_{&Connection::stream_sent, this};
   std::unordered_map<uint64_t, Pending*> pending_;
+  std::unordered_map<uint64_t, std::unique_ptr<Pending>> async_;  // request_async's, also in pending_
+  std::function<void(const wire::Message&)> notice_handler_;
   std::optional<uint32_t> lanes_;  // answer to the LanesRequest, once asked
   std::shared_ptr<Pending> lanes_asked_;  // the LanesRequest sent by ask_direct_lanes, until answered
   std::optional<wire::SinkReply> sink_;  // answer to the SinkRequest, once asked

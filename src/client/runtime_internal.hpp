@@ -95,11 +95,12 @@ class Runtime {
   bool tracing() const { return !settings_.trace_file.empty(); }
   double seconds_since_start(uint64_t ns) const { return (ns - started_ns_) / 1e9; }
   void trace(TraceEntry e);
+  // "host:pid:program", how the server names this process's sessions.
+  static std::string client_name();
 
  private:
   void print_report();
   void write_trace();
-  static std::string client_name();
 
   Settings settings_;
   std::mutex mu_;

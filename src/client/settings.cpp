@@ -3,6 +3,8 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <fstream>
+#include <optional>
 
 #include "common/error.hpp"
 #include "common/secret.hpp"
@@ -64,11 +66,28 @@ ServerAddress parse_server_address(const std::string& t) {
   return {host, p};
 }
 
+// A hostfile: one server address per line; blank lines and text after '#' are ignored. The
+// addresses as one comma-separated list, or nothing when the file cannot be read.
+std::optional<std::string> read_hostfile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  std::string list, line;
+  while (std::getline(in, line)) {
+    line = line.substr(0, line.find('#'));
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    list += (list.empty() ? "" : ",") + line;
+  }
+  return list;
+}
+
 Settings settings_from_environment() {
   Settings s;
   std::string list;
+  const char* home = env("HOME");
   if (const char* v = env("OUTBOARD_SERVERS")) list = v;
   else if (const char* r = env("RCPU_SERVER")) list = r;
+  else if (auto user = home ? read_hostfile(std::string(home) + "/.config/outboard/hosts") : std::nullopt) list = *user;
+  else if (auto system = read_hostfile("/etc/outboard/hosts")) list = *system;
   size_t pos = 0;
   while (pos <= list.size() && !list.empty()) {
     size_t comma = list.find(',', pos);

@@ -51,8 +51,9 @@ struct Settings {
 
 inline constexpr uint16_t kDefaultPort = 7700;
 
-// OUTBOARD_SERVERS (comma-separated host:port, [v6]:port), else RCPU_SERVER (ip:port), else
-// 127.0.0.1:7700; OUTBOARD_TOKEN_FILE; OUTBOARD_OFFLOAD=auto|always|never;
+// OUTBOARD_SERVERS (comma-separated host:port, [v6]:port), else RCPU_SERVER (ip:port), else the
+// hostfile ~/.config/outboard/hosts, else /etc/outboard/hosts (one address per line, '#'
+// comments), else 127.0.0.1:7700; OUTBOARD_TOKEN_FILE; OUTBOARD_OFFLOAD=auto|always|never;
 // OUTBOARD_FALLBACK=local|fail; OUTBOARD_MIN_FLOPS; OUTBOARD_RETRY_SECONDS; OUTBOARD_TIMEOUT;
 // OUTBOARD_CONNECT_TIMEOUT; OUTBOARD_REPORT=1; OUTBOARD_TRACE=FILE; OUTBOARD_CHUNK_BYTES (0, or at
 // least 65536); OUTBOARD_CHUNK_WINDOW (1..1024); OUTBOARD_CACHE_BYTES; OUTBOARD_DIRECT=1|0|ucx;

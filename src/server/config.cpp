@@ -20,6 +20,11 @@ std::string text(const toml::node& node, const std::string& key) {
   return *node.value<std::string>();
 }
 
+bool boolean(const toml::node& node, const std::string& key) {
+  if (!node.is_boolean()) throw Error("setting '" + key + "' must be true or false");
+  return *node.value<bool>();
+}
+
 }  // namespace
 
 Config load_config_file(const std::string& path, Config c) {
@@ -53,6 +58,9 @@ Config load_config_file(const std::string& path, Config c) {
       else if (key == "fft_gpu_memory_bytes") c.fft_gpu_memory_bytes = integer<uint64_t>(node, key, 0, INT64_MAX);
       else if (key == "fft_batch_slices") c.fft_batch_slices = integer<int64_t>(node, key, 1, 64);
       else if (key == "pinned_reserve_bytes") c.pinned_reserve_bytes = integer<int64_t>(node, key, -1, INT64_MAX);
+      else if (key == "opencl") c.opencl = boolean(node, key);
+      else if (key == "opencl_max_objects") c.opencl_max_objects = integer<uint64_t>(node, key, 1, 1 << 30);
+      else if (key == "opencl_max_memory_bytes") c.opencl_max_memory_bytes = integer<uint64_t>(node, key, 0, INT64_MAX);
       else if (key == "buffer_cache_bytes") c.buffer_cache_bytes = integer<uint64_t>(node, key, 0, INT64_MAX);
       else if (key == "auth_timeout_seconds") {
         auto v = node.value<double>();

@@ -54,6 +54,11 @@ struct Config {
   // Page-locked staging reserved at start for the GPU backends (backends::CudaOptions says why);
   // -1: the smaller of 16 GiB and an eighth of the RAM; 0: none, staging is locked per call.
   int64_t pinned_reserve_bytes = -1;
+  // Remote OpenCL: serve the host's OpenCL platforms (when the ICD loader finds any); objects and
+  // buffer/image bytes one session may hold at once (0: no limit but the device's).
+  bool opencl = true;
+  uint64_t opencl_max_objects = 1 << 16;
+  uint64_t opencl_max_memory_bytes = 0;
   std::string log_level = "info";
   std::string log_format = "text";
 };
@@ -62,8 +67,8 @@ struct Config {
 // compute_threads, max_request_bytes, max_client_bytes, max_clients, buffer_cache_bytes,
 // gpu_min_flops, host_block_columns, gpus, gpu_memory_bytes, copy_lanes, direct_chunk_bytes,
 // auth_timeout_seconds, idle_spin_ns, fft_threads, fft_planner, fft_wisdom_file, fft_max_plans,
-// fft_gpu_memory_bytes, fft_batch_slices, pinned_reserve_bytes,
-// log_level, log_format), on top of `base`. Throws Error naming the file, line and key on unknown
+// fft_gpu_memory_bytes, fft_batch_slices, pinned_reserve_bytes, opencl, opencl_max_objects,
+// opencl_max_memory_bytes, log_level, log_format), on top of `base`. Throws Error naming the file, line and key on unknown
 // keys, wrong types or out-of-range values.
 Config load_config_file(const std::string& path, Config base = {});
 

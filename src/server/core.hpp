@@ -30,6 +30,7 @@ struct Completion {
   uint64_t call_id = 0;
   bool ok = true;
   std::string error{};  // why, when !ok
+  bool held = true;     // `buffer` is counted in the session's held memory (released when sent)
 };
 
 class Core {

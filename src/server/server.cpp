@@ -341,8 +341,10 @@ struct Server::Impl final : Core {
       if (d.bytes) out.push_back({d.buffer->data() + d.offset, d.bytes});
       s->bytes_out += d.bytes;
       PeerId peer = d.peer;
-      auto buf = d.buffer;
-      worker_->send(peer, wire::encode(d.reply), std::move(out), [this, peer, buf](bool) {
+      auto buf = d.held ? d.buffer : nullptr;
+      auto keep = d.held ? nullptr : d.buffer;  // sent from it, not counted
+      worker_->send(peer, wire::encode(d.reply), std::move(out), [this, peer, buf, keep](bool) {
+        (void)keep;
         Session* s2 = session(peer);
         if (s2 && buf) s2->held_bytes -= std::min(s2->held_bytes, uint64_t(buf->size()));  // pings hold none
       });

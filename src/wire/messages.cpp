@@ -174,7 +174,8 @@ Type type_of(const Message& m) {
                                     Type::direct_lapack,  Type::proceed,      Type::input_taken,
                                     Type::sink_request,   Type::sink_reply,   Type::fft_plan,
                                     Type::fft_release,    Type::fft_execute,  Type::fft_chunk, Type::fft_reply,
-                                    Type::direct_fft,     Type::direct_blas3};
+                                    Type::direct_fft,     Type::direct_blas3, Type::cl_request,
+                                    Type::cl_reply,       Type::cl_notice};
   static_assert(std::size(kTypes) == std::variant_size_v<Message>);
   return kTypes[m.index()];
 }
@@ -278,6 +279,9 @@ std::vector<std::byte> encode(const Message& m) {
                    w.str(q.message);
                  },
                  [&](const FftPlan& q) { encode_body(w, q); },
+                 [&](const ClRequest& q) { encode_body(w, q); },
+                 [&](const ClReply& q) { encode_body(w, q); },
+                 [&](const ClNotice& q) { encode_body(w, q); },
                  [&](const FftRelease& q) { encode_body(w, q); },
                  [&](const FftExecute& q) { encode_body(w, q); },
                  [&](const FftChunk& q) { encode_body(w, q); },
@@ -574,6 +578,15 @@ Message decode(std::span<const std::byte> bytes) {
       m = d;
       break;
     }
+    case Type::cl_request:
+      m = decode_cl_request(r);
+      break;
+    case Type::cl_reply:
+      m = decode_cl_reply(r);
+      break;
+    case Type::cl_notice:
+      m = decode_cl_notice(r);
+      break;
     default:
       throw ProtocolError("unknown message type");
   }

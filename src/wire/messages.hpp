@@ -12,6 +12,7 @@
 #include "common/secret.hpp"
 #include "wire/fft.hpp"
 #include "wire/lapack.hpp"
+#include "wire/opencl.hpp"
 #include "wire/level3.hpp"
 
 namespace outboard::wire {
@@ -51,6 +52,9 @@ enum class Type : uint16_t {
   fft_reply = 28,     // server -> client: result of an execution; payload = dense output
   direct_fft = 29,    // client -> server: an FFT execution whose arrays the server copies itself
   direct_blas3 = 30,  // client -> server: a Level-3 BLAS call whose matrices the server copies itself
+  cl_request = 31,    // client -> server: an OpenCL operation (wire/opencl.hpp); payload = its data
+  cl_reply = 32,      // server -> client: the answer to an answered OpenCL operation; payload = its data
+  cl_notice = 33,     // server -> client: an event's status, or a failure nobody waits for
 };
 
 struct Hello {
@@ -260,7 +264,8 @@ struct SinkReply {
 using Message = std::variant<Hello, Challenge, Auth, AuthResult, Blas3Call, CallReply, StatusRequest, StatusReply,
                              ErrorMessage, Ping, Pong, LapackRequest, LapackReply, CallChunk, ReplyChunk, LapackChunk,
                              LanesRequest, LanesReply, DirectLapack, Proceed, InputTaken, SinkRequest, SinkReply,
-                             FftPlan, FftRelease, FftExecute, FftChunk, FftReply, DirectFft, DirectBlas3>;
+                             FftPlan, FftRelease, FftExecute, FftChunk, FftReply, DirectFft, DirectBlas3,
+                             ClRequest, ClReply, ClNotice>;
 // The Type of a message (its variant alternative).
 Type type_of(const Message& m);
 

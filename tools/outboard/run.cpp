@@ -21,7 +21,7 @@ std::string shim_path(const char* file = "liboutboard-blas.so") {
 }  // namespace
 
 Runner add_run(CLI::App& app) {
-  auto* cmd = app.add_subcommand("run", "Run a program with its BLAS, LAPACK and FFTW calls offloaded (outboard run -- PROGRAM ARGS)");
+  auto* cmd = app.add_subcommand("run", "Run a program with its BLAS, LAPACK and FFTW calls offloaded and the servers' OpenCL platforms as its own (outboard run -- PROGRAM ARGS)");
   struct Args {
     std::string server, token, offload, fallback;
     std::vector<std::string> command;
@@ -38,6 +38,11 @@ Runner add_run(CLI::App& app) {
         shim_path() + ":" + shim_path("liboutboard-lapack.so") + ":" + shim_path("liboutboard-fftw3.so");
     if (const char* old = std::getenv("LD_PRELOAD"); old && *old) preload += std::string(":") + old;
     setenv("LD_PRELOAD", preload.c_str(), 1);
+    // Remote OpenCL: the ICD loader (ocl-icd) reads its vendor files from here instead of
+    // /etc/OpenCL/vendors, so the program sees the servers' platforms without anything installed.
+    const auto vendors = std::filesystem::path(shim_path()).parent_path().parent_path() / "etc/OpenCL/vendors";
+    if (std::filesystem::exists(vendors / "outboard.icd") && !std::getenv("OCL_ICD_VENDORS"))
+      setenv("OCL_ICD_VENDORS", vendors.c_str(), 1);
     if (!a->server.empty()) setenv("OUTBOARD_SERVERS", a->server.c_str(), 1);
     if (!a->token.empty()) setenv("OUTBOARD_TOKEN_FILE", std::filesystem::absolute(a->token).c_str(), 1);
     if (!a->offload.empty()) setenv("OUTBOARD_OFFLOAD", a->offload.c_str(), 1);

@@ -8,6 +8,7 @@
 
 #include "backends/cpu/cpu_backend.hpp"
 #include "backends/cuda/cuda_backend.hpp"
+#include "backends/opencl/opencl_backend.hpp"
 #include "common/log.hpp"
 #include "server/server.hpp"
 #include "tools/outboard/commands.hpp"
@@ -68,6 +69,15 @@ Runner add_serve(CLI::App& app) {
       }
       spdlog::info("serve.backend name=cuda {}", gpu->describe().dump());
       backends.push_back(std::move(gpu));
+    }
+    if (c.opencl) {
+      std::string why;
+      if (auto cl = backends::make_opencl_backend(why)) {
+        spdlog::info("serve.backend name=opencl {}", cl->describe().dump());
+        backends.push_back(std::move(cl));
+      } else {
+        spdlog::info("serve.backend name=opencl unavailable=\"{}\"", why);
+      }
     }
     server::Server srv(c, std::move(backends));
     uint16_t bound = srv.start();

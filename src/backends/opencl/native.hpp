@@ -1,0 +1,42 @@
+// The native OpenCL headers as the backend uses them, and what its files share: the platforms and
+// devices the host offers (ids below wire::kFirstClientId, the same for every session).
+#pragma once
+#ifndef CL_TARGET_OPENCL_VERSION
+#define CL_TARGET_OPENCL_VERSION 300
+#endif
+#define CL_USE_DEPRECATED_OPENCL_1_2_APIS
+#include <CL/cl.h>
+#include <CL/cl_ext.h>
+
+#include <atomic>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "server/services/opencl_executor.hpp"
+
+namespace outboard::backends {
+
+struct NativePlatforms {
+  std::vector<cl_platform_id> platforms;                 // id i+1 is platforms[i]
+  std::unordered_map<wire::ClId, cl_device_id> devices;  // by id
+  std::unordered_map<wire::ClId, cl_platform_id> device_platform;
+  std::vector<std::byte> snapshot;                       // wire::ClSnapshot, encoded
+};
+
+// Finds the host's platforms and devices and describes them (platform_scan.cpp).
+NativePlatforms scan_platforms();
+
+struct SharedCounters {
+  std::atomic<uint64_t> operations{0}, kernels{0}, failures{0}, bytes_written{0}, bytes_read{0};
+};
+
+// A session's objects (cl_session.cpp).
+std::unique_ptr<server::ClSessionObjects> make_cl_session(const NativePlatforms& natives,
+                                                          std::shared_ptr<server::ClOutput> out,
+                                                          const server::ClLimits& limits, SharedCounters& counters);
+
+// "CL_INVALID_VALUE" style name of an error code.
+const char* cl_error_name(cl_int code);
+
+}  // namespace outboard::backends

@@ -1,0 +1,60 @@
+#include "backends/opencl/opencl_backend.hpp"
+
+#include <cstdlib>
+
+#include "backends/opencl/native.hpp"
+
+namespace outboard::backends {
+namespace {
+
+std::string platform_text(cl_platform_id p, cl_platform_info what) {
+  size_t n = 0;
+  if (clGetPlatformInfo(p, what, 0, nullptr, &n) != CL_SUCCESS || n == 0) return {};
+  std::string s(n, '\0');
+  clGetPlatformInfo(p, what, n, s.data(), nullptr);
+  if (s.back() == '\0') s.pop_back();
+  return s;
+}
+
+class OpenClBackend final : public server::Backend, public server::ClExecutor {
+ public:
+  explicit OpenClBackend(NativePlatforms n) : natives_(std::move(n)) { provide<server::ClExecutor>(this); }
+
+  std::string name() const override { return "opencl"; }
+  nlohmann::json describe() const override {
+    nlohmann::json platforms = nlohmann::json::array();
+    for (cl_platform_id p : natives_.platforms)
+      platforms.push_back({{"name", platform_text(p, CL_PLATFORM_NAME)}, {"version", platform_text(p, CL_PLATFORM_VERSION)}});
+    return {{"platforms", platforms}, {"devices", natives_.devices.size()}};
+  }
+
+  const std::vector<std::byte>& snapshot() const override { return natives_.snapshot; }
+  std::unique_ptr<server::ClSessionObjects> open_session(std::shared_ptr<server::ClOutput> out,
+                                                         const server::ClLimits& limits) override {
+    return make_cl_session(natives_, std::move(out), limits, counters_);
+  }
+  server::ClCounters counters() const override {
+    return {counters_.operations.load(), counters_.kernels.load(), counters_.failures.load(),
+            counters_.bytes_written.load(), counters_.bytes_read.load()};
+  }
+
+ private:
+  NativePlatforms natives_;
+  SharedCounters counters_;
+};
+
+}  // namespace
+
+std::unique_ptr<server::Backend> make_opencl_backend(std::string& why) {
+  // The server forwards to the host's real platforms: Outboard's own ICD, if installed here,
+  // must not show the server its own remote platforms (or itself).
+  setenv("OUTBOARD_ICD_DISABLE", "1", 1);
+  NativePlatforms n = scan_platforms();
+  if (n.platforms.empty()) {
+    why = "the ICD loader finds no OpenCL platform on this host";
+    return nullptr;
+  }
+  return std::make_unique<OpenClBackend>(std::move(n));
+}
+
+}  // namespace outboard::backends

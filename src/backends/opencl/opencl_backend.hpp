@@ -1,0 +1,15 @@
+// The OpenCL backend: forwards remote OpenCL sessions to the platforms the server host's ICD
+// loader finds (PoCL, NVIDIA's OpenCL, ...). Outboard's own ICD is kept out of the server's
+// platform list (OUTBOARD_ICD_DISABLE, set before the loader is first asked).
+#pragma once
+#include <memory>
+
+#include "server/backend.hpp"
+#include "server/services/opencl_executor.hpp"
+
+namespace outboard::backends {
+
+// Serves server::ClExecutor. Returns nullptr (with `why` set) when the host has no OpenCL platform.
+std::unique_ptr<server::Backend> make_opencl_backend(std::string& why);
+
+}  // namespace outboard::backends

@@ -1,0 +1,205 @@
+#include "client/opencl.hpp"
+
+#include <atomic>
+#include <condition_variable>
+#include <future>
+#include <mutex>
+#include <thread>
+
+#include "client/runtime_internal.hpp"
+#include "common/error.hpp"
+
+namespace outboard::client::opencl {
+namespace {
+
+std::vector<transport::Segment> segments(Bytes b) {
+  if (!b.data || b.size == 0) return {};
+  return {{b.data, static_cast<size_t>(b.size)}};
+}
+
+Answer lost(const std::string& why) {
+  Answer a;
+  a.status = kLost;
+  a.failure = why;
+  return a;
+}
+
+class ChannelImpl final : public Channel {
+ public:
+  ChannelImpl(const ServerAddress& server, const Settings& settings, const Secret& secret)
+      : address_(server.text()), timeout_(settings.timeout_seconds) {
+    conn_ = std::make_unique<Connection>(server, secret, Runtime::client_name(), settings.connect_timeout_seconds);
+    conn_->set_notice_handler([this](const wire::Message& m) {
+      if (notice_handler_) notice_handler_(std::get<wire::ClNotice>(m));
+    });
+    Answer a = call(wire::ClGetPlatforms{}, {}, nullptr, 0);
+    if (a.status != 0) throw Error("server " + address_ + " did not describe its OpenCL platforms" +
+                                   (a.failure.empty() ? "" : ": " + a.failure));
+    snapshot_ = wire::decode_cl_snapshot(a.payload);
+    // Keeps notices and answers coming while no application thread waits on the channel (an
+    // event callback must run even when the program only sleeps).
+    progress_ = std::thread([this] { drive(); });
+    progress_.detach();  // the channel lives as long as the process
+  }
+
+  const std::string& address() const override { return address_; }
+  const wire::ClSnapshot& platforms() const override { return snapshot_; }
+  wire::ClId new_id() override { return next_id_.fetch_add(1); }
+  bool alive() const override { return conn_->alive(); }
+  std::string failure() const override {
+    std::lock_guard lk(mu_);
+    return failure_;
+  }
+
+  bool post(const wire::ClOp& op, Bytes data, bool wait_sent) override {
+    try {
+      if (!wait_sent) {
+        conn_->notify(wire::ClRequest{0, op, data.size}, segments(data));
+        return true;
+      }
+      auto sent = std::make_shared<std::atomic<int>>(0);  // 0 pending, 1 sent, 2 failed
+      conn_->notify(wire::ClRequest{0, op, data.size}, segments(data), [sent](bool ok) { *sent = ok ? 1 : 2; });
+      conn_->wait_until([&] { return sent->load() != 0; }, timeout_, "sending an OpenCL operation");
+      return sent->load() == 1;
+    } catch (const Error& e) {
+      note_failure(e.what());
+      return false;
+    }
+  }
+
+  Answer call(const wire::ClOp& op, Bytes data, void* into, uint64_t into_size) override {
+    struct Slot {
+      bool done = false;
+      Answer answer;
+    };
+    auto slot = std::make_shared<Slot>();
+    try {
+      send_async(op, data, into, into_size, [slot](Answer& a) {
+        slot->answer = std::move(a);
+        slot->done = true;
+      });
+      conn_->wait_until([&] { return slot->done; }, timeout_, "waiting for an OpenCL answer");
+    } catch (const Error& e) {
+      note_failure(e.what());
+      if (!slot->done) return lost(e.what());
+    }
+    return std::move(slot->answer);
+  }
+
+  void call_async(const wire::ClOp& op, Bytes data, void* into, uint64_t into_size,
+                  std::function<void(Answer&)> done) override {
+    try {
+      send_async(op, data, into, into_size, std::move(done));
+    } catch (const Error& e) {
+      note_failure(e.what());
+      Answer a = lost(e.what());
+      done(a);
+    }
+  }
+
+  void set_notice_handler(std::function<void(const wire::ClNotice&)> handler) override {
+    notice_handler_ = std::move(handler);  // set once, before any operation that has notices
+  }
+
+  void on_failure(std::function<void(const std::string&)> done) override {
+    std::unique_lock lk(mu_);
+    if (!failure_.empty()) {
+      std::string why = failure_;
+      lk.unlock();
+      done(why);
+      return;
+    }
+    failure_handlers_.push_back(std::move(done));
+  }
+
+ private:
+  void send_async(const wire::ClOp& op, Bytes data, void* into, uint64_t into_size,
+                  std::function<void(Answer&)> done) {
+    conn_->request_async(
+        wire::ClRequest{0, op, data.size}, segments(data), into, into_size,
+        [done = std::move(done), into](wire::Message* m, transport::Buffer* payload, const std::string& why) {
+          if (!m) {
+            Answer a = lost(why);
+            done(a);
+            return;
+          }
+          auto* r = std::get_if<wire::ClReply>(m);
+          Answer a;
+          if (!r) {
+            a = lost("the server answered an OpenCL operation with something else");
+          } else {
+            a.status = r->status;
+            a.data = std::move(r->data);
+            if (payload && r->payload_bytes && !into)
+              a.payload.assign(payload->data(), payload->data() + r->payload_bytes);
+          }
+          done(a);
+        });
+  }
+
+  void drive() {
+    try {
+      conn_->wait_until([] { return false; }, 0, "serving OpenCL notices");
+    } catch (const Error& e) {
+      note_failure(e.what());
+    }
+  }
+
+  void note_failure(const std::string& why) {
+    std::vector<std::function<void(const std::string&)>> handlers;
+    {
+      std::lock_guard lk(mu_);
+      if (!failure_.empty()) return;
+      failure_ = why.empty() ? "connection lost" : why;
+      handlers.swap(failure_handlers_);
+    }
+    for (auto& h : handlers) h(failure_);
+  }
+
+  const std::string address_;
+  const double timeout_;
+  std::unique_ptr<Connection> conn_;
+  wire::ClSnapshot snapshot_;
+  std::atomic<wire::ClId> next_id_{wire::kFirstClientId};
+  std::function<void(const wire::ClNotice&)> notice_handler_;
+  mutable std::mutex mu_;
+  std::string failure_;
+  std::vector<std::function<void(const std::string&)>> failure_handlers_;
+  std::thread progress_;
+};
+
+}  // namespace
+
+const std::vector<std::shared_ptr<Channel>>& opencl_channels(std::vector<std::string>* errors) {
+  // Made once, never destroyed: OpenCL objects may be released from other libraries' destructors.
+  static std::vector<std::string>* first_errors = new std::vector<std::string>();
+  static auto* channels = [] {
+    auto* out = new std::vector<std::shared_ptr<Channel>>();
+    const Settings& settings = runtime().settings();
+    Secret secret;
+    try {
+      secret = read_secret(settings.token_file);
+    } catch (const Error& e) {
+      first_errors->push_back(e.what());
+      return out;
+    }
+    // In parallel: an unreachable server costs the connect timeout once, not once per server.
+    std::vector<std::future<std::shared_ptr<Channel>>> pending;
+    for (const ServerAddress& s : settings.servers)
+      pending.push_back(std::async(std::launch::async, [&settings, &secret, s]() -> std::shared_ptr<Channel> {
+        return std::make_shared<ChannelImpl>(s, settings, secret);
+      }));
+    for (auto& f : pending) {
+      try {
+        out->push_back(f.get());
+      } catch (const std::exception& e) {
+        first_errors->push_back(e.what());
+      }
+    }
+    return out;
+  }();
+  if (errors) *errors = *first_errors;
+  return *channels;
+}
+
+}  // namespace outboard::client::opencl

@@ -1,0 +1,183 @@
+#include "server/services/opencl.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <thread>
+#include <unordered_map>
+
+#include "server/services/opencl_executor.hpp"
+
+namespace outboard::server {
+namespace {
+
+using transport::Buffer;
+
+// A session's answers, sent through the core from whichever thread has them.
+class Output final : public ClOutput {
+ public:
+  Output(Core& core, PeerId peer) : core_(core), peer_(peer) {}
+  void reply(uint64_t call_id, int32_t status, wire::ClBlob data, std::shared_ptr<Buffer> payload,
+             uint64_t bytes) override {
+    wire::ClReply r{call_id, status, std::move(data), payload ? bytes : 0};
+    send(wire::Message{std::move(r)}, std::move(payload), bytes);
+  }
+  void notice(wire::ClNotice n) override { send(wire::Message{std::move(n)}, nullptr, 0); }
+  void close() {
+    std::lock_guard lk(mu_);
+    closed_ = true;
+  }
+
+ private:
+  void send(wire::Message m, std::shared_ptr<Buffer> payload, uint64_t bytes) {
+    std::lock_guard lk(mu_);  // after close() the core may be gone: nothing reaches it
+    if (closed_) return;
+    Completion c{peer_, std::move(m), std::move(payload), 0, bytes};
+    c.held = false;  // OpenCL results are not counted in the session's held memory
+    core_.complete(std::move(c));
+  }
+  Core& core_;
+  const PeerId peer_;
+  std::mutex mu_;
+  bool closed_ = false;
+};
+
+// One session's thread and its queue of operations.
+class Runner {
+ public:
+  Runner(ClExecutor& executor, std::shared_ptr<Output> out, const ClLimits& limits)
+      : out_(std::move(out)), objects_(executor.open_session(out_, limits)), thread_([this] { loop(); }) {}
+  ~Runner() {
+    stop();
+    thread_.join();
+  }
+  void push(wire::ClRequest r, Buffer payload) {
+    std::lock_guard lk(mu_);
+    queue_.push_back({std::move(r), std::move(payload)});
+    cv_.notify_one();
+  }
+  // The session ended: queued operations are dropped, the objects released on the runner's own
+  // thread (waiting for the device may take long: not on the progress thread).
+  void stop() {
+    out_->close();
+    std::lock_guard lk(mu_);
+    stopping_ = true;
+    queue_.clear();
+    cv_.notify_one();
+  }
+  bool finished() const { return done_.load(); }
+  uint64_t objects() const { return objects_count_.load(); }
+
+ private:
+  struct Item {
+    wire::ClRequest request;
+    Buffer payload;
+  };
+  void loop() {
+    for (;;) {
+      Item item;
+      {
+        std::unique_lock lk(mu_);
+        cv_.wait(lk, [&] { return stopping_ || !queue_.empty(); });
+        if (stopping_) break;
+        item = std::move(queue_.front());
+        queue_.pop_front();
+      }
+      objects_->run(item.request, std::move(item.payload));
+      objects_count_ = objects_->objects();
+    }
+    objects_.reset();
+    objects_count_ = 0;
+    done_ = true;
+  }
+
+  std::shared_ptr<Output> out_;
+  std::unique_ptr<ClSessionObjects> objects_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<Item> queue_;
+  bool stopping_ = false;
+  std::atomic<bool> done_{false};
+  std::atomic<uint64_t> objects_count_{0};
+  std::thread thread_;  // last: starts once the rest is ready
+};
+
+class OpenClService final : public Service {
+ public:
+  OpenClService(Core& core, ClExecutor& executor) : core_(core), executor_(executor) {
+    limits_.max_objects = core.config().opencl_max_objects;
+    limits_.max_memory_bytes = core.config().opencl_max_memory_bytes;
+  }
+  ~OpenClService() override {
+    for (auto& [peer, r] : runners_) r->stop();
+  }
+
+  std::vector<wire::Type> messages() const override { return {wire::Type::cl_request}; }
+
+  transport::Landing on_payload(Session& s, const wire::Message& m, uint64_t bytes) override {
+    const auto* r = std::get_if<wire::ClRequest>(&m);
+    if (!r) return Service::on_payload(s, m, bytes);
+    Core::check_payload(r->payload_bytes, bytes);
+    core_.check_limits(s, bytes);
+    return transport::Landing::receive(Buffer::allocate(bytes));
+  }
+
+  void on_message(Session& s, const wire::Message& m, Buffer payload) override {
+    const auto& r = std::get<wire::ClRequest>(m);
+    if (r.payload_bytes && payload.size() != r.payload_bytes) {
+      core_.reject(s.peer, "OpenCL operation without the data it announced");
+      return;
+    }
+    reap();
+    auto it = runners_.find(s.peer);
+    if (it == runners_.end()) {
+      auto out = std::make_shared<Output>(core_, s.peer);
+      it = runners_.emplace(s.peer, std::make_unique<Runner>(executor_, out, limits_)).first;
+      spdlog::info("opencl.session peer={} client=\"{}\"", s.peer, s.client_name);
+    }
+    s.bytes_in += payload.size();
+    it->second->push(r, std::move(payload));
+  }
+
+  void on_session_end(PeerId peer) override {
+    auto it = runners_.find(peer);
+    if (it == runners_.end()) return;
+    it->second->stop();
+    retiring_.push_back(std::move(it->second));
+    runners_.erase(it);
+    reap();
+  }
+
+  void status(nlohmann::json& j) const override {
+    ClCounters c = executor_.counters();
+    uint64_t objects = 0;
+    for (const auto& [peer, r] : runners_) objects += r->objects();
+    j["opencl"] = {{"sessions", runners_.size()},  {"objects", objects},           {"operations", c.operations},
+                   {"kernels", c.kernels},         {"failures", c.failures},       {"bytes_written", c.bytes_written},
+                   {"bytes_read", c.bytes_read},   {"sessions_ending", retiring_.size()}};
+  }
+
+ private:
+  // Joins the runners of ended sessions whose objects are released by now.
+  void reap() {
+    std::erase_if(retiring_, [](const std::unique_ptr<Runner>& r) { return r->finished(); });
+  }
+
+  Core& core_;
+  ClExecutor& executor_;
+  ClLimits limits_;
+  std::unordered_map<PeerId, std::unique_ptr<Runner>> runners_;
+  std::vector<std::unique_ptr<Runner>> retiring_;
+};
+
+}  // namespace
+
+std::unique_ptr<Service> make_opencl_service(Core& core) {
+  for (const auto& b : core.backends())
+    if (ClExecutor* e = b->executor<ClExecutor>()) return std::make_unique<OpenClService>(core, *e);
+  return nullptr;
+}
+
+}  // namespace outboard::server

@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# Remote OpenCL through the ICD: an ordinary OpenCL program (opencl_check, linked with -lOpenCL)
+# run on PoCL directly and through Outboard's ICD (the same PoCL, behind a real server) must print
+# the same results and the same error codes, line for line; the server's counters must show the
+# work was served there. Then clinfo sees the same device properties, Debian's pyopencl runs a
+# kernel through it, and two clients run at once.
+BUILD=$1
+PROGRAMS=$2
+source "$(dirname "$0")/lib.sh"
+[ -f /etc/OpenCL/vendors/pocl.icd ] || { echo "skip: PoCL (pocl-opencl-icd) is not installed"; exit 77; }
+start_server
+DIRECT="$WORK/direct-vendors"
+mkdir -p "$DIRECT" && ln -s /etc/OpenCL/vendors/pocl.icd "$DIRECT/"
+REMOTE="$BUILD/etc/OpenCL/vendors"
+
+OCL_ICD_VENDORS="$DIRECT" "$PROGRAMS/opencl_check" >"$WORK/direct.txt" 2>"$WORK/direct.err" || { cat "$WORK/direct.err"; fail "opencl_check on PoCL"; }
+before=$(status_field "s['opencl']['kernels']")
+OCL_ICD_VENDORS="$REMOTE" "$PROGRAMS/opencl_check" >"$WORK/remote.txt" 2>"$WORK/remote.err" || { cat "$WORK/remote.err"; fail "opencl_check through Outboard"; }
+diff "$WORK/direct.txt" "$WORK/remote.txt" || fail "results or error codes differ between PoCL and Outboard"
+after=$(status_field "s['opencl']['kernels']")
+[ $((after - before)) -ge 3 ] || fail "the kernels were not run by the server (kernels $before -> $after)"
+ok "opencl_check: $(wc -l <"$WORK/remote.txt") identical lines; $((after - before)) kernels served remotely"
+
+# outboard run registers the ICD for one program.
+"$OUTBOARD" run -- "$PROGRAMS/opencl_check" >"$WORK/run.txt" 2>&1 || { cat "$WORK/run.txt"; fail "opencl_check under outboard run"; }
+diff "$WORK/direct.txt" "$WORK/run.txt" >/dev/null || fail "opencl_check under outboard run differs"
+ok "outboard run: the program sees the remote platform"
+
+# clinfo: the remote device's properties are the local ones.
+if command -v clinfo >/dev/null; then
+  props() { OCL_ICD_VENDORS="$1" clinfo --raw | grep -E '^\[[^]]*/0\] +CL_DEVICE_' | sed -E 's/^\[[^]]*\] +//' |
+              grep -vE '^CL_DEVICE_(PLATFORM|EXECUTION_CAPABILITIES|REFERENCE_COUNT) ' | sort; }
+  props "$DIRECT" >"$WORK/clinfo-direct.txt"
+  props "$REMOTE" >"$WORK/clinfo-remote.txt"
+  [ "$(wc -l <"$WORK/clinfo-direct.txt")" -gt 50 ] || fail "clinfo lists too few device properties"
+  diff "$WORK/clinfo-direct.txt" "$WORK/clinfo-remote.txt" || fail "clinfo: device properties differ"
+  OCL_ICD_VENDORS="$REMOTE" clinfo -l | grep -q "\[127.0.0.1:$PORT\]" || fail "clinfo: the platform is not named with its server"
+  ok "clinfo: $(wc -l <"$WORK/clinfo-remote.txt") device properties identical; platform named [127.0.0.1:$PORT]"
+fi
+
+# Debian's pyopencl, unmodified, runs a kernel through it.
+if /usr/bin/python3 -c "import pyopencl" 2>/dev/null; then
+  cat >"$WORK/pyopencl_check.py" <<'PY'
+import numpy as np
+import pyopencl as cl
+ctx = cl.Context(cl.get_platforms()[0].get_devices())
+queue = cl.CommandQueue(ctx)
+a = np.arange(100000, dtype=np.float32)
+mf = cl.mem_flags
+da = cl.Buffer(ctx, mf.READ_ONLY | mf.COPY_HOST_PTR, hostbuf=a)
+dout = cl.Buffer(ctx, mf.WRITE_ONLY, a.nbytes)
+prg = cl.Program(ctx, "__kernel void sq(__global const float* a, __global float* o) { int i = get_global_id(0); o[i] = a[i] * a[i]; }").build()
+prg.sq(queue, a.shape, None, da, dout)
+out = np.empty_like(a)
+cl.enqueue_copy(queue, out, dout)
+print("pyopencl:", cl.get_platforms()[0].name, "ok" if np.allclose(out, a * a) else "WRONG")
+PY
+  before=$(status_field "s['opencl']['kernels']")
+  out=$(OCL_ICD_VENDORS="$REMOTE" /usr/bin/python3 "$WORK/pyopencl_check.py" 2>&1) || { echo "$out"; fail "pyopencl"; }
+  grep -q "pyopencl: .*\[127.0.0.1:$PORT\] ok" <<<"$out" || { echo "$out"; fail "pyopencl's result"; }
+  [ "$(status_field "s['opencl']['kernels']")" -gt "$before" ] || fail "pyopencl's kernel was not served remotely"
+  ok "pyopencl: a kernel through the remote platform, result checked"
+fi
+
+# Two clients at once; their sessions end with them and leave no objects behind.
+OCL_ICD_VENDORS="$REMOTE" "$PROGRAMS/opencl_check" >"$WORK/c1.txt" 2>&1 &
+p1=$!
+OCL_ICD_VENDORS="$REMOTE" "$PROGRAMS/opencl_check" >"$WORK/c2.txt" 2>&1 &
+p2=$!
+wait $p1 && wait $p2 || fail "concurrent clients"
+diff "$WORK/direct.txt" "$WORK/c1.txt" >/dev/null && diff "$WORK/direct.txt" "$WORK/c2.txt" >/dev/null || fail "concurrent clients' results"
+for _ in $(seq 50); do [ "$(status_field "s['opencl']['objects']")" = 0 ] && break; sleep 0.1; done
+[ "$(status_field "s['opencl']['objects']")" = 0 ] || fail "objects left behind by ended sessions"
+ok "two clients at once; no objects left once they ended"
