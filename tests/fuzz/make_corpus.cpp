@@ -66,6 +66,28 @@ std::map<std::string, std::vector<std::byte>> seeds() {
                                              {{0x10000, request_bytes(big), 0}}, {{0x900000, reply_bytes(big), 0}}, true});
   }
   out["reply_chunk"] = encode(ReplyChunk{13, 0, 4096});
+  // Remote OpenCL: one of each kind of operation's shape (ids, lists, blobs, nested arguments).
+  {
+    const ClId first = kFirstClientId;
+    out["cl_create_context"] = encode(ClRequest{0, ClCreateContext{first, {5}, {0x1084, 1}}, 0});
+    out["cl_create_buffer"] = encode(ClRequest{0, ClCreateBuffer{first + 1, first, 1, 4096}, 4096});
+    ClNDRange k;
+    k.cmd = {first + 2, {first + 3}, first + 4};
+    k.kernel = first + 5;
+    k.dims = 1;
+    k.global = {1024, 1, 1};
+    k.args = {{0, 0, 0, 0, ClBlob(4, std::byte{1})}, {1, 1, first + 1, 0, {}}, {2, 2, 0, 256, {}}};
+    out["cl_ndrange"] = encode(ClRequest{0, k, 0});
+    ClRead rd;
+    rd.cmd.queue = first + 2;
+    rd.mem = first + 1;
+    rd.at.region = {64, 2, 1};
+    rd.at.row_pitch = 128;
+    out["cl_read"] = encode(ClRequest{9, rd, 0});
+    out["cl_build"] = encode(ClRequest{10, ClBuildProgram{0, first + 6, 0, {5}, "-cl-std=CL1.2", {}, {}}, 0});
+    out["cl_reply"] = encode(ClReply{10, -11, ClBlob(8, std::byte{2}), 0});
+    out["cl_notice"] = encode(ClNotice{0, first + 4, 0, {1, 2, 3, 4}, ""});
+  }
   out["blas3_dgemm"] = encode(blas3(1, call(Routine::gemm, Scalar::d, 'N', 'N', 'T', 'N', 'N', 8, 4, 2, true, {1, 0})));
   out["blas3_zgemm"] = encode(blas3(2, call(Routine::gemm, Scalar::z, 'N', 'N', 'C', 'T', 'N', 3, 5, 7, false)));
   out["blas3_ssymm"] = encode(blas3(3, call(Routine::symm, Scalar::s, 'R', 'U', 'N', 'N', 'N', 6, 2, 0, false)));

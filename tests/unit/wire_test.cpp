@@ -243,6 +243,49 @@ TEST(WireRoundTrip, Blas3CallZeroDimensions) {
   expect_calls_equal(d.call, c);
 }
 
+TEST(WireRoundTrip, OpenClOperationsAndTheirBounds) {
+  EXPECT_EQ(uint16_t(Type::cl_request), 31);
+  ClNDRange k;
+  k.cmd = {kFirstClientId, {kFirstClientId + 1, kFirstClientId + 2}, kFirstClientId + 3};
+  k.kernel = kFirstClientId + 4;
+  k.dims = 2;
+  k.global = {64, 32, 1};
+  k.local = {8, 8, 1};
+  k.local_given = true;
+  k.args = {{0, uint8_t(ClArgKind::value), 0, 0, ClBlob(12, std::byte{9})}, {1, uint8_t(ClArgKind::local), 0, 512, {}}};
+  auto r = decode_as<ClRequest>(encode(ClRequest{7, k, 0}));
+  EXPECT_EQ(r.call_id, 7u);
+  const auto& d = std::get<ClNDRange>(r.op);
+  EXPECT_EQ(d.cmd.wait, k.cmd.wait);
+  EXPECT_EQ(d.global, k.global);
+  ASSERT_EQ(d.args.size(), 2u);
+  EXPECT_EQ(d.args[0].value, k.args[0].value);
+  EXPECT_EQ(d.args[1].local_bytes, 512u);
+  EXPECT_STREQ(op_name(r.op), "ndrange");
+
+  auto b = decode_as<ClRequest>(encode(ClRequest{1, ClBuildProgram{2, 5, 6, {1}, "-O", {7, 8}, {"a.h", "b.h"}}, 0}));
+  EXPECT_EQ(std::get<ClBuildProgram>(b.op).header_names[1], "b.h");
+
+  // A list longer than the bound, an unknown operation, a flag that is not 0/1, and truncation.
+  ClCreateContext big{kFirstClientId, ClIds(kMaxClList + 1, 1), {}};
+  EXPECT_THROW(decode(encode(ClRequest{0, big, 0})), ProtocolError);
+  auto unknown = encode(ClRequest{0, ClFlush{1}, 0});
+  unknown[8 + 8 + 8] = std::byte{0xff};  // header (8), call id, payload bytes, then the op code
+  EXPECT_THROW(decode(unknown), ProtocolError);
+  auto flag = encode(ClRequest{0, ClMarker{{1, {}, 0}, true}, 0});
+  flag.back() = std::byte{2};
+  EXPECT_THROW(decode(flag), ProtocolError);
+  auto cut = encode(ClRequest{0, k, 0});
+  cut.resize(cut.size() - 3);
+  EXPECT_THROW(decode(cut), ProtocolError);
+
+  wire::ClSnapshot snap;
+  snap.platforms.push_back({1, {{0x902, ClBlob(5, std::byte{'x'})}}, {{2, {{0x1000, ClBlob(8)}}}}});
+  auto back = decode_cl_snapshot(encode_cl(snap));
+  ASSERT_EQ(back.platforms.size(), 1u);
+  EXPECT_EQ(back.platforms[0].devices[0].id, 2u);
+}
+
 TEST(WireRoundTrip, DirectBlas3AndItsRejects) {
   EXPECT_EQ(uint16_t(Type::direct_blas3), 30);
   EXPECT_EQ(type_of(Message{DirectBlas3{}}), Type::direct_blas3);
