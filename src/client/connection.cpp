@@ -298,12 +298,6 @@ void Connection::wait_until(const std::function<bool()>& done, double timeout_se
   wait(lk, done, timeout_seconds, what);
 }
 
-void Connection::wake() {
-  Lock lk(mu_);
-  cv_.notify_all();
-  if (blocking_) worker_->signal();
-}
-
 wire::Message Connection::request(wire::Message request, std::vector<transport::Segment> payload, void* reply_buffer,
                                   uint64_t reply_capacity, double timeout_seconds) {
   refuse_if_inherited();

@@ -62,8 +62,6 @@ class Connection {
   // or timeout_seconds (0: none) pass; throws Error like request(). A thread that keeps callbacks
   // coming while the program does not wait runs this; so does one waiting for an async answer.
   void wait_until(const std::function<bool()>& done, double timeout_seconds, const char* what);
-  // Wakes the threads in wait_until to look at their done() again.
-  void wake();
 
   // Where a piece of a chunked call's result lands: its offset in the packed result and its size
   // give the memory to receive it into (nullptr refuses it, which fails the call).

@@ -38,13 +38,11 @@ class ChannelImpl final : public Channel {
     snapshot_ = wire::decode_cl_snapshot(a.payload);
     // Keeps notices and answers coming while no application thread waits on the channel (an
     // event callback must run even when the program only sleeps).
-    progress_ = std::thread([this] { drive(); });
-    progress_.detach();  // the channel lives as long as the process
+    std::thread([this] { drive(); }).detach();  // the channel lives as long as the process
   }
 
   const std::string& address() const override { return address_; }
   const wire::ClSnapshot& platforms() const override { return snapshot_; }
-  wire::ClId new_id() override { return next_id_.fetch_add(1); }
   bool alive() const override { return conn_->alive(); }
   std::string failure() const override {
     std::lock_guard lk(mu_);
@@ -160,12 +158,10 @@ class ChannelImpl final : public Channel {
   const double timeout_;
   std::unique_ptr<Connection> conn_;
   wire::ClSnapshot snapshot_;
-  std::atomic<wire::ClId> next_id_{wire::kFirstClientId};
   std::function<void(const wire::ClNotice&)> notice_handler_;
   mutable std::mutex mu_;
   std::string failure_;
   std::vector<std::function<void(const std::string&)>> failure_handlers_;
-  std::thread progress_;
 };
 
 }  // namespace

@@ -36,8 +36,6 @@ class OUTBOARD_CLIENT_API Channel {
   virtual const std::string& address() const = 0;
   // The server's platforms and devices (asked once, when the channel was made).
   virtual const wire::ClSnapshot& platforms() const = 0;
-  // A new object id for this session (never reused).
-  virtual wire::ClId new_id() = 0;
   // False once the connection failed; failure() then says why.
   virtual bool alive() const = 0;
   virtual std::string failure() const = 0;

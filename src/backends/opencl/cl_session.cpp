@@ -742,6 +742,33 @@ class Session final : public server::ClSessionObjects {
     return at.region[1] == 1 && at.region[2] == 1 && at.origin[1] == 0 && at.origin[2] == 0;
   }
 
+  // Enqueues a buffer, rectangle or image transfer between `host` (packed) and `mem`, without
+  // blocking; returns its native event.
+  cl_event enqueue_transfer(bool write, cl_command_queue q, const wire::ClCommand& cmd, Object& o,
+                            const wire::ClRegion& at, void* host) {
+    auto wait = wait_list(cmd.wait);
+    cl_mem m = static_cast<cl_mem>(o.handle);
+    const size_t* org = reinterpret_cast<const size_t*>(at.origin.data());
+    const size_t* reg = reinterpret_cast<const size_t*>(at.region.data());
+    const size_t host0[3] = {0, 0, 0};
+    cl_event e = nullptr;
+    cl_int rc;
+    if (o.kind == Kind::image)
+      rc = write ? clEnqueueWriteImage(q, m, CL_FALSE, org, reg, 0, 0, host, n(wait), p(wait), &e)
+                 : clEnqueueReadImage(q, m, CL_FALSE, org, reg, 0, 0, host, n(wait), p(wait), &e);
+    else if (is_linear(at))
+      rc = write ? clEnqueueWriteBuffer(q, m, CL_FALSE, at.origin[0], at.region[0], host, n(wait), p(wait), &e)
+                 : clEnqueueReadBuffer(q, m, CL_FALSE, at.origin[0], at.region[0], host, n(wait), p(wait), &e);
+    else
+      rc = write ? clEnqueueWriteBufferRect(q, m, CL_FALSE, org, host0, reg, at.row_pitch, at.slice_pitch, 0, 0, host,
+                                            n(wait), p(wait), &e)
+                 : clEnqueueReadBufferRect(q, m, CL_FALSE, org, host0, reg, at.row_pitch, at.slice_pitch, 0, 0, host,
+                                           n(wait), p(wait), &e);
+    check(rc, write ? "the write" : "the read");
+    if (!write) clFlush(q);  // the client is likely waiting for it
+    return e;
+  }
+
   void handle(const wire::ClRequest& r, const wire::ClWrite& w, transport::Buffer& payload, ClId&, ClId& event) {
     event = w.cmd.event ? w.cmd.event : w.cmd.queue;  // what a failure is reported on
     check_command(w.cmd);
@@ -749,23 +776,8 @@ class Session final : public server::ClSessionObjects {
     Object& o = find(w.mem, {Kind::mem, Kind::image});
     const uint64_t bytes = transfer_bytes(o, w.at);
     if (r.payload_bytes != bytes || payload.size() != bytes) throw ClFail{CL_INVALID_VALUE, "the data is not the region's size"};
-    auto wait = wait_list(w.cmd.wait);
     auto data = std::make_shared<transport::Buffer>(std::move(payload));
-    cl_event e = nullptr;
-    cl_mem m = static_cast<cl_mem>(o.handle);
-    const size_t* org = reinterpret_cast<const size_t*>(w.at.origin.data());
-    const size_t* reg = reinterpret_cast<const size_t*>(w.at.region.data());
-    cl_int rc;
-    if (o.kind == Kind::image) {
-      rc = clEnqueueWriteImage(q, m, CL_FALSE, org, reg, 0, 0, data->data(), n(wait), p(wait), &e);
-    } else if (is_linear(w.at)) {
-      rc = clEnqueueWriteBuffer(q, m, CL_FALSE, w.at.origin[0], bytes, data->data(), n(wait), p(wait), &e);
-    } else {
-      const size_t host0[3] = {0, 0, 0};
-      rc = clEnqueueWriteBufferRect(q, m, CL_FALSE, org, host0, reg, w.at.row_pitch, w.at.slice_pitch, 0, 0,
-                                    data->data(), n(wait), p(wait), &e);
-    }
-    check(rc, "the write");
+    cl_event e = enqueue_transfer(true, q, w.cmd, o, w.at, data->data());
     counters_.bytes_written += bytes;
     Callback c;
     c.call_id = r.call_id;
@@ -780,24 +792,8 @@ class Session final : public server::ClSessionObjects {
     cl_command_queue q = queue(rd.cmd);
     Object& o = find(rd.mem, {Kind::mem, Kind::image});
     const uint64_t bytes = transfer_bytes(o, rd.at);
-    auto wait = wait_list(rd.cmd.wait);
     auto data = std::make_shared<transport::Buffer>(transport::Buffer::allocate(bytes));
-    cl_event e = nullptr;
-    cl_mem m = static_cast<cl_mem>(o.handle);
-    const size_t* org = reinterpret_cast<const size_t*>(rd.at.origin.data());
-    const size_t* reg = reinterpret_cast<const size_t*>(rd.at.region.data());
-    cl_int rc;
-    if (o.kind == Kind::image) {
-      rc = clEnqueueReadImage(q, m, CL_FALSE, org, reg, 0, 0, data->data(), n(wait), p(wait), &e);
-    } else if (is_linear(rd.at)) {
-      rc = clEnqueueReadBuffer(q, m, CL_FALSE, rd.at.origin[0], bytes, data->data(), n(wait), p(wait), &e);
-    } else {
-      const size_t host0[3] = {0, 0, 0};
-      rc = clEnqueueReadBufferRect(q, m, CL_FALSE, org, host0, reg, rd.at.row_pitch, rd.at.slice_pitch, 0, 0,
-                                   data->data(), n(wait), p(wait), &e);
-    }
-    check(rc, "the read");
-    clFlush(q);  // the client is likely waiting for it
+    cl_event e = enqueue_transfer(false, q, rd.cmd, o, rd.at, data->data());
     Callback c;
     c.call_id = r.call_id;
     c.data = std::move(data);

@@ -238,11 +238,7 @@ cl_int CL_API_CALL Api::clFinish(cl_command_queue q) {
     std::lock_guard lk(q->reads->mu);
     before = q->reads->next;
   }
-  auto probe = std::make_shared<EventState>();
-  probe->status = CL_COMPLETE;
-  probe->reads = q->reads;
-  probe->reads_before = before;
-  wait_for({probe});
+  wait_reads(*q->reads, before);
   if (cl_int late = take_failure(q->id); late != CL_SUCCESS) return CL_OUT_OF_RESOURCES;
   return a.status == CL_SUCCESS ? CL_SUCCESS : CL_OUT_OF_RESOURCES;
 }

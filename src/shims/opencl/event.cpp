@@ -47,14 +47,16 @@ bool reads_done(const EventState& s) {
   return s.reads->outstanding.empty() || *s.reads->outstanding.begin() >= s.reads_before;
 }
 
-// Waits until the data of the reads enqueued before `s` has landed.
-void wait_reads(const EventState& s) {
-  if (!s.reads) return;
-  std::unique_lock lk(s.reads->mu);
-  s.reads->cv.wait(lk, [&] { return s.reads->outstanding.empty() || *s.reads->outstanding.begin() >= s.reads_before; });
+void wait_reads_of(const EventState& s) {
+  if (s.reads) wait_reads(*s.reads, s.reads_before);
 }
 
 }  // namespace
+
+void wait_reads(QueueReads& reads, uint64_t before) {
+  std::unique_lock lk(reads.mu);
+  reads.cv.wait(lk, [&] { return reads.outstanding.empty() || *reads.outstanding.begin() >= before; });
+}
 
 void run_callback(std::function<void()> fn) {
   static auto* c = new Callbacks();  // never destroyed: its thread outlives static destructors
@@ -86,7 +88,7 @@ void complete_event(const std::shared_ptr<EventState>& s, cl_int status, const s
   const cl_int final_status = status < 0 ? status : CL_COMPLETE;
   run_callback([due = std::move(due), final_status, s] {
     // Reads before it must have landed before a callback may look at their data.
-    wait_reads(*s);
+    wait_reads_of(*s);
     for (const auto& cb : due) {
       cb.fn(cb.event, final_status, cb.data);
       Api::clReleaseEvent(cb.event);
@@ -168,7 +170,7 @@ cl_int wait_for(const std::vector<std::shared_ptr<EventState>>& events) {
       s->cv.wait(lk, [&] { return s->status <= CL_COMPLETE; });
       if (s->status < 0) rc = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
     }
-    wait_reads(*s);
+    wait_reads_of(*s);
   }
   return rc;
 }

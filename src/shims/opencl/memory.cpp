@@ -29,8 +29,6 @@ cl_int check_flags(cl_mem_flags flags) {
   return CL_SUCCESS;
 }
 
-ClId root_id(cl_mem m) { return m->id; }
-
 // A read of `at` from `mem` into `ptr` (bytes long): blocking, or answered later; the queue's
 // read bookkeeping keeps later events from completing before its data is here.
 cl_int read_into(cl_command_queue q, cl_mem mem, const wire::ClRegion& at, void* ptr, uint64_t bytes, bool blocking,
@@ -69,12 +67,7 @@ cl_int write_from(cl_command_queue q, cl_mem mem, const wire::ClRegion& at, cons
   if (cl_int rc = begin_command(q, n, wait, event, type, c); rc != CL_SUCCESS) return rc;
   // Blocking: returns once the data has left the program's memory (OpenCL: the pointer may be
   // reused). Non-blocking: the program keeps it until the command completes.
-  if (!q->channel().post(wire::ClWrite{c.cmd, mem->id, at}, Bytes{ptr, bytes}, blocking)) {
-    command_lost(c, event);
-    return CL_OUT_OF_RESOURCES;
-  }
-  if (event) *event = c.event;
-  return CL_SUCCESS;
+  return send_command(q, wire::ClWrite{c.cmd, mem->id, at}, c, event, Bytes{ptr, bytes}, blocking);
 }
 
 wire::ClRegion linear(size_t offset, size_t size) {
@@ -325,12 +318,7 @@ cl_int CL_API_CALL Api::clEnqueueCopyBuffer(cl_command_queue q, cl_mem src, cl_m
   if (src == dst && src_offset < dst_offset + size && dst_offset < src_offset + size) return CL_MEM_COPY_OVERLAP;
   Command c;
   if (cl_int rc = begin_command(q, n, wait, event, CL_COMMAND_COPY_BUFFER, c); rc != CL_SUCCESS) return rc;
-  if (!q->channel().post(wire::ClCopy{c.cmd, src->id, dst->id, linear(src_offset, size), linear(dst_offset, size)})) {
-    command_lost(c, event);
-    return CL_OUT_OF_RESOURCES;
-  }
-  if (event) *event = c.event;
-  return CL_SUCCESS;
+  return send_command(q, wire::ClCopy{c.cmd, src->id, dst->id, linear(src_offset, size), linear(dst_offset, size)}, c, event);
 }
 
 cl_int CL_API_CALL Api::clEnqueueCopyBufferRect(cl_command_queue q, cl_mem src, cl_mem dst, const size_t* src_origin,
@@ -346,12 +334,7 @@ cl_int CL_API_CALL Api::clEnqueueCopyBufferRect(cl_command_queue q, cl_mem src, 
   if (cl_int rc = begin_command(q, n, wait, event, CL_COMMAND_COPY_BUFFER_RECT, c); rc != CL_SUCCESS) return rc;
   wire::ClCopy cp{c.cmd, src->id, dst->id, rect(src_origin, region, src_row_pitch, src_slice_pitch),
                   rect(dst_origin, region, dst_row_pitch, dst_slice_pitch)};
-  if (!q->channel().post(cp)) {
-    command_lost(c, event);
-    return CL_OUT_OF_RESOURCES;
-  }
-  if (event) *event = c.event;
-  return CL_SUCCESS;
+  return send_command(q, cp, c, event);
 }
 
 cl_int CL_API_CALL Api::clEnqueueFillBuffer(cl_command_queue q, cl_mem buffer, const void* pattern, size_t pattern_size,
@@ -365,12 +348,7 @@ cl_int CL_API_CALL Api::clEnqueueFillBuffer(cl_command_queue q, cl_mem buffer, c
   if (cl_int rc = begin_command(q, n, wait, event, CL_COMMAND_FILL_BUFFER, c); rc != CL_SUCCESS) return rc;
   wire::ClBlob bytes(pattern_size);
   std::memcpy(bytes.data(), pattern, pattern_size);
-  if (!q->channel().post(wire::ClFill{c.cmd, buffer->id, bytes, linear(offset, size)})) {
-    command_lost(c, event);
-    return CL_OUT_OF_RESOURCES;
-  }
-  if (event) *event = c.event;
-  return CL_SUCCESS;
+  return send_command(q, wire::ClFill{c.cmd, buffer->id, bytes, linear(offset, size)}, c, event);
 }
 
 void* CL_API_CALL Api::clEnqueueMapBuffer(cl_command_queue q, cl_mem buffer, cl_bool blocking_map, cl_map_flags flags,
@@ -448,16 +426,11 @@ cl_int CL_API_CALL Api::clEnqueueMigrateMemObjects(cl_command_queue q, cl_uint n
   for (cl_uint i = 0; i < num_mem_objects; ++i) {
     if (!valid(mem_objects[i])) return CL_INVALID_MEM_OBJECT;
     if (mem_objects[i]->context != q->context) return CL_INVALID_CONTEXT;
-    ids.push_back(root_id(mem_objects[i]));
+    ids.push_back(mem_objects[i]->id);
   }
   Command c;
   if (cl_int rc = begin_command(q, n, wait, event, CL_COMMAND_MIGRATE_MEM_OBJECTS, c); rc != CL_SUCCESS) return rc;
-  if (!q->channel().post(wire::ClMigrate{c.cmd, ids, flags})) {
-    command_lost(c, event);
-    return CL_OUT_OF_RESOURCES;
-  }
-  if (event) *event = c.event;
-  return CL_SUCCESS;
+  return send_command(q, wire::ClMigrate{c.cmd, ids, flags}, c, event);
 }
 
 }  // namespace outboard::opencl

@@ -2,7 +2,7 @@
 // the loader calls through it), then room for a 2.0 ICD loader's per-object data, then the
 // client's own state. Platforms and devices live as long as the process; the others are counted
 // (clRetain*/clRelease*), and their server twin is released (wire::ClRelease) when the count
-// reaches zero. The ICD names every object itself (Channel::new_id), so making one never waits.
+// reaches zero. The ICD names every object itself (registry.hpp: new_id), so making one never waits.
 #pragma once
 #ifndef CL_TARGET_OPENCL_VERSION
 #define CL_TARGET_OPENCL_VERSION 300
@@ -259,8 +259,14 @@ cl_int begin_command(cl_command_queue q, cl_uint n, const cl_event* wait, cl_eve
                      Command& out);
 // The command could not be sent: its event fails.
 void command_lost(Command& c, cl_event* event);
+// Streams a command begun with begin_command and hands the program its event; a lost connection
+// fails the event (CL_OUT_OF_RESOURCES). `data` and `wait_sent` as Channel::post takes them.
+cl_int send_command(cl_command_queue q, const wire::ClOp& op, Command& c, cl_event* event,
+                    client::opencl::Bytes data = {}, bool wait_sent = false);
 // Waits for a command of `q` whose event is `state` (blocking transfers).
 cl_int wait_command(const std::shared_ptr<EventState>& state);
+// Waits until the data of the reads numbered below `before` has landed.
+void wait_reads(QueueReads& reads, uint64_t before);
 
 void release_context(cl_context c);
 void release_mem(cl_mem m);

@@ -25,11 +25,8 @@ void command_lost(Command& c, cl_event* event) {
 
 cl_int wait_command(const std::shared_ptr<EventState>& state) { return wait_for({state}); }
 
-namespace {
-
-// Sends a command; hands the program its event. A lost connection fails the event.
-cl_int send(cl_command_queue q, const wire::ClOp& op, Command& c, cl_event* event,
-            client::opencl::Bytes data = {}, bool wait_sent = false) {
+cl_int send_command(cl_command_queue q, const wire::ClOp& op, Command& c, cl_event* event, client::opencl::Bytes data,
+                    bool wait_sent) {
   if (!q->channel().post(op, data, wait_sent)) {
     command_lost(c, event);
     return CL_OUT_OF_RESOURCES;
@@ -37,8 +34,6 @@ cl_int send(cl_command_queue q, const wire::ClOp& op, Command& c, cl_event* even
   if (event) *event = c.event;
   return CL_SUCCESS;
 }
-
-}  // namespace
 
 cl_int CL_API_CALL Api::clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, cl_uint work_dim,
                                                const size_t* global_work_offset, const size_t* global_work_size,
@@ -81,7 +76,7 @@ cl_int CL_API_CALL Api::clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel ker
   Command c;
   if (cl_int rc = begin_command(q, n, wait, event, CL_COMMAND_NDRANGE_KERNEL, c); rc != CL_SUCCESS) return rc;
   k.cmd = c.cmd;
-  return send(q, k, c, event);
+  return send_command(q, k, c, event);
 }
 
 cl_int CL_API_CALL Api::clEnqueueTask(cl_command_queue q, cl_kernel kernel, cl_uint n, const cl_event* wait,
@@ -104,7 +99,7 @@ namespace {
 cl_int marker(cl_command_queue q, cl_uint n, const cl_event* wait, cl_event* event, bool barrier, cl_command_type type) {
   Command c;
   if (cl_int rc = begin_command(q, n, wait, event, type, c); rc != CL_SUCCESS) return rc;
-  return send(q, wire::ClMarker{c.cmd, barrier}, c, event);
+  return send_command(q, wire::ClMarker{c.cmd, barrier}, c, event);
 }
 
 }  // namespace
