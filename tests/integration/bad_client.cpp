@@ -11,7 +11,7 @@
 //          sink-unauthenticated, sink-oversized, sink-unknown, sink-counted,
 //          fft-unknown-plan, fft-other-session, fft-shape-mismatch, fft-overflow, fft-duplicate-plan,
 //          fft-many-plans, fft-release-then-execute, fft-huge-plan, fft-direct-unknown-plan (fft_mode,
-//          below)
+//          below), cl-malformed, cl-other-session, cl-out-of-bounds, cl-limits (cl_mode)
 // The quiet-* modes send streaming pings (no_reply), which the server consumes as they arrive;
 // the sink-* modes send the same payloads into the session's sink (no header at all).
 #include <cmath>
@@ -671,6 +671,175 @@ int fft_mode(Peer& p, const std::string& mode, const std::string& host, uint16_t
   return 2;
 }
 
+
+// ---- remote OpenCL (wire/opencl.hpp) ----
+// Codes from CL/cl.h (this program does not include OpenCL's headers).
+constexpr int32_t kClInvalidValue = -30, kClInvalidMemObject = -38, kClInvalidCommandQueue = -36,
+                  kClInvalidEventWaitList = -57;
+
+// A session with a context, a queue and a 4096-byte buffer holding 0, 1, 2, ... (ids from `base`).
+struct ClSetup {
+  wire::ClId context, queue, buffer;
+  std::vector<uint8_t> data = std::vector<uint8_t>(4096);
+};
+std::optional<ClSetup> cl_setup(Peer& p, wire::ClId base) {
+  p.send(wire::encode(wire::ClRequest{1, wire::ClGetPlatforms{}, 0}));
+  auto r = p.expect<wire::ClReply>(10);
+  if (!r || r->status != 0) return std::nullopt;
+  auto snap = wire::decode_cl_snapshot({p.last_payload.data(), r->payload_bytes});
+  if (snap.platforms.empty() || snap.platforms[0].devices.empty()) return std::nullopt;
+  const wire::ClId platform = snap.platforms[0].id, device = snap.platforms[0].devices[0].id;
+  ClSetup s{base, base + 1, base + 2};
+  for (size_t i = 0; i < s.data.size(); ++i) s.data[i] = static_cast<uint8_t>(i);
+  p.send(wire::encode(wire::ClRequest{0, wire::ClCreateContext{s.context, {device}, {0x1084, platform}}, 0}));
+  p.send(wire::encode(wire::ClRequest{0, wire::ClCreateQueue{s.queue, s.context, device, {}}, 0}));
+  p.send(wire::encode(wire::ClRequest{0, wire::ClCreateBuffer{s.buffer, s.context, 1 | 32, 4096}, 4096}),
+         {{s.data.data(), s.data.size()}});  // CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR
+  return s;
+}
+
+wire::ClRegion cl_linear(uint64_t offset, uint64_t size) {
+  wire::ClRegion r;
+  r.origin = {offset, 0, 0};
+  r.region = {size, 1, 1};
+  return r;
+}
+
+// An answered read: its status, and its data when it succeeded.
+std::optional<std::pair<int32_t, std::vector<uint8_t>>> cl_read(Peer& p, uint64_t call, wire::ClId queue, wire::ClId mem,
+                                                                 const wire::ClRegion& at) {
+  p.send(wire::encode(wire::ClRequest{call, wire::ClRead{{queue, {}, 0}, mem, at}, 0}));
+  auto r = p.expect<wire::ClReply>(10);
+  if (!r || r->call_id != call) return std::nullopt;
+  std::vector<uint8_t> data;
+  if (r->payload_bytes) {
+    auto* d = reinterpret_cast<const uint8_t*>(p.last_payload.data());
+    data.assign(d, d + r->payload_bytes);
+  }
+  return std::pair{r->status, data};
+}
+
+int cl_expect_status(const char* what, const char* case_name, const std::optional<std::pair<int32_t, std::vector<uint8_t>>>& r,
+                     int32_t status) {
+  if (!r || r->first != status || !r->second.empty())
+    return std::printf("FAIL %s: %s: expected status %d and no data, got %d\n", what, case_name, status, r ? r->first : 0), 1;
+  std::printf("server said: %s -> %d\n", case_name, status);
+  return 0;
+}
+
+// The session's buffer still holds what it was made with.
+int cl_expect_intact(Peer& p, const char* what, const ClSetup& s) {
+  auto back = cl_read(p, 99, s.queue, s.buffer, cl_linear(0, 4096));
+  if (!back || back->first != 0 || back->second != s.data)
+    return std::printf("FAIL %s: the session's buffer was changed or cannot be read\n", what), 1;
+  return 0;
+}
+
+int cl_mode(Peer& p, const std::string& mode, const std::string& host, uint16_t port, const Secret& secret) {
+  const char* what = mode.c_str();
+  const wire::ClId base = wire::kFirstClientId + 100;
+  if (mode == "cl-malformed") {  // an operation code nobody defined: the session is rejected
+    auto h = wire::encode(wire::ClRequest{0, wire::ClFlush{base}, 0});
+    h[8 + 8 + 8] = std::byte{0xfe};
+    p.send(h);
+    return p.expect_rejection(what);
+  }
+  auto s = cl_setup(p, base);
+  if (!s) return std::printf("FAIL %s: no OpenCL session could be set up\n", what), 1;
+  if (mode == "cl-other-session") {  // another session names this one's ids: refused, nothing touched
+    Peer other(host, port);
+    if (!other.authenticate(secret)) return std::printf("FAIL %s: second session\n", what), 1;
+    auto theirs = cl_setup(other, base + 1000);
+    if (!theirs) return std::printf("FAIL %s: second session's objects\n", what), 1;
+    if (cl_expect_status(what, "read through another session's queue",
+                         cl_read(other, 5, s->queue, theirs->buffer, cl_linear(0, 16)), kClInvalidCommandQueue) ||
+        cl_expect_status(what, "read of another session's buffer",
+                         cl_read(other, 6, theirs->queue, s->buffer, cl_linear(0, 16)), kClInvalidMemObject))
+      return 1;
+    std::vector<uint8_t> junk(16, 0xee);
+    other.send(wire::encode(wire::ClRequest{0, wire::ClWrite{{theirs->queue, {}, 0}, s->buffer, cl_linear(0, 16)}, 16}),
+               {{junk.data(), junk.size()}});
+    auto notice = other.expect<wire::ClNotice>(10);
+    if (!notice || notice->status != kClInvalidMemObject)
+      return std::printf("FAIL %s: a write to another session's buffer was not reported as failed\n", what), 1;
+    std::printf("server said: %s\n", notice->message.c_str());
+    if (cl_expect_intact(p, what, *s) || cl_expect_intact(other, what, *theirs)) return 1;
+    std::printf("ok %s: another session's ids name nothing; both sessions' data intact\n", what);
+    return 0;
+  }
+  if (mode == "cl-out-of-bounds") {  // regions beyond the buffer, overflowing pitches, short data
+    wire::ClRegion huge;
+    huge.origin = {0, 1, 0};
+    huge.region = {16, 2, 1};
+    huge.row_pitch = UINT64_MAX / 2;
+    wire::ClRegion empty = cl_linear(0, 0);
+    if (cl_expect_status(what, "read past the end", cl_read(p, 2, s->queue, s->buffer, cl_linear(4000, 200)), kClInvalidValue) ||
+        cl_expect_status(what, "offset that wraps", cl_read(p, 3, s->queue, s->buffer, cl_linear(UINT64_MAX - 8, 16)), kClInvalidValue) ||
+        cl_expect_status(what, "pitch that overflows", cl_read(p, 4, s->queue, s->buffer, huge), kClInvalidValue) ||
+        cl_expect_status(what, "empty region", cl_read(p, 5, s->queue, s->buffer, empty), kClInvalidValue))
+      return 1;
+    std::vector<uint8_t> junk(64, 0xee);  // announced as the region's data, but a byte short
+    p.send(wire::encode(wire::ClRequest{7, wire::ClWrite{{s->queue, {}, 0}, s->buffer, cl_linear(0, 64)}, 63}),
+           {{junk.data(), 63}});
+    auto w = p.expect<wire::ClReply>(10);
+    if (!w || w->status != kClInvalidValue) return std::printf("FAIL %s: a short write was not refused\n", what), 1;
+    // A wait list naming a buffer, and a new object with a server-range id.
+    p.send(wire::encode(wire::ClRequest{8, wire::ClRead{{s->queue, {s->buffer}, 0}, s->buffer, cl_linear(0, 16)}, 0}));
+    auto wl = p.expect<wire::ClReply>(10);
+    if (!wl || wl->status != kClInvalidEventWaitList) return std::printf("FAIL %s: a wait list of a buffer was not refused\n", what), 1;
+    p.send(wire::encode(wire::ClRequest{0, wire::ClCreateBuffer{5, s->context, 1, 64}, 0}));
+    auto low = p.expect<wire::ClNotice>(10);
+    if (!low || low->status != kClInvalidValue) return std::printf("FAIL %s: an object id below 2^32 was accepted\n", what), 1;
+    if (cl_expect_intact(p, what, *s)) return 1;
+    std::printf("ok %s: every bad region, size, wait list and id refused; the buffer intact\n", what);
+    return 0;
+  }
+  if (mode == "cl-limits") {  // the server's opencl_max_memory_bytes is 1 MiB (bad_requests.sh)
+    p.send(wire::encode(wire::ClRequest{0, wire::ClCreateBuffer{base + 10, s->context, 1, 2 << 20}, 0}));
+    auto over = p.expect<wire::ClNotice>(10);
+    if (!over || over->status != -4)  // CL_MEM_OBJECT_ALLOCATION_FAILURE
+      return std::printf("FAIL %s: a buffer over the session's memory limit was not refused\n", what), 1;
+    std::printf("server said: %s\n", over->message.c_str());
+    // A sub-buffer is a view: it takes none of the limit, and releasing it gives none back.
+    p.send(wire::encode(wire::ClRequest{0, wire::ClCreateSubBuffer{base + 11, s->buffer, 1, 0, 1024}, 0}));
+    p.send(wire::encode(wire::ClRequest{0, wire::ClRelease{base + 11}, 0}));
+    p.send(wire::encode(wire::ClRequest{0, wire::ClCreateBuffer{base + 12, s->context, 1, (1 << 20) - 4096}, 0}));
+    auto r = cl_read(p, 3, s->queue, base + 12, cl_linear(0, 16));
+    if (!r || r->first != 0) return std::printf("FAIL %s: a buffer within the limit was refused\n", what), 1;
+    // Exactly full now: even 2048 more bytes are over (an accounting that gave the view's bytes
+    // back would let them in).
+    p.send(wire::encode(wire::ClRequest{0, wire::ClCreateBuffer{base + 13, s->context, 1, 2048}, 0}));
+    auto full = p.expect<wire::ClNotice>(10);
+    if (!full || full->status != -4) return std::printf("FAIL %s: the limit was not kept\n", what), 1;
+    if (cl_expect_intact(p, what, *s)) return 1;
+    std::printf("ok %s: the session's memory limit is kept exactly, sub-buffers take none of it\n", what);
+    return 0;
+  }
+  if (mode == "cl-limits") {  // the server's opencl_max_memory_bytes is 1 MiB (bad_requests.sh)
+    p.send(wire::encode(wire::ClRequest{0, wire::ClCreateBuffer{base + 10, s->context, 1, 2 << 20}, 0}));
+    auto over = p.expect<wire::ClNotice>(10);
+    if (!over || over->status != -4)  // CL_MEM_OBJECT_ALLOCATION_FAILURE
+      return std::printf("FAIL %s: a buffer over the session's memory limit was not refused\n", what), 1;
+    std::printf("server said: %s\n", over->message.c_str());
+    // A sub-buffer is a view: it takes none of the limit, and releasing it gives none back.
+    p.send(wire::encode(wire::ClRequest{0, wire::ClCreateSubBuffer{base + 11, s->buffer, 1, 0, 1024}, 0}));
+    p.send(wire::encode(wire::ClRequest{0, wire::ClRelease{base + 11}, 0}));
+    p.send(wire::encode(wire::ClRequest{0, wire::ClCreateBuffer{base + 12, s->context, 1, (1 << 20) - 4096}, 0}));
+    auto r = cl_read(p, 3, s->queue, base + 12, cl_linear(0, 16));
+    if (!r || r->first != 0) return std::printf("FAIL %s: a buffer within the limit was refused\n", what), 1;
+    // Exactly full now: even 2048 more bytes are over (an accounting that gave the view's bytes
+    // back would let them in).
+    p.send(wire::encode(wire::ClRequest{0, wire::ClCreateBuffer{base + 13, s->context, 1, 2048}, 0}));
+    auto full = p.expect<wire::ClNotice>(10);
+    if (!full || full->status != -4) return std::printf("FAIL %s: the limit was not kept\n", what), 1;
+    if (cl_expect_intact(p, what, *s)) return 1;
+    std::printf("ok %s: the session's memory limit is kept exactly, sub-buffers take none of it\n", what);
+    return 0;
+  }
+  std::fprintf(stderr, "unknown mode %s\n", what);
+  return 2;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -845,6 +1014,7 @@ int main(int argc, char** argv) {
   }
   if (mode.rfind("lapack-", 0) == 0 || mode.rfind("direct-", 0) == 0) return lapack_mode(p, mode);
   if (mode.rfind("fft-", 0) == 0) return fft_mode(p, mode, host, port, secret);
+  if (mode.rfind("cl-", 0) == 0) return cl_mode(p, mode, host, port, secret);
   std::fprintf(stderr, "unknown mode %s\n", mode.c_str());
   return 2;
 }

@@ -7,6 +7,7 @@ source "$(dirname "$0")/lib.sh"
 cat >"$WORK/server.toml" <<TOML
 max_request_bytes = 1048576
 auth_timeout_seconds = 2
+opencl_max_memory_bytes = 1048576
 TOML
 start_server --config "$WORK/server.toml"
 BAD="$BUILD/bin/bad_client"
@@ -45,6 +46,18 @@ ok "5 rounds of sink-counted and sink-unknown: the server still answers"
 wait $stuck
 grep -q "closed by server" "$WORK/stuck.log" || { cat "$WORK/stuck.log"; fail "an unauthenticated connection was kept beyond auth_timeout_seconds"; }
 kill -0 "$SERVER_PID" || fail "server died"
+# Hostile remote-OpenCL sessions (where the server has an OpenCL platform).
+if [ "$(status_field "'opencl' in s")" = True ]; then
+  for mode in cl-malformed cl-other-session cl-out-of-bounds cl-limits; do
+    "$BAD" 127.0.0.1 "$PORT" "$TOKEN" "$mode" >"$WORK/$mode.log" 2>&1 || { cat "$WORK/$mode.log"; fail "$mode"; }
+    ok "$(grep '^ok' "$WORK/$mode.log") ($(grep 'server said' "$WORK/$mode.log" | head -4 | tr '\n' ' '))"
+  done
+  OCL_ICD_VENDORS="$BUILD/etc/OpenCL/vendors" "$PROGRAMS/opencl_check" >"$WORK/good-cl.log" 2>&1 && grep -q "axpy correct: 1" "$WORK/good-cl.log" ||
+    { cat "$WORK/good-cl.log"; fail "good OpenCL client after the hostile ones"; }
+  ok "a good OpenCL client is served after them"
+else
+  echo "skip: the server has no OpenCL platform (the cl-* modes)"
+fi
 grep -q "authentication not completed in time" "$WORK/server.log" || fail "server did not log the stuck client"
 ok "stuck client closed after the authentication timeout while others were served"
 

@@ -63,6 +63,7 @@ struct Object {
   size_t pixel = 0;      // images: bytes per pixel
   ClId context = 0;
   bool user_status_set = false;  // user events
+  bool view = false;             // a sub-buffer: its bytes are its parent's
 };
 
 // What a native callback needs; kept until the session ends (a callback may come late).
@@ -208,8 +209,9 @@ class Session final : public server::ClSessionObjects {
       throw ClFail{CL_MEM_OBJECT_ALLOCATION_FAILURE, "over the session's memory limit of " +
                                                          std::to_string(limits_.max_memory_bytes) + " bytes"};
   }
+  static bool holds_memory(const Object& o) { return (o.kind == Kind::mem || o.kind == Kind::image) && !o.view; }
   void insert(ClId id, Object o) {
-    if (o.kind == Kind::mem || o.kind == Kind::image) memory_bytes_ += o.bytes;
+    if (holds_memory(o)) memory_bytes_ += o.bytes;
     objects_.emplace(id, o);
   }
   void release_native(Object& o) {
@@ -420,9 +422,9 @@ class Session final : public server::ClSessionObjects {
     cl_int rc = CL_SUCCESS;
     cl_mem m = clCreateSubBuffer(static_cast<cl_mem>(parent.handle), c.flags, CL_BUFFER_CREATE_TYPE_REGION, &region, &rc);
     check(rc, "clCreateSubBuffer");
-    insert(c.id, Object{Kind::mem, m, 0, 0, parent.context});
-    objects_.at(c.id).bytes = c.size;
-    memory_bytes_ -= c.size;  // a view: it holds no memory of its own
+    Object view{Kind::mem, m, c.size, 0, parent.context};
+    view.view = true;
+    insert(c.id, view);
   }
 
   void handle(const wire::ClRequest& r, const wire::ClCreateImage& c, transport::Buffer& payload, ClId& created, ClId&) {
@@ -715,7 +717,7 @@ class Session final : public server::ClSessionObjects {
       // The program dropped a user event it never set; commands waiting on it would wait forever.
       clSetUserEventStatus(static_cast<cl_event>(o.handle), CL_INVALID_EVENT);
     }
-    if (o.kind == Kind::mem || o.kind == Kind::image) memory_bytes_ -= std::min(memory_bytes_, o.bytes);
+    if (holds_memory(o)) memory_bytes_ -= o.bytes;
     release_native(o);
     objects_.erase(it);
   }
