@@ -154,6 +154,15 @@ std::vector<Bytes> sample_messages() {
   big.m = big.n = big.k = 512;
   v.push_back(encode(CallChunk{14, big, request_bytes(big), kMinChunkBytes, 3}));
   v.push_back(encode(ReplyChunk{15, 4096, 1 << 20}));
+  ClNDRange launch;
+  launch.cmd = {kFirstClientId, {kFirstClientId + 1}, kFirstClientId + 2};
+  launch.kernel = kFirstClientId + 3;
+  launch.dims = 1;
+  launch.global = {256, 1, 1};
+  launch.args = {{0, uint8_t(ClArgKind::value), 0, 0, ClBlob(8, std::byte{3})}};
+  v.push_back(encode(ClRequest{13, launch, 0}));
+  v.push_back(encode(ClReply{13, -30, ClBlob(4, std::byte{1}), 0}));
+  v.push_back(encode(ClNotice{uint8_t(ClNoticeKind::failed), kFirstClientId, -38, {}, "no buffer"}));
   return v;
 }
 
@@ -497,7 +506,8 @@ TEST(WireRoundTrip, TypeIdsFollowTheVariant) {
   auto v = sample_messages();
   const Type expected[] = {Type::hello, Type::challenge, Type::auth, Type::auth_result, Type::blas3_call,
                            Type::blas3_call, Type::call_reply, Type::status_request, Type::status_reply,
-                           Type::error, Type::ping, Type::pong, Type::call_chunk, Type::reply_chunk};
+                           Type::error, Type::ping, Type::pong, Type::call_chunk, Type::reply_chunk,
+                           Type::cl_request, Type::cl_reply, Type::cl_notice};
   ASSERT_EQ(v.size(), std::size(expected));
   for (size_t i = 0; i < v.size(); ++i) {
     uint16_t type;
@@ -526,7 +536,7 @@ TEST(WireReject, WrongVersion) {
 }
 
 TEST(WireReject, UnknownType) {
-  for (uint16_t t : {uint16_t(0), uint16_t(31), uint16_t(32), uint16_t(0x100), uint16_t(0xffff)}) {
+  for (uint16_t t : {uint16_t(0), uint16_t(34), uint16_t(35), uint16_t(0x100), uint16_t(0xffff)}) {
     auto b = encode(Pong{1});
     put_u16(b, 6, t);
     EXPECT_NE(protocol_error_of([&] { decode(b); }).find("unknown message type"), std::string::npos) << t;
