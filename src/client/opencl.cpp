@@ -29,9 +29,6 @@ class ChannelImpl final : public Channel {
   ChannelImpl(const ServerAddress& server, const Settings& settings, const Secret& secret)
       : address_(server.text()), timeout_(settings.timeout_seconds) {
     conn_ = std::make_unique<Connection>(server, secret, Runtime::client_name(), settings.connect_timeout_seconds);
-    conn_->set_notice_handler([this](const wire::Message& m) {
-      if (notice_handler_) notice_handler_(std::get<wire::ClNotice>(m));
-    });
     Answer a = call(wire::ClGetPlatforms{}, {}, nullptr, 0);
     if (a.status != 0) throw Error("server " + address_ + " did not describe its OpenCL platforms" +
                                    (a.failure.empty() ? "" : ": " + a.failure));
@@ -96,7 +93,10 @@ class ChannelImpl final : public Channel {
   }
 
   void set_notice_handler(std::function<void(const wire::ClNotice&)> handler) override {
-    notice_handler_ = std::move(handler);  // set once, before any operation that has notices
+    // Kept by the connection, under its lock: the progress thread may be delivering notices.
+    conn_->set_notice_handler([handler = std::move(handler)](const wire::Message& m) {
+      handler(std::get<wire::ClNotice>(m));
+    });
   }
 
   void on_failure(std::function<void(const std::string&)> done) override {
@@ -158,7 +158,6 @@ class ChannelImpl final : public Channel {
   const double timeout_;
   std::unique_ptr<Connection> conn_;
   wire::ClSnapshot snapshot_;
-  std::function<void(const wire::ClNotice&)> notice_handler_;
   mutable std::mutex mu_;
   std::string failure_;
   std::vector<std::function<void(const std::string&)>> failure_handlers_;
