@@ -815,27 +815,6 @@ int cl_mode(Peer& p, const std::string& mode, const std::string& host, uint16_t 
     std::printf("ok %s: the session's memory limit is kept exactly, sub-buffers take none of it\n", what);
     return 0;
   }
-  if (mode == "cl-limits") {  // the server's opencl_max_memory_bytes is 1 MiB (bad_requests.sh)
-    p.send(wire::encode(wire::ClRequest{0, wire::ClCreateBuffer{base + 10, s->context, 1, 2 << 20}, 0}));
-    auto over = p.expect<wire::ClNotice>(10);
-    if (!over || over->status != -4)  // CL_MEM_OBJECT_ALLOCATION_FAILURE
-      return std::printf("FAIL %s: a buffer over the session's memory limit was not refused\n", what), 1;
-    std::printf("server said: %s\n", over->message.c_str());
-    // A sub-buffer is a view: it takes none of the limit, and releasing it gives none back.
-    p.send(wire::encode(wire::ClRequest{0, wire::ClCreateSubBuffer{base + 11, s->buffer, 1, 0, 1024}, 0}));
-    p.send(wire::encode(wire::ClRequest{0, wire::ClRelease{base + 11}, 0}));
-    p.send(wire::encode(wire::ClRequest{0, wire::ClCreateBuffer{base + 12, s->context, 1, (1 << 20) - 4096}, 0}));
-    auto r = cl_read(p, 3, s->queue, base + 12, cl_linear(0, 16));
-    if (!r || r->first != 0) return std::printf("FAIL %s: a buffer within the limit was refused\n", what), 1;
-    // Exactly full now: even 2048 more bytes are over (an accounting that gave the view's bytes
-    // back would let them in).
-    p.send(wire::encode(wire::ClRequest{0, wire::ClCreateBuffer{base + 13, s->context, 1, 2048}, 0}));
-    auto full = p.expect<wire::ClNotice>(10);
-    if (!full || full->status != -4) return std::printf("FAIL %s: the limit was not kept\n", what), 1;
-    if (cl_expect_intact(p, what, *s)) return 1;
-    std::printf("ok %s: the session's memory limit is kept exactly, sub-buffers take none of it\n", what);
-    return 0;
-  }
   std::fprintf(stderr, "unknown mode %s\n", what);
   return 2;
 }
