@@ -1,19 +1,21 @@
 // Pipelined execution of a call whose input arrives in chunks: the call is split into blocks
 // that each can run as soon as the input they read has arrived, and whose output can leave as
 // soon as it is computed (seed Figure 3.1). The payload arrives in wire::layout order (A, then B,
-// then C when sent), so each shape gets the block order that reads it in that order:
-//   columns       C = op(A) B (+ C), left-side symm/hemm/trmm/trsm: C's column blocks, each reading
-//                 B's same columns (all of A first); gemm with op(B) = B^T/B^H when C is sent.
-//   inner         gemm with op(B) = B^T/B^H, syrk/herk/syr2k/her2k with trans 'N', right-side
-//                 symm/hemm, when C is not sent: split over k, blocks adding into C in order (beta
-//                 on the first), reading A's and B's k-columns as they come; C leaves at the end.
-//   triangle      syrk & co. otherwise: C's column blocks, each its diagonal block and the part of
-//                 its columns in the uplo triangle (a syrk and gemms on sub-matrices).
-//   substitution  right-side trsm/trmm: B's column blocks in the order they depend on each other
-//                 (X_j = (B_j - X_prev op(A)_prev,j) op(A)_jj^-1), forward in arrival order where
-//                 op(A) is upper; each block's columns leave once solved.
-// Blocks run in plan order, one at a time per call (inner and substitution blocks read what the
-// blocks before wrote). Sub-calls on parts of a packed operand carry its leading dimension.
+// then C when sent), so each shape gets a block order that reads it in that order:
+//   columns       C's (trmm/trsm: B's) column blocks, each its own result piece: gemm, left-side
+//                 symm/hemm/trmm/trsm (A first, then B's columns); with C sent, gemm with
+//                 op(B) = B^T/B^H (B's rows) and right-side symm/hemm (all of B, then C's columns).
+//   inner         gemm with op(B) = B^T/B^H, syrk & co. with trans 'N' and right-side symm/hemm,
+//                 when C is not sent: split over k, blocks adding into C in order (beta on the
+//                 first) as A's and B's k-columns arrive; C is one piece after the last block.
+//                 (With C sent, C arrives last but the first block would need it.)
+//   triangle      syrk & co. otherwise: C's column blocks, each its diagonal block and the rest of
+//                 its uplo part (gemm); with trans 'T' and uplo 'U' block j reads A's columns <= j.
+//   substitution  right-side trsm: X_j = (alpha B_j - X_prev op(A)_prev,j) op(A)_jj^-1, forward as
+//                 B arrives where op(A) is upper, backwards once all is in otherwise; right-side
+//                 trmm in place, in the order that leaves unread what later blocks read.
+// Blocks run in plan order, one at a time per call: inner and substitution blocks read what
+// earlier blocks wrote. Sub-calls on parts of a packed operand carry its leading dimension.
 #pragma once
 #include <cstdint>
 #include <memory>
