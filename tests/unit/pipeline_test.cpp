@@ -75,7 +75,9 @@ void expect_covers_result(const Plan& p) {
     if (b.piece >= 0) ++completed.at(static_cast<size_t>(b.piece));
   }
   for (int n : completed) EXPECT_EQ(n, 1);
-  if (!p.blocks.empty()) EXPECT_GE(p.blocks.back().piece, 0) << "the last block completes a piece";
+  if (!p.blocks.empty()) {
+    EXPECT_GE(p.blocks.back().piece, 0) << "the last block completes a piece";
+  }
 }
 
 uint64_t bytes(int64_t rows, int64_t cols, Scalar s) { return uint64_t(rows) * uint64_t(cols) * wire::element_bytes(s); }
