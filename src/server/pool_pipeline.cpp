@@ -46,7 +46,7 @@ class PoolPipeline final : public Pipeline {
       if (!shared_->error.empty()) throw Error(shared_->error);
       out.swap(shared_->done);
     }
-    if (!out.empty()) submit_next();
+    submit_next();  // a step may have ended without finishing a piece
     return out;
   }
 
@@ -61,7 +61,8 @@ class PoolPipeline final : public Pipeline {
   }
 
  private:
-  // One step at a time: steps of one call would only compete for the same cores.
+  // One step at a time: steps of one call would only compete for the same cores, and a Level-3
+  // plan's blocks may read what the blocks before them wrote (pipeline.hpp).
   void submit_next() {
     if (next_ >= steps_.size() || steps_[next_].input_needed > prefix_) return;
     {
@@ -118,15 +119,16 @@ std::unique_ptr<Pipeline> make_pool_pipeline(std::vector<PoolStep> steps, Comput
 std::unique_ptr<Pipeline> make_pool_pipeline(Blas3Executor& executor, const Plan& plan, std::byte* staging,
                                              ComputePool& pool, std::function<void()> wake) {
   std::vector<PoolStep> steps;
-  for (size_t i = 0; i < plan.blocks.size(); ++i) {
-    const Block& block = plan.blocks[i];
+  for (const Block& block : plan.blocks) {
     steps.push_back({block.input_needed,
                      [&executor, block, staging]() -> int64_t {
                        BlockOperands o = block_operands(block, staging);
-                       executor.level3(block.call, std::span<const std::byte* const>(o.inputs, o.count), o.output);
+                       executor.level3(block.call, std::span<const std::byte* const>(o.inputs, o.count), o.output,
+                                       o.ld);
                        return 0;
                      },
-                     {i}});
+                     {}});
+    if (block.piece >= 0) steps.back().finishes.push_back(static_cast<size_t>(block.piece));
   }
   return make_pool_pipeline(std::move(steps), pool, std::move(wake));
 }

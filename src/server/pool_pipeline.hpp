@@ -24,7 +24,7 @@ struct PoolStep {
 std::unique_ptr<Pipeline> make_pool_pipeline(std::vector<PoolStep> steps, ComputePool& pool,
                                              std::function<void()> wake);
 
-// A Level-3 plan: a step per block, running the executor's level3().
+// A Level-3 plan: a step per block, running the executor's level3(), in the plan's order.
 std::unique_ptr<Pipeline> make_pool_pipeline(Blas3Executor& executor, const Plan& plan, std::byte* staging,
                                              ComputePool& pool, std::function<void()> wake);
 

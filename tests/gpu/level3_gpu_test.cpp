@@ -220,14 +220,14 @@ void compare_pipelined(Level3Call c, std::mt19937& rng, uint64_t chunk_bytes, bo
   // Expected: the CPU backend on the whole call.
   std::vector<std::byte> expected_staging(plan.staging_bytes);
   std::memcpy(expected_staging.data(), input.data(), input.size());
-  server::Plan whole = server::plan_pipeline(c, c.n);
+  server::Plan whole = server::plan_pipeline(c, server::kWhole);
   server::BlockOperands wo = server::block_operands(whole.blocks[0], expected_staging.data());
   blas3(*b.cpu).level3(c, std::span<const std::byte* const>(wo.inputs, wo.count), wo.output);
 
   std::unique_ptr<server::Backend> small;
   if (tiled) {
     const size_t a_bytes = static_cast<size_t>(l.inputs[0].rows * l.inputs[0].cols) * e;
-    const size_t block = static_cast<size_t>(plan.blocks[0].out_bytes) * 3;  // B columns, C columns, trmm's result
+    const size_t block = static_cast<size_t>(plan.pieces[0].bytes) * 3;  // B columns, C columns, trmm's result
     std::string why;
     small = backends::make_cuda_backend(why, 0, {a_bytes + 3 * block + 4096});
     ASSERT_TRUE(small) << why;
@@ -237,12 +237,12 @@ void compare_pipelined(Level3Call c, std::mt19937& rng, uint64_t chunk_bytes, bo
   std::memset(staging.data(), 0, plan.staging_bytes);
   auto pipe = blas3(gpu).pipeline(plan, staging.data());
   ASSERT_TRUE(pipe) << "the GPU backend offers no pipeline";
-  std::vector<bool> done(plan.blocks.size());
+  std::vector<bool> done(plan.pieces.size());
   size_t finished = 0;
   auto collect = [&] {
     for (size_t i : pipe->finished()) {
       ASSERT_LT(i, done.size());
-      ASSERT_FALSE(done[i]) << "block reported twice";
+      ASSERT_FALSE(done[i]) << "piece reported twice";
       done[i] = true;
       ++finished;
     }
@@ -254,8 +254,8 @@ void compare_pipelined(Level3Call c, std::mt19937& rng, uint64_t chunk_bytes, bo
     prefix = next;
     collect();
   }
-  for (int spins = 0; finished < plan.blocks.size() && spins < 10'000'000; ++spins) collect();
-  ASSERT_EQ(finished, plan.blocks.size()) << "blocks never finished";
+  for (int spins = 0; finished < plan.pieces.size() && spins < 10'000'000; ++spins) collect();
+  ASSERT_EQ(finished, plan.pieces.size()) << "pieces never finished";
   EXPECT_GT(pipe->compute_ns(), 0u);
   pipe.reset();
 
@@ -291,9 +291,33 @@ TEST_F(GpuLevel3, PipelinedBlocks) {
     Level3Call h = base(wire::is_complex(s) ? Routine::hemm : Routine::symm, s);
     h.side = 'L', h.uplo = 'L', h.m = 90, h.n = 450;
     compare_pipelined(h, rng, 1 << 20);
-    Level3Call k = base(Routine::syrk, s);  // one block
-    k.uplo = 'U', k.transa = 'N', k.n = 200, k.k = 300;
+    Level3Call k = base(Routine::syrk, s);  // k-split
+    k.uplo = 'U', k.transa = 'N', k.n = 200, k.k = 300, k.beta = {0, 0}, k.output_sent = false;
     compare_pipelined(k, rng, 65536);
+    k.transa = 'T', k.uplo = 'L';  // C's column blocks, sub-matrices with A's leading dimension
+    compare_pipelined(k, rng, 65536);
+    Level3Call r2 = base(wire::is_complex(s) ? Routine::her2k : Routine::syr2k, s);
+    r2.uplo = 'U', r2.transa = 'N', r2.n = 150, r2.k = 260, r2.beta[1] = 0;
+    compare_pipelined(r2, rng, 65536);  // C sent: triangle
+    r2.beta = {0, 0}, r2.output_sent = false;
+    compare_pipelined(r2, rng, 65536);  // k-split
+    g.transa = 'N', g.transb = 'T', g.k = 400, g.beta = {0, 0}, g.output_sent = false;
+    compare_pipelined(g, rng, 65536);  // k-split
+    g.transa = 'T';
+    compare_pipelined(g, rng, 65536);  // k-split, A's rows
+    g.beta = base(Routine::gemm, s).beta, g.output_sent = true;
+    compare_pipelined(g, rng, 65536);  // columns, B's rows
+    for (char uplo : {'U', 'L'}) {  // right side: forward and backward substitution
+      t.side = 'R', t.uplo = uplo, t.m = 77, t.n = 300;
+      t.routine = Routine::trsm;
+      compare_pipelined(t, rng, 65536);
+      t.routine = Routine::trmm;
+      compare_pipelined(t, rng, 65536);
+    }
+    h.side = 'R', h.m = 90, h.n = 300;
+    compare_pipelined(h, rng, 65536);  // C sent: columns
+    h.beta = {0, 0}, h.output_sent = false;
+    compare_pipelined(h, rng, 65536);  // k-split
   }
 }
 
@@ -333,7 +357,7 @@ TEST(GpuSpread, BlocksOverTwoGpus) {
     fill(input, c.scalar, rng, 0, 1, static_cast<int64_t>(input.size() / wire::element_bytes(c.scalar)));
     std::vector<std::byte> expected(plan.staging_bytes);
     std::memcpy(expected.data(), input.data(), input.size());
-    server::BlockOperands wo = server::block_operands(server::plan_pipeline(c, c.n).blocks[0], expected.data());
+    server::BlockOperands wo = server::block_operands(server::plan_pipeline(c, server::kWhole).blocks[0], expected.data());
     blas3(*b.cpu).level3(c, std::span<const std::byte* const>(wo.inputs, wo.count), wo.output);
 
     transport::Buffer staging = transport::Buffer::allocate(plan.staging_bytes, b.gpu->staging());
@@ -342,15 +366,15 @@ TEST(GpuSpread, BlocksOverTwoGpus) {
     ASSERT_TRUE(pipe);
     std::memcpy(staging.data(), input.data(), input.size());
     pipe->input(plan.input_bytes);
-    std::vector<bool> done(plan.blocks.size());
+    std::vector<bool> done(plan.pieces.size());
     size_t finished = 0;
-    for (int spins = 0; finished < plan.blocks.size() && spins < 10'000'000; ++spins)
+    for (int spins = 0; finished < plan.pieces.size() && spins < 10'000'000; ++spins)
       for (size_t i : pipe->finished()) {
         ASSERT_FALSE(done.at(i));
         done[i] = true;
         ++finished;
       }
-    ASSERT_EQ(finished, plan.blocks.size());
+    ASSERT_EQ(finished, plan.pieces.size());
     pipe.reset();
     const bool single = s == Scalar::s || s == Scalar::c;
     const size_t n = components(static_cast<size_t>(l.output.rows * l.output.cols), s);

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Pipelined calls: with small chunks, calls travel in pieces and GEMM-like calls compute block by
-# block on the server (pipeline.hpp); unmodified programs must see exactly the results they get
-# locally, and the server's counters must show the calls went through the pipeline.
+# Pipelined calls: with small chunks, calls travel in pieces and Level-3 calls compute block by
+# block on the server (pipeline.hpp's block orders); unmodified programs must see exactly the
+# results they get locally, and the server's counters must show the calls went through the
+# pipeline.
 BUILD=$1
 PROGRAMS=$2
 source "$(dirname "$0")/lib.sh"
@@ -25,6 +26,23 @@ level3_runs() {  # $1: how the calls travel; the counter that must grow; OUTBOAR
   mid=$(status_field "s['$counter']")
   [ "$mid" -gt "$before" ] || fail "level3_check: no call went $how"
   ok "level3_check: $((mid - before)) calls $how"
+  # Every option set (transposes, right side, rank updates; beta = 0 and not) at a size the server
+  # splits into 4 blocks of 64 columns: each block order must have run calls in several blocks,
+  # and those whose result leaves by columns in several pieces.
+  local orders
+  orders=$(status_field "json.dumps(s['blas3']['block_orders'])")
+  run_checked "level3_shapes_$how" "$OUTBOARD" run --offload always -- "$PROGRAMS/level3_check" --shapes 200
+  status_field "json.dumps(s['blas3']['block_orders'])" | python3 -c '
+import json, sys
+before, after = json.loads(sys.argv[1]), json.load(sys.stdin)
+for order in ("columns", "inner", "triangle", "substitution"):
+    d = {key: after[order][key] - before[order][key] for key in ("calls", "blocks", "pieces")}
+    if d["calls"] == 0 or d["blocks"] < 3 * d["calls"]:
+        sys.exit(f"{order}: {d} (calls in several blocks expected)")
+    if order != "inner" and d["pieces"] < 3 * d["calls"]:
+        sys.exit(f"{order}: {d} (results in several pieces expected)")
+    print(f"{order}: {d}")' "$orders" >"$WORK/orders.log" || { cat "$WORK/orders.log"; fail "level3_check --shapes: block orders did not split ($how)"; }
+  ok "block orders $how: $(tr '\n' ' ' <"$WORK/orders.log")"
   # Several threads with calls in flight at once on one connection.
   run_checked "threads_check_$how" "$OUTBOARD" run --offload always -- "$PROGRAMS/threads_check" --size 200 --iters 3
   after=$(status_field "s['$counter']")

@@ -22,11 +22,15 @@
  * (for trsm: max |x_ref|, A being well conditioned).  The tolerance is 1e-10
  * (double) / 1e-4 (single), scaled by max(1, kdim/64) for long inner sums.
  *
- * Usage: level3_check [--quick] [--size N]
+ * Usage: level3_check [--quick] [--size N] [--shapes N]
  *   --quick   reduced set (small sizes), e.g. for valgrind
  *   --size N  additionally run one N-sized case per routine and type (to get
  *             past an offload size threshold); only a sample of columns (rows
  *             for trsm side R) is checked against the reference.
+ *   --shapes N  instead of the size grid, one N-sized case per routine, type
+ *             and option set (side, uplo, transposes, diag) through the
+ *             Fortran ABI, with beta != 0 and, where there is a beta, with
+ *             beta = 0 and C full of NaN; checked on a sample as --size.
  * Prints one line per failing case and finally
  *   level3_check: N passed, M failed
  * Exit status 0 only if M == 0.
@@ -975,64 +979,88 @@ static const char *trans_set(int rt, int t) {
   }
 }
 
+/* --shapes: one N-sized case of an option set, with the general beta and
+ * beta = 0 (C not read) */
+static int g_shape_size;
+static void shaped(tcase base) {
+  const int has_beta = base.rt != R_TRMM && base.rt != R_TRSM;
+  for (int zero = 0; zero < (has_beta ? 2 : 1); zero++) {
+    tcase tc = base;
+    tc.m = tc.n = tc.k = g_shape_size;
+    tc.alpha = gen_alpha(tc.rt, tc.t);
+    tc.beta = zero ? mk(0, 0) : gen_beta(tc.rt, tc.t);
+    tc.cnan = zero;
+    tc.sample = 1;
+    go(&tc);
+  }
+}
+
+/* calls visit for every option set of a routine and type */
+static void each_option_set(int rt, int t, int api, void (*visit)(tcase)) {
+  const char *ts = trans_set(rt, t);
+  tcase b;
+  memset(&b, 0, sizeof b);
+  b.rt = rt;
+  b.t = t;
+  b.api = api;
+  b.side = 'L';
+  b.uplo = 'U';
+  b.ta = b.tb = 'N';
+  b.diag = 'N';
+  switch (rt) {
+  case R_GEMM:
+    for (const char *x = ts; *x; x++)
+      for (const char *y = ts; *y; y++) {
+        b.ta = *x;
+        b.tb = *y;
+        visit(b);
+      }
+    break;
+  case R_SYMM:
+  case R_HEMM:
+    for (const char *s = "LR"; *s; s++)
+      for (const char *u = "UL"; *u; u++) {
+        b.side = *s;
+        b.uplo = *u;
+        visit(b);
+      }
+    break;
+  case R_SYRK:
+  case R_HERK:
+  case R_SYR2K:
+  case R_HER2K:
+    for (const char *u = "UL"; *u; u++)
+      for (const char *x = ts; *x; x++) {
+        b.uplo = *u;
+        b.ta = *x;
+        visit(b);
+      }
+    break;
+  default:
+    for (const char *s = "LR"; *s; s++)
+      for (const char *u = "UL"; *u; u++)
+        for (const char *x = ts; *x; x++)
+          for (const char *d = "UN"; *d; d++) {
+            b.side = *s;
+            b.uplo = *u;
+            b.ta = *x;
+            b.diag = *d;
+            visit(b);
+          }
+    break;
+  }
+}
+
 static void run_all(int big) {
   for (int rt = 0; rt < R_COUNT; rt++)
     for (int t = TS; t <= TZ; t++) {
       if (!routine_has_type(rt, t)) continue;
       const char *ts = trans_set(rt, t);
-      for (int api = 0; api < API_COUNT; api++) {
-        tcase b;
-        memset(&b, 0, sizeof b);
-        b.rt = rt;
-        b.t = t;
-        b.api = api;
-        b.side = 'L';
-        b.uplo = 'U';
-        b.ta = b.tb = 'N';
-        b.diag = 'N';
-        switch (rt) {
-        case R_GEMM:
-          for (const char *x = ts; *x; x++)
-            for (const char *y = ts; *y; y++) {
-              b.ta = *x;
-              b.tb = *y;
-              sweep(b);
-            }
-          break;
-        case R_SYMM:
-        case R_HEMM:
-          for (const char *s = "LR"; *s; s++)
-            for (const char *u = "UL"; *u; u++) {
-              b.side = *s;
-              b.uplo = *u;
-              sweep(b);
-            }
-          break;
-        case R_SYRK:
-        case R_HERK:
-        case R_SYR2K:
-        case R_HER2K:
-          for (const char *u = "UL"; *u; u++)
-            for (const char *x = ts; *x; x++) {
-              b.uplo = *u;
-              b.ta = *x;
-              sweep(b);
-            }
-          break;
-        default:
-          for (const char *s = "LR"; *s; s++)
-            for (const char *u = "UL"; *u; u++)
-              for (const char *x = ts; *x; x++)
-                for (const char *d = "UN"; *d; d++) {
-                  b.side = *s;
-                  b.uplo = *u;
-                  b.ta = *x;
-                  b.diag = *d;
-                  sweep(b);
-                }
-          break;
-        }
+      if (g_shape_size) {
+        each_option_set(rt, t, API_F77, shaped);
+        continue;
       }
+      for (int api = 0; api < API_COUNT; api++) each_option_set(rt, t, api, sweep);
 
       if (big > 0) { /* one big case per routine and type */
         tcase b;
@@ -1055,7 +1083,7 @@ static void run_all(int big) {
 }
 
 static void usage(const char *argv0) {
-  fprintf(stderr, "usage: %s [--quick] [--size N]\n", argv0);
+  fprintf(stderr, "usage: %s [--quick] [--size N] [--shapes N]\n", argv0);
   exit(2);
 }
 
@@ -1074,6 +1102,11 @@ int main(int argc, char **argv) {
       long v = strtol(argv[++i], &end, 10);
       if (*end || v < 1 || v > 100000) usage(argv[0]);
       big = (int)v;
+    } else if (!strcmp(argv[i], "--shapes") && i + 1 < argc) {
+      char *end;
+      long v = strtol(argv[++i], &end, 10);
+      if (*end || v < 1 || v > 100000) usage(argv[0]);
+      g_shape_size = (int)v;
     } else if (!strncmp(argv[i], "--size=", 7)) {
       char *end;
       long v = strtol(argv[i] + 7, &end, 10);

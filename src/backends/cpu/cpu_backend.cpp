@@ -91,11 +91,15 @@ class CpuBackend final : public server::Backend, public server::Blas3Executor, p
     return cpu_lapack(c, in, out);
   }
 
-  server::DeviceTiming level3(const Level3Call& c, std::span<const std::byte* const> in, std::byte* out) override {
+  using server::Blas3Executor::level3;
+  server::DeviceTiming level3(const Level3Call& c, std::span<const std::byte* const> in, std::byte* out,
+                              const server::LeadingDims& lds) override {
     const wire::Layout l = wire::layout(c);
-    auto ld = [](const wire::Operand& o) { return static_cast<int>(std::max<int64_t>(1, o.rows)); };
+    auto ld = [](int64_t given, const wire::Operand& o) {
+      return static_cast<int>(std::max<int64_t>(1, given ? given : o.rows));
+    };
     const int m = static_cast<int>(c.m), n = static_cast<int>(c.n), k = static_cast<int>(c.k);
-    const int lda = ld(l.inputs[0]), ldo = ld(l.output);
+    const int lda = ld(lds.a, l.inputs[0]), ldo = ld(lds.out, l.output);
     const Scalar s = c.scalar;
     const bool hermitian_rank = c.routine == Routine::herk || c.routine == Routine::her2k;
     ScalarArg alpha(c.alpha, s, c.routine == Routine::herk);
@@ -103,14 +107,14 @@ class CpuBackend final : public server::Backend, public server::Blas3Executor, p
     const void* a = in[0];
     switch (c.routine) {
       case Routine::gemm: {
-        int ldb = ld(l.inputs[1]);
+        int ldb = ld(lds.b, l.inputs[1]);
         pick<GemmFn>(s, sgemm_, dgemm_, cgemm_, zgemm_)(&c.transa, &c.transb, &m, &n, &k, alpha.bytes, a, &lda, in[1],
                                                         &ldb, beta.bytes, out, &ldo, 1, 1);
         break;
       }
       case Routine::symm:
       case Routine::hemm: {
-        int ldb = ld(l.inputs[1]);
+        int ldb = ld(lds.b, l.inputs[1]);
         auto* f = c.routine == Routine::symm ? pick<SymmFn>(s, ssymm_, dsymm_, csymm_, zsymm_)
                                              : pick<SymmFn>(s, nullptr, nullptr, chemm_, zhemm_);
         f(&c.side, &c.uplo, &m, &n, alpha.bytes, a, &lda, in[1], &ldb, beta.bytes, out, &ldo, 1, 1);
@@ -125,7 +129,7 @@ class CpuBackend final : public server::Backend, public server::Blas3Executor, p
       }
       case Routine::syr2k:
       case Routine::her2k: {
-        int ldb = ld(l.inputs[1]);
+        int ldb = ld(lds.b, l.inputs[1]);
         auto* f = c.routine == Routine::syr2k ? pick<Syr2kFn>(s, ssyr2k_, dsyr2k_, csyr2k_, zsyr2k_)
                                               : pick<Syr2kFn>(s, nullptr, nullptr, cher2k_, zher2k_);
         f(&c.uplo, &c.transa, &n, &k, alpha.bytes, a, &lda, in[1], &ldb, beta.bytes, out, &ldo, 1, 1);

@@ -59,8 +59,7 @@ extern const transport::HostAllocator kPinned{pinned_allocate, pinned_release};
 
 }  // namespace
 
-// The plugin's description of a call; leading dimensions = rows of the packed operands.
-outboard_cuda_level3 plugin_call(const wire::Level3Call& c) {
+outboard_cuda_level3 plugin_call(const wire::Level3Call& c, const server::LeadingDims& ld) {
   static const char precision[] = "sdcz";
   outboard_cuda_level3 call{};
   call.routine = static_cast<int>(c.routine);
@@ -75,6 +74,10 @@ outboard_cuda_level3 plugin_call(const wire::Level3Call& c) {
     call.cols[i] = i < operands ? l.inputs[i].cols : 0;
   }
   call.rows[2] = l.output.rows, call.cols[2] = l.output.cols;
+  // level3_async reads rows[] as the leading dimensions.
+  if (ld.a) call.rows[0] = ld.a;
+  if (ld.b) call.rows[1] = ld.b;
+  if (ld.out) call.rows[2] = ld.out;
   return call;
 }
 
@@ -152,9 +155,13 @@ class CudaBackend final : public server::Backend, public server::Blas3Executor, 
   }
 
   // Runs the call with cuBLAS: the operands are copied to the GPU, computed on, and the output
-  // copied back (one call at a time: the plugin keeps one set of device buffers).
+  // copied back (one call at a time: the plugin keeps one set of device buffers). The plugin's
+  // level3 copies packed operands: sub-matrices (blocks of a plan) run in pipelines, which take
+  // leading dimensions; the server runs whole calls here.
+  using server::Blas3Executor::level3;
   server::DeviceTiming level3(const wire::Level3Call& c, std::span<const std::byte* const> inputs,
-                              std::byte* output) override {
+                              std::byte* output, const server::LeadingDims& ld) override {
+    if (ld.a || ld.b || ld.out) throw Error("the GPU's level3 takes packed operands only");
     const outboard_cuda_level3 call = plugin_call(c);
     const size_t operands = wire::layout(c).inputs.size() - (c.output_sent ? 1 : 0);
     std::lock_guard lk(mu_);
@@ -252,9 +259,9 @@ class CudaBackend final : public server::Backend, public server::Blas3Executor, 
         if (!pipe) continue;
         pipe->input(plan.input_bytes);
         const uint64_t deadline = now_ns() + 30'000'000'000ull;
-        for (size_t done = 0; done < plan.blocks.size();) {
+        for (size_t done = 0; done < plan.pieces.size();) {
           done += pipe->finished().size();
-          if (done < plan.blocks.size()) std::this_thread::yield();
+          if (done < plan.pieces.size()) std::this_thread::yield();
           if (now_ns() > deadline) throw Error("a 1024 GEMM did not finish within 30 s");
         }
       }

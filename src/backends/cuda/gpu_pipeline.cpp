@@ -20,7 +20,20 @@ struct DeviceLayout {
 };
 
 namespace {
-bool is_trmm(const server::Plan& p) { return !p.blocks.empty() && p.blocks[0].call.routine == wire::Routine::trmm; }
+// cuBLAS's trmm writes its result aside (faster than in place), into room after the mirror; the
+// blocks of a substitution order work in place, as the plan reads them.
+bool trmm_aside(const server::Plan& p) {
+  return !p.blocks.empty() && p.blocks[0].call.routine == wire::Routine::trmm &&
+         p.order != server::BlockOrder::substitution;
+}
+// Tiling gives each block a slot with its own B and C columns: for independent column blocks on
+// packed operands only.
+bool tileable(const server::Plan& p) {
+  if (p.order != server::BlockOrder::columns) return false;
+  for (const auto& b : p.blocks)
+    if (b.ld.a || b.ld.b || b.ld.out || b.piece < 0) return false;
+  return true;
+}
 bool has_b(const wire::Level3Call& c) {
   return wire::layout(c).inputs.size() - (c.output_sent ? 1 : 0) > 1;
 }
@@ -73,7 +86,7 @@ class GpuPipeline final : public server::Pipeline {
       compute_ns_ += static_cast<uint64_t>(ms * 1e6);
       check(api_.event_elapsed(b.events[2], b.events[3], &ms), "timing");
       from_device_ns_ += static_cast<uint64_t>(ms * 1e6);
-      out.push_back(b.block);
+      if (const int64_t piece = plan_.blocks[b.block].piece; piece >= 0) out.push_back(static_cast<size_t>(piece));
       ++reported_;
     }
     // Uploads end in order; time those done.
@@ -116,21 +129,24 @@ class GpuPipeline final : public server::Pipeline {
   }
 
   // Device operands of block `index`: in the mirror, or in its slot (its columns copied there once
-  // the slot's previous block has been copied out).
+  // the slot's previous block has been copied out). out2: where trmm writes (its output if in place).
   server::BlockOperands device_operands(size_t index, std::byte** out2) {
     const server::Block& b = plan_.blocks[index];
+    const bool trmm = b.call.routine == wire::Routine::trmm, aside = trmm_aside(plan_);
     if (!layout_.tiled) {
-      *out2 = is_trmm(plan_) ? device_ + plan_.staging_bytes + b.result_offset : nullptr;
-      return server::block_operands(b, device_);
+      server::BlockOperands o = server::block_operands(b, device_);
+      *out2 = !trmm ? nullptr : aside ? device_ + plan_.staging_bytes + plan_.pieces[b.piece].result_offset : o.output;
+      return o;
     }
+    const uint64_t out_bytes = plan_.pieces[b.piece].bytes;
     std::byte* slot = device_ + layout_.a_bytes + (index % layout_.slots) * layout_.slot_bytes;
     if (index >= layout_.slots)
       check(api_.stream_wait_event(r_.streams_[in], launched_[index - layout_.slots].events[3]), "ordering");
     const uint64_t bb = b_bytes(b);
     if (bb) upload(slot, staging_ + b.b_offset, bb);
-    if (b.call.output_sent) upload(slot + bb, staging_ + b.out_offset, b.out_bytes);
-    *out2 = is_trmm(plan_) ? slot + bb + b.out_bytes : nullptr;
-    server::BlockOperands o{{device_, nullptr, nullptr}, 1, slot + bb};
+    if (b.call.output_sent) upload(slot + bb, staging_ + b.out_offset, out_bytes);
+    *out2 = trmm ? slot + bb + out_bytes : nullptr;
+    server::BlockOperands o{{device_, nullptr, nullptr}, 1, slot + bb, {}};
     if (bb) o.inputs[o.count++] = slot;
     if (b.call.output_sent) o.inputs[o.count++] = o.output;
     return o;
@@ -149,17 +165,19 @@ class GpuPipeline final : public server::Pipeline {
       ++next_;
       if (!uploads_.empty()) check(api_.stream_wait_event(r_.streams_[compute], uploads_.back().end), "ordering");
       check(api_.event_record(l.events[0], r_.streams_[compute]), "event");
-      outboard_cuda_level3 call = plugin_call(b.call);
-      const bool trmm = out2 != nullptr;
+      outboard_cuda_level3 call = plugin_call(b.call, o.ld);
       check(api_.level3_async(&call, o.inputs[0], o.count > 1 && o.inputs[1] != o.output ? o.inputs[1] : nullptr,
                               o.output, out2, r_.streams_[compute]),
             wire::call_name(b.call).c_str());
       check(api_.event_record(l.events[1], r_.streams_[compute]), "event");
       check(api_.stream_wait_event(r_.streams_[out], l.events[1]), "ordering");
       check(api_.event_record(l.events[2], r_.streams_[out]), "event");
-      const std::byte* result = trmm ? out2 : o.output;
-      check(api_.memcpy_async(OUTBOARD_CUDA_D2H, staging_ + b.out_offset, result, b.out_bytes, r_.streams_[out]),
-            "copying a result from the GPU");
+      if (b.piece >= 0) {  // the piece is complete: all blocks before ran on the compute stream
+        const server::ResultPiece& p = plan_.pieces[b.piece];
+        const std::byte* result = out2 && trmm_aside(plan_) ? out2 : layout_.tiled ? o.output : device_ + p.staging_offset;
+        check(api_.memcpy_async(OUTBOARD_CUDA_D2H, staging_ + p.staging_offset, result, p.bytes, r_.streams_[out]),
+              "copying a result from the GPU");
+      }
       check(api_.event_record(l.events[3], r_.streams_[out]), "event");
     }
   }
@@ -220,19 +238,19 @@ std::unique_ptr<server::Pipeline> GpuResources::pipeline(const server::Plan& pla
       if (!s) plugin_.check(plugin_.api().stream_create(&s), "creating a CUDA stream");
     // Device memory mirrors the staging buffer (inputs, then the output), plus room for trmm's
     // separate result; a call too large for that is tiled (DeviceLayout).
-    const bool trmm = is_trmm(plan);
+    const bool trmm = trmm_aside(plan);
     DeviceLayout layout;
     size_t bytes = plan.staging_bytes + (trmm ? plan.output_bytes : 0);
     if (bytes > budget_) {
-      if (plan.blocks.size() < 2)
+      if (plan.blocks.size() < 2 || !tileable(plan))
         throw Error("the call needs " + std::to_string(bytes) + " bytes of GPU memory, more than the " +
-                    std::to_string(budget_) + " this server uses, and cannot be split");
+                    std::to_string(budget_) + " this server uses, and cannot be tiled");
       layout.tiled = true;
       const wire::Level3Call& c = plan.blocks[0].call;
       const wire::Operand a = wire::layout(c).inputs[0];
       layout.a_bytes = static_cast<uint64_t>(a.rows) * static_cast<uint64_t>(a.cols) * wire::element_bytes(c.scalar);
       for (const auto& b : plan.blocks)
-        layout.slot_bytes = std::max<uint64_t>(layout.slot_bytes, b_bytes(b) + b.out_bytes * (trmm ? 2 : 1));
+        layout.slot_bytes = std::max<uint64_t>(layout.slot_bytes, b_bytes(b) + plan.pieces[b.piece].bytes * (trmm ? 2 : 1));
       layout.slot_bytes = (layout.slot_bytes + 255) / 256 * 256;  // keep every slot aligned
       const uint64_t room = budget_ > layout.a_bytes ? budget_ - layout.a_bytes : 0;
       layout.slots = std::min<size_t>(plan.blocks.size(), room / layout.slot_bytes);

@@ -1,7 +1,9 @@
 // Pipelined Level-3 calls on a GPU: each chunk of input is copied to the device as soon as it has
 // landed in (page-locked) staging memory, each block is computed as soon as its input is on the
-// device, and each block's result is copied back while later blocks compute. Three streams (in,
-// compute, out) ordered by events; nothing on the server's progress thread waits for the GPU.
+// device, and each result piece is copied back while later blocks compute. Three streams (in,
+// compute, out) ordered by events; the blocks run in plan order on the compute stream, so blocks
+// that read what earlier ones wrote (pipeline.hpp's inner and substitution orders) see it;
+// nothing on the server's progress thread waits for the GPU.
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -15,8 +17,9 @@
 
 namespace outboard::backends {
 
-// The plugin's description of a call on packed operands (leading dimension = rows).
-outboard_cuda_level3 plugin_call(const wire::Level3Call& c);
+// The plugin's description of a call whose operands have leading dimensions `ld` (0: packed,
+// leading dimension = rows; level3_async takes any, level3 packed ones only).
+outboard_cuda_level3 plugin_call(const wire::Level3Call& c, const server::LeadingDims& ld = {});
 // The same for a LAPACK call on packed arrays (host or device memory), in wire::layout order; an
 // output updated in place takes precedence over its input.
 outboard_cuda_lapack plugin_call(const wire::LapackCall& c, std::span<const std::byte* const> inputs,

@@ -1,6 +1,7 @@
 #include "server/services/blas3.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 
 #include "common/clock.hpp"
@@ -32,6 +33,15 @@ class Blas3Service final : public Service {
 
   std::vector<wire::Type> messages() const override {
     return {wire::Type::blas3_call, wire::Type::call_chunk, wire::Type::direct_blas3};
+  }
+
+  // How pipelined calls were split, by block order (pipeline.hpp).
+  void status(nlohmann::json& doc) const override {
+    nlohmann::json orders = nlohmann::json::object();
+    for (size_t i = 0; i < orders_.size(); ++i)
+      orders[order_name(static_cast<BlockOrder>(i))] = {
+          {"calls", orders_[i].calls}, {"blocks", orders_[i].blocks}, {"pieces", orders_[i].pieces}};
+    doc["blas3"] = {{"block_orders", orders}};
   }
 
   transport::Landing on_payload(Session& s, const wire::Message& m, uint64_t bytes) override {
@@ -142,7 +152,7 @@ class Blas3Service final : public Service {
     if (!cc.pipe) {
       // On the compute threads with level3(). A device backend busy with another pipeline would
       // copy A again for every block: there the call runs whole once its input is in.
-      const int64_t cols = device ? call.n
+      const int64_t cols = device ? kWhole
                                   : std::max<int64_t>(choose_block_cols(call),
                                                       int64_t(core_.config().host_block_columns));
       plan = plan_pipeline(call, cols);
@@ -150,14 +160,23 @@ class Blas3Service final : public Service {
       if (!call.output_sent) std::memset(cc.staging.data() + plan.output_offset, 0, plan.output_bytes);
       cc.pipe = make_pool_pipeline(executor, plan, cc.staging.data(), core_.pool(), core_.chunked().wake());
     }
-    cc.pieces = result_pieces(plan);
+    cc.pieces = plan.pieces;
+    OrderCount& n = orders_[static_cast<size_t>(plan.order)];
+    ++n.calls;
+    n.blocks += plan.blocks.size();
+    n.pieces += plan.pieces.size();
   }
+
 
   Core& core_;
   CostModel costs_;                      // where calls run, and how pipelined calls are blocked
   Backend* host_ = nullptr;              // the first host backend that serves Level-3 BLAS
   Backend* device_ = nullptr;            // the first device backend that does, for large calls
   std::vector<Blas3Executor*> devices_;  // every device backend's: big calls spread over them
+  struct OrderCount {
+    uint64_t calls = 0, blocks = 0, pieces = 0;
+  };
+  std::array<OrderCount, 5> orders_{};   // by BlockOrder
 };
 
 }  // namespace
