@@ -1,6 +1,8 @@
 /* An ordinary BLAS program (built with -lblas, nothing of Outboard's): a few large Level-3 calls,
  * timed, with a checksum so a local and an offloaded run can be compared.
- *   blas_demo [N] [d|s]   three GEMMs and a triangular solve of order N (default 2000), double or single */
+ *   blas_demo [N] [d|s] [shapes]   three GEMMs and a triangular solve of order N (default 2000), double
+ *   or single; with "shapes" also one each of the other shapes: C = A B^T, C = A^T B, a right-side
+ *   solve X A = B, a rank-k update C = A A^T */
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +13,10 @@ void dgemm_(const char*, const char*, const int*, const int*, const int*, const 
             const int*, const double*, const int*, const double*, double*, const int*, size_t, size_t);
 void dtrsm_(const char*, const char*, const char*, const char*, const int*, const int*, const double*,
             const double*, const int*, double*, const int*, size_t, size_t, size_t, size_t);
+void dsyrk_(const char*, const char*, const int*, const int*, const double*, const double*, const int*,
+            const double*, double*, const int*, size_t, size_t);
+void ssyrk_(const char*, const char*, const int*, const int*, const float*, const float*, const int*,
+            const float*, float*, const int*, size_t, size_t);
 void sgemm_(const char*, const char*, const int*, const int*, const int*, const float*, const float*,
             const int*, const float*, const int*, const float*, float*, const int*, size_t, size_t);
 void strsm_(const char*, const char*, const char*, const char*, const int*, const int*, const float*,
@@ -24,7 +30,7 @@ static double seconds(void) {
 
 /* One precision's run: T the element type, P its BLAS prefix. */
 #define DEMO(T, P)                                                                                         \
-  static int demo_##P(int n) {                                                                             \
+  static int demo_##P(int n, int shapes) {                                                                             \
     T *a = malloc(sizeof(T) * n * n), *b = malloc(sizeof(T) * n * n), *c = malloc(sizeof(T) * n * n);      \
     if (!a || !b || !c) return fprintf(stderr, "out of memory\n"), 1;                                      \
     srand(1);                                                                                              \
@@ -40,6 +46,23 @@ static double seconds(void) {
     double t = seconds();                                                                                  \
     P##trsm_("L", "U", "N", "N", &n, &n, &one, a, &n, c, &n, 1, 1, 1, 1);                                  \
     printf(#P "trsm n=%d: %.3f s\n", n, seconds() - t);                                                    \
+    if (shapes) {                                                                                          \
+      const char* gemm_shapes[][2] = {{"N", "T"}, {"T", "N"}};                                             \
+      for (int s = 0; s < 2; ++s) {                                                                        \
+        t = seconds();                                                                                     \
+        P##gemm_(gemm_shapes[s][0], gemm_shapes[s][1], &n, &n, &n, &one, a, &n, b, &n, &zero, c, &n, 1, 1);\
+        t = seconds() - t;                                                                                 \
+        printf(#P "gemm %s%s n=%d: %.3f s, %.1f GFLOP/s\n", gemm_shapes[s][0], gemm_shapes[s][1], n, t,    \
+               2.0 * n * n * n / t / 1e9);                                                                 \
+      }                                                                                                    \
+      t = seconds();                                                                                       \
+      P##trsm_("R", "U", "N", "N", &n, &n, &one, a, &n, c, &n, 1, 1, 1, 1);                                \
+      printf(#P "trsm R n=%d: %.3f s\n", n, seconds() - t);                                                \
+      t = seconds();                                                                                       \
+      P##syrk_("U", "N", &n, &n, &one, b, &n, &zero, c, &n, 1, 1);                                         \
+      t = seconds() - t;                                                                                   \
+      printf(#P "syrk n=%d: %.3f s, %.1f GFLOP/s\n", n, t, 1.0 * n * n * n / t / 1e9);                     \
+    }                                                                                                      \
     double sum = 0;                                                                                        \
     for (long i = 0; i < (long)n * n; ++i) sum += fabs((double)c[i]);                                     \
     printf("checksum %.12e\n", sum);                                                                       \
@@ -52,7 +75,8 @@ DEMO(float, s)
 int main(int argc, char** argv) {
   int n = argc > 1 ? atoi(argv[1]) : 2000;
   const char* precision = argc > 2 ? argv[2] : "d";
-  if (n < 1 || (strcmp(precision, "d") && strcmp(precision, "s")))
-    return fprintf(stderr, "usage: blas_demo [N] [d|s]\n"), 2;
-  return *precision == 's' ? demo_s(n) : demo_d(n);
+  const int shapes = argc > 3 && !strcmp(argv[3], "shapes");
+  if (n < 1 || (strcmp(precision, "d") && strcmp(precision, "s")) || (argc > 3 && !shapes))
+    return fprintf(stderr, "usage: blas_demo [N] [d|s] [shapes]\n"), 2;
+  return *precision == 's' ? demo_s(n, shapes) : demo_d(n, shapes);
 }

@@ -26,6 +26,13 @@ done
 "$B" run --offload always -- "$CARRY/testers/level3_check" 2>&1 | tail -3 | tee -a "$OUT/testers.txt"
 OUTBOARD_CHUNK_BYTES=65536 "$B" run --offload always -- "$CARRY/testers/level3_check" --size 300 2>&1 | tail -2 |
   sed 's/^/pipelined: /' | tee -a "$OUT/testers.txt"
+# Every block order (pipeline.hpp) on the GPU pipeline, in chunks and on the direct path.
+OUTBOARD_CHUNK_BYTES=65536 OUTBOARD_DIRECT=0 "$B" run --offload always -- "$CARRY/testers/level3_check" --shapes 600 2>&1 |
+  tail -2 | sed 's/^/shapes chunked: /' | tee -a "$OUT/testers.txt"
+OUTBOARD_CHUNK_BYTES=65536 "$B" run --offload always -- "$CARRY/testers/level3_check" --shapes 600 2>&1 |
+  tail -2 | sed 's/^/shapes direct: /' | tee -a "$OUT/testers.txt"
+"$B" status --json | python3 -c "import json,sys; print('block orders', json.load(sys.stdin)['blas3']['block_orders'])" |
+  tee -a "$OUT/testers.txt"
 cat ?blat3.out >"$OUT/blat3-summaries.txt"
 fi
 if [[ " $PARTS " == *" lapack "* ]]; then

@@ -3,6 +3,7 @@
 // direct path instead where the server offers copy lanes.
 #include <algorithm>
 #include <cstring>
+#include <optional>
 
 #include "client/runtime_internal.hpp"
 #include "common/clock.hpp"
@@ -96,6 +97,9 @@ bool direct_level3(Runtime& rt, Connection& conn, const wire::Level3Call& call, 
   };
   try {
     const bool gated = d.gated;
+    // C only written: its pages fault in here while the server fetches A and B.
+    std::optional<Prefault> prefault;
+    if (into_c && !gated) prefault.emplace(const_cast<void*>(output.data), reply_bytes, unsigned(settings.copy_threads));
     reply = conn.direct_request(std::move(d), gated, keep, proceeded, settings.timeout_seconds);
   } catch (const Error& e) {
     restore();
@@ -159,6 +163,8 @@ bool offload_level3(wire::Level3Call call, const MatrixRef* inputs, MatrixRef ou
     const uint64_t t1 = now_ns();
     wire::Message reply;
     try {
+      std::optional<Prefault> prefault;
+      if (into_c && chunked) prefault.emplace(result.data(), reply_bytes, unsigned(rt.settings().copy_threads));
       if (chunked)
         reply = conn->chunked_request(
             wire::CallChunk{0, call, wire::request_bytes(call), chunk, 0}, std::move(payload),

@@ -4,6 +4,7 @@
 #include "client/runtime_internal.hpp"
 
 #include <pthread.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -24,6 +25,11 @@ namespace {
 
 constexpr size_t kMaxTraceEntries = 100000;  // beyond this, calls are counted but not kept
 constexpr size_t kPlottedCalls = 40;         // the longest calls go to "phases", which plots draw
+#ifdef MADV_POPULATE_WRITE
+constexpr int kPopulateWrite = MADV_POPULATE_WRITE;
+#else
+constexpr int kPopulateWrite = 23;  // Linux 5.14's
+#endif
 
 }  // namespace
 
@@ -118,7 +124,7 @@ void Runtime::write_trace() {
   std::fclose(f);
 }
 
-std::shared_ptr<Connection> Runtime::connection(std::string& why) {
+std::shared_ptr<Connection> Runtime::connection(std::string& why, bool early) {
   std::lock_guard lk(mu_);
   if (conn_ && conn_->alive()) return conn_;
   if (conn_) {  // it died since the last call
@@ -147,7 +153,7 @@ std::shared_ptr<Connection> Runtime::connection(std::string& why) {
     last_error_ = e.what();
   }
   why = last_error_;
-  retry_after_ns_ = now_ns() + static_cast<uint64_t>(settings_.retry_seconds * 1e9);
+  if (!early) retry_after_ns_ = now_ns() + static_cast<uint64_t>(settings_.retry_seconds * 1e9);
   return nullptr;
 }
 
@@ -270,6 +276,28 @@ void parallel_copy(std::byte* dst, const std::byte* src, uint64_t bytes, unsigne
   }
   std::memcpy(dst, src, std::min(bytes, slice));
   for (auto& h : helpers) h.join();
+}
+
+Prefault::Prefault(void* data, uint64_t bytes, unsigned threads) {
+  const uint64_t page = static_cast<uint64_t>(sysconf(_SC_PAGESIZE));
+  const uint64_t lo = reinterpret_cast<uint64_t>(data) / page * page;
+  const uint64_t hi = (reinterpret_cast<uint64_t>(data) + bytes + page - 1) / page * page;
+  if (bytes < (64u << 20)) return;  // small results: not worth a thread
+  threads = static_cast<unsigned>(std::clamp<uint64_t>((hi - lo) >> 28, 1, std::max(1u, threads)));  // >= 256 MiB each
+  const uint64_t slice = ((hi - lo) / threads + page - 1) / page * page;
+  for (unsigned t = 0; t < threads; ++t) {
+    const uint64_t a = lo + t * slice, b = std::min(hi, a + slice);
+    if (a >= b) break;
+    threads_.emplace_back([a, b] {
+      // In steps, so a failure (an older kernel: EINVAL) ends it early.
+      for (uint64_t p = a; p < b; p += 64u << 20)
+        if (madvise(reinterpret_cast<void*>(p), std::min<uint64_t>(b - p, 64u << 20), kPopulateWrite) != 0) return;
+    });
+  }
+}
+
+Prefault::~Prefault() {
+  for (auto& t : threads_) t.join();
 }
 
 }  // namespace outboard::client

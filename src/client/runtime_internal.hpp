@@ -31,6 +31,7 @@
 #include <mutex>
 #include <new>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "client/connection.hpp"
@@ -73,8 +74,9 @@ class Runtime {
   bool wants_remote(double flops) const;
 
   // The live connection, connecting if needed; nullptr (and `why`) while the remote path is
-  // unavailable: no server answered, or one failed less than OUTBOARD_RETRY_SECONDS ago.
-  std::shared_ptr<Connection> connection(std::string& why);
+  // unavailable: no server answered, or one failed less than OUTBOARD_RETRY_SECONDS ago. An
+  // `early` attempt (early_connect.cpp) that fails leaves the next call to try again.
+  std::shared_ptr<Connection> connection(std::string& why, bool early = false);
 
   // A call that could not run remotely: one warning per failure episode, not one per call; with
   // OUTBOARD_FALLBACK=fail, ends the process with a message instead.
@@ -168,5 +170,21 @@ void unpack_columns(const std::byte* src, int64_t rows, int64_t cols, size_t ele
 // Copies `bytes` from src to dst with `threads` threads (the caller's among them): one thread
 // copies memory at a fraction of what the machine can.
 void parallel_copy(std::byte* dst, const std::byte* src, uint64_t bytes, unsigned threads);
+
+// Faults in, writable, the pages of [data, data + bytes) on background threads (at most
+// `threads`) without changing their contents, until destroyed: a result that lands in a matrix the
+// program never touched would otherwise take a page fault per page as it arrives, on the path of
+// the call's last block (2 GiB of C cost a fresh process's first DGEMM 16384 about 0.1 s on the
+// H200 host). Best effort: where the kernel lacks MADV_POPULATE_WRITE nothing happens.
+class Prefault {
+ public:
+  Prefault(void* data, uint64_t bytes, unsigned threads);
+  ~Prefault();
+  Prefault(const Prefault&) = delete;
+  Prefault& operator=(const Prefault&) = delete;
+
+ private:
+  std::vector<std::thread> threads_;
+};
 
 }  // namespace outboard::client
