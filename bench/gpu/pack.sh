@@ -9,13 +9,16 @@ DIR=${1:-.gpu-carry}
 BUILD=${BUILD:-build}
 rm -rf "$DIR"
 mkdir -p "$DIR"/{bin,lib,deps,share/outboard}
-install -m 755 "$BUILD/bin/outboard" "$BUILD/bin/blas_demo" "$BUILD/bin/lapack_demo" "$BUILD/bin/fft_demo" "$BUILD/bin/gpu_tests" "$DIR/bin/"
+install -m 755 "$BUILD/bin/outboard" "$BUILD/bin/blas_demo" "$BUILD/bin/lapack_demo" "$BUILD/bin/fft_demo" "$BUILD/bin/gpu_tests" \
+  "$BUILD/bin/cl_bench" "$DIR/bin/"
+# clpeak (Debian's), to run on the GPU machine's OpenCL directly and through Outboard.
+[ -x /usr/bin/clpeak ] && install -m 755 /usr/bin/clpeak "$DIR/bin/"
 cp -a "$BUILD"/lib/liboutboard-*.so* "$DIR/lib/"
 [ -e "$BUILD/lib/outboard" ] && cp -a "$BUILD/lib/outboard" "$DIR/lib/"
 cp "$BUILD/share/outboard/outboard_plot.py" "$DIR/share/outboard/"
 find "$DIR/bin" "$DIR/lib" -type f -name '*' -exec strip --strip-debug {} + 2>/dev/null || true
 # Libraries beyond glibc and the C++ runtime, which the GPU machine has in newer versions.
-for f in "$DIR/bin/outboard" "$DIR/bin/gpu_tests" "$DIR/bin/fft_demo" "$BUILD/bin/fftw_check" "$DIR"/lib/liboutboard-{blas,lapack,fftw3,client}.so.*.*; do
+for f in "$DIR/bin/outboard" "$DIR/bin/gpu_tests" "$DIR/bin/fft_demo" "$BUILD/bin/fftw_check" "$DIR"/lib/liboutboard-{blas,lapack,fftw3,client,opencl}.so.*.*; do
   ldd "$f" | awk '/=> \// {print $3}'
 done | sort -u | while read -r lib; do
   case "$(basename "$lib")" in

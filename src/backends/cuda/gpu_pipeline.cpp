@@ -48,7 +48,14 @@ uint64_t b_bytes(const server::Block& b) {
 class GpuPipeline final : public server::Pipeline {
  public:
   GpuPipeline(GpuResources& r, server::Plan plan, std::byte* staging, std::byte* device, DeviceLayout layout)
-      : r_(r), api_(r.plugin_.api()), plan_(std::move(plan)), staging_(staging), device_(device), layout_(layout) {}
+      : r_(r), api_(r.plugin_.api()), plan_(std::move(plan)), staging_(staging), device_(device), layout_(layout) {
+    // An output that is not sent starts as zeros, as in the staging buffer: the rank updates
+    // write one triangle, and the rest of the mirror must not carry back what an earlier call
+    // (perhaps another client's) left in this device memory.
+    if (!layout_.tiled && plan_.output_offset >= plan_.input_bytes && plan_.output_bytes)
+      check(api_.fill(device_ + plan_.output_offset, 0, plan_.output_bytes, r_.streams_[compute]),
+            "clearing the result's GPU memory");
+  }
 
   ~GpuPipeline() override {
     // The copies use the staging buffer: let them end before it goes.
