@@ -34,14 +34,14 @@ static double now(void) {
 static const char* kSource =
     "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
     "kernel void empty(global int* x) {}\n"
-    "kernel void copy(global const double* a, global double* c) { size_t i = get_global_id(0); c[i] = a[i]; }\n"
-    "kernel void mul(global double* b, global const double* c, double s) { size_t i = get_global_id(0); b[i] = s * c[i]; }\n"
-    "kernel void add(global const double* a, global const double* b, global double* c) {\n"
+    "kernel void stream_copy(global const double* a, global double* c) { size_t i = get_global_id(0); c[i] = a[i]; }\n"
+    "kernel void stream_mul(global double* b, global const double* c, double s) { size_t i = get_global_id(0); b[i] = s * c[i]; }\n"
+    "kernel void stream_add(global const double* a, global const double* b, global double* c) {\n"
     "  size_t i = get_global_id(0); c[i] = a[i] + b[i]; }\n"
-    "kernel void triad(global double* a, global const double* b, global const double* c, double s) {\n"
+    "kernel void stream_triad(global double* a, global const double* b, global const double* c, double s) {\n"
     "  size_t i = get_global_id(0); a[i] = b[i] + s * c[i]; }\n"
     /* Each work-group sums a strided share into one partial sum. */
-    "kernel void dot(global const double* a, global const double* b, global double* sums, local double* part, ulong n) {\n"
+    "kernel void stream_dot(global const double* a, global const double* b, global double* sums, local double* part, ulong n) {\n"
     "  size_t i = get_global_id(0), l = get_local_id(0); double s = 0;\n"
     "  for (; i < n; i += get_global_size(0)) s += a[i] * b[i];\n"
     "  part[l] = s;\n"
@@ -69,6 +69,7 @@ static int failures;
 static cl_kernel kernel(const char* name) {
   cl_int err;
   cl_kernel k = clCreateKernel(prog, name, &err);
+  if (err != CL_SUCCESS) fprintf(stderr, "cl_bench: no kernel %s\n", name);
   CHECK(err);
   return k;
 }
@@ -156,7 +157,8 @@ static void stream(size_t n, int iters) {
   CHECK(clEnqueueFillBuffer(q, b, &start_b, sizeof start_b, 0, bytes, 0, NULL, NULL));
   CHECK(clEnqueueFillBuffer(q, c, &start_c, sizeof start_c, 0, bytes, 0, NULL, NULL));
   CHECK(clFinish(q));
-  cl_kernel k[5] = {kernel("copy"), kernel("mul"), kernel("add"), kernel("triad"), kernel("dot")};
+  cl_kernel k[5] = {kernel("stream_copy"), kernel("stream_mul"), kernel("stream_add"), kernel("stream_triad"),
+                    kernel("stream_dot")};  /* not "dot": OpenCL C has a builtin of that name */
   const char* names[5] = {"copy", "mul", "add", "triad", "dot"};
   const double moved[5] = {2, 2, 3, 3, 2}; /* arrays read or written per element */
   cl_ulong nn = n;

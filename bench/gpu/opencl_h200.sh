@@ -4,7 +4,7 @@
 # write/read bandwidth, a tiled SGEMM kernel, blocking round trip, enqueue rate) on NVIDIA's
 # OpenCL directly and through Outboard's ICD to a server on this host, alternating; then clpeak
 # both ways. Results in OUT (side_by_side.txt, clpeak-*.txt, run.log).
-#   bench/gpu/opencl_h200.sh OUT_DIR [CARRY_DIR]    STEPS="stream clpeak" by default
+#   bench/gpu/opencl_h200.sh OUT_DIR [CARRY_DIR]    STEPS="stream clpeak" ROUNDS=2 CLPEAK_ROUNDS=2 by default
 set -uo pipefail
 OUT=${1:?usage: opencl_h200.sh OUT_DIR [CARRY_DIR]}
 CARRY=$(cd "${2:-.gpu-carry}" && pwd)
@@ -41,7 +41,7 @@ if want clpeak && [ -x "$CARRY/bin/clpeak" ]; then
   OCL_ICD_VENDORS=$NATIVE start_local_server "$CARRY/bin/outboard" "$R" || { log "FAILED: server"; exit 1; }
   index() { OCL_ICD_VENDORS=$1 "$CARRY/bin/cl_bench" --list | awk -F'[ :]' '/NVIDIA/ {print $2; exit}'; }
   CLPEAK_TESTS=(--global-bandwidth --compute-sp --compute-dp --transfer-bandwidth --kernel-latency)
-  for round in 1 2; do
+  for round in $(seq "${CLPEAK_ROUNDS:-2}"); do
     step "clpeak direct (round $round)" env OCL_ICD_VENDORS="$NATIVE" "$CARRY/bin/clpeak" \
       -p "$(index "$NATIVE")" -d 0 "${CLPEAK_TESTS[@]}"
     step "clpeak through Outboard (round $round)" env OCL_ICD_VENDORS="$R/vendors" "$CARRY/bin/clpeak" \

@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "backends/opencl/event_waiter.hpp"
 #include "backends/opencl/native.hpp"
 #include "common/error.hpp"
 #include <spdlog/spdlog.h>
@@ -117,6 +118,20 @@ void CL_CALLBACK command_done(cl_event e, cl_int status, void* arg) {
   auto outstanding = std::move(c->outstanding);
   if (c->one_shot) delete c;
   if (outstanding) --*outstanding;
+}
+
+// A completion reported by whichever comes first: the native callback or the event waiter
+// (event_waiter.hpp). Each path holds its own Shot; the Callback goes with the first to fire.
+struct Shot {
+  Callback* callback;
+  std::shared_ptr<std::atomic<bool>> fired;
+};
+void fire(cl_event e, cl_int status, const Shot& s) {
+  if (!s.fired->exchange(true)) command_done(e, status, s.callback);
+}
+void CL_CALLBACK shot_done(cl_event e, cl_int status, void* arg) {
+  std::unique_ptr<Shot> s(static_cast<Shot*>(arg));
+  fire(e, status, *s);
 }
 
 void CL_CALLBACK context_notify(const char* errinfo, const void*, size_t, void* arg) {
@@ -255,13 +270,17 @@ class Session final : public server::ClSessionObjects {
     c.outstanding = outstanding_;
     return new Callback(std::move(c));
   }
-  void register_done(cl_event e, Callback* c) {
+  // `watch`: the client waits for this command: the event waiter reports it too, sooner.
+  void register_done(cl_event e, Callback* c, bool watch = false) {
     ++*outstanding_;
-    cl_int rc = clSetEventCallback(e, CL_COMPLETE, command_done, c);
+    Shot shot{c, std::make_shared<std::atomic<bool>>(false)};
+    cl_int rc = clSetEventCallback(e, CL_COMPLETE, shot_done, new Shot(shot));
     if (rc != CL_SUCCESS) {
       spdlog::warn("opencl.callback_failed error={}", cl_error_name(rc));
-      command_done(e, rc, c);
+      fire(e, rc, shot);  // the Shot given to the callback never runs: leaked, a few bytes
+      return;
     }
+    if (watch) waiter_.watch(e, [e, shot](cl_int status) { fire(e, status, shot); });
   }
   // After a command is enqueued with `e`: its event joins the table (if the client named one) and
   // its completion is reported as `c` says.
@@ -270,7 +289,8 @@ class Session final : public server::ClSessionObjects {
       insert(cmd.event, Object{Kind::event, e});
       c.event = cmd.event;
     }
-    if (c.call_id || c.event || c.data) register_done(e, callback(std::move(c)));
+    const bool waited_for = c.call_id || c.event;
+    if (c.call_id || c.event || c.data) register_done(e, callback(std::move(c)), waited_for);
     if (!cmd.event) clReleaseEvent(e);
   }
   void check_command(const wire::ClCommand& cmd) {
@@ -951,7 +971,7 @@ class Session final : public server::ClSessionObjects {
     clFlush(q);
     Callback cb;
     cb.call_id = r.call_id;
-    register_done(e, callback(std::move(cb)));
+    register_done(e, callback(std::move(cb)), /*watch=*/true);
     clReleaseEvent(e);
   }
 
@@ -1007,6 +1027,7 @@ class Session final : public server::ClSessionObjects {
   // Contexts' callbacks, freed with the session after every native object.
   std::vector<std::unique_ptr<Callback>> callbacks_;
   std::shared_ptr<std::atomic<int64_t>> outstanding_ = std::make_shared<std::atomic<int64_t>>(0);
+  EventWaiter waiter_;  // last: its thread ends before the members it reports through go
 };
 
 }  // namespace
