@@ -61,6 +61,12 @@ class ChannelImpl final : public Channel {
 
   bool post(const wire::ClOp& op, Bytes data, bool wait_sent) override {
     try {
+      in_order();
+      if (!wait_sent && data.size) {
+        ++payloads_in_flight_;
+        conn_->notify(wire::ClRequest{0, op, data.size}, segments(data), [this](bool) { --payloads_in_flight_; });
+        return true;
+      }
       if (!wait_sent) {
         conn_->notify(wire::ClRequest{0, op, data.size}, segments(data));
         return true;
@@ -84,6 +90,7 @@ class ChannelImpl final : public Channel {
     // Shared: a send refused at once still has `done` to answer with.
     auto answer = std::make_shared<std::function<void(Answer&)>>(std::move(done));
     try {
+      in_order();
       send_async(op, data, into, into_size, [answer](Answer& a) { (*answer)(a); });
     } catch (const Error& e) {
       note_failure(e.what());
@@ -123,6 +130,7 @@ class ChannelImpl final : public Channel {
     };
     auto slot = std::make_shared<Slot>();
     try {
+      in_order();
       send_async(op, data, into, into_size, [slot](Answer& a) {
         slot->answer = std::move(a);
         slot->done = true;
@@ -149,6 +157,16 @@ class ChannelImpl final : public Channel {
       if (!expired) return;
       probe(silence);
     }
+  }
+
+  // Keeps the server's order of operations the order they were posted in. The server's transport
+  // hands over a message whose payload comes by rendezvous only once the payload has landed, so a
+  // later message without payload would overtake it (a kernel would run before the write ahead of
+  // it): nothing is sent while such a payload is on its way. Its send is complete once the server
+  // has taken it, before anything sent later can reach the server.
+  void in_order() {
+    if (payloads_in_flight_.load() == 0) return;
+    await([&] { return payloads_in_flight_.load() == 0; }, timeout_, "sending an earlier OpenCL operation's data");
   }
 
   // A round trip the server's core answers; no answer within `silence` fails the connection.
@@ -202,6 +220,7 @@ class ChannelImpl final : public Channel {
 
   const std::string address_;
   const double timeout_;
+  std::atomic<uint64_t> payloads_in_flight_{0};  // posted without waiting, send not complete (in_order)
   std::unique_ptr<Connection> conn_;
   wire::ClSnapshot snapshot_;
   mutable std::mutex mu_;
