@@ -18,6 +18,7 @@ PACKAGES=(
   python3-venv                             # the test that installs numpy and scipy wheels from PyPI
   ocl-icd-opencl-dev opencl-headers        # remote OpenCL: the ICD loader and the Khronos headers (ICD and server)
   pocl-opencl-icd clinfo python3-pyopencl  # a real OpenCL device for the server, and unmodified OpenCL clients
+  clpeak                                   # an unmodified OpenCL benchmark as a client (opencl_clpeak)
 )
 
 missing=()

@@ -284,6 +284,13 @@ void Connection::request_async(wire::Message request, std::vector<transport::Seg
   Pending* raw = p.get();
   uint64_t id = post(lk, request, std::move(payload), raw);
   async_[id] = std::move(p);
+  if (dead_) {  // the send failed at once, before fail() could see this request: answered here
+    pending_.erase(id);
+    auto failed = std::move(async_[id]);
+    async_.erase(id);
+    failed->on_reply(nullptr, nullptr, dead_reason_);
+    return;
+  }
   worker_->progress();
 }
 

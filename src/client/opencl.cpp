@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "client/runtime_internal.hpp"
+#include "common/clock.hpp"
 #include "common/error.hpp"
 
 namespace outboard::client::opencl {
@@ -29,7 +30,8 @@ class ChannelImpl final : public Channel {
   ChannelImpl(const ServerAddress& server, const Settings& settings, const Secret& secret)
       : address_(server.text()), timeout_(settings.timeout_seconds) {
     conn_ = std::make_unique<Connection>(server, secret, Runtime::client_name(), settings.connect_timeout_seconds);
-    Answer a = call(wire::ClGetPlatforms{}, {}, nullptr, 0);
+    // Part of connecting: a server that stops answering meanwhile costs the connect timeout.
+    Answer a = call_within(wire::ClGetPlatforms{}, settings.connect_timeout_seconds);
     if (a.status != 0) throw Error("server " + address_ + " did not describe its OpenCL platforms" +
                                    (a.failure.empty() ? "" : ": " + a.failure));
     snapshot_ = wire::decode_cl_snapshot(a.payload);
@@ -45,16 +47,33 @@ class ChannelImpl final : public Channel {
     std::lock_guard lk(mu_);
     return failure_;
   }
+  double timeout() const override { return timeout_; }
+
+  bool answers() override {
+    try {
+      probe(timeout_ > 0 ? timeout_ : kProbeSeconds);
+      return true;
+    } catch (const Error& e) {
+      note_failure(e.what());
+      return false;
+    }
+  }
 
   bool post(const wire::ClOp& op, Bytes data, bool wait_sent) override {
     try {
+      in_order();
+      if (!wait_sent && data.size) {
+        ++payloads_in_flight_;
+        conn_->notify(wire::ClRequest{0, op, data.size}, segments(data), [this](bool) { --payloads_in_flight_; });
+        return true;
+      }
       if (!wait_sent) {
         conn_->notify(wire::ClRequest{0, op, data.size}, segments(data));
         return true;
       }
       auto sent = std::make_shared<std::atomic<int>>(0);  // 0 pending, 1 sent, 2 failed
       conn_->notify(wire::ClRequest{0, op, data.size}, segments(data), [sent](bool ok) { *sent = ok ? 1 : 2; });
-      conn_->wait_until([&] { return sent->load() != 0; }, timeout_, "sending an OpenCL operation");
+      await([&] { return sent->load() != 0; }, timeout_, "sending an OpenCL operation");
       return sent->load() == 1;
     } catch (const Error& e) {
       note_failure(e.what());
@@ -63,32 +82,20 @@ class ChannelImpl final : public Channel {
   }
 
   Answer call(const wire::ClOp& op, Bytes data, void* into, uint64_t into_size) override {
-    struct Slot {
-      bool done = false;
-      Answer answer;
-    };
-    auto slot = std::make_shared<Slot>();
-    try {
-      send_async(op, data, into, into_size, [slot](Answer& a) {
-        slot->answer = std::move(a);
-        slot->done = true;
-      });
-      conn_->wait_until([&] { return slot->done; }, timeout_, "waiting for an OpenCL answer");
-    } catch (const Error& e) {
-      note_failure(e.what());
-      if (!slot->done) return lost(e.what());
-    }
-    return std::move(slot->answer);
+    return call_within(op, timeout_, data, into, into_size);
   }
 
   void call_async(const wire::ClOp& op, Bytes data, void* into, uint64_t into_size,
                   std::function<void(Answer&)> done) override {
+    // Shared: a send refused at once still has `done` to answer with.
+    auto answer = std::make_shared<std::function<void(Answer&)>>(std::move(done));
     try {
-      send_async(op, data, into, into_size, std::move(done));
+      in_order();
+      send_async(op, data, into, into_size, [answer](Answer& a) { (*answer)(a); });
     } catch (const Error& e) {
       note_failure(e.what());
       Answer a = lost(e.what());
-      done(a);
+      (*answer)(a);
     }
   }
 
@@ -111,6 +118,63 @@ class ChannelImpl final : public Channel {
   }
 
  private:
+  // How long answers() waits where no timeout is set.
+  static constexpr double kProbeSeconds = 30;
+
+  // call(), the server silent for at most `silence` seconds (await()).
+  Answer call_within(const wire::ClOp& op, double silence, Bytes data = {}, void* into = nullptr,
+                     uint64_t into_size = 0) {
+    struct Slot {
+      bool done = false;
+      Answer answer;
+    };
+    auto slot = std::make_shared<Slot>();
+    try {
+      in_order();
+      send_async(op, data, into, into_size, [slot](Answer& a) {
+        slot->answer = std::move(a);
+        slot->done = true;
+      });
+      await([&] { return slot->done; }, silence, "waiting for an OpenCL answer");
+    } catch (const Error& e) {
+      note_failure(e.what());
+      if (!slot->done) return lost(e.what());
+    }
+    return std::move(slot->answer);
+  }
+
+  // Waits until done(). Each time `silence` seconds (0: no limit) pass, the server is asked
+  // whether it still answers, with a ping its core answers at once (not the session's thread,
+  // which may be waiting for the device): an operation may take long, but a server that does not
+  // answer the ping within `silence` is lost (the connection fails). Throws Error when it fails.
+  void await(const std::function<bool()>& done, double silence, const char* what) {
+    if (silence <= 0) return conn_->wait_until(done, 0, what);
+    for (;;) {
+      const uint64_t deadline = now_ns() + static_cast<uint64_t>(silence * 1e9);
+      bool expired = false;
+      // The condition is checked after every event and at least every 50 ms while idle.
+      conn_->wait_until([&] { return done() || (expired = now_ns() > deadline); }, 0, what);
+      if (!expired) return;
+      probe(silence);
+    }
+  }
+
+  // Keeps the server's order of operations the order they were posted in. The server's transport
+  // hands over a message whose payload comes by rendezvous only once the payload has landed, so a
+  // later message without payload would overtake it (a kernel would run before the write ahead of
+  // it): nothing is sent while such a payload is on its way. Its send is complete once the server
+  // has taken it, before anything sent later can reach the server.
+  void in_order() {
+    if (payloads_in_flight_.load() == 0) return;
+    await([&] { return payloads_in_flight_.load() == 0; }, timeout_, "sending an earlier OpenCL operation's data");
+  }
+
+  // A round trip the server's core answers; no answer within `silence` fails the connection.
+  void probe(double silence) {
+    wire::Message pong = conn_->request(wire::Ping{}, {}, nullptr, 0, silence);
+    if (!std::holds_alternative<wire::Pong>(pong)) throw Error("the server answered a ping with something else");
+  }
+
   void send_async(const wire::ClOp& op, Bytes data, void* into, uint64_t into_size,
                   std::function<void(Answer&)> done) {
     conn_->request_async(
@@ -156,6 +220,7 @@ class ChannelImpl final : public Channel {
 
   const std::string address_;
   const double timeout_;
+  std::atomic<uint64_t> payloads_in_flight_{0};  // posted without waiting, send not complete (in_order)
   std::unique_ptr<Connection> conn_;
   wire::ClSnapshot snapshot_;
   mutable std::mutex mu_;

@@ -39,13 +39,22 @@ class OUTBOARD_CLIENT_API Channel {
   // False once the connection failed; failure() then says why.
   virtual bool alive() const = 0;
   virtual std::string failure() const = 0;
+  // OUTBOARD_TIMEOUT (0: none): how long a wait may go on before the server is asked whether it
+  // still answers (see call()).
+  virtual double timeout() const = 0;
+  // Whether the server still answers a round trip (its core answers it, whatever its OpenCL is
+  // doing) within the timeout (30 s if none is set); if not, the connection fails (on_failure).
+  virtual bool answers() = 0;
 
   // Streams `op` unanswered. Its data must stay valid until the send is done: with wait_sent the
   // call returns only then; without, the caller keeps it (until the command's completion, which
   // comes after the server received it). Returns false when the connection has failed.
   virtual bool post(const wire::ClOp& op, Bytes data = {}, bool wait_sent = false) = 0;
   // Streams `op` and waits for its answer. A bulk result lands in `into` (which holds into_size
-  // bytes) or, when into is null, in Answer::payload. Waits at most OUTBOARD_TIMEOUT (if set).
+  // bytes) or, when into is null, in Answer::payload. An operation may take as long as it takes,
+  // but with OUTBOARD_TIMEOUT set, each time that many seconds pass the server must answer a
+  // round trip within as many more, or the connection fails (kLost): a hung server is found.
+  // post()'s wait_sent waits the same way.
   virtual Answer call(const wire::ClOp& op, Bytes data = {}, void* into = nullptr, uint64_t into_size = 0) = 0;
   // Streams `op`; `done` runs once with its answer, on whichever thread drives the channel: it
   // must neither call the channel nor block.
@@ -58,8 +67,9 @@ class OUTBOARD_CLIENT_API Channel {
 };
 
 // The channels to every configured server (OUTBOARD_SERVERS, else the hostfiles: settings.hpp),
-// made at the first call in parallel; a server that does not answer within
-// OUTBOARD_CONNECT_TIMEOUT is left out, and why is added to `errors`.
+// made at the first call in parallel; a server that does not connect and authenticate within
+// OUTBOARD_CONNECT_TIMEOUT, or stops answering (as call() finds it, with that timeout) before it
+// has described its platforms, is left out, and why is added to `errors`.
 OUTBOARD_CLIENT_API const std::vector<std::shared_ptr<Channel>>& opencl_channels(std::vector<std::string>* errors);
 
 }  // namespace outboard::client::opencl

@@ -162,12 +162,40 @@ cl_int wait_ids(cl_context context, cl_uint n, const cl_event* list, std::vector
   return CL_SUCCESS;
 }
 
+namespace {
+
+// The channel whose notice completes `s`; null once it is complete.
+Channel* channel_of(const EventState& s) {
+  std::lock_guard lk(watch_mu);
+  auto it = watched().find(s.id);
+  return it == watched().end() ? nullptr : it->second.channel;
+}
+
+// Waits until `s` is complete or failed. With OUTBOARD_TIMEOUT set, each time it passes the
+// server must still answer a round trip: a long kernel is no failure, a hung server is (its
+// channel fails, and with it every event pending on it).
+void wait_final(const std::shared_ptr<EventState>& s) {
+  Channel* channel = channel_of(*s);
+  const double timeout = channel ? channel->timeout() : 0;
+  std::unique_lock lk(s->mu);
+  auto final = [&] { return s->status <= CL_COMPLETE; };
+  if (timeout <= 0) return s->cv.wait(lk, final);
+  while (!s->cv.wait_for(lk, std::chrono::duration<double>(timeout), final)) {
+    lk.unlock();
+    const bool answers = channel->answers();
+    if (!answers) complete_event(s, client::opencl::kLost, {});  // done already, unless unwatched
+    lk.lock();
+  }
+}
+
+}  // namespace
+
 cl_int wait_for(const std::vector<std::shared_ptr<EventState>>& events) {
   cl_int rc = CL_SUCCESS;
   for (const auto& s : events) {
+    wait_final(s);
     {
-      std::unique_lock lk(s->mu);
-      s->cv.wait(lk, [&] { return s->status <= CL_COMPLETE; });
+      std::lock_guard lk(s->mu);
       if (s->status < 0) rc = CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
     }
     wait_reads_of(*s);
