@@ -2,7 +2,10 @@
    platform the ICD loader offers and prints its results and the error codes it gets, one line each,
    so a run on PoCL directly and a run through Outboard's ICD can be compared line by line. */
 #define CL_TARGET_OPENCL_VERSION 300
+#define CL_USE_DEPRECATED_OPENCL_1_1_APIS
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS
+#define CL_USE_DEPRECATED_OPENCL_2_0_APIS
+#define CL_USE_DEPRECATED_OPENCL_2_2_APIS
 #include <CL/cl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -26,7 +29,370 @@ static void CL_CALLBACK on_complete(cl_event e, cl_int status, void* data) {
 
 #define SHOW(what, rc) printf("%s: %d\n", what, (int)(rc))
 
+/* ---- images ---- */
+static const char* kImageSource =
+    "__kernel void sample(__read_only image2d_t img, sampler_t s, __global float4* out) {\n"
+    "  int x = get_global_id(0), y = get_global_id(1);\n"
+    "  out[y * get_global_size(0) + x] = read_imagef(img, s, (int2)(x, y)); }\n"
+    "__constant sampler_t kNearest = CLK_NORMALIZED_COORDS_FALSE | CLK_ADDRESS_CLAMP_TO_EDGE | CLK_FILTER_NEAREST;\n"
+    "__kernel void edge(__read_only image2d_t img, __global float4* out) {\n"
+    "  out[get_global_id(0)] = read_imagef(img, kNearest, (int2)(get_global_id(0) * 5 - 3, 0)); }\n"
+    "__kernel void paint(__write_only image2d_t img) {\n"
+    "  int x = get_global_id(0), y = get_global_id(1);\n"
+    "  write_imageui(img, (int2)(x, y), (uint4)(x, y, x + y, 255)); }\n"
+    "__kernel void layers(__read_only image2d_array_t img, __global uint4* out) {\n"
+    "  out[get_global_id(0)] = read_imageui(img, (int4)(1, 1, get_global_id(0), 0)); }\n"
+    "__kernel void tex1d(__read_only image1d_buffer_t img, __global uint4* out) {\n"
+    "  out[get_global_id(0)] = read_imageui(img, (int)get_global_id(0)); }\n"
+    "__kernel void vol(__read_only image3d_t img, sampler_t s, __global float4* out) {\n"
+    "  out[get_global_id(0)] = read_imagef(img, s, (int4)(0, 0, get_global_id(0), 0)); }\n";
+
+/* An image of `type` (RGBA8 unsigned ints), written through pitched host memory, read back tight
+   and pitched, filled, copied, copied to and from a buffer, mapped; each result one line. */
+static void image_round(cl_context ctx, cl_command_queue q, const char* name, cl_mem_object_type type, size_t w,
+                        size_t h, size_t d, size_t layers) {
+  cl_int rc;
+  cl_image_format f = {CL_RGBA, CL_UNSIGNED_INT8};
+  cl_image_desc desc;
+  memset(&desc, 0, sizeof desc);
+  desc.image_type = type;
+  desc.image_width = w;
+  desc.image_height = h;
+  desc.image_depth = d;
+  desc.image_array_size = layers;
+  cl_mem backing = NULL;
+  if (type == CL_MEM_OBJECT_IMAGE1D_BUFFER) {
+    backing = clCreateBuffer(ctx, CL_MEM_READ_WRITE, w * 4, NULL, &rc);
+    desc.buffer = backing;
+  }
+  cl_mem img = clCreateImage(ctx, CL_MEM_READ_WRITE, &f, &desc, NULL, &rc);
+  printf("%s create: %d\n", name, rc);
+  if (rc != CL_SUCCESS) return;
+  /* The region: the whole image in OpenCL's convention. */
+  size_t region[3] = {w, 1, 1};
+  if (type == CL_MEM_OBJECT_IMAGE1D_ARRAY) region[1] = layers;
+  if (type == CL_MEM_OBJECT_IMAGE2D || type == CL_MEM_OBJECT_IMAGE2D_ARRAY || type == CL_MEM_OBJECT_IMAGE3D) region[1] = h;
+  if (type == CL_MEM_OBJECT_IMAGE2D_ARRAY) region[2] = layers;
+  if (type == CL_MEM_OBJECT_IMAGE3D) region[2] = d;
+  size_t origin[3] = {0, 0, 0};
+  const size_t row = w * 4, pitch = row + 12, rows = region[1], slices = region[2];
+  const size_t slice_pitch = type == CL_MEM_OBJECT_IMAGE1D_ARRAY ? pitch : pitch * rows;
+  const size_t host_bytes = (type == CL_MEM_OBJECT_IMAGE1D_ARRAY ? slice_pitch * rows : slice_pitch * slices) + pitch;
+  unsigned char* src = calloc(host_bytes, 1);
+  for (size_t z = 0; z < slices; ++z)
+    for (size_t y = 0; y < rows; ++y)
+      for (size_t x = 0; x < row; ++x) {
+        size_t at = type == CL_MEM_OBJECT_IMAGE1D_ARRAY ? y * slice_pitch + x : z * slice_pitch + y * pitch + x;
+        src[at] = (unsigned char)(x * 7 + y * 13 + z * 29);
+      }
+  int multi = type == CL_MEM_OBJECT_IMAGE3D || type == CL_MEM_OBJECT_IMAGE2D_ARRAY || type == CL_MEM_OBJECT_IMAGE1D_ARRAY;
+  printf("%s write pitched: %d\n", name, clEnqueueWriteImage(q, img, CL_TRUE, origin, region, pitch, multi ? slice_pitch : 0, src, 0, NULL, NULL));
+  unsigned char* tight = calloc(row * rows * slices, 1);
+  printf("%s read tight: %d\n", name, clEnqueueReadImage(q, img, CL_TRUE, origin, region, 0, 0, tight, 0, NULL, NULL));
+  int ok = 1;
+  for (size_t z = 0; z < slices; ++z)
+    for (size_t y = 0; y < rows; ++y)
+      for (size_t x = 0; x < row; ++x) {
+        size_t at = type == CL_MEM_OBJECT_IMAGE1D_ARRAY ? y * slice_pitch + x : z * slice_pitch + y * pitch + x;
+        ok &= tight[(z * rows + y) * row + x] == src[at];
+      }
+  printf("%s round trip: %d\n", name, ok);
+  unsigned char* pitched = calloc(host_bytes, 1);
+  cl_event ev;
+  printf("%s read pitched: %d\n", name, clEnqueueReadImage(q, img, CL_FALSE, origin, region, pitch, multi ? slice_pitch : 0, pitched, 0, NULL, &ev));
+  clWaitForEvents(1, &ev);
+  cl_command_type ct = 0;
+  clGetEventInfo(ev, CL_EVENT_COMMAND_TYPE, sizeof ct, &ct, NULL);
+  /* PoCL 3.1 calls reading a 1D buffer image a buffer read. */
+  if (type != CL_MEM_OBJECT_IMAGE1D_BUFFER) printf("%s read event type: %x\n", name, ct);
+  clReleaseEvent(ev);
+  printf("%s pitched equal: %d\n", name, memcmp(pitched, src, host_bytes - 2 * pitch + row) == 0);
+  /* Fill a corner, then read one pixel of it and one outside. */
+  cl_uint colour[4] = {1, 2, 3, 4};
+  size_t corner[3] = {1, 1, 1};
+  /* PoCL 3.1 crashes filling a 1D buffer image: that one is filled through its buffer. */
+  if (type == CL_MEM_OBJECT_IMAGE1D_BUFFER)
+    printf("%s fill: %d\n", name, clEnqueueFillBuffer(q, backing, (cl_uchar[4]){1, 2, 3, 4}, 4, 0, 4, 0, NULL, NULL));
+  else
+    printf("%s fill: %d\n", name, clEnqueueFillImage(q, img, colour, origin, corner, 0, NULL, NULL));
+  unsigned char px[8] = {0};
+  printf("%s read pixel: %d\n", name, clEnqueueReadImage(q, img, CL_TRUE, origin, (size_t[3]){2, 1, 1}, 0, 0, px, 0, NULL, NULL));
+  printf("%s pixels: %d %d %d %d | %d %d\n", name, px[0], px[1], px[2], px[3], px[4], px[5]);
+  /* Copy the image to a second one, to a buffer and back into a third. */
+  /* Copy the image to a second one, to a buffer and back into a third (PoCL 3.1 fails or crashes
+     copying 1D buffer images: those are not copied). */
+  cl_mem copy = NULL, buf = NULL, third = NULL;
+  if (type != CL_MEM_OBJECT_IMAGE1D_BUFFER) {
+    copy = clCreateImage(ctx, CL_MEM_READ_WRITE, &f, &desc, NULL, &rc);
+    printf("%s copy: %d\n", name, clEnqueueCopyImage(q, img, copy, origin, origin, region, 0, NULL, NULL));
+    buf = clCreateBuffer(ctx, CL_MEM_READ_WRITE, row * rows * slices + 64, NULL, &rc);
+    printf("%s to buffer: %d\n", name, clEnqueueCopyImageToBuffer(q, copy, buf, origin, region, 64, 0, NULL, NULL));
+    third = clCreateImage(ctx, CL_MEM_READ_WRITE, &f, &desc, NULL, &rc);
+    printf("%s from buffer: %d\n", name, clEnqueueCopyBufferToImage(q, buf, third, 64, origin, region, 0, NULL, NULL));
+    memset(tight, 0, row * rows * slices);
+    clEnqueueReadImage(q, third, CL_TRUE, origin, region, 0, 0, tight, 0, NULL, NULL);
+    unsigned char* via = calloc(row * rows * slices, 1);
+    clEnqueueReadImage(q, img, CL_TRUE, origin, region, 0, 0, via, 0, NULL, NULL);
+    printf("%s copies equal: %d\n", name, memcmp(tight, via, row * rows * slices) == 0);
+    free(via);
+  }
+  /* Map for writing, change a pixel, unmap; map for reading. */
+  size_t rp = 0, sp = 0;
+  unsigned char* m = clEnqueueMapImage(q, img, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, origin, region, &rp, &sp, 0, NULL, NULL, &rc);
+  printf("%s map: %d\n", name, rc);
+  if (m) {
+    printf("%s mapped first: %d %d\n", name, m[0], m[4]);
+    m[rp * (rows - 1) + 5] = 200;
+    printf("%s unmap: %d\n", name, clEnqueueUnmapMemObject(q, img, m, 0, NULL, NULL));
+  }
+  m = clEnqueueMapImage(q, img, CL_TRUE, CL_MAP_READ, origin, region, &rp, &sp, 0, NULL, NULL, &rc);
+  if (m) {
+    printf("%s mapped again: %d\n", name, m[rp * (rows - 1) + 5]);
+    clEnqueueUnmapMemObject(q, img, m, 0, NULL, NULL);
+  }
+  /* Info. */
+  size_t v[6] = {0};
+  clGetImageInfo(img, CL_IMAGE_WIDTH, sizeof v[0], &v[0], NULL);
+  clGetImageInfo(img, CL_IMAGE_HEIGHT, sizeof v[1], &v[1], NULL);
+  clGetImageInfo(img, CL_IMAGE_DEPTH, sizeof v[2], &v[2], NULL);
+  clGetImageInfo(img, CL_IMAGE_ARRAY_SIZE, sizeof v[3], &v[3], NULL);
+  clGetImageInfo(img, CL_IMAGE_ELEMENT_SIZE, sizeof v[4], &v[4], NULL);
+  clGetImageInfo(img, CL_IMAGE_ROW_PITCH, sizeof v[5], &v[5], NULL);
+  printf("%s info: %zu %zu %zu %zu %zu %zu\n", name, v[0], v[1], v[2], v[3], v[4], v[5]);
+  cl_image_format got;
+  clGetImageInfo(img, CL_IMAGE_FORMAT, sizeof got, &got, NULL);
+  cl_mem_object_type mt = 0;
+  cl_mem assoc = NULL;
+  clGetMemObjectInfo(img, CL_MEM_TYPE, sizeof mt, &mt, NULL);
+  clGetMemObjectInfo(img, CL_MEM_ASSOCIATED_MEMOBJECT, sizeof assoc, &assoc, NULL);
+  printf("%s format and type: %x %x %x buffer %d\n", name, got.image_channel_order, got.image_channel_data_type, mt,
+         assoc == backing);
+  /* Out of bounds. */
+  size_t far[3] = {w, 0, 0};
+  printf("%s read beyond: %d\n", name, clEnqueueReadImage(q, img, CL_TRUE, far, region, 0, 0, tight, 0, NULL, NULL));
+  free(src), free(tight), free(pitched);
+  clReleaseMemObject(img);
+  if (copy) clReleaseMemObject(copy), clReleaseMemObject(third), clReleaseMemObject(buf);
+  if (backing) clReleaseMemObject(backing);
+}
+
+static void images(cl_context ctx, cl_command_queue q, cl_device_id device) {
+  cl_int rc;
+  cl_uint count = 0;
+  SHOW("image formats", clGetSupportedImageFormats(ctx, CL_MEM_READ_WRITE, CL_MEM_OBJECT_IMAGE2D, 0, NULL, &count));
+  printf("image format count nonzero: %d\n", count > 0);
+  cl_image_format* fs = malloc(count * sizeof *fs);
+  clGetSupportedImageFormats(ctx, CL_MEM_READ_WRITE, CL_MEM_OBJECT_IMAGE2D, count, fs, NULL);
+  int has_rgba8 = 0;
+  for (cl_uint i = 0; i < count; ++i) has_rgba8 |= fs[i].image_channel_order == CL_RGBA && fs[i].image_channel_data_type == CL_UNSIGNED_INT8;
+  printf("rgba8 supported: %d\n", has_rgba8);
+  free(fs);
+  SHOW("image formats bad type", clGetSupportedImageFormats(ctx, CL_MEM_READ_WRITE, CL_MEM_OBJECT_BUFFER, 0, NULL, &count));
+  image_round(ctx, q, "1d", CL_MEM_OBJECT_IMAGE1D, 40, 0, 0, 0);
+  image_round(ctx, q, "1d buffer", CL_MEM_OBJECT_IMAGE1D_BUFFER, 48, 0, 0, 0);
+  image_round(ctx, q, "1d array", CL_MEM_OBJECT_IMAGE1D_ARRAY, 24, 0, 0, 5);
+  image_round(ctx, q, "2d", CL_MEM_OBJECT_IMAGE2D, 33, 17, 0, 0);
+  image_round(ctx, q, "2d array", CL_MEM_OBJECT_IMAGE2D_ARRAY, 9, 7, 0, 4);
+  image_round(ctx, q, "3d", CL_MEM_OBJECT_IMAGE3D, 8, 6, 5, 0);
+
+  /* Bad arguments: the same codes both ways. PoCL 3.1 accepts some that OpenCL refuses (a row
+     pitch below the row, a 3D image of depth 1, an image passed as a buffer, unknown sampler
+     modes) and answers others with codes of its own (an unknown format, a zero or too large
+     width): the ICD answers those as OpenCL says, so they are not compared here. */
+  cl_image_format f = {CL_RGBA, CL_UNSIGNED_INT8}, bad = {0x1234, CL_UNSIGNED_INT8}, ff = {CL_RGBA, CL_FLOAT};
+  cl_image_desc d2;
+  memset(&d2, 0, sizeof d2);
+  d2.image_type = CL_MEM_OBJECT_IMAGE2D;
+  d2.image_width = 16;
+  d2.image_height = 16;
+  (void)bad;
+  clCreateImage(ctx, CL_MEM_READ_WRITE, &f, NULL, NULL, &rc);
+  SHOW("image no descriptor", rc);
+  unsigned char host[16 * 16 * 16];
+  for (size_t i = 0; i < sizeof host; ++i) host[i] = (unsigned char)i;
+  clCreateImage(ctx, CL_MEM_READ_WRITE, &f, &d2, host, &rc);
+  SHOW("image host pointer without flag", rc);
+  clCreateImage(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, &f, &d2, NULL, &rc);
+  SHOW("image flag without host pointer", rc);
+  cl_mem a = clCreateImage(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, &f, &d2, host, &rc);
+  SHOW("image with contents", rc);
+  unsigned char back[16 * 16 * 4];
+  clEnqueueReadImage(q, a, CL_TRUE, (size_t[3]){0, 0, 0}, (size_t[3]){16, 16, 1}, 0, 0, back, 0, NULL, NULL);
+  printf("image contents: %d %d\n", back[5], back[1023]);
+  cl_mem fl = clCreateImage(ctx, CL_MEM_READ_WRITE, &ff, &d2, NULL, &rc);
+  SHOW("float image", rc);
+  SHOW("copy format mismatch", clEnqueueCopyImage(q, a, fl, (size_t[3]){0, 0, 0}, (size_t[3]){0, 0, 0}, (size_t[3]){4, 4, 1}, 0, NULL, NULL));
+  SHOW("copy overlap", clEnqueueCopyImage(q, a, a, (size_t[3]){0, 0, 0}, (size_t[3]){2, 2, 0}, (size_t[3]){4, 4, 1}, 0, NULL, NULL));
+  SHOW("copy disjoint", clEnqueueCopyImage(q, a, a, (size_t[3]){0, 0, 0}, (size_t[3]){8, 8, 0}, (size_t[3]){4, 4, 1}, 0, NULL, NULL));
+  SHOW("2d region depth", clEnqueueReadImage(q, a, CL_TRUE, (size_t[3]){0, 0, 0}, (size_t[3]){4, 4, 2}, 0, 0, back, 0, NULL, NULL));
+  SHOW("2d origin z", clEnqueueReadImage(q, a, CL_TRUE, (size_t[3]){0, 0, 1}, (size_t[3]){4, 4, 1}, 0, 0, back, 0, NULL, NULL));
+  SHOW("read null pointer", clEnqueueReadImage(q, a, CL_TRUE, (size_t[3]){0, 0, 0}, (size_t[3]){4, 4, 1}, 0, 0, NULL, 0, NULL, NULL));
+  SHOW("fill null colour", clEnqueueFillImage(q, a, NULL, (size_t[3]){0, 0, 0}, (size_t[3]){4, 4, 1}, 0, NULL, NULL));
+  cl_mem plain = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 64, NULL, &rc);
+  SHOW("buffer as image", clEnqueueReadImage(q, plain, CL_TRUE, (size_t[3]){0, 0, 0}, (size_t[3]){1, 1, 1}, 0, 0, back, 0, NULL, NULL));
+  SHOW("image to small buffer", clEnqueueCopyImageToBuffer(q, a, plain, (size_t[3]){0, 0, 0}, (size_t[3]){16, 16, 1}, 0, 0, NULL, NULL));
+  size_t rp;
+  clEnqueueMapImage(q, a, CL_TRUE, CL_MAP_READ, (size_t[3]){0, 0, 0}, (size_t[3]){4, 4, 1}, NULL, NULL, 0, NULL, NULL, &rc);
+  SHOW("map without pitch", rc);
+  /* The 1.1 forms. */
+  cl_mem i2 = clCreateImage2D(ctx, CL_MEM_READ_WRITE, &f, 32, 8, 0, NULL, &rc);
+  SHOW("image2d", rc);
+  cl_mem i3 = clCreateImage3D(ctx, CL_MEM_READ_ONLY, &f, 8, 8, 4, 0, 0, NULL, &rc);
+  SHOW("image3d", rc);
+  size_t depth = 0;
+  clGetImageInfo(i3, CL_IMAGE_DEPTH, sizeof depth, &depth, NULL);
+  printf("image3d depth: %zu\n", depth);
+  /* CL_MEM_USE_HOST_PTR: a map shows the program's own memory, in its layout. */
+  unsigned char* mine = calloc(20 * 8, 1);
+  for (int i = 0; i < 20 * 8; ++i) mine[i] = (unsigned char)(i * 3);
+  cl_image_desc du;
+  memset(&du, 0, sizeof du);
+  du.image_type = CL_MEM_OBJECT_IMAGE2D;
+  du.image_width = 4;
+  du.image_height = 8;
+  du.image_row_pitch = 20;
+  cl_mem use = clCreateImage(ctx, CL_MEM_READ_WRITE | CL_MEM_USE_HOST_PTR, &f, &du, mine, &rc);
+  SHOW("use host image", rc);
+  clEnqueueFillImage(q, use, (cl_uint[4]){9, 9, 9, 9}, (size_t[3]){0, 0, 0}, (size_t[3]){1, 1, 1}, 0, NULL, NULL);
+  unsigned char* um = clEnqueueMapImage(q, use, CL_TRUE, CL_MAP_READ, (size_t[3]){0, 0, 0}, (size_t[3]){4, 8, 1}, &rp, NULL, 0, NULL, NULL, &rc);
+  SHOW("map use host", rc);
+  printf("use host map: pointer is host %d, pitch %zu, values %d %d\n", um == mine, rp, um ? um[0] : -1, um ? um[20 + 1] : -1);
+  if (um) clEnqueueUnmapMemObject(q, use, um, 0, NULL, NULL);
+  clFinish(q);
+
+  /* Kernels with images and samplers. */
+  cl_program p = clCreateProgramWithSource(ctx, 1, &kImageSource, NULL, &rc);
+  SHOW("image program", clBuildProgram(p, 1, &device, NULL, NULL, NULL));
+  cl_sampler s = clCreateSampler(ctx, CL_FALSE, CL_ADDRESS_CLAMP_TO_EDGE, CL_FILTER_NEAREST, &rc);
+  SHOW("sampler", rc);
+  cl_image_desc dk;
+  memset(&dk, 0, sizeof dk);
+  dk.image_type = CL_MEM_OBJECT_IMAGE2D;
+  dk.image_width = 8;
+  dk.image_height = 4;
+  float texels[8 * 4 * 4];
+  for (int i = 0; i < 8 * 4 * 4; ++i) texels[i] = (float)i;
+  cl_mem tex = clCreateImage(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, &ff, &dk, texels, &rc);
+  SHOW("float texture", rc);
+  cl_mem out = clCreateBuffer(ctx, CL_MEM_WRITE_ONLY, sizeof texels, NULL, &rc);
+  cl_kernel k = clCreateKernel(p, "sample", &rc);
+  SHOW("sample kernel", rc);
+  SHOW("image arg", clSetKernelArg(k, 0, sizeof tex, &tex));
+  SHOW("sampler arg", clSetKernelArg(k, 1, sizeof s, &s));
+  SHOW("bad sampler arg", clSetKernelArg(k, 1, sizeof s, &(cl_sampler){(cl_sampler)plain}));
+  SHOW("out arg", clSetKernelArg(k, 2, sizeof out, &out));
+  SHOW("sample launch", clEnqueueNDRangeKernel(q, k, 2, NULL, (size_t[2]){8, 4}, NULL, 0, NULL, NULL));
+  float res[8 * 4 * 4];
+  clEnqueueReadBuffer(q, out, CL_TRUE, 0, sizeof res, res, 0, NULL, NULL);
+  printf("sampled: %g %g %g\n", res[0], res[4 * 9 + 2], res[8 * 4 * 4 - 1]);
+  cl_kernel e = clCreateKernel(p, "edge", &rc);
+  clSetKernelArg(e, 0, sizeof tex, &tex);
+  clSetKernelArg(e, 1, sizeof out, &out);
+  SHOW("edge launch", clEnqueueNDRangeKernel(q, e, 1, NULL, (size_t[1]){4}, NULL, 0, NULL, NULL));
+  clEnqueueReadBuffer(q, out, CL_TRUE, 0, 4 * 4 * sizeof(float), res, 0, NULL, NULL);
+  printf("clamped: %g %g %g %g\n", res[0], res[4], res[8], res[12]);
+  cl_mem canvas = clCreateImage2D(ctx, CL_MEM_WRITE_ONLY, &f, 6, 3, 0, NULL, &rc);
+  cl_kernel pk = clCreateKernel(p, "paint", &rc);
+  SHOW("write image arg", clSetKernelArg(pk, 0, sizeof canvas, &canvas));
+  SHOW("paint launch", clEnqueueNDRangeKernel(q, pk, 2, NULL, (size_t[2]){6, 3}, NULL, 0, NULL, NULL));
+  unsigned char painted[6 * 3 * 4];
+  clEnqueueReadImage(q, canvas, CL_TRUE, (size_t[3]){0, 0, 0}, (size_t[3]){6, 3, 1}, 0, 0, painted, 0, NULL, NULL);
+  printf("painted: %d %d %d %d\n", painted[(2 * 6 + 5) * 4], painted[(2 * 6 + 5) * 4 + 1], painted[(2 * 6 + 5) * 4 + 2], painted[3]);
+  /* A 2D array, a 1D buffer image and a 3D image read by kernels. */
+  cl_image_desc da;
+  memset(&da, 0, sizeof da);
+  da.image_type = CL_MEM_OBJECT_IMAGE2D_ARRAY;
+  da.image_width = 2, da.image_height = 2, da.image_array_size = 3;
+  unsigned char la[2 * 2 * 3 * 4];
+  for (int i = 0; i < (int)sizeof la; ++i) la[i] = (unsigned char)i;
+  cl_mem arr = clCreateImage(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, &f, &da, la, &rc);
+  cl_kernel lk = clCreateKernel(p, "layers", &rc);
+  cl_mem lout = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 3 * 16, NULL, &rc);
+  SHOW("array arg", clSetKernelArg(lk, 0, sizeof arr, &arr));
+  clSetKernelArg(lk, 1, sizeof lout, &lout);
+  SHOW("array launch", clEnqueueNDRangeKernel(q, lk, 1, NULL, (size_t[1]){3}, NULL, 0, NULL, NULL));
+  cl_uint lv[12];
+  clEnqueueReadBuffer(q, lout, CL_TRUE, 0, sizeof lv, lv, 0, NULL, NULL);
+  printf("layers: %u %u %u\n", lv[0], lv[4], lv[8]);
+  cl_mem tb = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof la, la, &rc);
+  cl_image_desc db;
+  memset(&db, 0, sizeof db);
+  db.image_type = CL_MEM_OBJECT_IMAGE1D_BUFFER;
+  db.image_width = 3;
+  db.buffer = tb;
+  cl_mem t1 = clCreateImage(ctx, CL_MEM_READ_ONLY, &f, &db, NULL, &rc);
+  cl_kernel tk = clCreateKernel(p, "tex1d", &rc);
+  SHOW("buffer image arg", clSetKernelArg(tk, 0, sizeof t1, &t1));
+  clSetKernelArg(tk, 1, sizeof lout, &lout);
+  SHOW("buffer image launch", clEnqueueNDRangeKernel(q, tk, 1, NULL, (size_t[1]){3}, NULL, 0, NULL, NULL));
+  clEnqueueReadBuffer(q, lout, CL_TRUE, 0, sizeof lv, lv, 0, NULL, NULL);
+  printf("texels: %u %u %u\n", lv[0], lv[5], lv[11]);
+  cl_image_desc dv;
+  memset(&dv, 0, sizeof dv);
+  dv.image_type = CL_MEM_OBJECT_IMAGE3D;
+  dv.image_width = 2, dv.image_height = 2, dv.image_depth = 3;
+  float vox[2 * 2 * 3 * 4];
+  for (int i = 0; i < 48; ++i) vox[i] = (float)i / 2;
+  cl_mem v3 = clCreateImage(ctx, CL_MEM_READ_ONLY | CL_MEM_COPY_HOST_PTR, &ff, &dv, vox, &rc);
+  cl_kernel vk = clCreateKernel(p, "vol", &rc);
+  cl_mem vout = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 3 * 16, NULL, &rc);
+  clSetKernelArg(vk, 0, sizeof v3, &v3);
+  clSetKernelArg(vk, 1, sizeof s, &s);
+  clSetKernelArg(vk, 2, sizeof vout, &vout);
+  SHOW("3d launch", clEnqueueNDRangeKernel(q, vk, 1, NULL, (size_t[1]){3}, NULL, 0, NULL, NULL));
+  float vv[12];
+  clEnqueueReadBuffer(q, vout, CL_TRUE, 0, sizeof vv, vv, 0, NULL, NULL);
+  printf("voxels: %g %g %g\n", vv[0], vv[4], vv[8]);
+  float vback[48];
+  clEnqueueReadImage(q, v3, CL_TRUE, (size_t[3]){0, 0, 0}, (size_t[3]){2, 2, 3}, 0, 0, vback, 0, NULL, NULL);
+  printf("voxel contents: %g %g %g\n", vback[0], vback[16], vback[47]);
+  cl_mem objs[] = {a, fl, plain, i2, i3, use, tex, out, canvas, arr, lout, tb, t1, v3, vout};
+  for (size_t i = 0; i < sizeof objs / sizeof objs[0]; ++i) clReleaseMemObject(objs[i]);
+  cl_kernel ks[] = {k, e, pk, lk, tk, vk};
+  for (size_t i = 0; i < sizeof ks / sizeof ks[0]; ++i) clReleaseKernel(ks[i]);
+  clReleaseSampler(s);
+  clReleaseProgram(p);
+  free(mine);
+}
+
+/* ---- samplers ---- */
+static void samplers(cl_context ctx) {
+  cl_int rc;
+  cl_sampler s = clCreateSampler(ctx, CL_TRUE, CL_ADDRESS_REPEAT, CL_FILTER_LINEAR, &rc);
+  SHOW("sampler create", rc);
+  cl_bool norm = 0;
+  cl_addressing_mode am = 0;
+  cl_filter_mode fm = 0;
+  cl_uint refs = 0;
+  cl_context c = NULL;
+  SHOW("sampler info", clGetSamplerInfo(s, CL_SAMPLER_NORMALIZED_COORDS, sizeof norm, &norm, NULL));
+  clGetSamplerInfo(s, CL_SAMPLER_ADDRESSING_MODE, sizeof am, &am, NULL);
+  clGetSamplerInfo(s, CL_SAMPLER_FILTER_MODE, sizeof fm, &fm, NULL);
+  clGetSamplerInfo(s, CL_SAMPLER_CONTEXT, sizeof c, &c, NULL);
+  SHOW("sampler retain", clRetainSampler(s));
+  clGetSamplerInfo(s, CL_SAMPLER_REFERENCE_COUNT, sizeof refs, &refs, NULL);
+  printf("sampler values: %u %x %x context %d refs %u\n", norm, am, fm, c == ctx, refs);
+  SHOW("sampler release", clReleaseSampler(s));
+  SHOW("sampler release last", clReleaseSampler(s));
+  cl_sampler_properties props[] = {CL_SAMPLER_NORMALIZED_COORDS, CL_FALSE, CL_SAMPLER_FILTER_MODE, CL_FILTER_NEAREST, 0};
+  cl_sampler sp = clCreateSamplerWithProperties(ctx, props, &rc);
+  SHOW("sampler with properties", rc);
+  size_t size = 0;
+  SHOW("sampler properties", clGetSamplerInfo(sp, CL_SAMPLER_PROPERTIES, 0, NULL, &size));
+  clGetSamplerInfo(sp, CL_SAMPLER_ADDRESSING_MODE, sizeof am, &am, NULL);
+  printf("sampler properties size %zu, default addressing %x\n", size, am);
+  clReleaseSampler(sp);
+  cl_sampler_properties badp[] = {0x9999, 1, 0};
+  clCreateSamplerWithProperties(ctx, badp, &rc);
+  SHOW("sampler bad property", rc);
+  clCreateSampler(NULL, CL_TRUE, CL_ADDRESS_CLAMP, CL_FILTER_LINEAR, &rc);
+  SHOW("sampler no context", rc);
+  SHOW("sampler info null", clGetSamplerInfo(NULL, CL_SAMPLER_FILTER_MODE, sizeof fm, &fm, NULL));
+  SHOW("release null sampler", clReleaseSampler(NULL));
+}
+
 int main(void) {
+  setvbuf(stdout, NULL, _IOLBF, 0);  /* lines reach a file as they come, even if the program dies */
   cl_platform_id platform;
   cl_uint n = 0;
   cl_int rc = clGetPlatformIDs(1, &platform, &n);
@@ -167,6 +533,9 @@ int main(void) {
 
   SHOW("finish", clFinish(q));
   printf("callback ran: %d (flag %d)\n", callbacks_seen, flag);
+
+  images(ctx, q, device);
+  samplers(ctx);
   clReleaseEvent(run);
   clReleaseEvent(gate);
   clReleaseEvent(marker);
