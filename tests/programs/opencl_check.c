@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define N 4096
 static const char* kSource =
@@ -355,6 +356,336 @@ static void images(cl_context ctx, cl_command_queue q, cl_device_id device) {
   free(mine);
 }
 
+
+/* ---- sub-devices ---- */
+static const char* kSmall = "__kernel void twice(__global int* a) { a[get_global_id(0)] *= 2; }\n";
+
+static void subdevices(cl_device_id device) {
+  cl_int rc;
+  cl_uint max_sub = 0, units = 0;
+  clGetDeviceInfo(device, CL_DEVICE_PARTITION_MAX_SUB_DEVICES, sizeof max_sub, &max_sub, NULL);
+  clGetDeviceInfo(device, CL_DEVICE_MAX_COMPUTE_UNITS, sizeof units, &units, NULL);
+  if (max_sub < 2) {
+    printf("sub-devices: not offered\n");
+    return;
+  }
+  cl_device_partition_property equally[] = {CL_DEVICE_PARTITION_EQUALLY, 1, 0};
+  cl_uint count = 0;
+  SHOW("partition count", clCreateSubDevices(device, equally, 0, NULL, &count));
+  printf("partition equally 1: %d\n", count == units || count == max_sub);
+  cl_device_id subs[64];
+  cl_uint got = 0;
+  SHOW("partition", clCreateSubDevices(device, equally, 64, subs, &got));
+  printf("partition made: %d\n", got == count);
+  cl_device_id parent = NULL;
+  cl_uint cu = 0, refs = 0;
+  cl_device_partition_property type[4] = {0};
+  SHOW("sub-device parent", clGetDeviceInfo(subs[0], CL_DEVICE_PARENT_DEVICE, sizeof parent, &parent, NULL));
+  clGetDeviceInfo(subs[0], CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cu, &cu, NULL);
+  size_t type_size = 0;
+  SHOW("sub-device partition type", clGetDeviceInfo(subs[0], CL_DEVICE_PARTITION_TYPE, sizeof type, type, &type_size));
+  printf("sub-device: parent %d, units %u, type %lx %ld (%zu bytes)\n", parent == device, cu, (long)type[0], (long)type[1],
+         type_size);
+  clGetDeviceInfo(device, CL_DEVICE_PARENT_DEVICE, sizeof parent, &parent, NULL);
+  printf("root parent null: %d\n", parent == NULL);
+  SHOW("retain sub-device", clRetainDevice(subs[0]));
+  clGetDeviceInfo(subs[0], CL_DEVICE_REFERENCE_COUNT, sizeof refs, &refs, NULL);
+  printf("sub-device refs: %u\n", refs);
+  SHOW("release sub-device", clReleaseDevice(subs[0]));
+  cl_platform_id pl = NULL, root_pl = NULL;
+  clGetDeviceInfo(subs[0], CL_DEVICE_PLATFORM, sizeof pl, &pl, NULL);
+  clGetDeviceInfo(device, CL_DEVICE_PLATFORM, sizeof root_pl, &root_pl, NULL);
+  printf("sub-device platform: %d\n", pl == root_pl);
+
+  /* A context and a queue on a sub-device, a kernel run there. */
+  cl_context sc = clCreateContext(NULL, 1, &subs[0], NULL, NULL, &rc);
+  SHOW("sub-device context", rc);
+  cl_command_queue sq = clCreateCommandQueue(sc, subs[0], 0, &rc);
+  SHOW("sub-device queue", rc);
+  cl_program sp = clCreateProgramWithSource(sc, 1, &kSmall, NULL, &rc);
+  SHOW("sub-device build", clBuildProgram(sp, 1, &subs[0], NULL, NULL, NULL));
+  cl_kernel k = clCreateKernel(sp, "twice", &rc);
+  int v[64];
+  for (int i = 0; i < 64; ++i) v[i] = i;
+  cl_mem b = clCreateBuffer(sc, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof v, v, &rc);
+  clSetKernelArg(k, 0, sizeof b, &b);
+  SHOW("sub-device launch", clEnqueueNDRangeKernel(sq, k, 1, NULL, (size_t[1]){64}, NULL, 0, NULL, NULL));
+  clEnqueueReadBuffer(sq, b, CL_TRUE, 0, sizeof v, v, 0, NULL, NULL);
+  printf("sub-device result: %d %d\n", v[1], v[63]);
+  size_t wg = 0;
+  SHOW("sub-device work group", clGetKernelWorkGroupInfo(k, subs[0], CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, NULL));
+  SHOW("root device not in sub context", clGetKernelWorkGroupInfo(k, device, CL_KERNEL_WORK_GROUP_SIZE, sizeof wg, &wg, NULL) == CL_SUCCESS);
+  clReleaseMemObject(b), clReleaseKernel(k), clReleaseProgram(sp), clReleaseCommandQueue(sq);
+  SHOW("release sub-device context", clReleaseContext(sc));
+
+  cl_device_partition_property counts[] = {CL_DEVICE_PARTITION_BY_COUNTS, 1, 1, CL_DEVICE_PARTITION_BY_COUNTS_LIST_END, 0};
+  cl_device_id two[2];
+  SHOW("partition by counts", clCreateSubDevices(device, counts, 2, two, &got));
+  printf("by counts made: %u\n", got);
+  cl_uint cu2 = 0;
+  clGetDeviceInfo(two[1], CL_DEVICE_MAX_COMPUTE_UNITS, sizeof cu2, &cu2, NULL);
+  printf("by counts units: %u\n", cu2);
+  /* A sub-device of a sub-device where it has more than one unit. */
+  clReleaseDevice(two[0]), clReleaseDevice(two[1]);
+  SHOW("partition array too small", clCreateSubDevices(device, counts, 1, two, &got));
+  cl_device_partition_property too_many[] = {CL_DEVICE_PARTITION_BY_COUNTS, (cl_device_partition_property)units + 1, CL_DEVICE_PARTITION_BY_COUNTS_LIST_END, 0};
+  SHOW("partition too many units", clCreateSubDevices(device, too_many, 2, two, &got));
+  cl_device_partition_property bad[] = {0x4242, 1, 0};
+  SHOW("partition unknown", clCreateSubDevices(device, bad, 2, two, &got));
+  SHOW("partition no properties", clCreateSubDevices(device, NULL, 2, two, &got));
+  SHOW("partition no device", clCreateSubDevices(NULL, equally, 2, two, &got));
+  for (cl_uint i = 0; i < count; ++i) clReleaseDevice(subs[i]);
+}
+
+/* ---- OpenCL 2.x and 3.0 ---- */
+static volatile int destructor_order[4];
+static volatile int destructors_run = 0;
+static void CL_CALLBACK on_context_gone(cl_context c, void* data) {
+  (void)c;
+  destructor_order[__atomic_fetch_add(&destructors_run, 1, __ATOMIC_SEQ_CST)] = (int)(size_t)data;
+}
+static volatile int mem_gone[4];
+static volatile int mem_gone_count = 0;
+static void CL_CALLBACK on_mem_gone(cl_mem m, void* data) {
+  (void)m;
+  mem_gone[__atomic_fetch_add(&mem_gone_count, 1, __ATOMIC_SEQ_CST)] = (int)(size_t)data;
+}
+static void wait_for_count(volatile int* count, int want) {
+  for (int i = 0; i < 5000 && __atomic_load_n(count, __ATOMIC_SEQ_CST) < want; ++i) {
+    struct timespec t = {0, 1000000};
+    nanosleep(&t, NULL);
+  }
+}
+static void CL_CALLBACK native_fn(void* args) { (void)args; }
+
+static void cl2(cl_platform_id platform, cl_device_id device, cl_context ctx, cl_command_queue q, cl_kernel k) {
+  cl_int rc;
+  cl_mem b = clCreateBufferWithProperties(ctx, NULL, CL_MEM_READ_WRITE, 64, NULL, &rc);
+  SHOW("buffer with no properties", rc);
+  size_t size = 1;
+  SHOW("buffer properties", clGetMemObjectInfo(b, CL_MEM_PROPERTIES, 0, NULL, &size));
+  printf("buffer properties size: %zu\n", size);
+  clReleaseMemObject(b);
+  cl_mem_properties empty[] = {0}, bad[] = {0x4242, 1, 0};
+  b = clCreateBufferWithProperties(ctx, empty, CL_MEM_READ_WRITE, 64, NULL, &rc);
+  SHOW("buffer with empty properties", rc);
+  clGetMemObjectInfo(b, CL_MEM_PROPERTIES, 0, NULL, &size);
+  printf("empty properties size: %zu\n", size);
+  clReleaseMemObject(b);
+  clCreateBufferWithProperties(ctx, bad, CL_MEM_READ_WRITE, 64, NULL, &rc);
+  SHOW("buffer with bad property", rc);
+  cl_image_format f = {CL_R, CL_FLOAT};
+  cl_image_desc d;
+  memset(&d, 0, sizeof d);
+  d.image_type = CL_MEM_OBJECT_IMAGE2D;
+  d.image_width = d.image_height = 4;
+  cl_mem im = clCreateImageWithProperties(ctx, empty, CL_MEM_READ_WRITE, &f, &d, NULL, &rc);
+  SHOW("image with properties", rc);
+  clReleaseMemObject(im);
+  clCreateImageWithProperties(ctx, bad, CL_MEM_READ_WRITE, &f, &d, NULL, &rc);
+  SHOW("image with bad property", rc);
+
+  /* Destructor callbacks, in reverse order of registration. */
+  cl_context c2 = clCreateContext(NULL, 1, &device, NULL, NULL, &rc);
+  SHOW("context destructor", clSetContextDestructorCallback(c2, on_context_gone, (void*)1));
+  clSetContextDestructorCallback(c2, on_context_gone, (void*)2);
+  SHOW("context destructor null", clSetContextDestructorCallback(c2, NULL, NULL));
+  cl_mem mb = clCreateBuffer(c2, CL_MEM_READ_WRITE, 16, NULL, &rc);
+  SHOW("mem destructor", clSetMemObjectDestructorCallback(mb, on_mem_gone, (void*)1));
+  clSetMemObjectDestructorCallback(mb, on_mem_gone, (void*)2);
+  clReleaseMemObject(mb);
+  wait_for_count(&mem_gone_count, 2);
+  printf("mem destructors: %d, order %d %d\n", mem_gone_count, mem_gone[0], mem_gone[1]);
+  clReleaseContext(c2);
+  wait_for_count(&destructors_run, 2);
+  printf("context destructors: %d, order %d %d\n", destructors_run, destructor_order[0], destructor_order[1]);
+
+  cl_program p = NULL;
+  clGetKernelInfo(k, CL_KERNEL_PROGRAM, sizeof p, &p, NULL);
+  SHOW("program release callback", clSetProgramReleaseCallback(p, NULL, NULL));
+  SHOW("specialization constant", clSetProgramSpecializationConstant(p, 0, 4, &(int){1}));
+  size_t il_size = 0;
+  clGetDeviceInfo(device, CL_DEVICE_IL_VERSION, 0, NULL, &il_size);
+  const unsigned int spirv[5] = {0x07230203, 0x00010000, 0, 1, 0};
+  clCreateProgramWithIL(ctx, spirv, sizeof spirv, &rc);
+  /* A device without IL refuses it (PoCL 3.1 with a code of its own). */
+  printf("program with IL: %s\n", il_size > 1 ? (rc == CL_SUCCESS || rc == CL_INVALID_VALUE ? "ok" : "wrong") : (rc != CL_SUCCESS ? "ok" : "wrong"));
+  clCreateProgramWithIL(ctx, NULL, 0, &rc);
+  SHOW("program with no IL", rc);
+  cl_uint sub_groups = 0;
+  clGetDeviceInfo(device, CL_DEVICE_MAX_NUM_SUB_GROUPS, sizeof sub_groups, &sub_groups, NULL);
+  size_t local = 64, sg = 0;
+  rc = clGetKernelSubGroupInfo(k, device, CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE, sizeof local, &local, sizeof sg, &sg, NULL);
+  printf("sub-group info: %s\n", sub_groups ? (rc == CL_SUCCESS ? "ok" : "wrong") : (rc == CL_INVALID_OPERATION ? "ok" : "wrong"));
+  SHOW("sub-group info no kernel", clGetKernelSubGroupInfo(NULL, device, CL_KERNEL_MAX_SUB_GROUP_SIZE_FOR_NDRANGE, sizeof local, &local, sizeof sg, &sg, NULL));
+  SHOW("exec info no kernel", clSetKernelExecInfo(NULL, CL_KERNEL_EXEC_INFO_SVM_PTRS, 0, NULL));
+
+  cl_ulong resolution = 0, dt = 0, ht = 0;
+  clGetPlatformInfo(platform, CL_PLATFORM_HOST_TIMER_RESOLUTION, sizeof resolution, &resolution, NULL);
+  rc = clGetDeviceAndHostTimer(device, &dt, &ht);
+  cl_int rc2 = clGetHostTimer(device, &ht);
+  printf("timers: %s\n", resolution ? (rc == CL_SUCCESS && rc2 == CL_SUCCESS && ht > 0 ? "ok" : "wrong")
+                                    : (rc == CL_INVALID_OPERATION && rc2 == CL_INVALID_OPERATION ? "ok" : "wrong"));
+  SHOW("timer no device", clGetHostTimer(NULL, &ht));
+  cl_device_device_enqueue_capabilities enq = 0;
+  clGetDeviceInfo(device, CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES, sizeof enq, &enq, NULL);
+  rc = clSetDefaultDeviceCommandQueue(ctx, device, q);
+  printf("default device queue: %s\n", (enq & CL_DEVICE_QUEUE_REPLACEABLE_DEFAULT) ? (rc == CL_INVALID_COMMAND_QUEUE ? "ok" : "wrong")
+                                                                                   : (rc == CL_INVALID_OPERATION ? "ok" : "wrong"));
+  SHOW("default device queue no context", clSetDefaultDeviceCommandQueue(NULL, device, q));
+
+  cl_bool pipes = CL_FALSE;
+  clGetDeviceInfo(device, CL_DEVICE_PIPE_SUPPORT, sizeof pipes, &pipes, NULL);
+  cl_mem pipe = clCreatePipe(ctx, 0, 4, 16, NULL, &rc);
+  printf("pipe: %s\n", pipes ? (rc == CL_SUCCESS ? "ok" : "wrong") : (rc == CL_INVALID_OPERATION ? "ok" : "wrong"));
+  if (pipe) {
+    cl_uint packet = 0;
+    clGetPipeInfo(pipe, CL_PIPE_PACKET_SIZE, sizeof packet, &packet, NULL);
+    printf("pipe packet: %u\n", packet);
+    clReleaseMemObject(pipe);
+  } else {
+    printf("pipe packet: 4\n");
+  }
+  cl_mem plain = clCreateBuffer(ctx, CL_MEM_READ_WRITE, 64, NULL, &rc);
+  SHOW("pipe info of buffer", clGetPipeInfo(plain, CL_PIPE_PACKET_SIZE, sizeof(cl_uint), &(cl_uint){0}, NULL));
+
+  /* SVM and native kernels: what a device reports and what its calls do agree. */
+  cl_device_svm_capabilities svm = 0;
+  clGetDeviceInfo(device, CL_DEVICE_SVM_CAPABILITIES, sizeof svm, &svm, NULL);
+  void* ptr = clSVMAlloc(ctx, CL_MEM_READ_WRITE, 1024, 0);
+  cl_int fill = clEnqueueSVMMemFill(q, ptr ? ptr : (void*)&svm, &(int){5}, 4, 64, 0, NULL, NULL);
+  cl_int arg = clSetKernelArgSVMPointer(k, 1, ptr ? ptr : (void*)&svm);
+  cl_int exec = clSetKernelExecInfo(k, CL_KERNEL_EXEC_INFO_SVM_PTRS, sizeof ptr, &ptr);
+  int svm_ok = svm ? (ptr != NULL && fill == CL_SUCCESS && arg == CL_SUCCESS && exec == CL_SUCCESS)
+                   : (ptr == NULL && fill == CL_INVALID_OPERATION && arg == CL_INVALID_OPERATION && exec == CL_INVALID_OPERATION);
+  clFinish(q);
+  if (ptr) clSVMFree(ctx, ptr);
+  printf("svm consistent: %d\n", svm_ok);
+  SHOW("svm no queue", clEnqueueSVMMemFill(NULL, &svm, &(int){5}, 4, 4, 0, NULL, NULL));
+  cl_device_exec_capabilities exe = 0;
+  clGetDeviceInfo(device, CL_DEVICE_EXECUTION_CAPABILITIES, sizeof exe, &exe, NULL);
+  rc = clEnqueueNativeKernel(q, native_fn, NULL, 0, 0, NULL, NULL, 0, NULL, NULL);
+  clFinish(q);
+  printf("native kernel consistent: %d\n", (exe & CL_EXEC_NATIVE_KERNEL) ? rc == CL_SUCCESS : rc == CL_INVALID_OPERATION);
+  clReleaseMemObject(plain);
+}
+
+/* ---- events, queues and contexts ---- */
+static volatile int marker_status = 1, marker_seen = 0;
+static void CL_CALLBACK on_marker(cl_event e, cl_int status, void* data) {
+  (void)e, (void)data;
+  marker_status = status;
+  __atomic_add_fetch(&marker_seen, 1, __ATOMIC_SEQ_CST);
+}
+
+static void queues_and_contexts(cl_device_id device, cl_context ctx, cl_command_queue q) {
+  cl_int rc;
+  /* A second queue; a write on it gates a kernel on the first. */
+  cl_command_queue q2 = clCreateCommandQueueWithProperties(ctx, device, (cl_queue_properties[]){CL_QUEUE_PROPERTIES, 0, 0}, &rc);
+  SHOW("second queue", rc);
+  cl_program p = clCreateProgramWithSource(ctx, 1, &kSmall, NULL, &rc);
+  clBuildProgram(p, 1, &device, NULL, NULL, NULL);
+  cl_kernel k = clCreateKernel(p, "twice", &rc);
+  int v[256];
+  for (int i = 0; i < 256; ++i) v[i] = i + 1;
+  cl_mem b = clCreateBuffer(ctx, CL_MEM_READ_WRITE, sizeof v, NULL, &rc);
+  cl_event written, doubled;
+  SHOW("write on second queue", clEnqueueWriteBuffer(q2, b, CL_FALSE, 0, sizeof v, v, 0, NULL, &written));
+  clSetKernelArg(k, 0, sizeof b, &b);
+  SHOW("kernel after other queue", clEnqueueNDRangeKernel(q, k, 1, NULL, (size_t[1]){256}, NULL, 1, &written, &doubled));
+  int out[256];
+  SHOW("read after kernel", clEnqueueReadBuffer(q2, b, CL_TRUE, 0, sizeof out, out, 1, &doubled, NULL));
+  printf("across queues: %d %d\n", out[0], out[255]);
+  cl_command_queue got_q = NULL;
+  clGetEventInfo(written, CL_EVENT_COMMAND_QUEUE, sizeof got_q, &got_q, NULL);
+  printf("event queue: %d\n", got_q == q2);
+  SHOW("profiling off", clGetEventProfilingInfo(written, CL_PROFILING_COMMAND_END, sizeof(cl_ulong), &(cl_ulong){0}, NULL));
+  clReleaseEvent(written), clReleaseEvent(doubled);
+
+  /* A user event gates a marker on the second queue; the marker's callback sees it complete. (A
+     user event set to an error is not tried: PoCL 3.1 then never completes what waits for it.) */
+  cl_event gate = clCreateUserEvent(ctx, &rc), marker;
+  SHOW("marker on user event", clEnqueueMarkerWithWaitList(q2, 1, &gate, &marker));
+  SHOW("marker callback", clSetEventCallback(marker, CL_COMPLETE, on_marker, NULL));
+  SHOW("user event bad status", clSetUserEventStatus(gate, 5));
+  SHOW("user event set", clSetUserEventStatus(gate, CL_COMPLETE));
+  SHOW("user event twice", clSetUserEventStatus(gate, CL_COMPLETE));
+  SHOW("wait marker", clWaitForEvents(1, &marker));
+  wait_for_count(&marker_seen, 1);
+  printf("marker callback: %d, status %d\n", marker_seen, marker_status);
+  cl_int st = 0;
+  clGetEventInfo(gate, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof st, &st, NULL);
+  printf("user event status: %d\n", st);
+  clReleaseEvent(gate), clReleaseEvent(marker);
+  clFinish(q2);
+
+  /* A second context: its objects do not mix with the first's. */
+  cl_context c2 = clCreateContext(NULL, 1, &device, NULL, NULL, &rc);
+  SHOW("second context", rc);
+  cl_mem other = clCreateBuffer(c2, CL_MEM_READ_WRITE, sizeof v, NULL, &rc);
+  SHOW("buffer of other context", clEnqueueWriteBuffer(q, other, CL_TRUE, 0, sizeof v, v, 0, NULL, NULL));
+  cl_event e2 = clCreateUserEvent(c2, &rc);
+  SHOW("wait list of other context", clEnqueueMarkerWithWaitList(q, 1, &e2, NULL));
+  clSetUserEventStatus(e2, CL_COMPLETE);
+  clReleaseEvent(e2);
+  cl_command_queue q3 = clCreateCommandQueue(c2, device, 0, &rc);
+  SHOW("queue of second context", rc);
+  SHOW("write second context", clEnqueueWriteBuffer(q3, other, CL_TRUE, 0, sizeof v, v, 0, NULL, NULL));
+  SHOW("finish second context", clFinish(q3));
+  clReleaseCommandQueue(q3), clReleaseMemObject(other), clReleaseContext(c2);
+  clReleaseMemObject(b), clReleaseKernel(k), clReleaseProgram(p), clReleaseCommandQueue(q2);
+
+  /* More bad arguments. */
+  SHOW("device info unknown", clGetDeviceInfo(device, 0x4242, 0, NULL, &(size_t){0}));
+  clCreateContext(NULL, 0, NULL, NULL, NULL, &rc);
+  SHOW("context no devices", rc);
+  clCreateCommandQueue(ctx, NULL, 0, &rc);
+  SHOW("queue no device", rc);
+  SHOW("wait none", clWaitForEvents(0, NULL));
+  SHOW("release null buffer", clReleaseMemObject(NULL));
+  SHOW("finish null", clFinish(NULL));
+  SHOW("write null queue", clEnqueueWriteBuffer(NULL, NULL, CL_TRUE, 0, 4, v, 0, NULL, NULL));
+  SHOW("wait list count without list", clEnqueueMarkerWithWaitList(q, 1, NULL, NULL));
+}
+
+/* ---- separate compilation with headers ---- */
+static void compile_and_link(cl_device_id device, cl_context ctx, cl_command_queue q) {
+  cl_int rc;
+  const char* header_src = "#define SCALE 3\nint scaled(int x);\n";
+  const char* lib_src = "#include \"scale.h\"\nint scaled(int x) { return x * SCALE; }\n";
+  const char* main_src = "#include \"scale.h\"\n__kernel void apply(__global int* a) { a[get_global_id(0)] = scaled(a[get_global_id(0)]); }\n";
+  cl_program header = clCreateProgramWithSource(ctx, 1, &header_src, NULL, &rc);
+  cl_program lib = clCreateProgramWithSource(ctx, 1, &lib_src, NULL, &rc);
+  cl_program mainp = clCreateProgramWithSource(ctx, 1, &main_src, NULL, &rc);
+  const char* names[] = {"scale.h"};
+  SHOW("compile lib", clCompileProgram(lib, 1, &device, NULL, 1, &header, names, NULL, NULL));
+  SHOW("compile main", clCompileProgram(mainp, 1, &device, NULL, 1, &header, names, NULL, NULL));
+  SHOW("compile missing header", clCompileProgram(mainp, 1, &device, NULL, 0, NULL, NULL, NULL, NULL));
+  SHOW("compile again", clCompileProgram(mainp, 1, &device, NULL, 1, &header, names, NULL, NULL));
+  cl_program inputs[] = {lib, mainp};
+  cl_program linked = clLinkProgram(ctx, 1, &device, NULL, 2, inputs, NULL, NULL, &rc);
+  SHOW("link", rc);
+  cl_build_status bs = 0;
+  SHOW("link status", clGetProgramBuildInfo(linked, device, CL_PROGRAM_BUILD_STATUS, sizeof bs, &bs, NULL));
+  printf("build status: %d\n", bs);
+  cl_kernel k = clCreateKernel(linked, "apply", &rc);
+  SHOW("linked kernel", rc);
+  int v[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  cl_mem b = clCreateBuffer(ctx, CL_MEM_READ_WRITE | CL_MEM_COPY_HOST_PTR, sizeof v, v, &rc);
+  clSetKernelArg(k, 0, sizeof b, &b);
+  SHOW("linked launch", clEnqueueNDRangeKernel(q, k, 1, NULL, (size_t[1]){8}, NULL, 0, NULL, NULL));
+  clEnqueueReadBuffer(q, b, CL_TRUE, 0, sizeof v, v, 0, NULL, NULL);
+  printf("linked result: %d %d\n", v[0], v[7]);
+  cl_program alone[] = {mainp};
+  cl_program unresolved = clLinkProgram(ctx, 1, &device, NULL, 1, alone, NULL, NULL, &rc);
+  SHOW("link unresolved", rc);
+  if (unresolved) clReleaseProgram(unresolved);
+  clLinkProgram(ctx, 1, &device, NULL, 0, NULL, NULL, NULL, &rc);
+  SHOW("link nothing", rc);
+  clReleaseMemObject(b), clReleaseKernel(k);
+  clReleaseProgram(linked), clReleaseProgram(mainp), clReleaseProgram(lib), clReleaseProgram(header);
+}
+
 /* ---- samplers ---- */
 static void samplers(cl_context ctx) {
   cl_int rc;
@@ -536,6 +867,10 @@ int main(void) {
 
   images(ctx, q, device);
   samplers(ctx);
+  subdevices(device);
+  cl2(platform, device, ctx, q, axpy);
+  queues_and_contexts(device, ctx, q);
+  compile_and_link(device, ctx, q);
   clReleaseEvent(run);
   clReleaseEvent(gate);
   clReleaseEvent(marker);

@@ -168,6 +168,7 @@ struct _cl_program : outboard::opencl::IcdHeader, outboard::opencl::Counted {
   std::string options;
   std::string built_in_names;
   bool from_binary = false;
+  bool from_il = false;
   std::mutex mu;
   bool built = false;  // some build, compile or link succeeded
   cl_uint kernels_attached = 0;

@@ -148,6 +148,7 @@ cl_program CL_API_CALL Api::clCreateProgramWithIL(cl_context context, const void
   }
   if (!takes_il) return fail_with<cl_program>(CL_INVALID_OPERATION, errcode_ret);
   cl_program p = new_program(context);
+  p->from_il = true;
   if (!context->channel().post(wire::ClCreateProgramIL{p->id, context->id}, Bytes{il, length}, true)) {
     delete p;
     return fail_with<cl_program>(CL_OUT_OF_RESOURCES, errcode_ret);
@@ -164,7 +165,7 @@ cl_int CL_API_CALL Api::clSetProgramReleaseCallback(cl_program program, void(CL_
 
 // Specialization constants belong to IL programs; not carried to the server (README: OpenCL).
 cl_int CL_API_CALL Api::clSetProgramSpecializationConstant(cl_program program, cl_uint, size_t, const void*) {
-  return valid(program) ? CL_INVALID_OPERATION : CL_INVALID_PROGRAM;
+  return valid(program) && program->from_il ? CL_INVALID_OPERATION : CL_INVALID_PROGRAM;
 }
 
 cl_int CL_API_CALL Api::clRetainProgram(cl_program program) {
