@@ -68,6 +68,8 @@ struct Object {
   bool view = false;             // a sub-buffer or an image of a buffer: its bytes are its parent's
   std::array<uint64_t, 3> extent{};  // images: the largest region, in pixels (OpenCL's region convention)
   ClId platform = 0;             // sub-devices: their platform's id
+  ClId backing = 0;              // a 1D buffer image: its buffer
+  uint32_t images = 0;           // buffers: the 1D buffer images made of it and still held
 };
 
 // What a native callback needs; kept until the session ends (a callback may come late).
@@ -485,6 +487,10 @@ class Session final : public server::ClSessionObjects {
     Object o{Kind::image, m, bytes, pixel, c.context};
     o.extent = extent;
     o.view = desc.buffer != nullptr;
+    if (desc.buffer) {
+      o.backing = c.buffer;
+      find(c.buffer, {Kind::mem}).images++;
+    }
     insert(c.id, o);
   }
 
@@ -759,6 +765,11 @@ class Session final : public server::ClSessionObjects {
     auto it = objects_.find(rel.id);
     if (it == objects_.end()) throw ClFail{CL_INVALID_VALUE, "no object " + std::to_string(rel.id)};
     Object& o = it->second;
+    // Not every implementation keeps a 1D buffer image's buffer alive (PoCL 3.1 does not): the
+    // client releases its images first (its ICD does), else the buffer stays until the session ends.
+    if (o.images) throw ClFail{CL_INVALID_OPERATION, "buffer " + std::to_string(rel.id) + " still backs an image"};
+    if (o.backing)
+      if (auto b = objects_.find(o.backing); b != objects_.end()) b->second.images--;
     if (o.kind == Kind::user_event && !o.user_status_set) {
       // The program dropped a user event it never set; commands waiting on it would wait forever.
       clSetUserEventStatus(static_cast<cl_event>(o.handle), CL_INVALID_EVENT);
