@@ -110,7 +110,7 @@ const char* op_name(const ClOp& op) {
       "create_image", "create_sampler", "get_image_formats", "create_program_source", "create_program_binary",
       "create_program_built_in", "build_program", "create_kernel", "clone_kernel", "create_user_event",
       "set_user_event_status", "release", "write", "read", "copy", "fill", "migrate", "ndrange", "marker",
-      "finish", "flush"};
+      "finish", "flush", "create_sub_devices", "create_pipe", "create_program_il", "get_sub_group_info", "get_timers"};
   static_assert(std::size(kNames) == std::variant_size_v<ClOp>);
   return kNames[op.index()];
 }
@@ -169,6 +169,8 @@ ClNotice decode_cl_notice(Reader& r) {
 
 std::vector<std::byte> encode_cl(const ClSnapshot& s) { return encode_whole(s); }
 std::vector<std::byte> encode_cl(const ClBuildResult& b) { return encode_whole(b); }
+std::vector<std::byte> encode_cl(const ClDeviceList& d) { return encode_whole(d); }
+ClDeviceList decode_cl_device_list(std::span<const std::byte> bytes) { return decode_whole<ClDeviceList>(bytes); }
 ClSnapshot decode_cl_snapshot(std::span<const std::byte> bytes) { return decode_whole<ClSnapshot>(bytes); }
 ClBuildResult decode_cl_build_result(std::span<const std::byte> bytes) {
   return decode_whole<ClBuildResult>(bytes);

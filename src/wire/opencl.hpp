@@ -245,12 +245,48 @@ struct ClFlush {
   OB_FIELDS(queue)
 };
 
+// ---- added after the first version (new codes at the end) ----
+// Partitions a device (a root device or a sub-device of the session). The client reserves
+// max_count ids from first_id; the sub-devices made take them in order. Answered: their
+// descriptions (encode_cl(ClDeviceList)), CL_DEVICE_PARENT_DEVICE holding the parent's id.
+struct ClCreateSubDevices {
+  ClId first_id = 0;
+  uint32_t max_count = 0;
+  ClId device = 0;
+  ClWords properties;  // the partition properties without the final 0
+  OB_FIELDS(first_id, max_count, device, properties)
+};
+struct ClCreatePipe {
+  ClId id = 0, context = 0;
+  uint64_t flags = 0;
+  uint32_t packet_size = 0, max_packets = 0;
+  OB_FIELDS(id, context, flags, packet_size, max_packets)
+};
+struct ClCreateProgramIL {  // payload: the intermediate language (SPIR-V)
+  ClId id = 0, context = 0;
+  OB_FIELDS(id, context)
+};
+// Answered: one clGetKernelSubGroupInfo value; `input` is the query's input (sizes or a count).
+struct ClGetSubGroupInfo {
+  ClId kernel = 0, device = 0;
+  uint32_t param = 0;
+  ClWords input;
+  OB_FIELDS(kernel, device, param, input)
+};
+// Answered: the device's timer and its host's, two u64 in the reply's data (host_only: the host's).
+struct ClGetTimers {
+  ClId device = 0;
+  bool host_only = false;
+  OB_FIELDS(device, host_only)
+};
+
 // The operations; the index of each alternative is its code on the wire (append only).
 using ClOp = std::variant<ClGetPlatforms, ClGetInfo, ClCreateContext, ClCreateQueue, ClCreateBuffer,
                           ClCreateSubBuffer, ClCreateImage, ClCreateSampler, ClGetImageFormats,
                           ClCreateProgramSource, ClCreateProgramBinary, ClCreateProgramBuiltIn, ClBuildProgram,
                           ClCreateKernel, ClCloneKernel, ClCreateUserEvent, ClSetUserEventStatus, ClRelease,
-                          ClWrite, ClRead, ClCopy, ClFill, ClMigrate, ClNDRange, ClMarker, ClFinish, ClFlush>;
+                          ClWrite, ClRead, ClCopy, ClFill, ClMigrate, ClNDRange, ClMarker, ClFinish, ClFlush,
+                          ClCreateSubDevices, ClCreatePipe, ClCreateProgramIL, ClGetSubGroupInfo, ClGetTimers>;
 const char* op_name(const ClOp& op);
 
 // ---- messages (wire/messages.hpp lists them in its Message variant) ----
@@ -304,6 +340,10 @@ struct ClSnapshot {
   std::vector<ClPlatformEntry> platforms;
   OB_FIELDS(platforms)
 };
+struct ClDeviceList {  // ClCreateSubDevices' answer
+  std::vector<ClDeviceEntry> devices;
+  OB_FIELDS(devices)
+};
 // A built program's kernels, for the client's own checks of clCreateKernel and clSetKernelArg.
 struct ClKernelArgInfo {
   uint32_t address = 0;   // CL_KERNEL_ARG_ADDRESS_QUALIFIER (0 when unknown)
@@ -323,8 +363,10 @@ struct ClBuildResult {
 };
 std::vector<std::byte> encode_cl(const ClSnapshot& s);
 std::vector<std::byte> encode_cl(const ClBuildResult& b);
+std::vector<std::byte> encode_cl(const ClDeviceList& d);
 // Throw ProtocolError on anything but exactly one well-formed value within the bounds above.
 ClSnapshot decode_cl_snapshot(std::span<const std::byte> bytes);
 ClBuildResult decode_cl_build_result(std::span<const std::byte> bytes);
+ClDeviceList decode_cl_device_list(std::span<const std::byte> bytes);
 
 }  // namespace outboard::wire

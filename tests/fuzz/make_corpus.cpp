@@ -87,6 +87,28 @@ std::map<std::string, std::vector<std::byte>> seeds() {
     out["cl_build"] = encode(ClRequest{10, ClBuildProgram{0, first + 6, 0, {5}, "-cl-std=CL1.2", {}, {}}, 0});
     out["cl_reply"] = encode(ClReply{10, -11, ClBlob(8, std::byte{2}), 0});
     out["cl_notice"] = encode(ClNotice{0, first + 4, 0, {1, 2, 3, 4}, ""});
+    ClCreateImage img{first + 7, first, 1, 0x10B5, 0x10DA, 0x10F1, 32, 16, 0, 0, 0};
+    out["cl_create_image"] = encode(ClRequest{0, img, 32 * 16 * 4});
+    ClCopy cp;
+    cp.cmd.queue = first + 2;
+    cp.src = first + 7;
+    cp.dst = first + 1;
+    cp.from.origin = {1, 2, 0};
+    cp.from.region = {8, 4, 1};
+    cp.to.origin = {64, 0, 0};
+    out["cl_copy_image"] = encode(ClRequest{0, cp, 0});
+    ClFill fill;
+    fill.cmd.queue = first + 2;
+    fill.mem = first + 7;
+    fill.pattern = ClBlob(16, std::byte{3});
+    fill.at.region = {4, 4, 1};
+    out["cl_fill_image"] = encode(ClRequest{0, fill, 0});
+    out["cl_create_sampler"] = encode(ClRequest{0, ClCreateSampler{first + 8, first, {0x1152, 1, 0x1153, 0x1131}}, 0});
+    out["cl_create_sub_devices"] = encode(ClRequest{11, ClCreateSubDevices{first + 9, 2, 5, {0x1087, 1, 1, 0}}, 0});
+    out["cl_create_pipe"] = encode(ClRequest{0, ClCreatePipe{first + 11, first, 0, 4, 64}, 0});
+    out["cl_create_program_il"] = encode(ClRequest{0, ClCreateProgramIL{first + 12, first}, 20});
+    out["cl_get_sub_group_info"] = encode(ClRequest{12, ClGetSubGroupInfo{first + 5, 5, 0x2033, {64}}, 0});
+    out["cl_get_timers"] = encode(ClRequest{13, ClGetTimers{5, false}, 0});
   }
   out["blas3_dgemm"] = encode(blas3(1, call(Routine::gemm, Scalar::d, 'N', 'N', 'T', 'N', 'N', 8, 4, 2, true, {1, 0})));
   out["blas3_zgemm"] = encode(blas3(2, call(Routine::gemm, Scalar::z, 'N', 'N', 'C', 'T', 'N', 3, 5, 7, false)));

@@ -288,6 +288,55 @@ TEST(WireRoundTrip, OpenClOperationsAndTheirBounds) {
   cut.resize(cut.size() - 3);
   EXPECT_THROW(decode(cut), ProtocolError);
 
+  // The operations added after the first version: codes appended, fields and bounds checked.
+  EXPECT_EQ(ClOp(ClFlush{}).index(), 26u);
+  EXPECT_EQ(ClOp(ClCreateSubDevices{}).index(), 27u);
+  EXPECT_EQ(ClOp(ClGetTimers{}).index(), 31u);
+  auto sd = decode_as<ClRequest>(encode(ClRequest{3, ClCreateSubDevices{kFirstClientId + 9, 4, 5, {0x1087, 1, 1, 0}}, 0}));
+  EXPECT_EQ(std::get<ClCreateSubDevices>(sd.op).max_count, 4u);
+  EXPECT_EQ(std::get<ClCreateSubDevices>(sd.op).properties, (ClWords{0x1087, 1, 1, 0}));
+  EXPECT_STREQ(op_name(sd.op), "create_sub_devices");
+  auto pipe = decode_as<ClRequest>(encode(ClRequest{0, ClCreatePipe{kFirstClientId, kFirstClientId + 1, 0, 16, 1024}, 0}));
+  EXPECT_EQ(std::get<ClCreatePipe>(pipe.op).max_packets, 1024u);
+  auto il = decode_as<ClRequest>(encode(ClRequest{0, ClCreateProgramIL{kFirstClientId + 2, kFirstClientId}, 20}));
+  EXPECT_EQ(il.payload_bytes, 20u);
+  EXPECT_STREQ(op_name(il.op), "create_program_il");
+  auto sg = decode_as<ClRequest>(encode(ClRequest{4, ClGetSubGroupInfo{kFirstClientId, 5, 0x2033, {64, 2}}, 0}));
+  EXPECT_EQ(std::get<ClGetSubGroupInfo>(sg.op).input, (ClWords{64, 2}));
+  auto timers = encode(ClRequest{5, ClGetTimers{5, true}, 0});
+  EXPECT_TRUE(std::get<ClGetTimers>(decode_as<ClRequest>(timers).op).host_only);
+  timers.back() = std::byte{7};  // host_only is a flag
+  EXPECT_THROW(decode(timers), ProtocolError);
+  ClCreateSubDevices long_list{kFirstClientId, 1, 5, ClWords(kMaxClList + 1, 1)};
+  EXPECT_THROW(decode(encode(ClRequest{0, long_list, 0})), ProtocolError);
+  for (const ClOp& op : {ClOp(ClCreateSubDevices{kFirstClientId, 2, 5, {0x1086, 1}}), ClOp(ClCreatePipe{1, 2, 0, 4, 4}),
+                         ClOp(ClGetSubGroupInfo{1, 2, 3, {1, 2, 3}})}) {
+    auto whole = encode(ClRequest{0, op, 0});
+    for (size_t cut = 1; cut < whole.size() - 8; cut += 3) {
+      auto part = whole;
+      part.resize(whole.size() - cut);
+      EXPECT_THROW(decode(part), ProtocolError) << op_name(op) << " cut by " << cut;
+    }
+  }
+  // An image region travels as written, pixels or bytes.
+  ClCopy cp;
+  cp.cmd.queue = kFirstClientId;
+  cp.src = kFirstClientId + 1;
+  cp.dst = kFirstClientId + 2;
+  cp.from = {{1, 2, 3}, {4, 5, 6}, 0, 0};
+  cp.to = {{7, 8, 9}, {4, 5, 6}, 0, 0};
+  auto copied = std::get<ClCopy>(decode_as<ClRequest>(encode(ClRequest{0, cp, 0})).op);
+  EXPECT_EQ(copied.from.origin, cp.from.origin);
+  EXPECT_EQ(copied.to.origin, cp.to.origin);
+  ClDeviceList list;
+  list.devices.push_back({kFirstClientId + 9, {{0x1042, ClBlob(8)}, {0x1044, ClBlob(4, std::byte{2})}}});
+  auto devs = decode_cl_device_list(encode_cl(list));
+  ASSERT_EQ(devs.devices.size(), 1u);
+  EXPECT_EQ(devs.devices[0].info[1].value, ClBlob(4, std::byte{2}));
+  auto bad_list = encode_cl(list);
+  bad_list.push_back(std::byte{0});
+  EXPECT_THROW(decode_cl_device_list(bad_list), ProtocolError);
+
   wire::ClSnapshot snap;
   snap.platforms.push_back({1, {{0x902, ClBlob(5, std::byte{'x'})}}, {{2, {{0x1000, ClBlob(8)}}}}});
   auto back = decode_cl_snapshot(encode_cl(snap));

@@ -34,11 +34,11 @@ void check(cl_int code, const char* what) {
   if (code != CL_SUCCESS) throw ClFail{code, std::string(what) + " failed: " + cl_error_name(code)};
 }
 
-enum class Kind : uint8_t { context, queue, mem, image, sampler, program, kernel, event, user_event };
+enum class Kind : uint8_t { context, queue, mem, image, sampler, program, kernel, event, user_event, device, pipe };
 
 const char* kind_name(Kind k) {
-  static constexpr const char* kNames[] = {"context", "command queue", "buffer", "image", "sampler",
-                                           "program", "kernel", "event", "user event"};
+  static constexpr const char* kNames[] = {"context", "command queue", "buffer", "image", "sampler", "program",
+                                           "kernel",  "event",         "user event", "sub-device", "pipe"};
   return kNames[static_cast<int>(k)];
 }
 
@@ -47,7 +47,9 @@ cl_int invalid_code(Kind k) {
     case Kind::context: return CL_INVALID_CONTEXT;
     case Kind::queue: return CL_INVALID_COMMAND_QUEUE;
     case Kind::mem:
-    case Kind::image: return CL_INVALID_MEM_OBJECT;
+    case Kind::image:
+    case Kind::pipe: return CL_INVALID_MEM_OBJECT;
+    case Kind::device: return CL_INVALID_DEVICE;
     case Kind::sampler: return CL_INVALID_SAMPLER;
     case Kind::program: return CL_INVALID_PROGRAM;
     case Kind::kernel: return CL_INVALID_KERNEL;
@@ -64,7 +66,11 @@ struct Object {
   size_t pixel = 0;      // images: bytes per pixel
   ClId context = 0;
   bool user_status_set = false;  // user events
-  bool view = false;             // a sub-buffer: its bytes are its parent's
+  bool view = false;             // a sub-buffer or an image of a buffer: its bytes are its parent's
+  std::array<uint64_t, 3> extent{};  // images: the largest region, in pixels (OpenCL's region convention)
+  ClId platform = 0;             // sub-devices: their platform's id
+  ClId backing = 0;              // a 1D buffer image: its buffer
+  uint32_t images = 0;           // buffers: the 1D buffer images made of it and still held
 };
 
 // What a native callback needs; kept until the session ends (a callback may come late).
@@ -166,8 +172,8 @@ class Session final : public server::ClSessionObjects {
     for (auto& [id, o] : objects_)
       if (o.kind == Kind::queue) clFinish(static_cast<cl_command_queue>(o.handle));
     // Dependants first: what a kernel or a command holds keeps its native parents alive anyway.
-    for (Kind k : {Kind::event, Kind::user_event, Kind::kernel, Kind::program, Kind::sampler, Kind::image, Kind::mem,
-                   Kind::queue, Kind::context})
+    for (Kind k : {Kind::event, Kind::user_event, Kind::kernel, Kind::program, Kind::sampler, Kind::image, Kind::pipe,
+                   Kind::mem, Kind::queue, Kind::context, Kind::device})
       for (auto& [id, o] : objects_)
         if (o.kind == k) release_native(o);
     objects_.clear();
@@ -224,7 +230,9 @@ class Session final : public server::ClSessionObjects {
       throw ClFail{CL_MEM_OBJECT_ALLOCATION_FAILURE, "over the session's memory limit of " +
                                                          std::to_string(limits_.max_memory_bytes) + " bytes"};
   }
-  static bool holds_memory(const Object& o) { return (o.kind == Kind::mem || o.kind == Kind::image) && !o.view; }
+  static bool holds_memory(const Object& o) {
+    return (o.kind == Kind::mem || o.kind == Kind::image || o.kind == Kind::pipe) && !o.view;
+  }
   void insert(ClId id, Object o) {
     if (holds_memory(o)) memory_bytes_ += o.bytes;
     objects_.emplace(id, o);
@@ -234,7 +242,9 @@ class Session final : public server::ClSessionObjects {
       case Kind::context: clReleaseContext(static_cast<cl_context>(o.handle)); break;
       case Kind::queue: clReleaseCommandQueue(static_cast<cl_command_queue>(o.handle)); break;
       case Kind::mem:
-      case Kind::image: clReleaseMemObject(static_cast<cl_mem>(o.handle)); break;
+      case Kind::image:
+      case Kind::pipe: clReleaseMemObject(static_cast<cl_mem>(o.handle)); break;
+      case Kind::device: clReleaseDevice(static_cast<cl_device_id>(o.handle)); break;
       case Kind::sampler: clReleaseSampler(static_cast<cl_sampler>(o.handle)); break;
       case Kind::program: clReleaseProgram(static_cast<cl_program>(o.handle)); break;
       case Kind::kernel: clReleaseKernel(static_cast<cl_kernel>(o.handle)); break;
@@ -242,10 +252,21 @@ class Session final : public server::ClSessionObjects {
       case Kind::user_event: clReleaseEvent(static_cast<cl_event>(o.handle)); break;
     }
   }
+  // A root device (the server's ids) or one of the session's sub-devices.
   cl_device_id device(ClId id) {
-    auto it = natives_.devices.find(id);
-    if (it == natives_.devices.end()) throw ClFail{CL_INVALID_DEVICE, "no device " + std::to_string(id)};
-    return it->second;
+    if (auto it = natives_.devices.find(id); it != natives_.devices.end()) return it->second;
+    if (auto it = objects_.find(id); it != objects_.end() && it->second.kind == Kind::device)
+      return static_cast<cl_device_id>(it->second.handle);
+    throw ClFail{CL_INVALID_DEVICE, "no device " + std::to_string(id)};
+  }
+  // The platform id of a device that device() accepted.
+  ClId platform_of(ClId device_id) {
+    if (auto it = objects_.find(device_id); it != objects_.end() && it->second.kind == Kind::device)
+      return it->second.platform;
+    cl_platform_id p = natives_.device_platform.at(device_id);
+    for (size_t i = 0; i < natives_.platforms.size(); ++i)
+      if (natives_.platforms[i] == p) return i + 1;
+    return 0;
   }
   std::vector<cl_device_id> devices(const wire::ClIds& ids) {
     std::vector<cl_device_id> out;
@@ -452,30 +473,67 @@ class Session final : public server::ClSessionObjects {
     check_new(c.id);
     cl_context ctx = handle_of<cl_context>(c.context, Kind::context);
     cl_image_format format{c.channel_order, c.channel_type};
+    const size_t pixel = pixel_bytes(format);
+    if (pixel == 0) throw ClFail{CL_INVALID_IMAGE_FORMAT_DESCRIPTOR, "unknown image format"};
+    const std::array<uint64_t, 3> extent = image_extent(c);
     cl_image_desc desc{};
     desc.image_type = c.type;
     desc.image_width = c.width;
     desc.image_height = c.height;
     desc.image_depth = c.depth;
     desc.image_array_size = c.array_size;
-    if (c.buffer) desc.buffer = handle_of<cl_mem>(c.buffer, Kind::mem);
+    const uint64_t bytes = mul(mul(mul(extent[0], pixel), extent[1]), extent[2]);
+    if (c.type == CL_MEM_OBJECT_IMAGE1D_BUFFER) {
+      if (!c.buffer) throw ClFail{CL_INVALID_IMAGE_DESCRIPTOR, "a 1D buffer image needs its buffer"};
+      Object& b = find(c.buffer, {Kind::mem});
+      if (bytes > b.bytes) throw ClFail{CL_INVALID_IMAGE_SIZE, "the image is larger than its buffer"};
+      desc.buffer = static_cast<cl_mem>(b.handle);
+    } else if (c.buffer) {
+      throw ClFail{CL_INVALID_IMAGE_DESCRIPTOR, "only 1D buffer images are made from a buffer"};
+    }
     cl_mem_flags flags = c.flags & ~cl_mem_flags(CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR);
     void* host = nullptr;
     if (c.flags & (CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR)) {
       flags |= CL_MEM_COPY_HOST_PTR;
       host = payload.data();
     }
-    const size_t pixel = pixel_bytes(format);
-    if (pixel == 0) throw ClFail{CL_IMAGE_FORMAT_NOT_SUPPORTED, "unknown image format"};
-    const uint64_t bytes = image_bytes(c, pixel);
-    check_memory(bytes);
+    if (!desc.buffer) check_memory(bytes);
     if (host ? (r.payload_bytes != bytes || payload.size() != bytes) : r.payload_bytes != 0)
       throw ClFail{CL_INVALID_HOST_PTR, "initial contents must be the packed image"};
     cl_int rc = CL_SUCCESS;
     cl_mem m = clCreateImage(ctx, flags, &format, &desc, host, &rc);
     check(rc, "clCreateImage");
     counters_.bytes_written += host ? bytes : 0;
-    insert(c.id, Object{Kind::image, m, bytes, pixel, c.context});
+    Object o{Kind::image, m, bytes, pixel, c.context};
+    o.extent = extent;
+    o.view = desc.buffer != nullptr;
+    if (desc.buffer) {
+      o.backing = c.buffer;
+      find(c.buffer, {Kind::mem}).images++;
+    }
+    insert(c.id, o);
+  }
+
+  // The largest region of an image (pixels, rows or array layers, slices or layers), checked.
+  static std::array<uint64_t, 3> image_extent(const wire::ClCreateImage& c) {
+    std::array<uint64_t, 3> e;
+    switch (c.type) {
+      case CL_MEM_OBJECT_IMAGE1D:
+      case CL_MEM_OBJECT_IMAGE1D_BUFFER: e = {c.width, 1, 1}; break;
+      case CL_MEM_OBJECT_IMAGE1D_ARRAY: e = {c.width, c.array_size, 1}; break;
+      case CL_MEM_OBJECT_IMAGE2D: e = {c.width, c.height, 1}; break;
+      case CL_MEM_OBJECT_IMAGE2D_ARRAY: e = {c.width, c.height, c.array_size}; break;
+      case CL_MEM_OBJECT_IMAGE3D: e = {c.width, c.height, c.depth}; break;
+      default: throw ClFail{CL_INVALID_IMAGE_DESCRIPTOR, "unknown image type " + std::to_string(c.type)};
+    }
+    if (e[0] == 0 || e[1] == 0 || e[2] == 0) throw ClFail{CL_INVALID_IMAGE_SIZE, "an image of no pixels"};
+    return e;
+  }
+  // Checks that an image region lies inside the image.
+  static void check_image_region(const Object& o, const wire::ClSizes& origin, const wire::ClSizes& region) {
+    for (int i = 0; i < 3; ++i)
+      if (region[i] == 0 || add(origin[i], region[i]) > o.extent[i])
+        throw ClFail{CL_INVALID_VALUE, "the region reaches beyond the image"};
   }
 
   // Bytes per pixel of a format (0: not one OpenCL defines).
@@ -498,12 +556,6 @@ class Session final : public server::ClSessionObjects {
       case CL_UNORM_INT_101010: case CL_UNORM_INT24: return 4;
       default: return 0;
     }
-  }
-  static uint64_t image_bytes(const wire::ClCreateImage& c, size_t pixel) {
-    uint64_t rows = std::max<uint64_t>(c.height, 1), slices = std::max<uint64_t>(c.depth, 1);
-    if (c.type == CL_MEM_OBJECT_IMAGE1D_ARRAY) rows = c.array_size;
-    if (c.type == CL_MEM_OBJECT_IMAGE2D_ARRAY) slices = c.array_size;
-    return mul(mul(mul(c.width, pixel), rows), slices);
   }
 
   void handle(const wire::ClRequest&, const wire::ClCreateSampler& c, transport::Buffer&, ClId& created, ClId&) {
@@ -733,6 +785,11 @@ class Session final : public server::ClSessionObjects {
     auto it = objects_.find(rel.id);
     if (it == objects_.end()) throw ClFail{CL_INVALID_VALUE, "no object " + std::to_string(rel.id)};
     Object& o = it->second;
+    // Not every implementation keeps a 1D buffer image's buffer alive (PoCL 3.1 does not): the
+    // client releases its images first (its ICD does), else the buffer stays until the session ends.
+    if (o.images) throw ClFail{CL_INVALID_OPERATION, "buffer " + std::to_string(rel.id) + " still backs an image"};
+    if (o.backing)
+      if (auto b = objects_.find(o.backing); b != objects_.end()) b->second.images--;
     if (o.kind == Kind::user_event && !o.user_status_set) {
       // The program dropped a user event it never set; commands waiting on it would wait forever.
       clSetUserEventStatus(static_cast<cl_event>(o.handle), CL_INVALID_EVENT);
@@ -751,7 +808,10 @@ class Session final : public server::ClSessionObjects {
     const auto& org = at.origin;
     const auto& reg = at.region;
     if (reg[0] == 0 || reg[1] == 0 || reg[2] == 0) throw ClFail{CL_INVALID_VALUE, "an empty region"};
-    if (o.kind == Kind::image) return mul(mul(mul(reg[0], o.pixel), reg[1]), reg[2]);
+    if (o.kind == Kind::image) {
+      check_image_region(o, org, reg);
+      return mul(mul(mul(reg[0], o.pixel), reg[1]), reg[2]);
+    }
     const uint64_t row = at.row_pitch ? at.row_pitch : reg[0];
     const uint64_t slice = at.slice_pitch ? at.slice_pitch : mul(row, reg[1]);
     if (row < reg[0] || slice < mul(row, reg[1])) throw ClFail{CL_INVALID_VALUE, "pitches smaller than the region"};
@@ -848,11 +908,20 @@ class Session final : public server::ClSessionObjects {
       else
         rc = clEnqueueCopyBufferRect(q, sm, dm, so, dor, reg, c.from.row_pitch, c.from.slice_pitch, c.to.row_pitch,
                                      c.to.slice_pitch, n(wait), p(wait), &e);
-    } else if (si && di) {
+    } else if (si && di) {  // from: the source region; to: the destination origin
+      check_image_region(s, c.from.origin, c.from.region);
+      check_image_region(d, c.to.origin, c.from.region);
+      if (s.pixel != d.pixel) throw ClFail{CL_IMAGE_FORMAT_MISMATCH, "images of different formats"};
       rc = clEnqueueCopyImage(q, sm, dm, so, dor, reg, n(wait), p(wait), &e);
-    } else if (si) {
+    } else if (si) {  // from: the image region; to: the buffer offset (origin[0])
+      check_image_region(s, c.from.origin, c.from.region);
+      const uint64_t bytes = mul(mul(mul(c.from.region[0], s.pixel), c.from.region[1]), c.from.region[2]);
+      if (add(c.to.origin[0], bytes) > d.bytes) throw ClFail{CL_INVALID_VALUE, "the copy reaches beyond the buffer"};
       rc = clEnqueueCopyImageToBuffer(q, sm, dm, so, reg, c.to.origin[0], n(wait), p(wait), &e);
-    } else {
+    } else {  // from: the buffer offset (origin[0]); to: the image region
+      check_image_region(d, c.to.origin, c.to.region);
+      const uint64_t bytes = mul(mul(mul(c.to.region[0], d.pixel), c.to.region[1]), c.to.region[2]);
+      if (add(c.from.origin[0], bytes) > s.bytes) throw ClFail{CL_INVALID_VALUE, "the copy reaches beyond the buffer"};
       rc = clEnqueueCopyBufferToImage(q, sm, dm, c.from.origin[0], dor, reinterpret_cast<const size_t*>(c.to.region.data()),
                                       n(wait), p(wait), &e);
     }
@@ -872,6 +941,7 @@ class Session final : public server::ClSessionObjects {
     cl_int rc;
     if (o.kind == Kind::image) {
       if (f.pattern.size() != 16) throw ClFail{CL_INVALID_VALUE, "an image's fill colour is 16 bytes"};
+      check_image_region(o, f.at.origin, f.at.region);
       rc = clEnqueueFillImage(q, static_cast<cl_mem>(o.handle), f.pattern.data(),
                               reinterpret_cast<const size_t*>(f.at.origin.data()),
                               reinterpret_cast<const size_t*>(f.at.region.data()), n(wait), p(wait), &e);
@@ -891,7 +961,7 @@ class Session final : public server::ClSessionObjects {
     check_command(m.cmd);
     cl_command_queue q = queue(m.cmd);
     std::vector<cl_mem> mems;
-    for (ClId id : m.mems) mems.push_back(static_cast<cl_mem>(find(id, {Kind::mem, Kind::image}).handle));
+    for (ClId id : m.mems) mems.push_back(static_cast<cl_mem>(find(id, {Kind::mem, Kind::image, Kind::pipe}).handle));
     auto wait = wait_list(m.cmd.wait);
     cl_event e = nullptr;
     check(clEnqueueMigrateMemObjects(q, static_cast<cl_uint>(mems.size()), mems.data(), m.flags, n(wait), p(wait), &e),
@@ -914,7 +984,7 @@ class Session final : public server::ClSessionObjects {
           rc = clSetKernelArg(kernel, a.index, a.value.size(), a.value.data());
           break;
         case wire::ClArgKind::mem: {
-          cl_mem m = a.object ? static_cast<cl_mem>(find(a.object, {Kind::mem, Kind::image}).handle) : nullptr;
+          cl_mem m = a.object ? static_cast<cl_mem>(find(a.object, {Kind::mem, Kind::image, Kind::pipe}).handle) : nullptr;
           rc = clSetKernelArg(kernel, a.index, sizeof m, &m);
           break;
         }
@@ -978,6 +1048,89 @@ class Session final : public server::ClSessionObjects {
   void handle(const wire::ClRequest& r, const wire::ClFlush& f, transport::Buffer&, ClId&, ClId&) {
     check(clFlush(handle_of<cl_command_queue>(f.queue, Kind::queue)), "clFlush");
     if (r.call_id) out_->reply(r.call_id, CL_SUCCESS, {});
+  }
+
+  // ---- sub-devices, pipes, IL programs, sub-groups, timers ----
+  void handle(const wire::ClRequest& r, const wire::ClCreateSubDevices& c, transport::Buffer&, ClId&, ClId&) {
+    if (!r.call_id) throw ClFail{CL_INVALID_VALUE, "a partition is answered"};
+    cl_device_id parent = device(c.device);
+    if (c.max_count == 0 || c.max_count > wire::kMaxClList) throw ClFail{CL_INVALID_VALUE, "reserved ids out of range"};
+    if (c.first_id < wire::kFirstClientId || c.first_id > std::numeric_limits<uint64_t>::max() - c.max_count)
+      throw ClFail{CL_INVALID_VALUE, "sub-device ids out of range"};
+    // Two zeros end the list whatever its last property was (a count list's end, then the list's).
+    std::vector<cl_device_partition_property> props(c.properties.begin(), c.properties.end());
+    props.push_back(0);
+    props.push_back(0);
+    cl_uint count = 0;
+    check(clCreateSubDevices(parent, props.data(), 0, nullptr, &count), "clCreateSubDevices");
+    if (count == 0 || count > c.max_count) throw ClFail{CL_INVALID_VALUE, "more sub-devices than ids reserved"};
+    for (cl_uint i = 0; i < count; ++i) check_new(c.first_id + i);
+    if (objects_.size() + count > limits_.max_objects)
+      throw ClFail{CL_OUT_OF_RESOURCES, "the session holds its limit of " + std::to_string(limits_.max_objects) + " objects"};
+    std::vector<cl_device_id> subs(count);
+    check(clCreateSubDevices(parent, props.data(), count, subs.data(), nullptr), "clCreateSubDevices");
+    const ClId platform = platform_of(c.device);
+    wire::ClDeviceList list;
+    for (cl_uint i = 0; i < count; ++i) {
+      list.devices.push_back({c.first_id + i, describe_device(subs[i], platform, c.device)});
+      Object o{Kind::device, subs[i]};
+      o.platform = platform;
+      insert(c.first_id + i, o);
+    }
+    reply_payload(r.call_id, wire::encode_cl(list));
+  }
+
+  void handle(const wire::ClRequest&, const wire::ClCreatePipe& c, transport::Buffer&, ClId& created, ClId&) {
+    created = c.id;
+    check_new(c.id);
+    cl_context ctx = handle_of<cl_context>(c.context, Kind::context);
+    const uint64_t bytes = mul(c.packet_size, c.max_packets);
+    check_memory(bytes);
+    cl_int rc = CL_SUCCESS;
+    cl_mem m = clCreatePipe(ctx, c.flags, c.packet_size, c.max_packets, nullptr, &rc);
+    check(rc, "clCreatePipe");
+    insert(c.id, Object{Kind::pipe, m, bytes, 0, c.context});
+  }
+
+  void handle(const wire::ClRequest& r, const wire::ClCreateProgramIL& c, transport::Buffer& payload, ClId& created,
+              ClId&) {
+    created = c.id;
+    check_new(c.id);
+    cl_context ctx = handle_of<cl_context>(c.context, Kind::context);
+    if (payload.size() != r.payload_bytes || r.payload_bytes == 0) throw ClFail{CL_INVALID_VALUE, "no intermediate language"};
+    cl_int rc = CL_SUCCESS;
+    cl_program p = clCreateProgramWithIL(ctx, payload.data(), payload.size(), &rc);
+    check(rc, "clCreateProgramWithIL");
+    insert(c.id, Object{Kind::program, p, 0, 0, c.context});
+  }
+
+  void handle(const wire::ClRequest& r, const wire::ClGetSubGroupInfo& q, transport::Buffer&, ClId&, ClId&) {
+    if (!r.call_id) throw ClFail{CL_INVALID_VALUE, "an info query must be answered"};
+    cl_kernel k = handle_of<cl_kernel>(q.kernel, Kind::kernel);
+    cl_device_id d = q.device ? device(q.device) : nullptr;
+    if (q.input.size() > 3) throw ClFail{CL_INVALID_VALUE, "at most three input values"};
+    std::vector<size_t> in(q.input.begin(), q.input.end());
+    const void* ip = in.empty() ? nullptr : in.data();
+    const size_t is = in.size() * sizeof(size_t);
+    size_t size = 0;
+    check(clGetKernelSubGroupInfo(k, d, q.param, is, ip, 0, nullptr, &size), "clGetKernelSubGroupInfo");
+    if (size > wire::kMaxClBlob) throw ClFail{CL_OUT_OF_RESOURCES, "info value too large"};
+    wire::ClBlob value(size);
+    check(clGetKernelSubGroupInfo(k, d, q.param, is, ip, size, value.data(), nullptr), "clGetKernelSubGroupInfo");
+    reply_data(r.call_id, value);
+  }
+
+  void handle(const wire::ClRequest& r, const wire::ClGetTimers& t, transport::Buffer&, ClId&, ClId&) {
+    if (!r.call_id) throw ClFail{CL_INVALID_VALUE, "a timer query must be answered"};
+    cl_device_id d = device(t.device);
+    cl_ulong times[2] = {0, 0};
+    if (t.host_only)
+      check(clGetHostTimer(d, &times[1]), "clGetHostTimer");
+    else
+      check(clGetDeviceAndHostTimer(d, &times[0], &times[1]), "clGetDeviceAndHostTimer");
+    wire::ClBlob value(sizeof times);
+    std::memcpy(value.data(), times, sizeof times);
+    reply_data(r.call_id, value);
   }
 
   // ---- helpers ----

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "server/services/opencl_executor.hpp"
+#include "wire/opencl.hpp"
 
 namespace outboard::backends {
 
@@ -26,6 +27,9 @@ struct NativePlatforms {
 
 // Finds the host's platforms and devices and describes them (platform_scan.cpp).
 NativePlatforms scan_platforms();
+// Every info value of a device, as clients see it (ids for CL_DEVICE_PLATFORM and
+// CL_DEVICE_PARENT_DEVICE; no native kernels, no SVM).
+std::vector<wire::ClInfoValue> describe_device(cl_device_id d, wire::ClId platform, wire::ClId parent);
 
 struct SharedCounters {
   std::atomic<uint64_t> operations{0}, kernels{0}, failures{0}, bytes_written{0}, bytes_read{0};

@@ -40,6 +40,21 @@ void set_value(wire::ClInfoValue& v, T x) {
 
 }  // namespace
 
+std::vector<wire::ClInfoValue> describe_device(cl_device_id d, wire::ClId platform, wire::ClId parent) {
+  auto info = scan(kDeviceParams, std::size(kDeviceParams), [d](cl_uint param, size_t s, void* v, size_t* r) {
+    return clGetDeviceInfo(d, param, s, v, r);
+  });
+  for (wire::ClInfoValue& v : info) {
+    if (v.param == CL_DEVICE_PLATFORM) set_value<uint64_t>(v, platform);
+    if (v.param == CL_DEVICE_PARENT_DEVICE) set_value<uint64_t>(v, parent);
+    // Native kernels would run host code of the client's on the server: not offered.
+    if (v.param == CL_DEVICE_EXECUTION_CAPABILITIES) set_value<cl_device_exec_capabilities>(v, CL_EXEC_KERNEL);
+    // Shared virtual memory would share the client's address space with the server's: not offered.
+    if (v.param == CL_DEVICE_SVM_CAPABILITIES) set_value<cl_device_svm_capabilities>(v, 0);
+  }
+  return info;
+}
+
 NativePlatforms scan_platforms() {
   NativePlatforms n;
   cl_uint count = 0;
@@ -67,15 +82,7 @@ NativePlatforms scan_platforms() {
     for (cl_device_id d : ds) {
       wire::ClDeviceEntry de;
       de.id = next_device++;
-      de.info = scan(kDeviceParams, std::size(kDeviceParams), [d](cl_uint param, size_t s, void* v, size_t* r) {
-        return clGetDeviceInfo(d, param, s, v, r);
-      });
-      for (wire::ClInfoValue& v : de.info) {
-        if (v.param == CL_DEVICE_PLATFORM) set_value<uint64_t>(v, pe.id);
-        if (v.param == CL_DEVICE_PARENT_DEVICE) set_value<uint64_t>(v, 0);
-        // Native kernels would run host code of the client's on the server: not offered.
-        if (v.param == CL_DEVICE_EXECUTION_CAPABILITIES) set_value<cl_device_exec_capabilities>(v, CL_EXEC_KERNEL);
-      }
+      de.info = describe_device(d, pe.id, 0);
       n.devices[de.id] = d;
       n.device_platform[de.id] = p;
       pe.devices.push_back(std::move(de));

@@ -1,7 +1,8 @@
 // What the ICD's files share: info answers, the registry of live handles, the platforms of every
 // server, and failures reported late.
 #include <cstdio>
-#include <unordered_set>
+#include <typeinfo>
+#include <unordered_map>
 
 #include "shims/opencl/api.hpp"
 #include "shims/opencl/registry.hpp"
@@ -21,8 +22,8 @@ cl_int answer_text(const std::string& s, size_t n, void* p, size_t* ret) { retur
 
 namespace {
 std::mutex registry_mu;
-std::unordered_set<const void*>& live() {
-  static auto* s = new std::unordered_set<const void*>();  // never destroyed: handles outlive static destructors
+std::unordered_map<const void*, const std::type_info*>& live() {
+  static auto* s = new std::unordered_map<const void*, const std::type_info*>();  // never destroyed: handles outlive static destructors
   return *s;
 }
 // The registry first: a handle may be any bits (clSetKernelArg's values are checked this way).
@@ -30,13 +31,14 @@ template <class T>
 bool ours(T h) {
   if (!h) return false;
   std::lock_guard lk(registry_mu);
-  return live().count(h) != 0 && h->dispatch == &kDispatch;
+  auto it = live().find(h);
+  return it != live().end() && *it->second == typeid(std::remove_pointer_t<T>) && h->dispatch == &kDispatch;
 }
 }  // namespace
 
-void registry_add(const void* h) {
+void registry_add_typed(const void* h, const std::type_info& type) {
   std::lock_guard lk(registry_mu);
-  live().insert(h);
+  live()[h] = &type;
 }
 void registry_remove(const void* h) {
   std::lock_guard lk(registry_mu);
@@ -53,9 +55,15 @@ bool valid(cl_sampler s) { return ours(s); }
 bool valid(cl_device_id d) { return ours(d); }
 bool valid(cl_platform_id p) { return ours(p); }
 
-ClId new_id() {
-  static std::atomic<ClId> next{wire::kFirstClientId};
-  return next.fetch_add(1);
+namespace {
+std::atomic<ClId> next_id{wire::kFirstClientId};
+}  // namespace
+
+ClId new_id() { return next_id.fetch_add(1); }
+ClId new_ids(uint32_t count) { return next_id.fetch_add(count); }
+
+bool has_device(const std::vector<cl_device_id>& devices, cl_device_id d) {
+  return std::find(devices.begin(), devices.end(), d) != devices.end();
 }
 
 // ---- late failures ----

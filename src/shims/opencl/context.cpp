@@ -71,6 +71,7 @@ cl_context CL_API_CALL Api::clCreateContext(const cl_context_properties* propert
     std::lock_guard lk(contexts_mu);
     contexts()[c->id] = c;
   }
+  for (cl_device_id d : c->devices) retain_device(d);  // a context keeps its sub-devices
   registry_add(c);
   return fail_with<cl_context>(CL_SUCCESS, errcode_ret, c);
 }
@@ -108,7 +109,28 @@ void release_context(cl_context c) {
     contexts().erase(c->id);
   }
   c->channel().post(wire::ClRelease{c->id});
-  delete c;
+  for (cl_device_id d : c->devices) release_device(d);
+  if (c->destructors.empty()) {
+    delete c;
+    return;
+  }
+  // Destructor callbacks in reverse order of registration (OpenCL 3.0, 4.4), then the handle goes.
+  for (auto it = c->destructors.rbegin(); it != c->destructors.rend(); ++it) {
+    auto fn = it->first;
+    void* data = it->second;
+    run_callback([fn, c, data] { fn(c, data); });
+  }
+  run_callback([c] { delete c; });
+}
+
+cl_int CL_API_CALL Api::clSetContextDestructorCallback(cl_context context,
+                                                       void(CL_CALLBACK* pfn_notify)(cl_context, void*),
+                                                       void* user_data) {
+  if (!valid(context)) return CL_INVALID_CONTEXT;
+  if (!pfn_notify) return CL_INVALID_VALUE;
+  std::lock_guard lk(context->mu);
+  context->destructors.push_back({pfn_notify, user_data});
+  return CL_SUCCESS;
 }
 
 cl_int CL_API_CALL Api::clReleaseContext(cl_context context) {
@@ -183,6 +205,18 @@ cl_command_queue CL_API_CALL Api::clCreateCommandQueueWithProperties(cl_context 
   }
   if (properties) list.push_back(0);
   return make_queue(context, device, bits, std::move(list), errcode_ret);
+}
+
+// On-device queues are not served (make_queue refuses them), so there is never one to make the
+// default; a device that cannot replace its default queue says so first (OpenCL 3.0).
+cl_int CL_API_CALL Api::clSetDefaultDeviceCommandQueue(cl_context context, cl_device_id device,
+                                                       cl_command_queue command_queue) {
+  if (!valid(context)) return CL_INVALID_CONTEXT;
+  if (!valid(device) || !has_device(context->devices, device)) return CL_INVALID_DEVICE;
+  const auto caps = device->value<cl_device_device_enqueue_capabilities>(CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES, 0);
+  if (!(caps & CL_DEVICE_QUEUE_REPLACEABLE_DEFAULT)) return CL_INVALID_OPERATION;
+  (void)command_queue;
+  return CL_INVALID_COMMAND_QUEUE;
 }
 
 cl_int CL_API_CALL Api::clRetainCommandQueue(cl_command_queue q) {

@@ -22,15 +22,17 @@ bool one_of_at_most(cl_mem_flags f, cl_mem_flags set) {
   return (x & (x - 1)) == 0;
 }
 
-cl_int check_flags(cl_mem_flags flags) {
+}  // namespace
+
+cl_int check_mem_flags(cl_mem_flags flags) {
   const cl_mem_flags known = kAccess | kHostAccess | CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR;
   if ((flags & ~known) || !one_of_at_most(flags, kAccess) || !one_of_at_most(flags, kHostAccess)) return CL_INVALID_VALUE;
   if ((flags & CL_MEM_USE_HOST_PTR) && (flags & (CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR))) return CL_INVALID_VALUE;
   return CL_SUCCESS;
 }
 
-// A read of `at` from `mem` into `ptr` (bytes long): blocking, or answered later; the queue's
-// read bookkeeping keeps later events from completing before its data is here.
+// A read blocks, or is answered later; the queue's read bookkeeping keeps later events from
+// completing before its data is here.
 cl_int read_into(cl_command_queue q, cl_mem mem, const wire::ClRegion& at, void* ptr, uint64_t bytes, bool blocking,
                  cl_uint n, const cl_event* wait, cl_event* event, cl_command_type type) {
   Command c;
@@ -69,6 +71,15 @@ cl_int write_from(cl_command_queue q, cl_mem mem, const wire::ClRegion& at, cons
   // reused). Non-blocking: the program keeps it until the command completes.
   return send_command(q, wire::ClWrite{c.cmd, mem->id, at}, c, event, Bytes{ptr, bytes}, blocking);
 }
+
+cl_int mem_properties(const cl_mem_properties* properties, std::vector<cl_mem_properties>& out) {
+  if (!properties) return CL_SUCCESS;
+  if (*properties != 0) return CL_INVALID_PROPERTY;
+  out = {0};
+  return CL_SUCCESS;
+}
+
+namespace {
 
 wire::ClRegion linear(size_t offset, size_t size) {
   wire::ClRegion r;
@@ -111,7 +122,7 @@ cl_mem CL_API_CALL Api::clCreateBuffer(cl_context context, cl_mem_flags flags, s
                                        cl_int* errcode_ret) {
   if (!valid(context)) return fail_with<cl_mem>(CL_INVALID_CONTEXT, errcode_ret);
   if (flags == 0) flags = CL_MEM_READ_WRITE;
-  if (cl_int rc = check_flags(flags); rc != CL_SUCCESS) return fail_with<cl_mem>(rc, errcode_ret);
+  if (cl_int rc = check_mem_flags(flags); rc != CL_SUCCESS) return fail_with<cl_mem>(rc, errcode_ret);
   if (size == 0) return fail_with<cl_mem>(CL_INVALID_BUFFER_SIZE, errcode_ret);
   for (cl_device_id d : context->devices) {
     const auto max = d->value<cl_ulong>(CL_DEVICE_MAX_MEM_ALLOC_SIZE, 0);
@@ -143,7 +154,7 @@ cl_mem CL_API_CALL Api::clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_
   if (type != CL_BUFFER_CREATE_TYPE_REGION || !info) return fail_with<cl_mem>(CL_INVALID_VALUE, errcode_ret);
   if (flags & (CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR))
     return fail_with<cl_mem>(CL_INVALID_VALUE, errcode_ret);
-  if (cl_int rc = check_flags(flags); rc != CL_SUCCESS) return fail_with<cl_mem>(rc, errcode_ret);
+  if (cl_int rc = check_mem_flags(flags); rc != CL_SUCCESS) return fail_with<cl_mem>(rc, errcode_ret);
   // Access the parent does not allow is refused (OpenCL 1.2, 5.2.1).
   if (((buffer->flags & CL_MEM_WRITE_ONLY) && (flags & (CL_MEM_READ_WRITE | CL_MEM_READ_ONLY))) ||
       ((buffer->flags & CL_MEM_READ_ONLY) && (flags & (CL_MEM_READ_WRITE | CL_MEM_WRITE_ONLY))))
@@ -175,6 +186,17 @@ cl_mem CL_API_CALL Api::clCreateSubBuffer(cl_mem buffer, cl_mem_flags flags, cl_
   buffer->context->retain();
   registry_add(m);
   return fail_with<cl_mem>(CL_SUCCESS, errcode_ret, m);
+}
+
+cl_mem CL_API_CALL Api::clCreateBufferWithProperties(cl_context context, const cl_mem_properties* properties,
+                                                     cl_mem_flags flags, size_t size, void* host_ptr,
+                                                     cl_int* errcode_ret) {
+  if (!valid(context)) return fail_with<cl_mem>(CL_INVALID_CONTEXT, errcode_ret);
+  std::vector<cl_mem_properties> list;
+  if (cl_int rc = mem_properties(properties, list); rc != CL_SUCCESS) return fail_with<cl_mem>(rc, errcode_ret);
+  cl_mem m = clCreateBuffer(context, flags, size, host_ptr, errcode_ret);
+  if (m) m->property_list = std::move(list);
+  return m;
 }
 
 cl_int CL_API_CALL Api::clRetainMemObject(cl_mem memobj) {
@@ -227,6 +249,8 @@ cl_int CL_API_CALL Api::clGetMemObjectInfo(cl_mem m, cl_mem_info param_name, siz
     case CL_MEM_ASSOCIATED_MEMOBJECT: return answer_value(m->parent, n, p, r);
     case CL_MEM_OFFSET: return answer_value(m->origin, n, p, r);
     case CL_MEM_USES_SVM_POINTER: return answer_value(cl_bool(CL_FALSE), n, p, r);
+    case CL_MEM_PROPERTIES:
+      return answer(m->property_list.data(), m->property_list.size() * sizeof(cl_mem_properties), n, p, r);
     default: return CL_INVALID_VALUE;
   }
 }
@@ -402,6 +426,7 @@ cl_int CL_API_CALL Api::clEnqueueUnmapMemObject(cl_command_queue q, cl_mem memob
     memobj->mappings.erase(it);
     memobj->map_count--;
   }
+  if (memobj->type != CL_MEM_OBJECT_BUFFER) return unmap_image(q, memobj, mapped_ptr, mapping, n, wait, event);
   cl_int rc;
   if (mapping.write) {
     // Sent before this returns, so the ICD's memory can go at once.

@@ -69,6 +69,10 @@ struct _cl_device_id : outboard::opencl::IcdHeader {
   ClId id = 0;
   std::map<cl_uint, outboard::wire::ClBlob> info;
   cl_device_type type = 0;
+  // Sub-devices (clCreateSubDevices) are counted; root devices live as long as the process.
+  cl_device_id parent = nullptr;  // retained
+  std::atomic<cl_uint> refs{1};
+  bool is_sub() const { return parent != nullptr; }
   template <class T>
   T value(cl_uint param, T fallback = T{}) const {
     auto it = info.find(param);
@@ -86,6 +90,11 @@ struct _cl_context : outboard::opencl::IcdHeader, outboard::opencl::Counted {
   std::vector<cl_context_properties> properties;  // as given, with the terminating 0 (empty: none given)
   void(CL_CALLBACK* notify)(const char*, const void*, size_t, void*) = nullptr;
   void* notify_data = nullptr;
+  // clSetContextDestructorCallback's, run in reverse order once the context is gone.
+  std::mutex mu;
+  std::vector<std::pair<void(CL_CALLBACK*)(cl_context, void*), void*>> destructors;
+  // clGetSupportedImageFormats' answers by (flags, image type), asked once.
+  std::map<std::pair<cl_mem_flags, cl_mem_object_type>, std::vector<cl_image_format>> image_formats;
   Channel& channel() const { return *platform->channel; }
 };
 
@@ -118,14 +127,20 @@ struct _cl_mem : outboard::opencl::IcdHeader, outboard::opencl::Counted {
   void* host_ptr = nullptr;  // CL_MEM_USE_HOST_PTR's memory (kept in step at map and unmap)
   cl_mem parent = nullptr;   // a sub-buffer's buffer (retained)
   size_t origin = 0;
-  // Images.
+  // Images (desc's pitches: those of host_ptr's memory with CL_MEM_USE_HOST_PTR, else 0).
   cl_image_format format{};
   cl_image_desc desc{};
   size_t pixel = 0;
+  size_t host_row_pitch = 0, host_slice_pitch = 0;  // CL_MEM_USE_HOST_PTR's layout
+  // Pipes.
+  cl_uint packet_size = 0, max_packets = 0;
+  // As given to clCreateBufferWithProperties / clCreateImageWithProperties (with the 0).
+  std::vector<cl_mem_properties> property_list;
   // Mappings: pointer handed out -> what unmapping it must write back.
   struct Mapping {
     size_t offset = 0, bytes = 0;
-    size_t origin[3]{}, region[3]{};
+    size_t origin[3]{}, region[3]{};    // images: in pixels
+    size_t row_pitch = 0, slice_pitch = 0;  // images: the mapped memory's layout
     bool write = false;
     bool owned = false;  // memory of the ICD's (not host_ptr)
   };
@@ -153,6 +168,7 @@ struct _cl_program : outboard::opencl::IcdHeader, outboard::opencl::Counted {
   std::string options;
   std::string built_in_names;
   bool from_binary = false;
+  bool from_il = false;
   std::mutex mu;
   bool built = false;  // some build, compile or link succeeded
   cl_uint kernels_attached = 0;
@@ -221,6 +237,8 @@ bool valid(cl_event e);
 bool valid(cl_sampler s);
 bool valid(cl_device_id d);
 bool valid(cl_platform_id p);
+// Devices of a context, sub-devices included: the handle is one of `devices`.
+bool has_device(const std::vector<cl_device_id>& devices, cl_device_id d);
 
 // Sets *errcode_ret (if given) and returns `result`.
 template <class T>
@@ -267,6 +285,25 @@ cl_int send_command(cl_command_queue q, const wire::ClOp& op, Command& c, cl_eve
 cl_int wait_command(const std::shared_ptr<EventState>& state);
 // Waits until the data of the reads numbered below `before` has landed.
 void wait_reads(QueueReads& reads, uint64_t before);
+
+// Transfers (memory.cpp). A read of `at` from `mem` into `ptr` (bytes long, packed) and a write
+// from it; blocking or not, as the program asked.
+cl_int read_into(cl_command_queue q, cl_mem mem, const wire::ClRegion& at, void* ptr, uint64_t bytes, bool blocking,
+                 cl_uint n, const cl_event* wait, cl_event* event, cl_command_type type);
+cl_int write_from(cl_command_queue q, cl_mem mem, const wire::ClRegion& at, const void* ptr, uint64_t bytes,
+                  bool blocking, cl_uint n, const cl_event* wait, cl_event* event, cl_command_type type);
+// The checks clCreateBuffer and clCreateImage share: known flags, one access kind at most.
+cl_int check_mem_flags(cl_mem_flags flags);
+// Unmapping an image (image.cpp): writes a mapping back from its pitched memory.
+cl_int unmap_image(cl_command_queue q, cl_mem image, void* ptr, const _cl_mem::Mapping& m, cl_uint n,
+                   const cl_event* wait, cl_event* event);
+// clCreateBufferWithProperties and ...ImageWithProperties accept no property (OpenCL 3.0 defines
+// none for them); returns the list to keep, with its 0.
+cl_int mem_properties(const cl_mem_properties* properties, std::vector<cl_mem_properties>& out);
+
+// Sub-devices are counted (subdevice.cpp); for root devices these do nothing.
+void retain_device(cl_device_id d);
+void release_device(cl_device_id d);
 
 void release_context(cl_context c);
 void release_mem(cl_mem m);

@@ -43,14 +43,55 @@ cl_int CL_API_CALL Api::clGetDeviceIDs(cl_platform_id platform, cl_device_type d
 cl_int CL_API_CALL Api::clGetDeviceInfo(cl_device_id device, cl_device_info param_name, size_t param_value_size,
                                         void* param_value, size_t* param_value_size_ret) {
   if (!valid(device)) return CL_INVALID_DEVICE;
-  if (param_name == CL_DEVICE_REFERENCE_COUNT) return answer_value(cl_uint(1), param_value_size, param_value, param_value_size_ret);
+  if (param_name == CL_DEVICE_REFERENCE_COUNT)
+    return answer_value(device->is_sub() ? device->refs.load() : cl_uint(1), param_value_size, param_value,
+                        param_value_size_ret);
   auto it = device->info.find(param_name);
   if (it == device->info.end()) return CL_INVALID_VALUE;
   return answer(it->second.data(), it->second.size(), param_value_size, param_value, param_value_size_ret);
 }
 
-// Root devices: retain and release do nothing (OpenCL 1.2).
-cl_int CL_API_CALL Api::clRetainDevice(cl_device_id device) { return valid(device) ? CL_SUCCESS : CL_INVALID_DEVICE; }
-cl_int CL_API_CALL Api::clReleaseDevice(cl_device_id device) { return valid(device) ? CL_SUCCESS : CL_INVALID_DEVICE; }
+// Root devices: retain and release do nothing (OpenCL 1.2); sub-devices are counted.
+cl_int CL_API_CALL Api::clRetainDevice(cl_device_id device) {
+  if (!valid(device)) return CL_INVALID_DEVICE;
+  retain_device(device);
+  return CL_SUCCESS;
+}
+cl_int CL_API_CALL Api::clReleaseDevice(cl_device_id device) {
+  if (!valid(device)) return CL_INVALID_DEVICE;
+  release_device(device);
+  return CL_SUCCESS;
+}
+
+// Timers: the device's and its host's, the server's (where the device is). A platform that
+// reports no host timer resolution has neither (OpenCL 2.1).
+namespace {
+cl_int timers(cl_device_id device, cl_ulong* device_ts, cl_ulong* host_ts) {
+  if (!valid(device)) return CL_INVALID_DEVICE;
+  auto it = device->platform->info.find(CL_PLATFORM_HOST_TIMER_RESOLUTION);
+  cl_ulong resolution = 0;
+  if (it != device->platform->info.end() && it->second.size() == sizeof resolution)
+    std::memcpy(&resolution, it->second.data(), sizeof resolution);
+  if (resolution == 0) return CL_INVALID_OPERATION;
+  client::opencl::Answer a = device->platform->channel->call(wire::ClGetTimers{device->id, device_ts == nullptr});
+  if (a.status == client::opencl::kLost) return CL_OUT_OF_RESOURCES;
+  if (a.status != CL_SUCCESS) return a.status;
+  if (a.data.size() != 2 * sizeof(cl_ulong)) return CL_OUT_OF_RESOURCES;
+  if (device_ts) std::memcpy(device_ts, a.data.data(), sizeof(cl_ulong));
+  std::memcpy(host_ts, a.data.data() + sizeof(cl_ulong), sizeof(cl_ulong));
+  return CL_SUCCESS;
+}
+}  // namespace
+
+cl_int CL_API_CALL Api::clGetHostTimer(cl_device_id device, cl_ulong* host_timestamp) {
+  if (valid(device) && !host_timestamp) return CL_INVALID_VALUE;
+  return timers(device, nullptr, host_timestamp);
+}
+
+cl_int CL_API_CALL Api::clGetDeviceAndHostTimer(cl_device_id device, cl_ulong* device_timestamp,
+                                                cl_ulong* host_timestamp) {
+  if (valid(device) && (!device_timestamp || !host_timestamp)) return CL_INVALID_VALUE;
+  return timers(device, device_timestamp, host_timestamp);
+}
 
 }  // namespace outboard::opencl

@@ -137,6 +137,37 @@ cl_program CL_API_CALL Api::clCreateProgramWithBuiltInKernels(cl_context context
   return fail_with<cl_program>(CL_SUCCESS, errcode_ret, p);
 }
 
+// Passed through to the server where a device of the context takes an intermediate language.
+cl_program CL_API_CALL Api::clCreateProgramWithIL(cl_context context, const void* il, size_t length, cl_int* errcode_ret) {
+  if (!valid(context)) return fail_with<cl_program>(CL_INVALID_CONTEXT, errcode_ret);
+  if (!il || length == 0) return fail_with<cl_program>(CL_INVALID_VALUE, errcode_ret);
+  bool takes_il = false;
+  for (cl_device_id d : context->devices) {
+    auto it = d->info.find(CL_DEVICE_IL_VERSION);
+    takes_il |= it != d->info.end() && it->second.size() > 1;  // more than the empty string's 0
+  }
+  if (!takes_il) return fail_with<cl_program>(CL_INVALID_OPERATION, errcode_ret);
+  cl_program p = new_program(context);
+  p->from_il = true;
+  if (!context->channel().post(wire::ClCreateProgramIL{p->id, context->id}, Bytes{il, length}, true)) {
+    delete p;
+    return fail_with<cl_program>(CL_OUT_OF_RESOURCES, errcode_ret);
+  }
+  context->retain();
+  registry_add(p);
+  return fail_with<cl_program>(CL_SUCCESS, errcode_ret, p);
+}
+
+// Deprecated by OpenCL 3.0, which makes CL_INVALID_OPERATION its answer.
+cl_int CL_API_CALL Api::clSetProgramReleaseCallback(cl_program program, void(CL_CALLBACK*)(cl_program, void*), void*) {
+  return valid(program) ? CL_INVALID_OPERATION : CL_INVALID_PROGRAM;
+}
+
+// Specialization constants belong to IL programs; not carried to the server (README: OpenCL).
+cl_int CL_API_CALL Api::clSetProgramSpecializationConstant(cl_program program, cl_uint, size_t, const void*) {
+  return valid(program) && program->from_il ? CL_INVALID_OPERATION : CL_INVALID_PROGRAM;
+}
+
 cl_int CL_API_CALL Api::clRetainProgram(cl_program program) {
   if (!valid(program)) return CL_INVALID_PROGRAM;
   program->retain();
@@ -397,7 +428,12 @@ cl_int CL_API_CALL Api::clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size
   const wire::ClKernelArgInfo& info = kernel->entry.args[arg_index];
   wire::ClArg a;
   a.index = arg_index;
-  const bool is_sampler = info.type_name == "sampler_t";
+  // Without argument info (a program built without -cl-kernel-arg-info may have none) a handle
+  // of ours tells what the argument is.
+  const bool unknown = info.type_name.empty() && info.address == 0;
+  const bool is_sampler = info.type_name == "sampler_t" ||
+                          (unknown && arg_value && arg_size == sizeof(cl_sampler) &&
+                           valid(*static_cast<const cl_sampler*>(arg_value)));
   const bool is_image = info.type_name.rfind("image", 0) == 0;
   if (info.address == CL_KERNEL_ARG_ADDRESS_LOCAL || (info.address == 0 && !arg_value && arg_size > 0 && !is_image)) {
     if (arg_value) return CL_INVALID_ARG_VALUE;
@@ -463,6 +499,42 @@ cl_int CL_API_CALL Api::clGetKernelArgInfo(cl_kernel k, cl_uint arg_indx, cl_ker
   if (arg_indx >= k->entry.args.size()) return CL_INVALID_ARG_INDEX;
   return server_info(k->program->context->channel(), wire::ClInfo::kernel_arg, k->id, 0, param_name, arg_indx,
                      param_value_size, param_value, param_value_size_ret);
+}
+
+cl_int CL_API_CALL Api::clGetKernelSubGroupInfo(cl_kernel k, cl_device_id device, cl_kernel_sub_group_info param_name,
+                                                size_t input_value_size, const void* input_value,
+                                                size_t param_value_size, void* param_value,
+                                                size_t* param_value_size_ret) {
+  if (!valid(k)) return CL_INVALID_KERNEL;
+  if (device && (!valid(device) || !has_device(k->program->devices, device))) return CL_INVALID_DEVICE;
+  if (!device && k->program->devices.size() != 1) return CL_INVALID_DEVICE;
+  cl_device_id d = device ? device : k->program->devices.front();
+  // OpenCL 3.0: a device without sub-groups answers no sub-group query.
+  if (d->value<cl_uint>(CL_DEVICE_MAX_NUM_SUB_GROUPS, 0) == 0) return CL_INVALID_OPERATION;
+  if (input_value_size % sizeof(size_t) || input_value_size > 3 * sizeof(size_t) || (input_value_size && !input_value))
+    return CL_INVALID_VALUE;
+  wire::ClWords input(input_value_size / sizeof(size_t));
+  for (size_t i = 0; i < input.size(); ++i) input[i] = static_cast<const size_t*>(input_value)[i];
+  Answer a = k->program->context->channel().call(wire::ClGetSubGroupInfo{k->id, d->id, param_name, input});
+  if (a.status != CL_SUCCESS) return lost_or(a);
+  const wire::ClBlob& v = a.payload.empty() ? a.data : reinterpret_cast<const wire::ClBlob&>(a.payload);
+  return answer(v.data(), v.size(), param_value_size, param_value, param_value_size_ret);
+}
+
+cl_int CL_API_CALL Api::clGetKernelSubGroupInfoKHR(cl_kernel k, cl_device_id device, cl_kernel_sub_group_info param_name,
+                                                   size_t input_value_size, const void* input_value,
+                                                   size_t param_value_size, void* param_value,
+                                                   size_t* param_value_size_ret) {
+  return clGetKernelSubGroupInfo(k, device, param_name, input_value_size, input_value, param_value_size, param_value,
+                                 param_value_size_ret);
+}
+
+// The core parameters are SVM's, which no device here offers (svm.cpp).
+cl_int CL_API_CALL Api::clSetKernelExecInfo(cl_kernel kernel, cl_kernel_exec_info param_name, size_t, const void*) {
+  if (!valid(kernel)) return CL_INVALID_KERNEL;
+  if (param_name != CL_KERNEL_EXEC_INFO_SVM_PTRS && param_name != CL_KERNEL_EXEC_INFO_SVM_FINE_GRAIN_SYSTEM)
+    return CL_INVALID_VALUE;
+  return CL_INVALID_OPERATION;
 }
 
 cl_kernel CL_API_CALL Api::clCloneKernel(cl_kernel source_kernel, cl_int* errcode_ret) {

@@ -1,14 +1,23 @@
 // The ICD's bookkeeping of its handles and ids (common.cpp).
 #pragma once
+#include <typeinfo>
+
 #include "shims/opencl/objects.hpp"
 
 namespace outboard::opencl {
 
-// Handles the ICD handed out and that are still alive (valid() looks here).
-void registry_add(const void* handle);
+// Handles the ICD handed out and that are still alive, with their type (valid() looks here: a
+// handle of one type passed where another is expected is not valid).
+void registry_add_typed(const void* handle, const std::type_info& type);
 void registry_remove(const void* handle);
+template <class T>
+void registry_add(T* handle) {
+  registry_add_typed(handle, typeid(T));
+}
 // A new object id, unique in the process (so ids of several servers' sessions never meet).
 ClId new_id();
+// `count` consecutive new ids; returns the first.
+ClId new_ids(uint32_t count);
 // A failure the server reported for `id` (an object, a queue or an event) with nobody waiting.
 void note_failure(ClId id, cl_int code);
 // The channel's connection failed: every event still pending on it fails.
