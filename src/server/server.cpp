@@ -17,6 +17,7 @@
 #include "server/core.hpp"
 #include "server/direct.hpp"
 #include "server/services/service.hpp"
+#include "common/spin.hpp"
 #include "transport/transport.hpp"
 #include "wire/messages.hpp"
 
@@ -24,17 +25,6 @@ namespace outboard::server {
 namespace {
 
 using transport::Buffer;
-
-// A spin-wait hint, `times` over: the core idles briefly (~40 ns each on x86) without a system call.
-void pause_core(int times) {
-  for (int i = 0; i < times; ++i) {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__)
-    asm volatile("yield");
-#endif
-  }
-}
 
 }  // namespace
 

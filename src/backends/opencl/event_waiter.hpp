@@ -5,16 +5,14 @@
 // registered as well: whichever comes first reports, so a wait that blocks (a command behind a
 // user event the client sets later) delays nothing but the commands queued behind it here.
 #pragma once
-#ifndef CL_TARGET_OPENCL_VERSION
-#define CL_TARGET_OPENCL_VERSION 300
-#endif
-#include <CL/cl.h>
-
+#include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <functional>
 #include <mutex>
 #include <thread>
+
+#include "backends/opencl/native.hpp"
 
 namespace outboard::backends {
 
@@ -38,6 +36,7 @@ class EventWaiter {
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Item> items_;
+  std::atomic<size_t> queued_{0};  // items_.size(), for polling without the lock
   bool stopping_ = false;
   std::thread thread_;  // last: starts once the rest is ready
 };

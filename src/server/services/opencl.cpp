@@ -8,6 +8,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "common/spin.hpp"
 #include "server/services/opencl_executor.hpp"
 
 namespace outboard::server {
@@ -56,6 +57,7 @@ class Runner {
   void push(wire::ClRequest r, Buffer payload) {
     std::lock_guard lk(mu_);
     queue_.push_back({std::move(r), std::move(payload)});
+    queued_.fetch_add(1, std::memory_order_release);
     cv_.notify_one();
   }
   // The session ended: queued operations are dropped, the objects released on the runner's own
@@ -78,12 +80,15 @@ class Runner {
   void loop() {
     for (;;) {
       Item item;
+      // The next command of a program usually follows within microseconds (spin.hpp).
+      poll_for([&] { return queued_.load(std::memory_order_acquire) > 0; }, spare_core_poll_ns());
       {
         std::unique_lock lk(mu_);
         cv_.wait(lk, [&] { return stopping_ || !queue_.empty(); });
         if (stopping_) break;
         item = std::move(queue_.front());
         queue_.pop_front();
+        queued_.fetch_sub(1, std::memory_order_relaxed);
       }
       objects_->run(item.request, std::move(item.payload));
       objects_count_ = objects_->objects();
@@ -98,6 +103,7 @@ class Runner {
   std::mutex mu_;
   std::condition_variable cv_;
   std::deque<Item> queue_;
+  std::atomic<size_t> queued_{0};  // queue_.size(), for polling without the lock
   bool stopping_ = false;
   std::atomic<bool> done_{false};
   std::atomic<uint64_t> objects_count_{0};
