@@ -1,8 +1,8 @@
 // The first connection, made while the program starts rather than in its first remote call
-// (connecting, UCX's set-up and authenticating took part of a first DGEMM's time on the H200
-// host). When liboutboard-client.so is loaded into a process that has a BLAS, LAPACK or FFTW
-// library among its libraries, a thread connects in the background; the first call that needs
-// the connection waits for that one instead of making its own. Other processes (a shell or a
+// (connecting, UCX's set-up, authenticating and the server's copy lanes took part of a first
+// DGEMM's time on the H200 host). When liboutboard-client.so is loaded into a process that has a
+// BLAS, LAPACK or FFTW library among its libraries, a thread connects in the background and asks
+// for the copy lanes; the first call that needs them waits for that instead of doing it itself. Other processes (a shell or a
 // compiler under `outboard run`, whose LD_PRELOAD reaches them too) connect at their first call,
 // as before. OUTBOARD_CONNECT_EARLY=0 turns it off.
 #include <link.h>
@@ -66,7 +66,12 @@ __attribute__((constructor)) void connect_early() {
     std::atexit(wait_for_early_connect);
     std::thread([] {
       std::string why;
-      runtime().connection(why, /*early=*/true);
+      Runtime& rt = runtime();
+      // The copy lanes too: the direct path's first call would wait for the server to set them up.
+      if (auto conn = rt.connection(why, /*early=*/true); conn && rt.settings().direct) try {
+          conn->direct_lanes(rt.settings().timeout_seconds, rt.settings().direct_cma);
+        } catch (const std::exception&) {  // the first large call asks again, and reports
+        }
       connecting.store(false, std::memory_order_release);
     }).detach();
   } catch (...) {
