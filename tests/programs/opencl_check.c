@@ -794,6 +794,20 @@ int main(void) {
   SHOW("profiling", clGetEventProfilingInfo(run, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL));
   printf("profile ordered: %d\n", t1 >= t0 && t0 > 0);
 
+  // After clFinish every command before it is complete, its profile there (clpeak reads the
+  // profile right after a finish).
+  int finished_ok = 1;
+  for (int i = 0; i < 200; ++i) {
+    cl_event e;
+    clEnqueueNDRangeKernel(q, axpy, 1, NULL, &global, NULL, 0, NULL, &e);
+    clFinish(q);
+    clGetEventInfo(e, CL_EVENT_COMMAND_EXECUTION_STATUS, sizeof status, &status, NULL);
+    finished_ok &= status == CL_COMPLETE &&
+                   clGetEventProfilingInfo(e, CL_PROFILING_COMMAND_END, sizeof t1, &t1, NULL) == CL_SUCCESS;
+    clReleaseEvent(e);
+  }
+  printf("complete with a profile after clFinish: %d\n", finished_ok);
+
   SHOW("read", clEnqueueReadBuffer(q, by, CL_TRUE, 0, sizeof out, out, 0, NULL, NULL));
   int ok = 1;
   for (int i = 0; i < N; ++i) ok &= out[i] == 2.0f * i + 1.0f;

@@ -264,8 +264,10 @@ cl_int CL_API_CALL Api::clFlush(cl_command_queue q) {
 
 cl_int CL_API_CALL Api::clFinish(cl_command_queue q) {
   if (!valid(q)) return CL_INVALID_COMMAND_QUEUE;
+  const auto events = pending_events_of(q->id);
   client::opencl::Answer a = q->channel().call(wire::ClFinish{q->id});
   if (a.status == client::opencl::kLost) return CL_OUT_OF_RESOURCES;
+  if (a.status == CL_SUCCESS) wait_final(events);
   // Reads enqueued before the finish have their data here before it returns.
   uint64_t before;
   {

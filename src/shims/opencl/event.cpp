@@ -70,6 +70,21 @@ void watch_event(Channel* channel, const std::shared_ptr<EventState>& s) {
   watched()[s->id] = {s, channel};
 }
 
+std::vector<std::shared_ptr<EventState>> pending_events_of(ClId queue) {
+  std::vector<std::shared_ptr<EventState>> out;
+  std::lock_guard lk(watch_mu);
+  for (auto& [id, w] : watched())
+    if (auto s = w.state.lock(); s && s->queue == queue) out.push_back(std::move(s));
+  return out;
+}
+
+void wait_final(const std::vector<std::shared_ptr<EventState>>& events) {
+  for (const auto& s : events) {
+    std::unique_lock lk(s->mu);
+    s->cv.wait(lk, [&] { return s->status <= CL_COMPLETE; });  // a lost server makes it final too
+  }
+}
+
 void complete_event(const std::shared_ptr<EventState>& s, cl_int status, const std::array<uint64_t, 4>& profile) {
   decltype(s->callbacks) due;
   {
@@ -141,6 +156,7 @@ cl_event new_event(cl_command_queue queue, cl_command_type type) {
   e->profiled = (queue->properties & CL_QUEUE_PROFILING_ENABLE) != 0;
   e->state = std::make_shared<EventState>();
   e->state->id = new_id();
+  e->state->queue = queue->id;
   e->state->reads = queue->reads;
   {
     std::lock_guard lk(queue->reads->mu);

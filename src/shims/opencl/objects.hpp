@@ -192,6 +192,7 @@ struct _cl_kernel : outboard::opencl::IcdHeader, outboard::opencl::Counted {
 // the program released the handle).
 struct EventState {
   ClId id = 0;
+  ClId queue = 0;  // its command queue's id; 0 for user events
   std::mutex mu;
   std::condition_variable cv;
   cl_int status = CL_QUEUED;

@@ -24,6 +24,11 @@ void note_failure(ClId id, cl_int code);
 void channel_failed(Channel* channel, const std::string& why);
 // Registers an event for the server's notices about it (removed when it completes).
 void watch_event(Channel* channel, const std::shared_ptr<EventState>& s);
+// The events of queue `queue` still pending now; wait_final: until each has its final status.
+// After a clFinish the queue's events are complete, but their notices may come after the
+// finish's answer (the server reports each command as the implementation does, in any order).
+std::vector<std::shared_ptr<EventState>> pending_events_of(ClId queue);
+void wait_final(const std::vector<std::shared_ptr<EventState>>& events);
 
 // The server reported an error in context `id` (its pfn_notify, if any, runs on the callback thread).
 void report_context_error(ClId id, const std::string& message);
