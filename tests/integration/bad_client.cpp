@@ -823,24 +823,28 @@ int cl_mode(Peer& p, const std::string& mode, const std::string& host, uint16_t 
         cl_expect_status(what, "no memory key", direct(8, false, 0, 4096, {}, at), kClInvalidValue) ||
         cl_expect_status(what, "an over-long memory key", direct(9, true, 0, 4096, big_key, at), kClInvalidValue) ||
         cl_expect_status(what, "direct read into unmapped memory", direct(10, false, 0, 4096, reg.key(), 0x1000),
-                         -5) ||  // CL_OUT_OF_RESOURCES: the lanes' copies failed
-        cl_expect_status(what, "direct write from unmapped memory", direct(11, true, 0, 4096, reg.key(), 0x1000), -5))
+                         -5))  // CL_OUT_OF_RESOURCES: the lanes' copies failed
       return 1;
     // An unanswered one: nobody would learn when the data landed.
     p.send(wire::encode(wire::ClRequest{0, wire::ClDirectRead{{s->queue, {}, 0}, s->buffer, 0, 16, reg.key(), at}, 0}));
     auto quiet = p.expect<wire::ClNotice>(10);
     if (!quiet || quiet->status != kClInvalidValue)
-      return std::printf("FAIL %s: an unanswered direct read was not refused\n", what), 1;
+      return std::printf("FAIL %s: an unanswered direct read was not refused (%s: %d %s)\n", what,
+                         quiet ? "notice" : "nothing", quiet ? quiet->status : 0, quiet ? quiet->message.c_str() : ""),
+             1;
     if (cl_expect_intact(p, what, *s)) return 1;
-    // Good ones: the buffer's bytes land in `mine`, then new bytes go back from it.
-    auto r = direct(12, false, 0, 4096, reg.key(), at + 100);
-    if (!r || r->first != 0 || std::memcmp(mine.data() + 100, s->data.data(), 4096) != 0)
-      return std::printf("FAIL %s: a direct read did not land\n", what), 1;
+    // A failed write leaves its region undefined (zeros here): last of the bad ones.
+    if (cl_expect_status(what, "direct write from unmapped memory", direct(11, true, 0, 4096, reg.key(), 0x1000), -5))
+      return 1;
+    // Good ones: new bytes go to the buffer from `mine`, then come back into its second half.
     for (size_t i = 0; i < 4096; ++i) mine[i] = static_cast<uint8_t>(255 - i % 251);
-    auto w = direct(13, true, 0, 4096, reg.key(), at);
-    auto back = cl_read(p, 14, s->queue, s->buffer, cl_linear(0, 4096));
+    auto w = direct(12, true, 0, 4096, reg.key(), at);
+    auto back = cl_read(p, 13, s->queue, s->buffer, cl_linear(0, 4096));
     if (!w || w->first != 0 || !back || back->first != 0 || std::memcmp(back->second.data(), mine.data(), 4096) != 0)
       return std::printf("FAIL %s: a direct write did not arrive\n", what), 1;
+    auto r = direct(14, false, 0, 4096, reg.key(), at + 4096);
+    if (!r || r->first != 0 || std::memcmp(mine.data() + 4096, mine.data(), 4096) != 0)
+      return std::printf("FAIL %s: a direct read did not land\n", what), 1;
     std::printf("ok %s: every bad region, address and key refused, failed copies reported; good ones served\n", what);
     return 0;
   }

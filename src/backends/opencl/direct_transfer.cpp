@@ -3,6 +3,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <cstring>
 #include <functional>
 #include <string>
 
@@ -158,6 +159,8 @@ struct Fetch {
 struct Gate {
   std::shared_ptr<Fetch> fetch;
   cl_event event = nullptr;  // the user event the device write waits for
+  std::byte* piece = nullptr;  // its staging memory (the fetch keeps it)
+  uint64_t bytes = 0;
   std::atomic<int64_t> left{0};
   std::atomic<bool> ok{true};
 
@@ -165,16 +168,21 @@ struct Gate {
     if (!part_ok) ok = false;
     if (--left > 0) return;
     const bool good = ok.load();
+    // A failed fetch still opens the gate, on zeros: PoCL 3.1 aborts when a user event that
+    // commands wait for fails (pocl_update_event_failed), and reused staging memory may hold
+    // another session's bytes. The command fails all the same: the answer says so first.
+    if (!good) std::memset(piece, 0, bytes);
     // Answered before the device write can complete: the answer reaches the client first.
     fetch->piece_fetched(good ? CL_SUCCESS : CL_OUT_OF_RESOURCES);
-    clSetUserEventStatus(event, good ? CL_COMPLETE : CL_OUT_OF_RESOURCES);
+    clSetUserEventStatus(event, CL_COMPLETE);
     clReleaseEvent(event);
   }
 };
 
+// Gates no command waits for (every enqueue failed): opened, as failing them may abort PoCL.
 void fail_gates(std::vector<cl_event>& gates) {
   for (cl_event g : gates) {
-    clSetUserEventStatus(g, CL_INVALID_EVENT);
+    clSetUserEventStatus(g, CL_COMPLETE);
     clReleaseEvent(g);
   }
   gates.clear();
@@ -292,6 +300,8 @@ cl_event direct_write(const DirectSession& s, const DirectTransfer& t) {
     auto g = std::make_shared<Gate>();
     g->fetch = f;
     g->event = gates[i];
+    g->piece = staging->data() + at;
+    g->bytes = len;
     const Split sp = split(len, s.memory->lanes());
     g->left = static_cast<int64_t>(sp.parts);
     copy_piece(s, t, false, staging->data(), at, len, sp, lane, [g](bool ok) { g->part_done(ok); });
