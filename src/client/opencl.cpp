@@ -4,6 +4,7 @@
 #include <condition_variable>
 #include <future>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "client/runtime_internal.hpp"
@@ -35,6 +36,11 @@ class ChannelImpl final : public Channel {
     if (a.status != 0) throw Error("server " + address_ + " did not describe its OpenCL platforms" +
                                    (a.failure.empty() ? "" : ": " + a.failure));
     snapshot_ = wire::decode_cl_snapshot(a.payload);
+    // Asked now, answered while the program sets up: its first large transfer finds the answer.
+    if (settings.direct) {
+      direct_cma_ = settings.direct_cma;
+      conn_->ask_direct_lanes(*direct_cma_);
+    }
     // Keeps notices and answers coming while no application thread waits on the channel (an
     // event callback must run even when the program only sleeps).
     std::thread([this] { drive(); }).detach();  // the channel lives as long as the process
@@ -96,6 +102,36 @@ class ChannelImpl final : public Channel {
       note_failure(e.what());
       Answer a = lost(e.what());
       (*answer)(a);
+    }
+  }
+
+  bool direct() override {
+    if (!direct_cma_.has_value()) return false;
+    std::lock_guard lk(direct_mu_);
+    if (!lanes_) {
+      try {
+        lanes_ = conn_->direct_lanes(timeout_ > 0 ? timeout_ : kProbeSeconds, *direct_cma_);
+      } catch (const Error& e) {
+        note_failure(e.what());
+        lanes_ = 0;
+      }
+    }
+    return *lanes_ > 0;
+  }
+
+  std::shared_ptr<const std::vector<std::byte>> register_memory(void* data, uint64_t bytes) override {
+    // The key lives as long as the registration: one object holds both.
+    struct Held {
+      transport::Registration registration;
+      std::vector<std::byte> key;
+    };
+    try {
+      auto held = std::make_shared<Held>();
+      held->registration = conn_->register_memory(data, static_cast<size_t>(bytes));
+      held->key = held->registration.key();
+      return std::shared_ptr<const std::vector<std::byte>>(held, &held->key);
+    } catch (const Error&) {
+      return nullptr;
     }
   }
 
@@ -220,7 +256,10 @@ class ChannelImpl final : public Channel {
 
   const std::string address_;
   const double timeout_;
-  std::atomic<uint64_t> payloads_in_flight_{0};  // posted without waiting, send not complete (in_order)
+  std::atomic<uint64_t> payloads_in_flight_{0};
+  std::optional<bool> direct_cma_;  // set: lanes were asked for (with CMA or not)
+  std::mutex direct_mu_;
+  std::optional<uint32_t> lanes_;  // the answer, once taken  // posted without waiting, send not complete (in_order)
   std::unique_ptr<Connection> conn_;
   wire::ClSnapshot snapshot_;
   mutable std::mutex mu_;

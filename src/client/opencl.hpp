@@ -60,6 +60,14 @@ class OUTBOARD_CLIENT_API Channel {
   // must neither call the channel nor block.
   virtual void call_async(const wire::ClOp& op, Bytes data, void* into, uint64_t into_size,
                           std::function<void(Answer&)> done) = 0;
+  // The direct path (connection.hpp): whether the server's copy lanes may move this channel's
+  // large transfers (wire::ClDirectRead, ClDirectWrite). Asked when the channel was made; the
+  // first call may wait for the answer. False where the server offers no lanes, or
+  // OUTBOARD_DIRECT is off.
+  virtual bool direct() = 0;
+  // Lets the server's lanes copy to and from [data, data + bytes) until the returned key (what
+  // travels in the operation) is released. Null when the memory cannot be registered.
+  virtual std::shared_ptr<const std::vector<std::byte>> register_memory(void* data, uint64_t bytes) = 0;
   // Notices the server sends unasked (event status, failures): run like call_async's `done`.
   virtual void set_notice_handler(std::function<void(const wire::ClNotice&)> handler) = 0;
   // Runs `done` (like a notice handler) once the connection fails, at once if it has.

@@ -14,7 +14,7 @@ void DirectPath::open(unsigned lanes) {
     return;
   }
   try {
-    lanes_ = std::make_unique<CopyLanes>(lanes);
+    lanes_ = std::make_shared<CopyLanes>(lanes);
   } catch (const std::exception& e) {
     unavailable_ = std::string("this server has no copy lanes: ") + e.what();
     spdlog::warn("serve.copy_lanes_unavailable error=\"{}\"", e.what());

@@ -36,6 +36,9 @@ class DirectPath {
   // Copies in flight end (their completions signal the worker).
   void close() { lanes_.reset(); }
   unsigned lanes() const { return lanes_ ? lanes_->lanes() : 0; }
+  // The lanes themselves, for services that copy on their own threads (opencl); null when off.
+  // Shared: a service's threads may still hold them while the server closes.
+  std::shared_ptr<transport::CopyLanes> copy_lanes() const { return lanes_; }
   uint64_t calls() const { return calls_done_; }
 
   void on_lanes(Session& s, const wire::LanesRequest& q);
@@ -76,7 +79,7 @@ class DirectPath {
 
   Core& core_;
   ChunkedCalls& calls_;
-  std::unique_ptr<transport::CopyLanes> lanes_;  // null when off
+  std::shared_ptr<transport::CopyLanes> lanes_;  // null when off
   std::string unavailable_;                      // why, when null
   std::mutex copies_mu_;                         // guards `copies_done_`: filled by copy lanes
   std::vector<CopyDone> copies_done_;

@@ -280,13 +280,40 @@ struct ClGetTimers {
   OB_FIELDS(device, host_only)
 };
 
+// Large buffer transfers on the direct path (server/direct.hpp): the server's copy lanes move the
+// data straight between its staging memory and the client's memory [address, address + size),
+// which the client registered for this transfer (`key`: the packed remote key, 1 ..
+// kMaxClKeyBytes), in pieces that overlap the device's copies. Only for a client whose
+// LanesRequest the server answered with lanes. Both are answered (call_id != 0), without payload:
+// a read once all of its data is in the client's memory, a write once the lanes have taken all of
+// it (the command itself completes later, as its event says). `offset` and `size` are the
+// buffer's bytes, as clEnqueueReadBuffer's.
+inline constexpr size_t kMaxClKeyBytes = 4096;
+struct ClDirectRead {
+  ClCommand cmd;
+  ClId mem = 0;
+  uint64_t offset = 0, size = 0;
+  ClBlob key;
+  uint64_t address = 0;
+  OB_FIELDS(cmd, mem, offset, size, key, address)
+};
+struct ClDirectWrite {
+  ClCommand cmd;
+  ClId mem = 0;
+  uint64_t offset = 0, size = 0;
+  ClBlob key;
+  uint64_t address = 0;
+  OB_FIELDS(cmd, mem, offset, size, key, address)
+};
+
 // The operations; the index of each alternative is its code on the wire (append only).
 using ClOp = std::variant<ClGetPlatforms, ClGetInfo, ClCreateContext, ClCreateQueue, ClCreateBuffer,
                           ClCreateSubBuffer, ClCreateImage, ClCreateSampler, ClGetImageFormats,
                           ClCreateProgramSource, ClCreateProgramBinary, ClCreateProgramBuiltIn, ClBuildProgram,
                           ClCreateKernel, ClCloneKernel, ClCreateUserEvent, ClSetUserEventStatus, ClRelease,
                           ClWrite, ClRead, ClCopy, ClFill, ClMigrate, ClNDRange, ClMarker, ClFinish, ClFlush,
-                          ClCreateSubDevices, ClCreatePipe, ClCreateProgramIL, ClGetSubGroupInfo, ClGetTimers>;
+                          ClCreateSubDevices, ClCreatePipe, ClCreateProgramIL, ClGetSubGroupInfo, ClGetTimers,
+                          ClDirectRead, ClDirectWrite>;
 const char* op_name(const ClOp& op);
 
 // ---- messages (wire/messages.hpp lists them in its Message variant) ----

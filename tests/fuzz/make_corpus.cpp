@@ -109,6 +109,11 @@ std::map<std::string, std::vector<std::byte>> seeds() {
     out["cl_create_program_il"] = encode(ClRequest{0, ClCreateProgramIL{first + 12, first}, 20});
     out["cl_get_sub_group_info"] = encode(ClRequest{12, ClGetSubGroupInfo{first + 5, 5, 0x2033, {64}}, 0});
     out["cl_get_timers"] = encode(ClRequest{13, ClGetTimers{5, false}, 0});
+    const ClBlob key(40, std::byte{7});
+    out["cl_direct_read"] =
+        encode(ClRequest{14, ClDirectRead{{first + 2, {first + 10}, first + 13}, first + 3, 4096, 1 << 20, key, 0x7f0000001000}, 0});
+    out["cl_direct_write"] =
+        encode(ClRequest{15, ClDirectWrite{{first + 2, {}, 0}, first + 3, 0, (1 << 20) + 7, key, 0x7f0000200000}, 0});
   }
   out["blas3_dgemm"] = encode(blas3(1, call(Routine::gemm, Scalar::d, 'N', 'N', 'T', 'N', 'N', 8, 4, 2, true, {1, 0})));
   out["blas3_zgemm"] = encode(blas3(2, call(Routine::gemm, Scalar::z, 'N', 'N', 'C', 'T', 'N', 3, 5, 7, false)));

@@ -11,7 +11,7 @@
 //          sink-unauthenticated, sink-oversized, sink-unknown, sink-counted,
 //          fft-unknown-plan, fft-other-session, fft-shape-mismatch, fft-overflow, fft-duplicate-plan,
 //          fft-many-plans, fft-release-then-execute, fft-huge-plan, fft-direct-unknown-plan (fft_mode,
-//          below), cl-malformed, cl-other-session, cl-out-of-bounds, cl-limits (cl_mode)
+//          below), cl-malformed, cl-other-session, cl-out-of-bounds, cl-limits, cl-direct (cl_mode)
 // The quiet-* modes send streaming pings (no_reply), which the server consumes as they arrive;
 // the sink-* modes send the same payloads into the session's sink (no header at all).
 #include <cmath>
@@ -792,6 +792,60 @@ int cl_mode(Peer& p, const std::string& mode, const std::string& host, uint16_t 
     if (!low || low->status != kClInvalidValue) return std::printf("FAIL %s: an object id below 2^32 was accepted\n", what), 1;
     if (cl_expect_intact(p, what, *s)) return 1;
     std::printf("ok %s: every bad region, size, wait list and id refused; the buffer intact\n", what);
+    return 0;
+  }
+  if (mode == "cl-direct") {  // large transfers through the copy lanes (ClDirectRead, ClDirectWrite)
+    std::vector<uint8_t> mine(8192, 0);
+    transport::Registration reg = p.worker->register_memory(mine.data(), mine.size());
+    const uint64_t at = reinterpret_cast<uint64_t>(mine.data());
+    auto direct = [&](uint64_t call, bool write, uint64_t offset, uint64_t size, std::vector<std::byte> key,
+                      uint64_t address) -> std::optional<std::pair<int32_t, std::vector<uint8_t>>> {
+      wire::ClOp op = write ? wire::ClOp(wire::ClDirectWrite{{s->queue, {}, 0}, s->buffer, offset, size, key, address})
+                            : wire::ClOp(wire::ClDirectRead{{s->queue, {}, 0}, s->buffer, offset, size, key, address});
+      p.send(wire::encode(wire::ClRequest{call, op, 0}));
+      auto r = p.expect<wire::ClReply>(10);
+      if (!r || r->call_id != call) return std::nullopt;
+      return std::pair{r->status, std::vector<uint8_t>{}};
+    };
+    // Before any LanesRequest: nothing to copy with.
+    if (cl_expect_status(what, "direct read without lanes", direct(2, false, 0, 4096, reg.key(), at), -59))
+      return 1;  // CL_INVALID_OPERATION
+    p.send(wire::encode(wire::LanesRequest{3, p.worker->address(), static_cast<uint32_t>(getpid()),
+                                           reinterpret_cast<uint64_t>(p.server_nonce.data())}));
+    auto lanes = p.expect<wire::LanesReply>(10);
+    if (!lanes || lanes->lanes == 0) return std::printf("FAIL %s: no lanes\n", what), 1;
+    std::vector<std::byte> big_key(wire::kMaxClKeyBytes + 1, std::byte{1});
+    if (cl_expect_status(what, "direct read past the end", direct(4, false, 4000, 200, reg.key(), at), kClInvalidValue) ||
+        cl_expect_status(what, "direct read of nothing", direct(5, false, 0, 0, reg.key(), at), kClInvalidValue) ||
+        cl_expect_status(what, "client memory that wraps", direct(6, false, 0, 4096, reg.key(), UINT64_MAX - 100),
+                         kClInvalidValue) ||
+        cl_expect_status(what, "client memory at 0", direct(7, true, 0, 4096, reg.key(), 0), kClInvalidValue) ||
+        cl_expect_status(what, "no memory key", direct(8, false, 0, 4096, {}, at), kClInvalidValue) ||
+        cl_expect_status(what, "an over-long memory key", direct(9, true, 0, 4096, big_key, at), kClInvalidValue) ||
+        cl_expect_status(what, "direct read into unmapped memory", direct(10, false, 0, 4096, reg.key(), 0x1000),
+                         -5))  // CL_OUT_OF_RESOURCES: the lanes' copies failed
+      return 1;
+    // An unanswered one: nobody would learn when the data landed.
+    p.send(wire::encode(wire::ClRequest{0, wire::ClDirectRead{{s->queue, {}, 0}, s->buffer, 0, 16, reg.key(), at}, 0}));
+    auto quiet = p.expect<wire::ClNotice>(10);
+    if (!quiet || quiet->status != kClInvalidValue)
+      return std::printf("FAIL %s: an unanswered direct read was not refused (%s: %d %s)\n", what,
+                         quiet ? "notice" : "nothing", quiet ? quiet->status : 0, quiet ? quiet->message.c_str() : ""),
+             1;
+    if (cl_expect_intact(p, what, *s)) return 1;
+    // A failed write leaves its region undefined (zeros here): last of the bad ones.
+    if (cl_expect_status(what, "direct write from unmapped memory", direct(11, true, 0, 4096, reg.key(), 0x1000), -5))
+      return 1;
+    // Good ones: new bytes go to the buffer from `mine`, then come back into its second half.
+    for (size_t i = 0; i < 4096; ++i) mine[i] = static_cast<uint8_t>(255 - i % 251);
+    auto w = direct(12, true, 0, 4096, reg.key(), at);
+    auto back = cl_read(p, 13, s->queue, s->buffer, cl_linear(0, 4096));
+    if (!w || w->first != 0 || !back || back->first != 0 || std::memcmp(back->second.data(), mine.data(), 4096) != 0)
+      return std::printf("FAIL %s: a direct write did not arrive\n", what), 1;
+    auto r = direct(14, false, 0, 4096, reg.key(), at + 4096);
+    if (!r || r->first != 0 || std::memcmp(mine.data() + 4096, mine.data(), 4096) != 0)
+      return std::printf("FAIL %s: a direct read did not land\n", what), 1;
+    std::printf("ok %s: every bad region, address and key refused, failed copies reported; good ones served\n", what);
     return 0;
   }
   if (mode == "cl-limits") {  // the server's opencl_max_memory_bytes is 1 MiB (bad_requests.sh)

@@ -307,10 +307,32 @@ TEST(WireRoundTrip, OpenClOperationsAndTheirBounds) {
   EXPECT_TRUE(std::get<ClGetTimers>(decode_as<ClRequest>(timers).op).host_only);
   timers.back() = std::byte{7};  // host_only is a flag
   EXPECT_THROW(decode(timers), ProtocolError);
+  // The direct transfers (codes 32, 33): every field round-trips; a key longer than a blob is refused.
+  EXPECT_EQ(ClOp(ClDirectRead{}).index(), 32u);
+  EXPECT_EQ(ClOp(ClDirectWrite{}).index(), 33u);
+  const ClBlob key(37, std::byte{9});
+  auto dr = decode_as<ClRequest>(
+      encode(ClRequest{6, ClDirectRead{{kFirstClientId, {kFirstClientId + 1}, kFirstClientId + 2}, kFirstClientId + 3,
+                                       12345, (5 << 20) + 1, key, 0x7f00deadb000},
+                       0}));
+  const auto& direct = std::get<ClDirectRead>(dr.op);
+  EXPECT_EQ(direct.cmd.wait, (ClIds{kFirstClientId + 1}));
+  EXPECT_EQ(direct.cmd.event, kFirstClientId + 2);
+  EXPECT_EQ(direct.offset, 12345u);
+  EXPECT_EQ(direct.size, (5u << 20) + 1);
+  EXPECT_EQ(direct.key, key);
+  EXPECT_EQ(direct.address, 0x7f00deadb000u);
+  EXPECT_STREQ(op_name(dr.op), "direct_read");
+  auto dw = decode_as<ClRequest>(encode(ClRequest{7, ClDirectWrite{{1, {}, 0}, 2, 0, 1 << 20, key, 0x1000}, 0}));
+  EXPECT_EQ(std::get<ClDirectWrite>(dw.op).size, 1u << 20);
+  EXPECT_STREQ(op_name(dw.op), "direct_write");
+  EXPECT_THROW(decode(encode(ClRequest{0, ClDirectWrite{{1, {}, 0}, 2, 0, 16, ClBlob(kMaxClBlob + 1), 1}, 0})),
+               ProtocolError);
   ClCreateSubDevices long_list{kFirstClientId, 1, 5, ClWords(kMaxClList + 1, 1)};
   EXPECT_THROW(decode(encode(ClRequest{0, long_list, 0})), ProtocolError);
   for (const ClOp& op : {ClOp(ClCreateSubDevices{kFirstClientId, 2, 5, {0x1086, 1}}), ClOp(ClCreatePipe{1, 2, 0, 4, 4}),
-                         ClOp(ClGetSubGroupInfo{1, 2, 3, {1, 2, 3}})}) {
+                         ClOp(ClGetSubGroupInfo{1, 2, 3, {1, 2, 3}}), ClOp(ClDirectRead{{1, {2}, 3}, 4, 5, 6, key, 7}),
+                         ClOp(ClDirectWrite{{1, {}, 0}, 4, 5, 6, key, 7})}) {
     auto whole = encode(ClRequest{0, op, 0});
     for (size_t cut = 1; cut < whole.size() - 8; cut += 3) {
       auto part = whole;

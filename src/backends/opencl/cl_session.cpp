@@ -11,6 +11,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "backends/opencl/direct_transfer.hpp"
 #include "backends/opencl/event_waiter.hpp"
 #include "backends/opencl/native.hpp"
 #include "common/error.hpp"
@@ -162,8 +163,8 @@ uint64_t mul(uint64_t a, uint64_t b) {
 class Session final : public server::ClSessionObjects {
  public:
   Session(const NativePlatforms& n, std::shared_ptr<ClOutput> out, const server::ClLimits& limits,
-          SharedCounters& counters)
-      : natives_(n), out_(std::move(out)), limits_(limits), counters_(counters) {}
+          std::shared_ptr<server::ClClientMemory> memory, SharedCounters& counters)
+      : natives_(n), out_(std::move(out)), memory_(std::move(memory)), limits_(limits), counters_(counters) {}
 
   ~Session() override {
     // Nothing may wait forever: user events never set fail their commands, then every queue drains.
@@ -884,6 +885,64 @@ class Session final : public server::ClSessionObjects {
     track(e, rd.cmd, std::move(c));
   }
 
+  // ---- transfers on the direct path (direct_transfer.hpp) ----
+  // Checks a direct transfer as a plain one, and the client's memory it names.
+  template <class Op>
+  DirectTransfer direct_transfer(const wire::ClRequest& r, const Op& d) {
+    if (!r.call_id) throw ClFail{CL_INVALID_VALUE, "a direct transfer is answered"};
+    if (r.payload_bytes) throw ClFail{CL_INVALID_VALUE, "a direct transfer carries no data"};
+    check_command(d.cmd);
+    DirectTransfer t;
+    t.queue = queue(d.cmd);
+    Object& o = find(d.mem, {Kind::mem});
+    wire::ClRegion at;
+    at.origin = {d.offset, 0, 0};
+    at.region = {d.size, 1, 1};
+    t.bytes = transfer_bytes(o, at);
+    if (d.key.empty() || d.key.size() > wire::kMaxClKeyBytes) throw ClFail{CL_INVALID_VALUE, "invalid memory key"};
+    if (d.address == 0 || d.address > std::numeric_limits<uint64_t>::max() - d.size)
+      throw ClFail{CL_INVALID_VALUE, "the client's memory wraps around"};
+    check(clGetCommandQueueInfo(t.queue, CL_QUEUE_CONTEXT, sizeof t.context, &t.context, nullptr), "the queue's context");
+    t.mem = static_cast<cl_mem>(o.handle);
+    t.offset = d.offset;
+    t.wait = wait_list(d.cmd.wait);
+    t.address = d.address;
+    t.call_id = r.call_id;
+    t.event = d.cmd.event;
+    // Last: an opened region must be dropped (direct_read and direct_write do, whatever happens).
+    if (!memory_ || !memory_->open(d.key, t.region))
+      throw ClFail{CL_INVALID_OPERATION, "a direct transfer without copy lanes (no LanesRequest answered)"};
+    return t;
+  }
+  DirectSession direct_session() { return {out_, memory_, &counters_, &waiter_, outstanding_}; }
+
+  void handle(const wire::ClRequest& r, const wire::ClDirectRead& d, transport::Buffer&, ClId&, ClId& event) {
+    event = d.cmd.event ? d.cmd.event : d.cmd.queue;  // what a failure is reported on
+    DirectTransfer t = direct_transfer(r, d);
+    cl_event whole;
+    try {
+      whole = direct_read(direct_session(), t);
+    } catch (const DirectFail& f) {
+      throw ClFail{f.code, f.what + " failed: " + cl_error_name(f.code)};
+    }
+    // The read reports its event itself, once the data is in the client's memory; the native
+    // event is the one later commands wait for.
+    if (d.cmd.event && whole) insert(d.cmd.event, Object{Kind::event, whole});
+  }
+
+  void handle(const wire::ClRequest& r, const wire::ClDirectWrite& d, transport::Buffer&, ClId&, ClId& event) {
+    event = d.cmd.event ? d.cmd.event : d.cmd.queue;  // what a failure is reported on
+    DirectTransfer t = direct_transfer(r, d);
+    cl_event whole;
+    try {
+      whole = direct_write(direct_session(), t);
+    } catch (const DirectFail& f) {
+      throw ClFail{f.code, f.what + " failed: " + cl_error_name(f.code)};
+    }
+    counters_.bytes_written += t.bytes;
+    if (whole) track(whole, d.cmd, Callback{});  // answered by the fetch; the event here
+  }
+
   void handle(const wire::ClRequest& r, const wire::ClCopy& c, transport::Buffer&, ClId&, ClId& event) {
     event = c.cmd.event ? c.cmd.event : c.cmd.queue;  // what a failure is reported on
     check_command(c.cmd);
@@ -1173,6 +1232,7 @@ class Session final : public server::ClSessionObjects {
 
   const NativePlatforms& natives_;
   std::shared_ptr<ClOutput> out_;
+  std::shared_ptr<server::ClClientMemory> memory_;  // the direct path to the client's memory
   server::ClLimits limits_;
   SharedCounters& counters_;
   std::unordered_map<ClId, Object> objects_;
@@ -1187,8 +1247,10 @@ class Session final : public server::ClSessionObjects {
 
 std::unique_ptr<server::ClSessionObjects> make_cl_session(const NativePlatforms& natives,
                                                           std::shared_ptr<server::ClOutput> out,
-                                                          const server::ClLimits& limits, SharedCounters& counters) {
-  return std::make_unique<Session>(natives, std::move(out), limits, counters);
+                                                          const server::ClLimits& limits,
+                                                          std::shared_ptr<server::ClClientMemory> memory,
+                                                          SharedCounters& counters) {
+  return std::make_unique<Session>(natives, std::move(out), limits, std::move(memory), counters);
 }
 
 }  // namespace outboard::backends

@@ -33,12 +33,15 @@ std::vector<wire::ClInfoValue> describe_device(cl_device_id d, wire::ClId platfo
 
 struct SharedCounters {
   std::atomic<uint64_t> operations{0}, kernels{0}, failures{0}, bytes_written{0}, bytes_read{0};
+  std::atomic<uint64_t> direct_bytes_written{0}, direct_bytes_read{0};
 };
 
 // A session's objects (cl_session.cpp).
 std::unique_ptr<server::ClSessionObjects> make_cl_session(const NativePlatforms& natives,
                                                           std::shared_ptr<server::ClOutput> out,
-                                                          const server::ClLimits& limits, SharedCounters& counters);
+                                                          const server::ClLimits& limits,
+                                                          std::shared_ptr<server::ClClientMemory> memory,
+                                                          SharedCounters& counters);
 
 // "CL_INVALID_VALUE" style name of an error code.
 const char* cl_error_name(cl_int code);

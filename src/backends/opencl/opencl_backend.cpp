@@ -30,12 +30,14 @@ class OpenClBackend final : public server::Backend, public server::ClExecutor {
 
   const std::vector<std::byte>& snapshot() const override { return natives_.snapshot; }
   std::unique_ptr<server::ClSessionObjects> open_session(std::shared_ptr<server::ClOutput> out,
-                                                         const server::ClLimits& limits) override {
-    return make_cl_session(natives_, std::move(out), limits, counters_);
+                                                         const server::ClLimits& limits,
+                                                         std::shared_ptr<server::ClClientMemory> memory) override {
+    return make_cl_session(natives_, std::move(out), limits, std::move(memory), counters_);
   }
   server::ClCounters counters() const override {
-    return {counters_.operations.load(), counters_.kernels.load(), counters_.failures.load(),
-            counters_.bytes_written.load(), counters_.bytes_read.load()};
+    return {counters_.operations.load(),    counters_.kernels.load(),          counters_.failures.load(),
+            counters_.bytes_written.load(), counters_.bytes_read.load(),       counters_.direct_bytes_written.load(),
+            counters_.direct_bytes_read.load()};
   }
 
  private:

@@ -9,7 +9,9 @@
 #include <unordered_map>
 
 #include "common/spin.hpp"
+#include "server/direct.hpp"
 #include "server/services/opencl_executor.hpp"
+#include "server/services/opencl_lanes.hpp"
 
 namespace outboard::server {
 namespace {
@@ -48,8 +50,12 @@ class Output final : public ClOutput {
 // One session's thread and its queue of operations.
 class Runner {
  public:
-  Runner(ClExecutor& executor, std::shared_ptr<Output> out, const ClLimits& limits)
-      : out_(std::move(out)), objects_(executor.open_session(out_, limits)), thread_([this] { loop(); }) {}
+  Runner(ClExecutor& executor, std::shared_ptr<Output> out, const ClLimits& limits,
+         std::shared_ptr<ClientLanes> lanes)
+      : out_(std::move(out)),
+        lanes_(std::move(lanes)),
+        objects_(executor.open_session(out_, limits, lanes_)),
+        thread_([this] { loop(); }) {}
   ~Runner() {
     stop();
     thread_.join();
@@ -70,6 +76,7 @@ class Runner {
     cv_.notify_one();
   }
   bool finished() const { return done_.load(); }
+  ClientLanes& lanes() { return *lanes_; }
   uint64_t objects() const { return objects_count_.load(); }
 
  private:
@@ -99,6 +106,7 @@ class Runner {
   }
 
   std::shared_ptr<Output> out_;
+  std::shared_ptr<ClientLanes> lanes_;
   std::unique_ptr<ClSessionObjects> objects_;
   std::mutex mu_;
   std::condition_variable cv_;
@@ -140,10 +148,13 @@ class OpenClService final : public Service {
     auto it = runners_.find(s.peer);
     if (it == runners_.end()) {
       auto out = std::make_shared<Output>(core_, s.peer);
-      it = runners_.emplace(s.peer, std::make_unique<Runner>(executor_, out, limits_)).first;
+      auto lanes = std::make_shared<ClientLanes>(core_.direct().copy_lanes());
+      it = runners_.emplace(s.peer, std::make_unique<Runner>(executor_, out, limits_, std::move(lanes))).first;
       spdlog::info("opencl.session peer={} client=\"{}\"", s.peer, s.client_name);
     }
     s.bytes_in += payload.size();
+    // Before the operation reaches the session's thread: a direct transfer copies with it.
+    if (s.remote) it->second->lanes().set_remote(*s.remote);
     it->second->push(r, std::move(payload));
   }
 
@@ -162,7 +173,9 @@ class OpenClService final : public Service {
     for (const auto& [peer, r] : runners_) objects += r->objects();
     j["opencl"] = {{"sessions", runners_.size()},  {"objects", objects},           {"operations", c.operations},
                    {"kernels", c.kernels},         {"failures", c.failures},       {"bytes_written", c.bytes_written},
-                   {"bytes_read", c.bytes_read},   {"sessions_ending", retiring_.size()}};
+                   {"bytes_read", c.bytes_read},   {"sessions_ending", retiring_.size()},
+                   {"direct_bytes_written", c.direct_bytes_written},
+                   {"direct_bytes_read", c.direct_bytes_read}};
   }
 
  private:

@@ -2,6 +2,7 @@
 // (backends/opencl): the platforms' description, and a session's native objects.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <vector>
@@ -22,6 +23,27 @@ class ClOutput {
   virtual void notice(wire::ClNotice n) = 0;
 };
 
+// A session's way to the client's memory: the direct path's copy lanes (server/direct.hpp), for
+// large buffer transfers (wire::ClDirectRead, ClDirectWrite). Thread-safe.
+class ClClientMemory {
+ public:
+  virtual ~ClClientMemory() = default;
+  // A region of the client's memory it registered for one transfer: valid until dropped.
+  struct Region {
+    uint64_t remote = 0, key = 0;
+  };
+  // Lanes that copy at once; 0 when the client has none (it never asked, or the server has none).
+  virtual unsigned lanes() const = 0;
+  // The packed remote key of a client's registration, for copies until drop(); false without lanes.
+  virtual bool open(const std::vector<std::byte>& packed_key, Region& out) = 0;
+  virtual void drop(const Region& r) = 0;
+  // Queues a copy of `bytes` between `local` and the client's `address` in `r` (put: to the
+  // client) on lane `lane` (modulo the lanes). done(ok) runs on the lane's thread once the copy is
+  // complete (a put: once the data is in the client's memory); it must not block.
+  virtual void copy(unsigned lane, bool put, const Region& r, uint64_t address, std::byte* local, uint64_t bytes,
+                    std::function<void(bool ok)> done) = 0;
+};
+
 struct ClLimits {
   uint64_t max_objects = 1 << 16;         // objects a session holds at once
   uint64_t max_memory_bytes = 0;          // buffer and image bytes a session holds (0: no limit)
@@ -30,6 +52,8 @@ struct ClLimits {
 // Totals over all sessions, for `outboard status` and the tests' proof that work was served.
 struct ClCounters {
   uint64_t operations = 0, kernels = 0, failures = 0, bytes_written = 0, bytes_read = 0;
+  // Of those bytes, the ones the copy lanes moved (wire::ClDirectRead, ClDirectWrite).
+  uint64_t direct_bytes_written = 0, direct_bytes_read = 0;
 };
 
 // A session's objects on the native platforms. Used by one thread at a time (the session's).
@@ -48,7 +72,9 @@ class ClExecutor {
   virtual ~ClExecutor() = default;
   // The platforms and devices every session sees (wire::ClSnapshot, encoded), made once.
   virtual const std::vector<std::byte>& snapshot() const = 0;
-  virtual std::unique_ptr<ClSessionObjects> open_session(std::shared_ptr<ClOutput> out, const ClLimits& limits) = 0;
+  // `memory`: the session's direct path to the client's memory.
+  virtual std::unique_ptr<ClSessionObjects> open_session(std::shared_ptr<ClOutput> out, const ClLimits& limits,
+                                                         std::shared_ptr<ClClientMemory> memory) = 0;
   virtual ClCounters counters() const = 0;
 };
 

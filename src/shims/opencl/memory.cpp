@@ -1,8 +1,10 @@
-// Buffers and their transfers. Data moves as the operations' payloads, straight from and into the
-// program's memory (the transport's rendezvous path; no staging copy here): a write's data is
-// sent from the program's pointer, a read's lands in it. Mapping is emulated: a map reads the
-// region into host memory (the buffer's own host_ptr for CL_MEM_USE_HOST_PTR), an unmap for
-// writing sends it back.
+// Buffers and their transfers. Data moves straight from and into the program's memory (no staging
+// copy here): a large transfer through the server's copy lanes, which copy it in pieces while
+// the device copies the others (the direct path: wire::ClDirectRead, ClDirectWrite), a small one,
+// or any where the server offers no lanes, as the operation's payload (the transport's
+// rendezvous path): a write's data is sent from the program's pointer, a read's lands in it.
+// Mapping is emulated: a map reads the region into host memory (the buffer's own host_ptr for
+// CL_MEM_USE_HOST_PTR), an unmap for writing sends it back.
 #include <cstdlib>
 
 #include "shims/opencl/api.hpp"
@@ -20,6 +22,19 @@ constexpr cl_mem_flags kHostAccess = CL_MEM_HOST_WRITE_ONLY | CL_MEM_HOST_READ_O
 bool one_of_at_most(cl_mem_flags f, cl_mem_flags set) {
   cl_mem_flags x = f & set;
   return (x & (x - 1)) == 0;
+}
+
+// Transfers from this size on take the direct path where the server offers it. Below it the
+// registration and the lanes' hand-offs cost more than the one message that carries the data.
+constexpr uint64_t kDirectBytes = 1 << 20;
+
+// The program's memory registered for the server's lanes, when a transfer of `at` should take
+// the direct path; null otherwise.
+std::shared_ptr<const std::vector<std::byte>> direct_key(cl_command_queue q, const wire::ClRegion& at, const void* ptr,
+                                                         uint64_t bytes) {
+  const bool linear = at.region[1] == 1 && at.region[2] == 1 && at.origin[1] == 0 && at.origin[2] == 0;
+  if (bytes < kDirectBytes || !linear || !q->channel().direct()) return nullptr;
+  return q->channel().register_memory(const_cast<void*>(ptr), bytes);
 }
 
 }  // namespace
@@ -49,13 +64,19 @@ cl_int read_into(cl_command_queue q, cl_mem mem, const wire::ClRegion& at, void*
   }
   std::shared_ptr<EventState> state = c.event ? c.event->state : nullptr;
   if (state) state->reads_before = seq + 1;  // its own data too
-  wire::ClRead rd{c.cmd, mem->id, at};
-  q->channel().call_async(rd, {}, ptr, bytes, [reads, seq, state](Answer& a) {
+  auto landed = [reads, seq, state](Answer& a) {
     if (a.status != CL_SUCCESS && state) complete_event(state, a.status, {});
     std::lock_guard lk(reads->mu);
     reads->outstanding.erase(seq);
     reads->cv.notify_all();
-  });
+  };
+  if (auto key = direct_key(q, at, ptr, bytes)) {
+    // Answered once the lanes have written all of it here; the key is released with the answer.
+    wire::ClDirectRead rd{c.cmd, mem->id, at.origin[0], bytes, *key, reinterpret_cast<uint64_t>(ptr)};
+    q->channel().call_async(rd, {}, nullptr, 0, [landed, key](Answer& a) mutable { landed(a); });
+  } else {
+    q->channel().call_async(wire::ClRead{c.cmd, mem->id, at}, {}, ptr, bytes, landed);
+  }
   if (event) *event = c.event;
   if (!blocking) return CL_SUCCESS;
   cl_int rc = wait_command(state);
@@ -67,6 +88,29 @@ cl_int write_from(cl_command_queue q, cl_mem mem, const wire::ClRegion& at, cons
                   bool blocking, cl_uint n, const cl_event* wait, cl_event* event, cl_command_type type) {
   Command c;
   if (cl_int rc = begin_command(q, n, wait, event, type, c); rc != CL_SUCCESS) return rc;
+  if (auto key = direct_key(q, at, ptr, bytes)) {
+    // Answered once the lanes have taken all of it (the command completes later: its event).
+    wire::ClDirectWrite w{c.cmd, mem->id, at.origin[0], bytes, *key, reinterpret_cast<uint64_t>(ptr)};
+    std::shared_ptr<EventState> state = c.event ? c.event->state : nullptr;
+    const ClId queue = q->id;
+    auto taken = [state, queue](const Answer& a) {
+      if (a.status == CL_SUCCESS) return;
+      if (state) complete_event(state, a.status, {});
+      else note_failure(queue, a.status);  // shown at the queue's next clFinish
+    };
+    if (blocking) {  // the pointer is the program's again once the lanes have taken the data
+      Answer a = q->channel().call(w);
+      if (a.status == client::opencl::kLost) {
+        command_lost(c, event);
+        return CL_OUT_OF_RESOURCES;
+      }
+      taken(a);
+    } else {
+      q->channel().call_async(w, {}, nullptr, 0, [taken, key](Answer& a) mutable { taken(a); });
+    }
+    if (event) *event = c.event;
+    return CL_SUCCESS;
+  }
   // Blocking: returns once the data has left the program's memory (OpenCL: the pointer may be
   // reused). Non-blocking: the program keeps it until the command completes.
   return send_command(q, wire::ClWrite{c.cmd, mem->id, at}, c, event, Bytes{ptr, bytes}, blocking);
