@@ -29,11 +29,15 @@ bool one_of_at_most(cl_mem_flags f, cl_mem_flags set) {
 constexpr uint64_t kDirectBytes = 1 << 20;
 
 // The program's memory registered for the server's lanes, when a transfer of `at` should take
-// the direct path; null otherwise.
+// the direct path; null otherwise. Blocking transfers only: the server stages a direct
+// transfer's whole size until the device is done with it, so one per program thread is in
+// flight; non-blocking ones queued by the dozen (clpeak queues 2 GiB ones) took more memory than
+// the H200 host had to spare and stalled. They keep the message path until the server bounds
+// its direct staging.
 std::shared_ptr<const std::vector<std::byte>> direct_key(cl_command_queue q, const wire::ClRegion& at, const void* ptr,
-                                                         uint64_t bytes) {
+                                                         uint64_t bytes, bool blocking) {
   const bool linear = at.region[1] == 1 && at.region[2] == 1 && at.origin[1] == 0 && at.origin[2] == 0;
-  if (bytes < kDirectBytes || !linear || !q->channel().direct()) return nullptr;
+  if (!blocking || bytes < kDirectBytes || !linear || !q->channel().direct()) return nullptr;
   return q->channel().register_memory(const_cast<void*>(ptr), bytes);
 }
 
@@ -70,7 +74,7 @@ cl_int read_into(cl_command_queue q, cl_mem mem, const wire::ClRegion& at, void*
     reads->outstanding.erase(seq);
     reads->cv.notify_all();
   };
-  if (auto key = direct_key(q, at, ptr, bytes)) {
+  if (auto key = direct_key(q, at, ptr, bytes, blocking)) {
     // Answered once the lanes have written all of it here; the key is released with the answer.
     wire::ClDirectRead rd{c.cmd, mem->id, at.origin[0], bytes, *key, reinterpret_cast<uint64_t>(ptr)};
     q->channel().call_async(rd, {}, nullptr, 0, [landed, key](Answer& a) mutable { landed(a); });
@@ -88,25 +92,18 @@ cl_int write_from(cl_command_queue q, cl_mem mem, const wire::ClRegion& at, cons
                   bool blocking, cl_uint n, const cl_event* wait, cl_event* event, cl_command_type type) {
   Command c;
   if (cl_int rc = begin_command(q, n, wait, event, type, c); rc != CL_SUCCESS) return rc;
-  if (auto key = direct_key(q, at, ptr, bytes)) {
-    // Answered once the lanes have taken all of it (the command completes later: its event).
+  if (auto key = direct_key(q, at, ptr, bytes, blocking)) {
+    // Answered once the lanes have taken all of it: the pointer is the program's again (the
+    // command completes later: its event).
     wire::ClDirectWrite w{c.cmd, mem->id, at.origin[0], bytes, *key, reinterpret_cast<uint64_t>(ptr)};
-    std::shared_ptr<EventState> state = c.event ? c.event->state : nullptr;
-    const ClId queue = q->id;
-    auto taken = [state, queue](const Answer& a) {
-      if (a.status == CL_SUCCESS) return;
-      if (state) complete_event(state, a.status, {});
-      else note_failure(queue, a.status);  // shown at the queue's next clFinish
-    };
-    if (blocking) {  // the pointer is the program's again once the lanes have taken the data
-      Answer a = q->channel().call(w);
-      if (a.status == client::opencl::kLost) {
-        command_lost(c, event);
-        return CL_OUT_OF_RESOURCES;
-      }
-      taken(a);
-    } else {
-      q->channel().call_async(w, {}, nullptr, 0, [taken, key](Answer& a) mutable { taken(a); });
+    Answer a = q->channel().call(w);
+    if (a.status == client::opencl::kLost) {
+      command_lost(c, event);
+      return CL_OUT_OF_RESOURCES;
+    }
+    if (a.status != CL_SUCCESS) {
+      if (c.event) complete_event(c.event->state, a.status, {});
+      else note_failure(q->id, a.status);  // shown at the queue's next clFinish
     }
     if (event) *event = c.event;
     return CL_SUCCESS;
