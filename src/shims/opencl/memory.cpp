@@ -31,9 +31,9 @@ constexpr uint64_t kDirectBytes = 1 << 20;
 // The program's memory registered for the server's lanes, when a transfer of `at` should take
 // the direct path; null otherwise. Blocking transfers only: the server stages a direct
 // transfer's whole size until the device is done with it, so one per program thread is in
-// flight; non-blocking ones queued by the dozen (clpeak queues 2 GiB ones) took more memory than
-// the H200 host had to spare and stalled. They keep the message path until the server bounds
-// its direct staging.
+// flight; with non-blocking ones queued by the dozen, clpeak's non-blocking write test did not end
+// within minutes on the H200 host. They keep the message path until the server bounds its
+// direct staging.
 std::shared_ptr<const std::vector<std::byte>> direct_key(cl_command_queue q, const wire::ClRegion& at, const void* ptr,
                                                          uint64_t bytes, bool blocking) {
   const bool linear = at.region[1] == 1 && at.region[2] == 1 && at.origin[1] == 0 && at.origin[2] == 0;
