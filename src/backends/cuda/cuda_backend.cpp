@@ -256,20 +256,24 @@ class CudaBackend final : public server::Backend, public server::Blas3Executor, 
         const server::Plan plan = server::plan_pipeline(c, 256);
         auto staging = transport::Buffer::allocate(plan.staging_bytes, &kPinned);
         std::memset(staging.data(), 0, plan.staging_bytes);
-        auto pipe = gpu_->pipeline(plan, staging.data());
-        if (!pipe) continue;
-        pipe->input(plan.input_bytes);
-        const uint64_t deadline = now_ns() + 30'000'000'000ull;
-        for (size_t done = 0; done < plan.pieces.size();) {
-          done += pipe->finished().size();
-          if (done < plan.pieces.size()) std::this_thread::yield();
-          if (now_ns() > deadline) throw Error("a 1024 GEMM did not finish within 30 s");
-        }
+        if (auto pipe = gpu_->pipeline(plan, staging.data()))
+          run_whole(*pipe, plan.input_bytes, plan.pieces.size(), "a 1024 GEMM");
       }
       warm_up_lapack();
       spdlog::info("serve.gpu_warm_up device={} seconds={:.3f}", device_, (now_ns() - t0) / 1e9);
     } catch (const std::exception& e) {
       spdlog::warn("serve.gpu_warm_up device={} error=\"{}\"", device_, e.what());
+    }
+  }
+
+  // Gives a warm-up pipeline all of its input at once and waits for its `pieces` results.
+  static void run_whole(server::Pipeline& pipe, uint64_t input_bytes, size_t pieces, const std::string& what) {
+    pipe.input(input_bytes);
+    const uint64_t deadline = now_ns() + 30'000'000'000ull;
+    for (size_t done = 0; done < pieces;) {
+      done += pipe.finished().size();
+      if (done < pieces) std::this_thread::yield();
+      if (now_ns() > deadline) throw Error(what + " did not finish within 30 s");
     }
   }
 
@@ -301,15 +305,8 @@ class CudaBackend final : public server::Backend, public server::Blas3Executor, 
               if (s == wire::Scalar::d) *reinterpret_cast<double*>(d) = 1;
               else *reinterpret_cast<float*>(d) = 1;
             }
-        auto pipe = gpu_->lapack_pipeline(plan, staging.data());
-        if (!pipe) continue;
-        pipe->input(plan.input_bytes);
-        const uint64_t deadline = now_ns() + 30'000'000'000ull;
-        for (size_t done = 0; done < plan.pieces.size();) {
-          done += pipe->finished().size();
-          if (done < plan.pieces.size()) std::this_thread::yield();
-          if (now_ns() > deadline) throw Error(wire::call_name(c) + " of order 256 did not finish within 30 s");
-        }
+        if (auto pipe = gpu_->lapack_pipeline(plan, staging.data()))
+          run_whole(*pipe, plan.input_bytes, plan.pieces.size(), wire::call_name(c) + " of order 256");
       }
     }
   }
