@@ -130,6 +130,9 @@ class Connection {
   };
   struct ChunkSender;
   void send_chunks(const std::shared_ptr<ChunkSender>& s);
+  // Wakes the threads waiting for a predicate: on the condition variable, and the one sleeping on
+  // the transport's wake-up fd.
+  void wake_waiters();
   void finish_if_complete(uint64_t id, Pending& p);
   using Lock = std::unique_lock<std::mutex>;
 
