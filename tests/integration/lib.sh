@@ -46,3 +46,12 @@ run_checked() {  # name, then the command
   ! grep -q "outboard: warning" "$WORK/$name.log" || { cat "$WORK/$name.log"; fail "$name fell back to local execution"; }
   ok "$name: $(tail -n 1 "$WORK/$name.log")"
 }
+
+# opencl_vendors: skips the test (77) without PoCL; sets DIRECT (a vendors folder with PoCL
+# alone: programs see the platform natively) and REMOTE (the build's, with Outboard's ICD).
+opencl_vendors() {
+  [ -f /etc/OpenCL/vendors/pocl.icd ] || { echo "skip: PoCL (pocl-opencl-icd) is not installed"; exit 77; }
+  DIRECT="$WORK/direct-vendors"
+  mkdir -p "$DIRECT" && ln -sf /etc/OpenCL/vendors/pocl.icd "$DIRECT/"
+  REMOTE="$BUILD/etc/OpenCL/vendors"
+}

@@ -7,11 +7,8 @@
 BUILD=$1
 PROGRAMS=$2
 source "$(dirname "$0")/lib.sh"
-[ -f /etc/OpenCL/vendors/pocl.icd ] || { echo "skip: PoCL (pocl-opencl-icd) is not installed"; exit 77; }
+opencl_vendors
 start_server
-DIRECT="$WORK/direct-vendors"
-mkdir -p "$DIRECT" && ln -s /etc/OpenCL/vendors/pocl.icd "$DIRECT/"
-REMOTE="$BUILD/etc/OpenCL/vendors"
 counter() { status_field "s['opencl']['$1']"; }
 
 OCL_ICD_VENDORS="$DIRECT" "$PROGRAMS/opencl_bulk" >"$WORK/pocl.txt" 2>&1 || { cat "$WORK/pocl.txt"; fail "opencl_bulk on PoCL"; }

@@ -5,7 +5,7 @@
 # left once it ended. The figures themselves are not checked (tests do not judge speed).
 BUILD=$1
 source "$(dirname "$0")/lib.sh"
-[ -f /etc/OpenCL/vendors/pocl.icd ] || { echo "skip: PoCL (pocl-opencl-icd) is not installed"; exit 77; }
+opencl_vendors
 command -v clpeak >/dev/null || { echo "skip: clpeak is not installed"; exit 77; }
 start_server
 

@@ -8,7 +8,7 @@
 BUILD=$1
 PROGRAMS=$2
 source "$(dirname "$0")/lib.sh"
-[ -f /etc/OpenCL/vendors/pocl.icd ] || { echo "skip: PoCL (pocl-opencl-icd) is not installed"; exit 77; }
+opencl_vendors
 # The program finds the ICD through OCL_ICD_VENDORS; the servers must not (they serve PoCL).
 FAULTS="env OCL_ICD_VENDORS=$BUILD/etc/OpenCL/vendors $PROGRAMS/opencl_faults"
 # Bounds that tell a hang from slowness (the checks are on results, not on these times).

@@ -7,11 +7,8 @@
 BUILD=$1
 PROGRAMS=$2
 source "$(dirname "$0")/lib.sh"
-[ -f /etc/OpenCL/vendors/pocl.icd ] || { echo "skip: PoCL (pocl-opencl-icd) is not installed"; exit 77; }
+opencl_vendors
 start_server
-DIRECT="$WORK/direct-vendors"
-mkdir -p "$DIRECT" && ln -s /etc/OpenCL/vendors/pocl.icd "$DIRECT/"
-REMOTE="$BUILD/etc/OpenCL/vendors"
 
 OCL_ICD_VENDORS="$DIRECT" "$PROGRAMS/opencl_check" >"$WORK/direct.txt" 2>"$WORK/direct.err" || { cat "$WORK/direct.err"; fail "opencl_check on PoCL"; }
 before=$(status_field "s['opencl']['kernels']")

@@ -7,7 +7,7 @@
 BUILD=$1
 PROGRAMS=$2
 source "$(dirname "$0")/lib.sh"
-[ -f /etc/OpenCL/vendors/pocl.icd ] || { echo "skip: PoCL (pocl-opencl-icd) is not installed"; exit 77; }
+opencl_vendors
 start_server
 THREADS="env OCL_ICD_VENDORS=$BUILD/etc/OpenCL/vendors $PROGRAMS/opencl_threads"
 

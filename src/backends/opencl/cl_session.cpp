@@ -315,8 +315,18 @@ class Session final : public server::ClSessionObjects {
     if (c.call_id || c.event || c.data) register_done(e, callback(std::move(c)), waited_for);
     if (!cmd.event) clReleaseEvent(e);
   }
-  void check_command(const wire::ClCommand& cmd) {
+  // A command's start: a failure from here on is reported on its event, else its queue; its
+  // event id must be new. Returns its queue.
+  cl_command_queue begin_command(const wire::ClCommand& cmd, ClId& event) {
+    event = cmd.event ? cmd.event : cmd.queue;
     if (cmd.event) check_new(cmd.event);
+    return handle_of<cl_command_queue>(cmd.queue, Kind::queue);
+  }
+  // The command's completion answers the request (if asked) and reports its event (if named).
+  void answer_when_done(cl_event e, const wire::ClRequest& r, const wire::ClCommand& cmd) {
+    Callback cb;
+    cb.call_id = r.call_id;
+    track(e, cmd, std::move(cb));
   }
 
   // ---- operations ----
@@ -801,8 +811,6 @@ class Session final : public server::ClSessionObjects {
   }
 
   // ---- commands ----
-  cl_command_queue queue(const wire::ClCommand& cmd) { return handle_of<cl_command_queue>(cmd.queue, Kind::queue); }
-
   // The bytes a transfer of `at` touches, checked against a buffer of `size` bytes (with pitches)
   // or an image (pixels); returns the packed size on the client's side.
   uint64_t transfer_bytes(const Object& o, const wire::ClRegion& at) {
@@ -853,9 +861,7 @@ class Session final : public server::ClSessionObjects {
   }
 
   void handle(const wire::ClRequest& r, const wire::ClWrite& w, transport::Buffer& payload, ClId&, ClId& event) {
-    event = w.cmd.event ? w.cmd.event : w.cmd.queue;  // what a failure is reported on
-    check_command(w.cmd);
-    cl_command_queue q = queue(w.cmd);
+    cl_command_queue q = begin_command(w.cmd, event);
     Object& o = find(w.mem, {Kind::mem, Kind::image});
     const uint64_t bytes = transfer_bytes(o, w.at);
     if (r.payload_bytes != bytes || payload.size() != bytes) throw ClFail{CL_INVALID_VALUE, "the data is not the region's size"};
@@ -869,10 +875,8 @@ class Session final : public server::ClSessionObjects {
   }
 
   void handle(const wire::ClRequest& r, const wire::ClRead& rd, transport::Buffer&, ClId&, ClId& event) {
-    event = rd.cmd.event ? rd.cmd.event : rd.cmd.queue;  // what a failure is reported on
+    cl_command_queue q = begin_command(rd.cmd, event);
     if (!r.call_id) throw ClFail{CL_INVALID_VALUE, "a read is answered"};
-    check_command(rd.cmd);
-    cl_command_queue q = queue(rd.cmd);
     Object& o = find(rd.mem, {Kind::mem, Kind::image});
     const uint64_t bytes = transfer_bytes(o, rd.at);
     auto data = std::make_shared<transport::Buffer>(transport::Buffer::allocate(bytes));
@@ -888,12 +892,11 @@ class Session final : public server::ClSessionObjects {
   // ---- transfers on the direct path (direct_transfer.hpp) ----
   // Checks a direct transfer as a plain one, and the client's memory it names.
   template <class Op>
-  DirectTransfer direct_transfer(const wire::ClRequest& r, const Op& d) {
+  DirectTransfer direct_transfer(const wire::ClRequest& r, const Op& d, ClId& event) {
+    DirectTransfer t;
+    t.queue = begin_command(d.cmd, event);
     if (!r.call_id) throw ClFail{CL_INVALID_VALUE, "a direct transfer is answered"};
     if (r.payload_bytes) throw ClFail{CL_INVALID_VALUE, "a direct transfer carries no data"};
-    check_command(d.cmd);
-    DirectTransfer t;
-    t.queue = queue(d.cmd);
     Object& o = find(d.mem, {Kind::mem});
     wire::ClRegion at;
     at.origin = {d.offset, 0, 0};
@@ -914,39 +917,32 @@ class Session final : public server::ClSessionObjects {
       throw ClFail{CL_INVALID_OPERATION, "a direct transfer without copy lanes (no LanesRequest answered)"};
     return t;
   }
-  DirectSession direct_session() { return {out_, memory_, &counters_, &waiter_, outstanding_}; }
-
-  void handle(const wire::ClRequest& r, const wire::ClDirectRead& d, transport::Buffer&, ClId&, ClId& event) {
-    event = d.cmd.event ? d.cmd.event : d.cmd.queue;  // what a failure is reported on
-    DirectTransfer t = direct_transfer(r, d);
-    cl_event whole;
+  // Starts a checked direct transfer with direct_read or direct_write; its failure to start as
+  // the operation's.
+  cl_event start_direct(cl_event (*start)(const DirectSession&, const DirectTransfer&), const DirectTransfer& t) {
     try {
-      whole = direct_read(direct_session(), t);
+      return start({out_, memory_, &counters_, &waiter_, outstanding_}, t);
     } catch (const DirectFail& f) {
       throw ClFail{f.code, f.what + " failed: " + cl_error_name(f.code)};
     }
+  }
+
+  void handle(const wire::ClRequest& r, const wire::ClDirectRead& d, transport::Buffer&, ClId&, ClId& event) {
+    cl_event whole = start_direct(direct_read, direct_transfer(r, d, event));
     // The read reports its event itself, once the data is in the client's memory; the native
     // event is the one later commands wait for.
     if (d.cmd.event && whole) insert(d.cmd.event, Object{Kind::event, whole});
   }
 
   void handle(const wire::ClRequest& r, const wire::ClDirectWrite& d, transport::Buffer&, ClId&, ClId& event) {
-    event = d.cmd.event ? d.cmd.event : d.cmd.queue;  // what a failure is reported on
-    DirectTransfer t = direct_transfer(r, d);
-    cl_event whole;
-    try {
-      whole = direct_write(direct_session(), t);
-    } catch (const DirectFail& f) {
-      throw ClFail{f.code, f.what + " failed: " + cl_error_name(f.code)};
-    }
+    const DirectTransfer t = direct_transfer(r, d, event);
+    cl_event whole = start_direct(direct_write, t);
     counters_.bytes_written += t.bytes;
     if (whole) track(whole, d.cmd, Callback{});  // answered by the fetch; the event here
   }
 
   void handle(const wire::ClRequest& r, const wire::ClCopy& c, transport::Buffer&, ClId&, ClId& event) {
-    event = c.cmd.event ? c.cmd.event : c.cmd.queue;  // what a failure is reported on
-    check_command(c.cmd);
-    cl_command_queue q = queue(c.cmd);
+    cl_command_queue q = begin_command(c.cmd, event);
     Object& s = find(c.src, {Kind::mem, Kind::image});
     Object& d = find(c.dst, {Kind::mem, Kind::image});
     auto wait = wait_list(c.cmd.wait);
@@ -985,15 +981,11 @@ class Session final : public server::ClSessionObjects {
                                       n(wait), p(wait), &e);
     }
     check(rc, "the copy");
-    Callback cb;
-    cb.call_id = r.call_id;
-    track(e, c.cmd, std::move(cb));
+    answer_when_done(e, r, c.cmd);
   }
 
   void handle(const wire::ClRequest& r, const wire::ClFill& f, transport::Buffer&, ClId&, ClId& event) {
-    event = f.cmd.event ? f.cmd.event : f.cmd.queue;  // what a failure is reported on
-    check_command(f.cmd);
-    cl_command_queue q = queue(f.cmd);
+    cl_command_queue q = begin_command(f.cmd, event);
     Object& o = find(f.mem, {Kind::mem, Kind::image});
     auto wait = wait_list(f.cmd.wait);
     cl_event e = nullptr;
@@ -1010,30 +1002,22 @@ class Session final : public server::ClSessionObjects {
                                f.at.region[0], n(wait), p(wait), &e);
     }
     check(rc, "the fill");
-    Callback cb;
-    cb.call_id = r.call_id;
-    track(e, f.cmd, std::move(cb));
+    answer_when_done(e, r, f.cmd);
   }
 
   void handle(const wire::ClRequest& r, const wire::ClMigrate& m, transport::Buffer&, ClId&, ClId& event) {
-    event = m.cmd.event ? m.cmd.event : m.cmd.queue;  // what a failure is reported on
-    check_command(m.cmd);
-    cl_command_queue q = queue(m.cmd);
+    cl_command_queue q = begin_command(m.cmd, event);
     std::vector<cl_mem> mems;
     for (ClId id : m.mems) mems.push_back(static_cast<cl_mem>(find(id, {Kind::mem, Kind::image, Kind::pipe}).handle));
     auto wait = wait_list(m.cmd.wait);
     cl_event e = nullptr;
     check(clEnqueueMigrateMemObjects(q, static_cast<cl_uint>(mems.size()), mems.data(), m.flags, n(wait), p(wait), &e),
           "clEnqueueMigrateMemObjects");
-    Callback cb;
-    cb.call_id = r.call_id;
-    track(e, m.cmd, std::move(cb));
+    answer_when_done(e, r, m.cmd);
   }
 
   void handle(const wire::ClRequest& r, const wire::ClNDRange& k, transport::Buffer&, ClId&, ClId& event) {
-    event = k.cmd.event ? k.cmd.event : k.cmd.queue;  // what a failure is reported on
-    check_command(k.cmd);
-    cl_command_queue q = queue(k.cmd);
+    cl_command_queue q = begin_command(k.cmd, event);
     cl_kernel kernel = handle_of<cl_kernel>(k.kernel, Kind::kernel);
     if (k.dims < 1 || k.dims > 3) throw ClFail{CL_INVALID_WORK_DIMENSION, "1 to 3 dimensions"};
     for (const wire::ClArg& a : k.args) {
@@ -1070,24 +1054,18 @@ class Session final : public server::ClSessionObjects {
     check(clEnqueueNDRangeKernel(q, kernel, k.dims, off, glob, k.local_given ? loc : nullptr, n(wait), p(wait), &e),
           "clEnqueueNDRangeKernel");
     counters_.kernels++;
-    Callback cb;
-    cb.call_id = r.call_id;
-    track(e, k.cmd, std::move(cb));
+    answer_when_done(e, r, k.cmd);
   }
 
   void handle(const wire::ClRequest& r, const wire::ClMarker& m, transport::Buffer&, ClId&, ClId& event) {
-    event = m.cmd.event ? m.cmd.event : m.cmd.queue;  // what a failure is reported on
-    check_command(m.cmd);
-    cl_command_queue q = queue(m.cmd);
+    cl_command_queue q = begin_command(m.cmd, event);
     auto wait = wait_list(m.cmd.wait);
     cl_event e = nullptr;
     if (m.barrier)
       check(clEnqueueBarrierWithWaitList(q, n(wait), p(wait), &e), "clEnqueueBarrierWithWaitList");
     else
       check(clEnqueueMarkerWithWaitList(q, n(wait), p(wait), &e), "clEnqueueMarkerWithWaitList");
-    Callback cb;
-    cb.call_id = r.call_id;
-    track(e, m.cmd, std::move(cb));
+    answer_when_done(e, r, m.cmd);
   }
 
   void handle(const wire::ClRequest& r, const wire::ClFinish& f, transport::Buffer&, ClId&, ClId&) {
