@@ -296,12 +296,14 @@ class Session final : public server::ClSessionObjects {
   void register_done(cl_event e, Callback* c, bool watch = false) {
     ++*outstanding_;
     Shot shot{c, std::make_shared<std::atomic<bool>>(false)};
-    cl_int rc = clSetEventCallback(e, CL_COMPLETE, shot_done, new Shot(shot));
+    auto native = std::make_unique<Shot>(shot);
+    cl_int rc = clSetEventCallback(e, CL_COMPLETE, shot_done, native.get());
     if (rc != CL_SUCCESS) {
       spdlog::warn("opencl.callback_failed error={}", cl_error_name(rc));
-      fire(e, rc, shot);  // the Shot given to the callback never runs: leaked, a few bytes
+      fire(e, rc, shot);
       return;
     }
+    native.release();  // shot_done frees it
     if (watch) waiter_.watch(e, [e, shot](cl_int status) { fire(e, status, shot); });
   }
   // After a command is enqueued with `e`: its event joins the table (if the client named one) and
