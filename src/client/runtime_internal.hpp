@@ -174,8 +174,9 @@ void parallel_copy(std::byte* dst, const std::byte* src, uint64_t bytes, unsigne
 // Faults in, writable, the pages of [data, data + bytes) on background threads (at most
 // `threads`) without changing their contents, until destroyed: a result that lands in a matrix the
 // program never touched would otherwise take a page fault per page as it arrives, on the path of
-// the call's last block (2 GiB of C cost a fresh process's first DGEMM 16384 about 0.1 s on the
-// H200 host). Best effort: where the kernel lacks MADV_POPULATE_WRITE nothing happens.
+// the call's last block (a fresh process's first DGEMM 16384 on the H200 host spent its extra time
+// writing back into a C the program had never touched). Best effort: where the kernel lacks
+// MADV_POPULATE_WRITE nothing happens.
 class Prefault {
  public:
   Prefault(void* data, uint64_t bytes, unsigned threads);
