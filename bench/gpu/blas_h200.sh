@@ -9,7 +9,8 @@
 # started right before, and DGESV (lapack_demo) local against Outboard, alternating.
 #   bench/gpu/blas_h200.sh OUT_DIR [CARRY_DIR]      SIZES="8192 16384" PRECISIONS="d s" by default;
 #   STEPS="local blas fresh gesv" (local: the OpenBLAS rows; blas: the NVBLAS and Outboard rows);
-#   SHAPES=shapes: blas_demo also times C = A B^T, C = A^T B, a right-side TRSM and a SYRK;
+#   OPTIONS: blas_demo's options ("shapes": also C = A B^T, C = A^T B, a right-side TRSM and a SYRK;
+#   "touched": C written before the first GEMM; "once": one GEMM only, for the n = 32768 baseline);
 #   SERVE_TOML: extra server settings, e.g. for n = 32768
 #   SERVE_TOML='max_request_bytes = 34359738368\nmax_client_bytes = 51539607552\npinned_reserve_bytes = 34359738368'.
 set -uo pipefail
@@ -51,14 +52,14 @@ want() { [[ " $STEPS " == *" $1 "* ]]; }
 if want blas || want local; then
   for p in ${PRECISIONS:-d s}; do
     for n in ${SIZES:-8192 16384}; do
-      want local && step "$p n=$n: OpenBLAS, $(nproc) threads" "$DEMO" "$n" "$p" ${SHAPES:-}
+      want local && step "$p n=$n: OpenBLAS, $(nproc) threads" "$DEMO" "$n" "$p" ${OPTIONS:-}
       want blas || continue
-      [ -n "$NVBLAS" ] && step "$p n=$n: NVBLAS" env NVBLAS_CONFIG_FILE="$R/nvblas.conf" LD_PRELOAD="$NVBLAS" "$DEMO" "$n" "$p" ${SHAPES:-}
-      step "$p n=$n: Outboard, direct path" env OUTBOARD_REPORT=1 "$B" run --offload always -- "$DEMO" "$n" "$p" ${SHAPES:-}
-      step "$p n=$n: Outboard, again" "$B" run --offload always -- "$DEMO" "$n" "$p" ${SHAPES:-}
+      [ -n "$NVBLAS" ] && step "$p n=$n: NVBLAS" env NVBLAS_CONFIG_FILE="$R/nvblas.conf" LD_PRELOAD="$NVBLAS" "$DEMO" "$n" "$p" ${OPTIONS:-}
+      step "$p n=$n: Outboard, direct path" env OUTBOARD_REPORT=1 "$B" run --offload always -- "$DEMO" "$n" "$p" ${OPTIONS:-}
+      step "$p n=$n: Outboard, again" "$B" run --offload always -- "$DEMO" "$n" "$p" ${OPTIONS:-}
       step "$p n=$n: Outboard, connecting at the first call (OUTBOARD_CONNECT_EARLY=0)" \
-        env OUTBOARD_CONNECT_EARLY=0 "$B" run --offload always -- "$DEMO" "$n" "$p" ${SHAPES:-}
-      step "$p n=$n: Outboard in chunks (OUTBOARD_DIRECT=0)" env OUTBOARD_DIRECT=0 "$B" run --offload always -- "$DEMO" "$n" "$p" ${SHAPES:-}
+        env OUTBOARD_CONNECT_EARLY=0 "$B" run --offload always -- "$DEMO" "$n" "$p" ${OPTIONS:-}
+      step "$p n=$n: Outboard in chunks (OUTBOARD_DIRECT=0)" env OUTBOARD_DIRECT=0 "$B" run --offload always -- "$DEMO" "$n" "$p" ${OPTIONS:-}
     done
   done
   step "server counters" counts
