@@ -1,0 +1,105 @@
+// The memory a dcuda process shares between its GPU's ranks (thread blocks), its host proxy and
+// its copy engine, and the kernel parameter that points at it. Plain structs of fixed layout, so
+// device code, the proxy and the CPU tests all read the same bytes.
+//
+// Two regions per process:
+// - HostShared, page-locked and mapped into the device (cudaHostAlloc mapped): per rank the
+//   command ring the rank posts remote work into (device → proxy), the staging slots of small
+//   payloads, the counters the proxy writes back (ring slots consumed, commands completed, world
+//   barrier releases), and a mirror of the rank's windows for the proxy to check puts against.
+// - DeviceShared, device memory: per rank the notification counters (same-GPU writers with
+//   device atomics; the proxy with stream-ordered writes behind the data), the counts the rank
+//   has consumed, its windows, and the device-wide barrier.
+#pragma once
+#include <stdint.h>
+
+namespace dcuda::detail {
+
+constexpr uint32_t kTags = 256;           // tags 0 .. 255
+constexpr uint32_t kRingSlots = 32;       // commands a rank may have posted and not yet consumed
+constexpr uint32_t kInlineBytes = 4096;   // payloads up to this travel in the command's staging slot
+constexpr uint32_t kMaxWindows = 32;      // windows a rank may hold at once
+constexpr uint32_t kNoWindow = 0xffffffffu;
+
+enum class Op : uint32_t {
+  put = 1,         // bytes at `source` (or staged) into the target's window at `offset`
+  notify = 2,      // the target's counter of `tag`, no data
+  put_notify = 3,  // put, then notify once the data is in place
+  barrier = 4,     // the world barrier of `generation` (one per process, from its last block)
+};
+
+// One remote operation, posted by a rank's thread 0 into its ring in host memory. The proxy
+// reads a slot once `seq` (written last, with release) equals its position + 1.
+struct alignas(64) Command {
+  uint32_t seq;
+  uint32_t op;         // Op
+  uint32_t target;     // world rank
+  uint32_t tag;
+  uint32_t window;     // window id (put, put_notify)
+  uint32_t staged;     // 1: the payload is in the slot's staging, else at `source` on the device
+  uint64_t offset;     // byte offset in the target's window
+  uint64_t bytes;
+  uint64_t source;     // device address of the payload when not staged
+  uint32_t generation; // barrier
+  uint32_t pad[3];
+};
+static_assert(sizeof(Command) == 64, "one cache line per command");
+
+// What the proxy writes back to one rank (host memory, read by the device with system-scope
+// acquire loads). Monotonic 32-bit counts, compared wrap-safely.
+struct alignas(64) ProxyCounters {
+  uint32_t consumed;  // ring slots the proxy is done with (their staging may be reused)
+  uint32_t completed; // commands whose source the proxy no longer reads (dcuda_win_flush)
+  uint32_t released;  // world barriers completed by every process (generation)
+  uint32_t pad[13];
+};
+
+// A window as one rank registered it: the device address of its base and its size in bytes;
+// bytes == 0 and base == 0: no window under that id.
+struct WindowEntry {
+  uint64_t base;
+  uint64_t bytes;
+};
+
+// Per-rank part of HostShared.
+struct alignas(64) RankHost {
+  Command ring[kRingSlots];
+  ProxyCounters proxy;
+  WindowEntry windows[kMaxWindows];  // mirror of RankDevice::windows for the proxy
+  unsigned char staging[kRingSlots][kInlineBytes];
+};
+
+// Per-rank part of DeviceShared.
+struct alignas(64) RankDevice {
+  uint32_t device_notes[kTags];   // bumped by ranks of this GPU (device-scope atomics)
+  uint32_t network_notes[kTags];  // written by the proxy (stream-ordered after the data)
+  uint32_t consumed_notes[kTags]; // what this rank's test/wait took (its own thread 0 only)
+  WindowEntry windows[kMaxWindows];
+};
+
+// The device-wide barrier of all blocks of the grid.
+struct alignas(64) DeviceBarrier {
+  uint32_t arrived;
+  uint32_t generation;
+  uint32_t pad[14];
+};
+
+// The kernel's one parameter (by value): where everything is and who this process is.
+struct Params {
+  RankHost* host;          // device pointers to the mapped host region, one entry per local rank
+  RankDevice* device;
+  DeviceBarrier* barrier;
+  uint32_t world_size;     // ranks of all processes
+  uint32_t first_rank;     // world rank of this process's block 0
+  uint32_t ranks_here;     // blocks of this grid
+  uint32_t processes;
+  const void* data;        // the user's data (dcuda_get_data), device memory
+  uint64_t data_bytes;
+  uint64_t* timings;       // per rank kTimers clock values (ns), device memory
+  uint32_t world_barrier_generation_base;  // generations used by earlier runs
+  uint32_t pad;
+};
+
+constexpr uint32_t kTimers = 16;
+
+}  // namespace dcuda::detail

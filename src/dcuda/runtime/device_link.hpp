@@ -1,0 +1,29 @@
+// How the host proxy touches its GPU's memory: an interface, so the proxy's logic runs unchanged
+// over CUDA (cuda_link.cpp: a stream per direction, stream-ordered 32-bit writes) and over plain
+// host memory in the CPU tests (cpu_link.hpp). One thread (the proxy's) calls it.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+
+namespace dcuda::runtime {
+
+class DeviceLink {
+ public:
+  virtual ~DeviceLink() = default;
+  // Copies host memory into device memory. Copies and writes issued through copy_in and
+  // write_u32 take effect on the device in the order they were issued (the notification behind
+  // its data); `done` runs from poll() once the copy has finished reading `src`.
+  virtual void copy_in(void* device_dst, const void* src, size_t bytes, std::function<void()> done) = 0;
+  // Stores `value` at `device_dst` after everything issued before it has taken effect. The value
+  // is captured now.
+  virtual void write_u32(uint32_t* device_dst, uint32_t value) = 0;
+  // Copies device memory out to host memory; `done` runs from poll() once `dst` holds it.
+  virtual void copy_out(void* dst, const void* device_src, size_t bytes, std::function<void()> done) = 0;
+  // Runs the callbacks of finished copies; returns true if any ran.
+  virtual bool poll() = 0;
+  // Nothing issued is still in flight.
+  virtual bool idle() const = 0;
+};
+
+}  // namespace dcuda::runtime
