@@ -75,6 +75,15 @@ struct alignas(64) RankDevice {
   uint32_t network_notes[kTags];  // written by the proxy (stream-ordered after the data)
   uint32_t consumed_notes[kTags]; // what this rank's test/wait took (its own thread 0 only)
   WindowEntry windows[kMaxWindows];
+  // The rank's own bookkeeping, kept from one run (kernel launch) to the next.
+  uint32_t ring_tail;        // next ring position
+  uint32_t issued;           // commands posted (dcuda_win_flush waits for completed to reach it)
+  uint32_t next_window;      // windows created so far (ids are this modulo kMaxWindows)
+  uint32_t world_barriers;   // world barriers passed
+  int32_t error;             // first error of a dcuda call in this rank (0: none)
+  uint32_t error_line;       // where (the dcuda header's line), for the host's report
+  uint32_t device_windows;   // bit i: window i was made over DCUDA_COMM_DEVICE (else the world)
+  uint32_t pad[9];
 };
 
 // The device-wide barrier of all blocks of the grid.
@@ -96,8 +105,7 @@ struct Params {
   const void* data;        // the user's data (dcuda_get_data), device memory
   uint64_t data_bytes;
   uint64_t* timings;       // per rank kTimers clock values (ns), device memory
-  uint32_t world_barrier_generation_base;  // generations used by earlier runs
-  uint32_t pad;
+  uint32_t pad[2];
 };
 
 constexpr uint32_t kTimers = 16;

@@ -1,0 +1,128 @@
+// dcuda's figures on one GPU: the one-way latency of a notified access and of a notify (ping-pong
+// between two ranks, half the round trip; 4 B and 4 KiB) and the bandwidth of 1 MiB puts (one
+// rank to another, and every pair of ranks at once). Timed inside the kernel with the GPU's
+// nanosecond clock; prints one line per figure and, with a path argument, writes them as JSON.
+//   dcuda_bench [ITERATIONS] [RESULT.json]      threads per rank: DCUDA_BENCH_THREADS (256)
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "dcuda/dcuda.h"
+#include "dcuda/dcuda_device.cuh"
+
+namespace {
+
+enum Mode { kPingPong = 0, kNotifyPingPong = 1, kStream = 2 };
+
+struct Args {
+  int mode;
+  int iterations;
+  uint64_t bytes;
+  int pairs;             // streaming: ranks 2k -> 2k+1 for k < pairs
+  unsigned char* buffers;  // per rank: a source and a window of `stride` bytes each
+  uint64_t stride;
+  uint64_t* elapsed;     // per rank, ns
+};
+
+__global__ void bench(dcuda_params p) {
+  dcuda_context c;
+  dcuda_gpu_init(p, c);
+  const Args a = *static_cast<const Args*>(dcuda_get_data(c));
+  const int r = dcuda_comm_rank(c, DCUDA_COMM_WORLD);
+  unsigned char* src = a.buffers + 2 * a.stride * r;
+  dcuda_win win;
+  dcuda_win_create(c, DCUDA_COMM_WORLD, src + a.stride, a.stride, &win);
+  const bool active = a.mode == kStream ? r < 2 * a.pairs : r < 2;
+  const int peer = r ^ 1;
+  dcuda_comm_barrier(c, DCUDA_COMM_WORLD);
+  const uint64_t start = dcuda::detail::globaltimer();
+  if (active && a.mode != kStream) {
+    for (int i = 0; i < a.iterations; ++i) {
+      if (r % 2 == 0) {
+        if (a.mode == kPingPong) dcuda_put_notify(c, win, peer, 0, a.bytes, src, 1);
+        else dcuda_notify(c, peer, 1);
+        dcuda_wait_notifications(c, 1, 1);
+      } else {
+        dcuda_wait_notifications(c, 1, 1);
+        if (a.mode == kPingPong) dcuda_put_notify(c, win, peer, 0, a.bytes, src, 1);
+        else dcuda_notify(c, peer, 1);
+      }
+    }
+  } else if (active) {
+    if (r % 2 == 0) {
+      for (int i = 0; i < a.iterations; ++i) dcuda_put_notify(c, win, peer, 0, a.bytes, src, 2);
+      dcuda_wait_notifications(c, 3, 1);  // the receiver has all of them
+    } else {
+      dcuda_wait_notifications(c, 2, a.iterations);
+      dcuda_notify(c, peer, 3);
+    }
+  }
+  if (threadIdx.x == 0) a.elapsed[r] = dcuda::detail::globaltimer() - start;
+  dcuda_win_free(c, win);
+  dcuda_gpu_finish(c);
+}
+
+struct Figure {
+  std::string name;
+  double value;
+  std::string unit;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  setvbuf(stdout, nullptr, _IOLBF, 0);
+  const int iterations = argc > 1 ? std::atoi(argv[1]) : 10000;
+  const char* json = argc > 2 ? argv[2] : nullptr;
+  const int threads = std::getenv("DCUDA_BENCH_THREADS") ? std::atoi(std::getenv("DCUDA_BENCH_THREADS")) : 256;
+  dcuda_host_context ctx;
+  if (iterations < 1 || dcuda_host_init(&argc, &argv, &ctx, bench, threads) != DCUDA_SUCCESS) return 1;
+  int ranks = 0;
+  dcuda_host_get_rank_info(ctx, &ranks, nullptr, nullptr, nullptr, nullptr);
+  const uint64_t stride = 1 << 20;
+  unsigned char* buffers = nullptr;
+  uint64_t* elapsed = nullptr;
+  if (cudaMalloc(&buffers, 2 * stride * ranks) != cudaSuccess || cudaMalloc(&elapsed, sizeof(uint64_t) * ranks) != cudaSuccess)
+    return std::fprintf(stderr, "dcuda_bench: out of device memory\n"), 1;
+  cudaMemset(buffers, 1, 2 * stride * ranks);
+  std::vector<uint64_t> ns(ranks);
+  std::vector<Figure> figures;
+  auto run = [&](int mode, int n, uint64_t bytes, int pairs) -> bool {
+    const Args a{mode, n, bytes, pairs, buffers, stride, elapsed};
+    dcuda_host_run(ctx, &a, sizeof a);  // warm-up
+    if (dcuda_host_run(ctx, &a, sizeof a) < 0) return std::fprintf(stderr, "%s\n", dcuda_host_error(ctx)), false;
+    cudaMemcpy(ns.data(), elapsed, sizeof(uint64_t) * ranks, cudaMemcpyDeviceToHost);
+    return true;
+  };
+  std::printf("dcuda_bench: %d ranks of %d threads on one GPU, %d iterations\n", ranks, threads, iterations);
+  for (uint64_t bytes : {4ull, 4096ull}) {
+    if (!run(kPingPong, iterations, bytes, 0)) return 1;
+    const double us = ns[0] / 1e3 / iterations / 2;
+    figures.push_back({"same GPU put_notify " + std::to_string(bytes) + " B one way", us, "us"});
+  }
+  if (!run(kNotifyPingPong, iterations, 0, 0)) return 1;
+  figures.push_back({"same GPU notify one way", ns[0] / 1e3 / iterations / 2, "us"});
+  const int stream_iterations = iterations / 10 > 10 ? iterations / 10 : 10;
+  if (!run(kStream, stream_iterations, stride, 1)) return 1;
+  figures.push_back({"same GPU 1 MiB put bandwidth, one rank", double(stride) * stream_iterations / ns[0], "GB/s"});
+  if (!run(kStream, stream_iterations, stride, ranks / 2)) return 1;
+  uint64_t slowest = 0;
+  for (int r = 0; r < ranks; r += 2) slowest = ns[r] > slowest ? ns[r] : slowest;
+  figures.push_back({"same GPU 1 MiB put bandwidth, " + std::to_string(ranks / 2) + " pairs aggregate",
+                     double(stride) * stream_iterations * (ranks / 2) / slowest, "GB/s"});
+  FILE* out = json ? std::fopen(json, "w") : nullptr;
+  if (out) std::fprintf(out, "{\"ranks\": %d, \"threads\": %d, \"iterations\": %d, \"figures\": [\n", ranks, threads, iterations);
+  for (size_t i = 0; i < figures.size(); ++i) {
+    std::printf("%-52s %10.3f %s\n", figures[i].name.c_str(), figures[i].value, figures[i].unit.c_str());
+    if (out)
+      std::fprintf(out, "  {\"name\": \"%s\", \"value\": %.4f, \"unit\": \"%s\"}%s\n", figures[i].name.c_str(), figures[i].value,
+                   figures[i].unit.c_str(), i + 1 < figures.size() ? "," : "");
+  }
+  if (out) std::fprintf(out, "]}\n"), std::fclose(out);
+  cudaFree(buffers);
+  cudaFree(elapsed);
+  return dcuda_host_finish(ctx);
+}

@@ -1,0 +1,227 @@
+// dcuda's host side (dcuda.h): the GPU, the shared regions, the cooperative launch, the report of
+// the ranks' errors. Host C++ on the CUDA runtime; the kernel itself is the program's.
+#include <cuda_runtime.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "dcuda/dcuda.h"
+
+using dcuda::detail::DeviceBarrier;
+using dcuda::detail::kTimers;
+using dcuda::detail::RankDevice;
+using dcuda::detail::RankHost;
+
+struct dcuda_host_context_s {
+  dcuda_kernel kernel = nullptr;
+  int threads = 0;
+  int device = 0;
+  uint32_t ranks = 0;
+  cudaStream_t stream = nullptr;
+  RankHost* host = nullptr;         // host pointer of the mapped region
+  RankHost* host_on_device = nullptr;
+  RankDevice* device_state = nullptr;
+  DeviceBarrier* barrier = nullptr;
+  uint64_t* timings = nullptr;
+  void* data = nullptr;             // the last run's copy of the program's data
+  size_t data_bytes = 0;
+  std::string error;
+};
+
+namespace {
+
+int cuda_failed(dcuda_host_context ctx, cudaError_t e, const char* what) {
+  if (ctx) ctx->error = std::string(what) + ": " + cudaGetErrorString(e);
+  return DCUDA_ERROR_CUDA;
+}
+#define CUDA_OR_FAIL(ctx, call) \
+  do {                          \
+    cudaError_t e_ = (call);    \
+    if (e_ != cudaSuccess) return cuda_failed(ctx, e_, #call); \
+  } while (0)
+
+// An environment variable as a non-negative integer, or `fallback`.
+long env_number(const char* name, long fallback) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return fallback;
+  char* end = nullptr;
+  long n = std::strtol(v, &end, 10);
+  return (*end || n < 0) ? -1 : n;
+}
+
+// This process's index among the processes of its host (for the choice of GPU).
+long local_rank() {
+  for (const char* name : {"DCUDA_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "MPI_LOCALRANKID"})
+    if (long r = env_number(name, -1); r >= 0) return r;
+  return 0;
+}
+long process_count() {
+  for (const char* name : {"DCUDA_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"})
+    if (long r = env_number(name, -1); r > 0) return r;
+  return 1;
+}
+
+void release(dcuda_host_context c) {
+  if (c->stream) cudaStreamDestroy(c->stream);
+  if (c->host) cudaFreeHost(c->host);
+  cudaFree(c->device_state);
+  cudaFree(c->barrier);
+  cudaFree(c->timings);
+  cudaFree(c->data);
+}
+
+int setup(dcuda_host_context c, dcuda_kernel kernel, int threads) {
+  if (!kernel || threads < 1) {
+    c->error = "dcuda_host_init: a kernel and threads_per_rank >= 1 are needed";
+    return DCUDA_ERROR_ARGUMENT;
+  }
+  c->kernel = kernel;
+  c->threads = threads;
+  if (process_count() > 1) {
+    c->error = "dcuda_host_init: runs of several processes need the host proxy, which this build does not have yet";
+    return DCUDA_ERROR_UNSUPPORTED;
+  }
+  int devices = 0;
+  CUDA_OR_FAIL(c, cudaGetDeviceCount(&devices));
+  c->device = static_cast<int>(local_rank() % devices);
+  CUDA_OR_FAIL(c, cudaSetDevice(c->device));
+  cudaDeviceProp prop{};
+  CUDA_OR_FAIL(c, cudaGetDeviceProperties(&prop, c->device));
+  if (!prop.cooperativeLaunch) {
+    c->error = std::string("dcuda_host_init: ") + prop.name + " cannot launch cooperative kernels";
+    return DCUDA_ERROR_LAUNCH;
+  }
+  // Every rank must be resident at once (ranks wait for each other): the grid is at most what
+  // the occupancy calculator allows at this block size.
+  int per_sm = 0;
+  CUDA_OR_FAIL(c, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reinterpret_cast<const void*>(kernel), threads, 0));
+  const long resident = static_cast<long>(per_sm) * prop.multiProcessorCount;
+  const long asked = env_number("DCUDA_RANKS_PER_GPU", resident);
+  if (resident < 1 || asked < 1 || asked > resident) {
+    char text[512];
+    std::snprintf(text, sizeof text,
+                  "dcuda_host_init: %ld ranks of %d threads asked (DCUDA_RANKS_PER_GPU), but only %ld blocks of this "
+                  "kernel can be resident at once on %s (%d per SM, %d SMs): a grid that is not all resident could "
+                  "deadlock",
+                  asked, threads, resident, prop.name, per_sm, prop.multiProcessorCount);
+    c->error = text;
+    return DCUDA_ERROR_LAUNCH;
+  }
+  c->ranks = static_cast<uint32_t>(asked);
+  CUDA_OR_FAIL(c, cudaStreamCreateWithFlags(&c->stream, cudaStreamNonBlocking));
+  CUDA_OR_FAIL(c, cudaHostAlloc(reinterpret_cast<void**>(&c->host), sizeof(RankHost) * c->ranks,
+                                cudaHostAllocMapped | cudaHostAllocPortable));
+  std::memset(static_cast<void*>(c->host), 0, sizeof(RankHost) * c->ranks);
+  CUDA_OR_FAIL(c, cudaHostGetDevicePointer(reinterpret_cast<void**>(&c->host_on_device), c->host, 0));
+  CUDA_OR_FAIL(c, cudaMalloc(reinterpret_cast<void**>(&c->device_state), sizeof(RankDevice) * c->ranks));
+  CUDA_OR_FAIL(c, cudaMemset(c->device_state, 0, sizeof(RankDevice) * c->ranks));
+  CUDA_OR_FAIL(c, cudaMalloc(reinterpret_cast<void**>(&c->barrier), sizeof(DeviceBarrier)));
+  CUDA_OR_FAIL(c, cudaMemset(c->barrier, 0, sizeof(DeviceBarrier)));
+  CUDA_OR_FAIL(c, cudaMalloc(reinterpret_cast<void**>(&c->timings), sizeof(uint64_t) * kTimers * c->ranks));
+  return DCUDA_SUCCESS;
+}
+
+// The first error any rank recorded, as text; DCUDA_SUCCESS when none did.
+int rank_errors(dcuda_host_context c) {
+  std::vector<RankDevice> state(c->ranks);
+  CUDA_OR_FAIL(c, cudaMemcpy(state.data(), c->device_state, sizeof(RankDevice) * c->ranks, cudaMemcpyDeviceToHost));
+  for (uint32_t r = 0; r < c->ranks; ++r) {
+    if (state[r].error == 0) continue;
+    char text[160];
+    std::snprintf(text, sizeof text, "dcuda: rank %u (local) failed with %d at dcuda_device.cuh:%u", r, state[r].error,
+                  state[r].error_line);
+    c->error = text;
+    return state[r].error;
+  }
+  return DCUDA_SUCCESS;
+}
+
+}  // namespace
+
+extern "C" int dcuda_host_init(int* argc, char*** argv, dcuda_host_context* ctx, dcuda_kernel kernel,
+                               int threads_per_rank) {
+  (void)argc, (void)argv;
+  if (!ctx) return DCUDA_ERROR_ARGUMENT;
+  auto* c = new dcuda_host_context_s;
+  if (int rc = setup(c, kernel, threads_per_rank); rc != DCUDA_SUCCESS) {
+    std::fprintf(stderr, "%s\n", c->error.c_str());
+    release(c);
+    delete c;
+    *ctx = nullptr;
+    return rc;
+  }
+  *ctx = c;
+  return DCUDA_SUCCESS;
+}
+
+extern "C" int dcuda_host_get_rank_info(dcuda_host_context ctx, int* world_size, int* first_rank, int* ranks_here,
+                                        int* process, int* processes) {
+  if (!ctx) return DCUDA_ERROR_ARGUMENT;
+  if (world_size) *world_size = static_cast<int>(ctx->ranks);
+  if (first_rank) *first_rank = 0;
+  if (ranks_here) *ranks_here = static_cast<int>(ctx->ranks);
+  if (process) *process = 0;
+  if (processes) *processes = 1;
+  return DCUDA_SUCCESS;
+}
+
+extern "C" double dcuda_host_run(dcuda_host_context ctx, const void* data, size_t size) {
+  if (!ctx || (size && !data)) return DCUDA_ERROR_ARGUMENT;
+  dcuda_host_context c = ctx;
+  if (size > c->data_bytes) {
+    cudaFree(c->data);
+    c->data = nullptr, c->data_bytes = 0;
+    CUDA_OR_FAIL(c, cudaMalloc(&c->data, size));
+    c->data_bytes = size;
+  }
+  if (size) CUDA_OR_FAIL(c, cudaMemcpy(c->data, data, size, cudaMemcpyHostToDevice));
+  CUDA_OR_FAIL(c, cudaMemset(c->timings, 0, sizeof(uint64_t) * kTimers * c->ranks));
+  dcuda_params p{};
+  p.host = c->host_on_device;
+  p.device = c->device_state;
+  p.barrier = c->barrier;
+  p.world_size = c->ranks;
+  p.first_rank = 0;
+  p.ranks_here = c->ranks;
+  p.processes = 1;
+  p.data = size ? c->data : nullptr;
+  p.data_bytes = size;
+  p.timings = c->timings;
+  void* args[] = {&p};
+  cudaEvent_t start, stop;
+  CUDA_OR_FAIL(c, cudaEventCreate(&start));
+  CUDA_OR_FAIL(c, cudaEventCreate(&stop));
+  cudaEventRecord(start, c->stream);
+  cudaError_t e = cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(c->kernel), dim3(c->ranks), dim3(c->threads),
+                                              args, 0, c->stream);
+  if (e == cudaSuccess) {
+    cudaEventRecord(stop, c->stream);
+    e = cudaStreamSynchronize(c->stream);
+  }
+  float ms = 0;
+  if (e == cudaSuccess) cudaEventElapsedTime(&ms, start, stop);
+  cudaEventDestroy(start);
+  cudaEventDestroy(stop);
+  if (e != cudaSuccess) return cuda_failed(c, e, "dcuda_host_run: the kernel");
+  if (int rc = rank_errors(c); rc != DCUDA_SUCCESS) return rc;
+  c->error.clear();
+  return ms;
+}
+
+extern "C" int dcuda_host_get_timings(dcuda_host_context ctx, uint64_t* out, size_t count) {
+  if (!ctx || !out || count < static_cast<size_t>(ctx->ranks) * kTimers) return DCUDA_ERROR_ARGUMENT;
+  CUDA_OR_FAIL(ctx, cudaMemcpy(out, ctx->timings, sizeof(uint64_t) * kTimers * ctx->ranks, cudaMemcpyDeviceToHost));
+  return DCUDA_SUCCESS;
+}
+
+extern "C" const char* dcuda_host_error(dcuda_host_context ctx) { return ctx ? ctx->error.c_str() : "no context"; }
+
+extern "C" int dcuda_host_finish(dcuda_host_context ctx) {
+  if (!ctx) return DCUDA_ERROR_ARGUMENT;
+  release(ctx);
+  delete ctx;
+  return DCUDA_SUCCESS;
+}

@@ -1,0 +1,331 @@
+// dcuda's device side. Every call is collective over the threads of the block (the rank): all
+// of its threads make it, with the same arguments, and all get the same result. A rank's state
+// lives in shared memory (dcuda_gpu_init declares it). Calls return DCUDA_SUCCESS or a
+// DCUDA_ERROR_* code (dcuda.h); a rank's first error is also kept and reported by dcuda_host_run.
+//
+// Paths, by target rank: a rank of this GPU is reached directly — the block copies with 16-byte
+// stores when it can and bumps the target's counter with a device-scope atomic after a fence (no
+// copy when source and target are the same address, as with overlapping windows); any other rank
+// through the host proxy — the block posts a command into its ring in page-locked host memory
+// (a payload of up to 4 KiB copied into the command's staging, a larger one read by the proxy
+// from the source until dcuda_win_flush says it is done), and the proxy moves it with UCX.
+// Either way, puts and notifies from one rank to one target arrive in the order they were made.
+//
+// Deviations from the reference interface (documented in the README): the state is a
+// `dcuda_context` handle set up by dcuda_gpu_init; windows are numbered by creation, so every rank
+// creates its windows in the same order (as MPI's collectives require); dcuda_win_flush waits for
+// all of the rank's puts, not only that window's; notifications count per rank and tag, not per
+// window (no source matching, as in the reference).
+#pragma once
+#include <stdint.h>
+
+#include "dcuda/dcuda.h"
+#include "dcuda/detail/command_ring.hpp"
+#include "dcuda/detail/counters.hpp"
+
+#define DCUDA_COMM_WORLD 0
+#define DCUDA_COMM_DEVICE 1
+
+typedef uint32_t dcuda_win;
+
+namespace dcuda::detail {
+
+// The rank's state, in shared memory.
+struct BlockState {
+  Params p;
+  RankHost* host;      // this rank's part of the host region (mapped)
+  RankDevice* self;    // and of the device region
+  uint32_t local;      // index among this GPU's ranks
+  int result;          // broadcast of thread 0's answer
+};
+
+}  // namespace dcuda::detail
+
+struct dcuda_context {
+  dcuda::detail::BlockState* s;
+};
+
+namespace dcuda::detail {
+
+__device__ __forceinline__ bool leader() { return threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0; }
+__device__ __forceinline__ uint32_t thread_index() {
+  return threadIdx.x + blockDim.x * (threadIdx.y + blockDim.y * threadIdx.z);
+}
+__device__ __forceinline__ uint32_t block_threads() { return blockDim.x * blockDim.y * blockDim.z; }
+
+// Thread 0's answer, to every thread of the block.
+__device__ __forceinline__ int broadcast(BlockState& s, int v) {
+  if (leader()) s.result = v;
+  __syncthreads();
+  v = s.result;
+  __syncthreads();
+  return v;
+}
+
+__device__ __forceinline__ int fail(BlockState& s, int code, uint32_t line) {
+  if (leader() && s.self->error == 0) {
+    s.self->error = code;
+    s.self->error_line = line;
+  }
+  return code;
+}
+#define DCUDA_FAIL(s, code) ::dcuda::detail::fail(s, code, __LINE__)
+
+// All threads copy `bytes` from src to dst: 16-byte vectors when both are aligned alike.
+__device__ __forceinline__ void block_copy(void* dst, const void* src, uint64_t bytes) {
+  if (dst == src || bytes == 0) return;
+  const uint32_t t = thread_index(), n = block_threads();
+  auto* d = static_cast<unsigned char*>(dst);
+  auto* s = static_cast<const unsigned char*>(src);
+  uint64_t done = 0;
+  if (((reinterpret_cast<uintptr_t>(d) ^ reinterpret_cast<uintptr_t>(s)) & 15) == 0) {
+    const uint64_t head = (16 - (reinterpret_cast<uintptr_t>(d) & 15)) & 15;
+    done = head < bytes ? head : bytes;
+    for (uint64_t i = t; i < done; i += n) d[i] = s[i];
+    const uint64_t vectors = (bytes - done) / 16;
+    auto* dv = reinterpret_cast<int4*>(d + done);
+    auto* sv = reinterpret_cast<const int4*>(s + done);
+    for (uint64_t i = t; i < vectors; i += n) dv[i] = sv[i];
+    done += vectors * 16;
+  }
+  for (uint64_t i = done + t; i < bytes; i += n) d[i] = s[i];
+}
+
+__device__ __forceinline__ uint64_t globaltimer() {
+  uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+// The barrier of every block of this grid.
+__device__ __forceinline__ void device_barrier(BlockState& s) {
+  __syncthreads();
+  if (leader()) {
+    DeviceBarrier& b = *s.p.barrier;
+    const uint32_t gen = load_acquire<Scope::device>(&b.generation);
+    __threadfence();
+    if (fetch_add_acq_rel<Scope::device>(&b.arrived, 1) == s.p.ranks_here - 1) {
+      b.arrived = 0;
+      store_release<Scope::device>(&b.generation, gen + 1);
+    } else {
+      while (load_acquire<Scope::device>(&b.generation) == gen) __nanosleep(32);
+    }
+  }
+  __syncthreads();
+}
+
+// Posts a command for the proxy (thread 0 fills it; all threads stage the payload).
+__device__ __forceinline__ void post(BlockState& s, Op op, uint32_t target, uint32_t window, uint64_t offset,
+                                     uint64_t bytes, const void* src, uint32_t tag, uint32_t generation) {
+  RankHost& h = *s.host;
+  const uint32_t position = s.self->ring_tail;  // read by every thread before thread 0 moves it
+  if (leader())
+    while (!ring_has_room(h, position)) __nanosleep(64);
+  __syncthreads();
+  const bool staged = (op == Op::put || op == Op::put_notify) && bytes <= kInlineBytes;
+  if (staged) block_copy(ring_staging(h, position), src, bytes);
+  __syncthreads();
+  if (leader()) {
+    Command& c = ring_slot(h, position);
+    c.op = static_cast<uint32_t>(op);
+    c.target = target;
+    c.tag = tag;
+    c.window = window;
+    c.staged = staged ? 1 : 0;
+    c.offset = offset;
+    c.bytes = bytes;
+    c.source = reinterpret_cast<uint64_t>(src);
+    c.generation = generation;
+    __threadfence_system();
+    ring_post(h, position);
+    s.self->ring_tail = position + 1;
+    s.self->issued++;
+  }
+  __syncthreads();
+}
+
+__device__ __forceinline__ bool is_local(const BlockState& s, uint32_t world_rank) {
+  return world_rank - s.p.first_rank < s.p.ranks_here;
+}
+
+// The world barrier: this GPU's blocks, then (with other processes) the proxies'. A world
+// barrier also means every put made before it is in place.
+__device__ __forceinline__ void world_barrier(BlockState& s) {
+  device_barrier(s);
+  if (s.p.processes <= 1) return;
+  const uint32_t generation = s.self->world_barriers + 1;
+  if (s.local == 0) {
+    post(s, Op::barrier, 0, kNoWindow, 0, 0, nullptr, 0, generation);
+    if (leader())
+      while (!reached(load_acquire<Scope::system>(&s.host->proxy.released), generation)) __nanosleep(64);
+  }
+  if (leader()) s.self->world_barriers = generation;
+  device_barrier(s);
+}
+
+__device__ __forceinline__ int put_common(BlockState& s, dcuda_win win, int target, uint64_t offset, uint64_t bytes,
+                                          const void* src, int tag, Op op) {
+  const Params& p = s.p;
+  if (target < 0 || static_cast<uint32_t>(target) >= p.world_size) return DCUDA_FAIL(s, DCUDA_ERROR_RANK);
+  if (tag < 0 || tag >= static_cast<int>(kTags)) return DCUDA_FAIL(s, DCUDA_ERROR_ARGUMENT);
+  if (op != Op::notify && (win >= kMaxWindows || (bytes && !src))) return DCUDA_FAIL(s, DCUDA_ERROR_ARGUMENT);
+  const uint32_t t = static_cast<uint32_t>(target);
+  if (!is_local(s, t)) {
+    post(s, op, t, op == Op::notify ? kNoWindow : win, offset, bytes, src, static_cast<uint32_t>(tag), 0);
+    return DCUDA_SUCCESS;
+  }
+  RankDevice& to = p.device[t - p.first_rank];
+  if (op != Op::notify) {
+    const WindowEntry w = to.windows[win];
+    if (w.bytes == 0 || offset > w.bytes || bytes > w.bytes - offset) return DCUDA_FAIL(s, DCUDA_ERROR_WINDOW);
+    block_copy(reinterpret_cast<unsigned char*>(w.base) + offset, src, bytes);
+  }
+  __syncthreads();
+  if (op != Op::put && leader()) {
+    __threadfence();
+    fetch_add_release<Scope::device>(&to.device_notes[tag], 1);
+  }
+  return DCUDA_SUCCESS;
+}
+
+}  // namespace dcuda::detail
+
+// Sets up the rank's state (in shared memory) and waits for every rank of the world.
+__device__ __forceinline__ void dcuda_gpu_init(const dcuda_params& p, dcuda_context& ctx) {
+  __shared__ dcuda::detail::BlockState state;
+  if (dcuda::detail::leader()) {
+    state.p = p;
+    state.local = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+    state.host = p.host + state.local;
+    state.self = p.device + state.local;
+  }
+  __syncthreads();
+  ctx.s = &state;
+  dcuda::detail::world_barrier(state);
+}
+
+// Waits for every rank of the world (and so for every put made before).
+__device__ __forceinline__ void dcuda_gpu_finish(dcuda_context& ctx) { dcuda::detail::world_barrier(*ctx.s); }
+
+__device__ __forceinline__ const void* dcuda_get_data(dcuda_context& ctx) { return ctx.s->p.data; }
+
+__device__ __forceinline__ int dcuda_comm_size(dcuda_context& ctx, int comm) {
+  return comm == DCUDA_COMM_WORLD ? static_cast<int>(ctx.s->p.world_size)
+         : comm == DCUDA_COMM_DEVICE ? static_cast<int>(ctx.s->p.ranks_here)
+                                      : DCUDA_ERROR_ARGUMENT;
+}
+__device__ __forceinline__ int dcuda_comm_rank(dcuda_context& ctx, int comm) {
+  return comm == DCUDA_COMM_WORLD ? static_cast<int>(ctx.s->p.first_rank + ctx.s->local)
+         : comm == DCUDA_COMM_DEVICE ? static_cast<int>(ctx.s->local)
+                                      : DCUDA_ERROR_ARGUMENT;
+}
+
+__device__ __forceinline__ int dcuda_comm_barrier(dcuda_context& ctx, int comm) {
+  if (comm == DCUDA_COMM_DEVICE) dcuda::detail::device_barrier(*ctx.s);
+  else if (comm == DCUDA_COMM_WORLD) dcuda::detail::world_barrier(*ctx.s);
+  else return DCUDA_FAIL(*ctx.s, DCUDA_ERROR_ARGUMENT);
+  return DCUDA_SUCCESS;
+}
+
+// Collective over `comm`: every rank of it makes its [base, base + bytes) a window (base and
+// size may differ per rank, windows of one GPU may overlap). Returns once all have.
+__device__ __forceinline__ int dcuda_win_create(dcuda_context& ctx, int comm, void* base, size_t bytes, dcuda_win* win) {
+  using namespace dcuda::detail;
+  BlockState& s = *ctx.s;
+  if (comm != DCUDA_COMM_WORLD && comm != DCUDA_COMM_DEVICE) return DCUDA_FAIL(s, DCUDA_ERROR_ARGUMENT);
+  const uint32_t id = s.self->next_window % kMaxWindows;
+  int rc = DCUDA_SUCCESS;
+  if (s.self->windows[id].bytes != 0) rc = DCUDA_ERROR_TOO_MANY;
+  __syncthreads();
+  if (leader()) {
+    s.self->next_window++;
+    if (rc == DCUDA_SUCCESS) {
+      const WindowEntry w{reinterpret_cast<uint64_t>(base), base ? static_cast<uint64_t>(bytes) : 0};
+      s.self->windows[id] = w;
+      s.host->windows[id] = w;
+      const uint32_t bit = 1u << id;
+      s.self->device_windows = comm == DCUDA_COMM_DEVICE ? s.self->device_windows | bit : s.self->device_windows & ~bit;
+    }
+  }
+  dcuda_comm_barrier(ctx, comm);
+  if (rc != DCUDA_SUCCESS) return DCUDA_FAIL(s, rc);
+  *win = id;
+  return DCUDA_SUCCESS;
+}
+
+// Collective over the window's communicator: waits for all its ranks, then forgets the window.
+__device__ __forceinline__ int dcuda_win_free(dcuda_context& ctx, dcuda_win win) {
+  using namespace dcuda::detail;
+  BlockState& s = *ctx.s;
+  if (win >= kMaxWindows || s.self->windows[win].bytes == 0) return DCUDA_FAIL(s, DCUDA_ERROR_WINDOW);
+  dcuda_comm_barrier(ctx, (s.self->device_windows >> win) & 1 ? DCUDA_COMM_DEVICE : DCUDA_COMM_WORLD);
+  if (leader()) s.self->windows[win] = s.host->windows[win] = WindowEntry{0, 0};
+  __syncthreads();
+  return DCUDA_SUCCESS;
+}
+
+// Copies `bytes` at `src` into `target`'s window at `offset`. Without notification: the target
+// sees it after a later notify of ours, or a barrier.
+__device__ __forceinline__ int dcuda_put(dcuda_context& ctx, dcuda_win win, int target, size_t offset, size_t bytes,
+                                         const void* src) {
+  return dcuda::detail::put_common(*ctx.s, win, target, offset, bytes, src, 0, dcuda::detail::Op::put);
+}
+// The same, then notifies the target with `tag` once the data is in place.
+__device__ __forceinline__ int dcuda_put_notify(dcuda_context& ctx, dcuda_win win, int target, size_t offset,
+                                                size_t bytes, const void* src, int tag) {
+  return dcuda::detail::put_common(*ctx.s, win, target, offset, bytes, src, tag, dcuda::detail::Op::put_notify);
+}
+// Notifies `target` with `tag`, after every earlier put of ours to it.
+__device__ __forceinline__ int dcuda_notify(dcuda_context& ctx, int target, int tag) {
+  return dcuda::detail::put_common(*ctx.s, 0, target, 0, 0, nullptr, tag, dcuda::detail::Op::notify);
+}
+
+// Waits until every put this rank made can no longer read its source (the source may be
+// reused). Puts to ranks of this GPU are done when they return.
+__device__ __forceinline__ int dcuda_win_flush(dcuda_context& ctx, dcuda_win win) {
+  using namespace dcuda::detail;
+  BlockState& s = *ctx.s;
+  if (leader())
+    while (!reached(load_acquire<Scope::system>(&s.host->proxy.completed), s.self->issued)) __nanosleep(64);
+  __syncthreads();
+  return DCUDA_SUCCESS;
+}
+
+// Consumes `count` notifications of `tag` if that many have arrived: returns 1; else 0 and
+// consumes none. Negative: an error.
+__device__ __forceinline__ int dcuda_test_notifications(dcuda_context& ctx, int tag, int count) {
+  using namespace dcuda::detail;
+  BlockState& s = *ctx.s;
+  if (tag < 0 || tag >= static_cast<int>(kTags) || count < 0) return DCUDA_FAIL(s, DCUDA_ERROR_ARGUMENT);
+  int got = 0;
+  if (leader()) {
+    RankDevice& me = *s.self;
+    got = take(load_acquire<Scope::device>(&me.device_notes[tag]), load_acquire<Scope::system>(&me.network_notes[tag]),
+               me.consumed_notes[tag], static_cast<uint32_t>(count));
+  }
+  return broadcast(s, got);
+}
+
+// Waits until `count` notifications of `tag` have arrived, and consumes them.
+__device__ __forceinline__ int dcuda_wait_notifications(dcuda_context& ctx, int tag, int count) {
+  using namespace dcuda::detail;
+  BlockState& s = *ctx.s;
+  if (tag < 0 || tag >= static_cast<int>(kTags) || count < 0) return DCUDA_FAIL(s, DCUDA_ERROR_ARGUMENT);
+  if (leader()) {
+    RankDevice& me = *s.self;
+    while (!take(load_acquire<Scope::device>(&me.device_notes[tag]), load_acquire<Scope::system>(&me.network_notes[tag]),
+                 me.consumed_notes[tag], static_cast<uint32_t>(count))) {
+    }
+  }
+  __syncthreads();
+  return DCUDA_SUCCESS;
+}
+
+// Stamps timer `index` (0 .. DCUDA_MAX_TIMERS - 1) of this rank with the GPU's nanosecond clock;
+// dcuda_host_get_timings returns them after the run.
+__device__ __forceinline__ void dcuda_timer(dcuda_context& ctx, int index) {
+  dcuda::detail::BlockState& s = *ctx.s;
+  __syncthreads();
+  if (dcuda::detail::leader() && index >= 0 && index < static_cast<int>(dcuda::detail::kTimers) && s.p.timings)
+    s.p.timings[s.local * dcuda::detail::kTimers + index] = dcuda::detail::globaltimer();
+}
