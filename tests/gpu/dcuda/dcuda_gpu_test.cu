@@ -187,19 +187,22 @@ __global__ void counting(dcuda_params p) {
   if (r == 1) {
     for (int i = 0; i < 2; ++i) dcuda_notify(c, 0, tag);
     dcuda_comm_barrier(c, DCUDA_COMM_WORLD);
+    dcuda_comm_barrier(c, DCUDA_COMM_WORLD);
     for (int i = 0; i < 3; ++i) dcuda_notify(c, 0, tag);
   } else if (r == 0) {
     dcuda_comm_barrier(c, DCUDA_COMM_WORLD);  // two are there now
     int* o = a.out;
     const int short_test = dcuda_test_notifications(c, tag, 3);  // 0: not consumed
     const int exact = dcuda_test_notifications(c, tag, 2);       // 1
-    const int none = dcuda_test_notifications(c, tag, 1);        // 0 until the next three
+    const int none = dcuda_test_notifications(c, tag, 1);        // 0: the next three come after the barrier
+    dcuda_comm_barrier(c, DCUDA_COMM_WORLD);
     dcuda_wait_notifications(c, tag, 3);
     const int after = dcuda_test_notifications(c, tag, 1);  // 0
     const int other = dcuda_test_notifications(c, tag + 1, 1);
     const int bad_tag = dcuda_test_notifications(c, 256, 1);
     if (threadIdx.x == 0) o[0] = short_test, o[1] = exact, o[2] = none, o[3] = after, o[4] = other, o[5] = bad_tag;
   } else {
+    dcuda_comm_barrier(c, DCUDA_COMM_WORLD);
     dcuda_comm_barrier(c, DCUDA_COMM_WORLD);
   }
   dcuda_gpu_finish(c);

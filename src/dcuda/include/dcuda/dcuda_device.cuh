@@ -85,7 +85,14 @@ __device__ __forceinline__ void block_copy(void* dst, const void* src, uint64_t 
     const uint64_t vectors = (bytes - done) / 16;
     auto* dv = reinterpret_cast<int4*>(d + done);
     auto* sv = reinterpret_cast<const int4*>(s + done);
-    for (uint64_t i = t; i < vectors; i += n) dv[i] = sv[i];
+    // Four loads in flight per thread before their stores: one block alone then moves several
+    // times what one load at a time does.
+    uint64_t i = t;
+    for (; i + 3 * n < vectors; i += 4 * n) {
+      const int4 a = sv[i], b = sv[i + n], c = sv[i + 2 * n], e = sv[i + 3 * n];
+      dv[i] = a, dv[i + n] = b, dv[i + 2 * n] = c, dv[i + 3 * n] = e;
+    }
+    for (; i < vectors; i += n) dv[i] = sv[i];
     done += vectors * 16;
   }
   for (uint64_t i = done + t; i < bytes; i += n) d[i] = s[i];
@@ -181,10 +188,9 @@ __device__ __forceinline__ int put_common(BlockState& s, dcuda_win win, int targ
     block_copy(reinterpret_cast<unsigned char*>(w.base) + offset, src, bytes);
   }
   __syncthreads();
-  if (op != Op::put && leader()) {
-    __threadfence();
-    fetch_add_release<Scope::device>(&to.device_notes[tag], 1);
-  }
+  // A release at device scope is cumulative: it orders the block's copies (before the barrier)
+  // ahead of the count, so a waiter that sees the count sees the data.
+  if (op != Op::put && leader()) fetch_add_release<Scope::device>(&to.device_notes[tag], 1);
   return DCUDA_SUCCESS;
 }
 
@@ -291,6 +297,24 @@ __device__ __forceinline__ int dcuda_win_flush(dcuda_context& ctx, dcuda_win win
   return DCUDA_SUCCESS;
 }
 
+namespace dcuda::detail {
+
+// Notifications of `tag` for this rank that arrived and are not consumed. Relaxed loads, for
+// polling; the network's counter only where a proxy can write it (more than one process).
+__device__ __forceinline__ uint32_t arrived(const BlockState& s, uint32_t tag, uint32_t consumed) {
+  const RankDevice& me = *s.self;
+  const uint32_t network = s.p.processes > 1 ? load_relaxed<Scope::system>(&me.network_notes[tag]) : 0;
+  return waiting(load_relaxed<Scope::device>(&me.device_notes[tag]), network, consumed);
+}
+
+// After the counts said the data is there: the acquire that makes it visible to this block.
+__device__ __forceinline__ void acquired(const BlockState& s) {
+  if (s.p.processes > 1) fence_acquire<Scope::system>();
+  else fence_acquire<Scope::device>();
+}
+
+}  // namespace dcuda::detail
+
 // Consumes `count` notifications of `tag` if that many have arrived: returns 1; else 0 and
 // consumes none. Negative: an error.
 __device__ __forceinline__ int dcuda_test_notifications(dcuda_context& ctx, int tag, int count) {
@@ -299,9 +323,12 @@ __device__ __forceinline__ int dcuda_test_notifications(dcuda_context& ctx, int 
   if (tag < 0 || tag >= static_cast<int>(kTags) || count < 0) return DCUDA_FAIL(s, DCUDA_ERROR_ARGUMENT);
   int got = 0;
   if (leader()) {
-    RankDevice& me = *s.self;
-    got = take(load_acquire<Scope::device>(&me.device_notes[tag]), load_acquire<Scope::system>(&me.network_notes[tag]),
-               me.consumed_notes[tag], static_cast<uint32_t>(count));
+    uint32_t& consumed = s.self->consumed_notes[tag];
+    if (arrived(s, tag, consumed) >= static_cast<uint32_t>(count)) {
+      acquired(s);
+      consumed += count;
+      got = 1;
+    }
   }
   return broadcast(s, got);
 }
@@ -312,10 +339,11 @@ __device__ __forceinline__ int dcuda_wait_notifications(dcuda_context& ctx, int 
   BlockState& s = *ctx.s;
   if (tag < 0 || tag >= static_cast<int>(kTags) || count < 0) return DCUDA_FAIL(s, DCUDA_ERROR_ARGUMENT);
   if (leader()) {
-    RankDevice& me = *s.self;
-    while (!take(load_acquire<Scope::device>(&me.device_notes[tag]), load_acquire<Scope::system>(&me.network_notes[tag]),
-                 me.consumed_notes[tag], static_cast<uint32_t>(count))) {
+    const uint32_t consumed = s.self->consumed_notes[tag];
+    while (arrived(s, tag, consumed) < static_cast<uint32_t>(count)) {
     }
+    acquired(s);
+    s.self->consumed_notes[tag] = consumed + count;
   }
   __syncthreads();
   return DCUDA_SUCCESS;
