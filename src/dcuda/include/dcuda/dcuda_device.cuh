@@ -37,6 +37,10 @@ struct BlockState {
   RankDevice* self;    // and of the device region
   uint32_t local;      // index among this GPU's ranks
   int result;          // broadcast of thread 0's answer
+  // The last target window a put of this rank resolved on this GPU: a target's window changes
+  // only in dcuda_win_create/free, which this rank takes part in and which forget it.
+  uint32_t cached_target, cached_window;
+  WindowEntry cached;
 };
 
 }  // namespace dcuda::detail
@@ -183,7 +187,14 @@ __device__ __forceinline__ int put_common(BlockState& s, dcuda_win win, int targ
   }
   RankDevice& to = p.device[t - p.first_rank];
   if (op != Op::notify) {
-    const WindowEntry w = to.windows[win];
+    WindowEntry w;
+    if (s.cached_target == t && s.cached_window == win) {
+      w = s.cached;
+    } else {
+      w = to.windows[win];
+      __syncthreads();
+      if (leader()) s.cached_target = t, s.cached_window = win, s.cached = w;
+    }
     if (w.bytes == 0 || offset > w.bytes || bytes > w.bytes - offset) return DCUDA_FAIL(s, DCUDA_ERROR_WINDOW);
     block_copy(reinterpret_cast<unsigned char*>(w.base) + offset, src, bytes);
   }
@@ -204,6 +215,7 @@ __device__ __forceinline__ void dcuda_gpu_init(const dcuda_params& p, dcuda_cont
     state.local = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
     state.host = p.host + state.local;
     state.self = p.device + state.local;
+    state.cached_window = dcuda::detail::kNoWindow;
   }
   __syncthreads();
   ctx.s = &state;
@@ -244,6 +256,7 @@ __device__ __forceinline__ int dcuda_win_create(dcuda_context& ctx, int comm, vo
   if (s.self->windows[id].bytes != 0) rc = DCUDA_ERROR_TOO_MANY;
   __syncthreads();
   if (leader()) {
+    s.cached_window = kNoWindow;
     s.self->next_window++;
     if (rc == DCUDA_SUCCESS) {
       const WindowEntry w{reinterpret_cast<uint64_t>(base), base ? static_cast<uint64_t>(bytes) : 0};
@@ -265,7 +278,10 @@ __device__ __forceinline__ int dcuda_win_free(dcuda_context& ctx, dcuda_win win)
   BlockState& s = *ctx.s;
   if (win >= kMaxWindows || s.self->windows[win].bytes == 0) return DCUDA_FAIL(s, DCUDA_ERROR_WINDOW);
   dcuda_comm_barrier(ctx, (s.self->device_windows >> win) & 1 ? DCUDA_COMM_DEVICE : DCUDA_COMM_WORLD);
-  if (leader()) s.self->windows[win] = s.host->windows[win] = WindowEntry{0, 0};
+  if (leader()) {
+    s.self->windows[win] = s.host->windows[win] = WindowEntry{0, 0};
+    s.cached_window = kNoWindow;
+  }
   __syncthreads();
   return DCUDA_SUCCESS;
 }
