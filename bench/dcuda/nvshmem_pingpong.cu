@@ -39,7 +39,12 @@ __global__ void pingpong(uint64_t* signals, char* buffers, size_t bytes, int ite
 
 int main(int argc, char** argv) {
   const int iterations = argc > 1 ? std::atoi(argv[1]) : 20000;
-  nvshmem_init();
+  // One PE, no launcher: bootstrapped from a unique id of its own.
+  nvshmemx_uniqueid_t id = NVSHMEMX_UNIQUEID_INITIALIZER;
+  nvshmemx_init_attr_t attr = NVSHMEMX_INIT_ATTR_INITIALIZER;
+  if (nvshmemx_get_uniqueid(&id) != 0 || nvshmemx_set_attr_uniqueid_args(0, 1, &id, &attr) != 0 ||
+      nvshmemx_init_attr(NVSHMEMX_INIT_WITH_UNIQUEID, &attr) != 0)
+    return std::fprintf(stderr, "nvshmem_pingpong: NVSHMEM did not start\n"), 1;
   uint64_t* signals = static_cast<uint64_t*>(nvshmem_calloc(2, sizeof(uint64_t)));
   char* buffers = static_cast<char*>(nvshmem_calloc(2, 8192));
   unsigned long long* elapsed = nullptr;

@@ -27,7 +27,7 @@ if want nvshmem; then
     ln -sf "$(ls "$NV"/lib/libnvshmem_host.so.* | head -1)" "$R/libnvshmem_host.so"
     step "build nvshmem_pingpong against $NV" nvcc -O2 -rdc=true -arch=sm_90 -I"$NV/include" \
       "$(dirname "$0")/../dcuda/nvshmem_pingpong.cu" -L"$R" -L"$NV/lib" -lnvshmem_device -lnvshmem_host -lcuda -o "$R/nvshmem_pingpong"
-    step "NVSHMEM, two blocks of one PE" env LD_LIBRARY_PATH="$NV/lib:$LD_LIBRARY_PATH" \
+    step "NVSHMEM, two blocks of one PE" env LD_LIBRARY_PATH="$NV/lib:$LD_LIBRARY_PATH" NVSHMEM_DISABLE_NVLS=1 NVSHMEM_DEBUG=WARN \
       timeout 120 "$R/nvshmem_pingpong" "${ITERATIONS:-20000}"
   else
     log "no NVSHMEM headers found"

@@ -30,15 +30,6 @@ template <Scope S = Scope::system>
 __device__ __forceinline__ void store_release(uint32_t* p, uint32_t v) {
   Ref<S>(*p).store(v, cuda::memory_order_release);
 }
-// Polling: relaxed loads, then one acquire fence once the value says the data is there.
-template <Scope S = Scope::system>
-__device__ __forceinline__ uint32_t load_relaxed(const uint32_t* p) {
-  return Ref<S>(*const_cast<uint32_t*>(p)).load(cuda::memory_order_relaxed);
-}
-template <Scope S = Scope::system>
-__device__ __forceinline__ void fence_acquire() {
-  cuda::atomic_thread_fence(cuda::memory_order_acquire, S == Scope::device ? cuda::thread_scope_device : cuda::thread_scope_system);
-}
 template <Scope S = Scope::device>
 __device__ __forceinline__ uint32_t fetch_add_release(uint32_t* p, uint32_t v) {
   return Ref<S>(*p).fetch_add(v, cuda::memory_order_release);
@@ -52,10 +43,6 @@ template <Scope S = Scope::system>
 inline uint32_t load_acquire(const uint32_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
 template <Scope S = Scope::system>
 inline void store_release(uint32_t* p, uint32_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
-template <Scope S = Scope::system>
-inline uint32_t load_relaxed(const uint32_t* p) { return __atomic_load_n(p, __ATOMIC_RELAXED); }
-template <Scope S = Scope::system>
-inline void fence_acquire() { __atomic_thread_fence(__ATOMIC_ACQUIRE); }
 template <Scope S = Scope::device>
 inline uint32_t fetch_add_release(uint32_t* p, uint32_t v) { return __atomic_fetch_add(p, v, __ATOMIC_RELEASE); }
 template <Scope S = Scope::device>
