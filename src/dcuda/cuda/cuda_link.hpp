@@ -1,0 +1,47 @@
+// The host proxy's way into its GPU (runtime/device_link.hpp) on CUDA: copies into the device and
+// the network counters' writes on one stream, in issue order (a counter's write is a stream
+// memory operation, cuStreamWriteValue32, with its value captured when issued, so it lands after
+// its data and never shows a later value early); copies out on another; completions found by
+// polling events, so the proxy thread never blocks in CUDA.
+#pragma once
+#include <cuda.h>
+#include <cuda_runtime.h>
+
+#include <deque>
+#include <functional>
+#include <vector>
+
+#include "dcuda/runtime/device_link.hpp"
+
+namespace dcuda::cuda {
+
+class CudaLink final : public runtime::DeviceLink {
+ public:
+  // On the current device. Throws std::runtime_error when CUDA refuses.
+  CudaLink();
+  ~CudaLink() override;
+  CudaLink(const CudaLink&) = delete;
+  CudaLink& operator=(const CudaLink&) = delete;
+
+  void copy_in(void* device_dst, const void* src, size_t bytes, std::function<void()> done) override;
+  void write_u32(uint32_t* device_dst, uint32_t value) override;
+  void copy_out(void* dst, const void* device_src, size_t bytes, std::function<void()> done) override;
+  void fence(std::function<void()> done) override;
+  bool poll() override;
+  bool idle() const override;
+
+ private:
+  struct Pending {
+    cudaEvent_t event;
+    std::function<void()> done;
+  };
+  void track(cudaStream_t stream, std::deque<Pending>& fifo, std::function<void()> done);
+  cudaEvent_t event();
+  bool drain(std::deque<Pending>& fifo);
+
+  cudaStream_t in_ = nullptr, out_ = nullptr;
+  std::deque<Pending> in_flight_in_, in_flight_out_;
+  std::vector<cudaEvent_t> spare_;
+};
+
+}  // namespace dcuda::cuda
