@@ -50,8 +50,7 @@ std::string Incoming::check(const msg::Put& m, uint64_t payload_bytes) const {
   return "";
 }
 
-tp::Landing Incoming::landing(uint32_t p, std::span<const std::byte> header, uint64_t bytes) {
-  if (p >= streams_.size() || streams_[p].empty()) return tp::Landing::refuse();
+tp::Landing Incoming::landing(std::span<const std::byte> header, uint64_t bytes) {
   msg::Message m;
   try {
     m = msg::decode(header);

@@ -33,9 +33,9 @@ class Incoming {
   // Reads our ranks' current network counters through the link (they only grow, from any value).
   explicit Incoming(Context& c);
 
-  // Where the payload of a message from `process` lands: a fresh host buffer, or refused when
-  // the message is not a valid command (on_put says why).
-  tp::Landing landing(uint32_t process, std::span<const std::byte> header, uint64_t bytes);
+  // Where the payload of a message lands: a fresh host buffer, or refused when the message is
+  // not a valid command (on_put says why). The sender is checked on delivery (on_put).
+  tp::Landing landing(std::span<const std::byte> header, uint64_t bytes);
   // Process p's hello was accepted: its streams start at 0.
   void open(uint32_t p);
   // A command from process p. Throws ProtocolError for what breaks the stream itself (a rank not

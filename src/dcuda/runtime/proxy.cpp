@@ -80,7 +80,7 @@ struct Proxy::Impl {
   std::unordered_set<tp::PeerId> greeting;                 // incoming, hello not yet seen
   std::thread thread;
   std::atomic<bool> stopping{false};
-  std::atomic<uint64_t> sent{0}, applied{0}, refused{0};
+  std::atomic<uint64_t> sent{0}, applied{0}, refused{0}, turned_away{0};
   // stop()
   bool finished_sent = false;
   int finish_sends = 0;  // our `finished` messages not yet completed
@@ -104,8 +104,9 @@ struct Proxy::Impl {
       if (!closed) gone(id, reason);
     };
     ev.on_payload = [this](tp::PeerId id, std::span<const std::byte> header, uint64_t bytes) {
-      auto it = in_of.find(id);
-      return closed || it == in_of.end() ? tp::Landing::refuse() : in->landing(it->second, header, bytes);
+      // Also before the connection's hello is handled: the hello may wait in the same round of
+      // progress as this arrival. Who sent it is checked on delivery, after the hello.
+      return closed || (!in_of.count(id) && !greeting.count(id)) ? tp::Landing::refuse() : in->landing(header, bytes);
     };
     ev.on_message = [this](tp::PeerId id, std::vector<std::byte> header, tp::Buffer payload, bool refused) {
       if (!closed) on_message(id, header, std::move(payload), refused);
@@ -146,10 +147,17 @@ struct Proxy::Impl {
       throw ProtocolError("a message of a kind that this connection does not carry");
     } catch (const ProtocolError& e) {
       c.fail(c.rank_range(p) + " broke the protocol: " + e.what() + " (connection closed)");
-      c.send(id, msg::Error{e.what()});
-      worker->close(id, false);
+      hang_up(id, e.what());
       gone(id, "closed for a protocol violation", /*reported=*/true);
     }
+  }
+
+  // Says why, then closes the connection once that is sent. A courtesy: on a connection that is
+  // new, UCX may still drop it on closing (seen with 1.13); the record here is what counts.
+  void hang_up(tp::PeerId id, const std::string& why) {
+    c.send(id, msg::Error{why}, nullptr, 0, [this, id](bool) {
+      if (!closed) worker->close(id, false);
+    });
   }
 
   // The first message of an incoming connection: who it is, proven by our key.
@@ -171,8 +179,8 @@ struct Proxy::Impl {
     if (!why.empty()) {
       // Not one of the run (or a broken one, which fails on its own side): turned away, not fatal.
       std::fprintf(stderr, "dcuda proxy: turned away a connection: %s\n", why.c_str());
-      c.send(id, msg::Error{"turned away: " + why});
-      worker->close(id, false);
+      ++turned_away;
+      hang_up(id, "turned away: " + why);
       return;
     }
     in_of[id] = p;
@@ -314,7 +322,7 @@ void Proxy::stop() {
 std::string Proxy::error() const { return impl_->c.error(); }
 
 Proxy::Stats Proxy::stats() const {
-  return {impl_->sent.load(), impl_->applied.load(), impl_->refused.load(), impl_->c.failures()};
+  return {impl_->sent.load(), impl_->applied.load(), impl_->refused.load(), impl_->c.failures(), impl_->turned_away.load()};
 }
 
 }  // namespace dcuda::runtime

@@ -55,6 +55,7 @@ class Proxy {
     uint64_t applied = 0;   // commands of other processes applied to our ranks
     uint64_t refused = 0;   // commands of other processes refused
     uint64_t failures = 0;  // errors recorded (the first is error())
+    uint64_t turned_away = 0;  // connections without a valid hello (not errors of the run)
   };
 
   // Listens at once (so address() can be published); serves nothing before start().
