@@ -21,6 +21,7 @@ struct Encoder {
   void operator()(const Arrive& m) { w.u32(m.generation); }
   void operator()(const Finished&) {}
   void operator()(const Error& m) { w.str(clipped(m.reason, kMaxReason)); }
+  void operator()(const Welcome&) {}
 };
 
 }  // namespace
@@ -69,6 +70,7 @@ Message decode(std::span<const std::byte> in) {
     case Kind::arrive: m = Arrive{r.u32()}; break;
     case Kind::finished: m = Finished{}; break;
     case Kind::error: m = Error{r.str(kMaxReason)}; break;
+    case Kind::welcome: m = Welcome{}; break;
     default: throw ProtocolError("unknown dcuda proxy message kind");
   }
   r.expect_end();

@@ -23,8 +23,10 @@ enum class Kind : uint16_t {
   ack = 3,       // answer: every command of a stream up to `seq` is handled
   refused = 4,   // answer: one command was refused (nothing was touched), and why
   arrive = 5,    // this process has arrived at world barrier `generation`
-  finished = 6,  // this process's kernel has ended and all its commands are delivered
+  finished = 6,  // this process's kernel has ended and all its commands are delivered (answered
+                 // with `finished` on the same connection: received)
   error = 7,     // the connection is about to be closed, and why
+  welcome = 8,   // answer to hello: the connection is set up, commands may follow
 };
 
 struct Hello {
@@ -74,7 +76,11 @@ struct Error {
   bool operator==(const Error&) const = default;
 };
 
-using Message = std::variant<Hello, Put, Ack, Refused, Arrive, Finished, Error>;
+struct Welcome {
+  bool operator==(const Welcome&) const = default;
+};
+
+using Message = std::variant<Hello, Put, Ack, Refused, Arrive, Finished, Error, Welcome>;
 
 // Replaces `out` with the encoding of `m` (keeps its capacity: no allocation in steady state).
 void encode(const Message& m, std::vector<std::byte>& out);

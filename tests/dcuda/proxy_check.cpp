@@ -129,14 +129,16 @@ void order(Run& run, Rank& me, uint32_t local) {
   me.flush();
 }
 
-// Generations g = 1..5: every rank puts g into its word of every remote rank's window, then the
-// world barrier; after it every remote word must read g.
+// Generations g = 1..8: every rank puts g into its word of every remote rank's window, then the
+// world barrier; after it every remote word must read g. Odd and even generations use separate
+// words: a remote rank released earlier may already be putting g + 1.
 void barrier(Run& run, Rank& me, uint32_t local, std::barrier<>& device_barrier) {
   const auto remote = run.remote_ranks();
-  auto* words = reinterpret_cast<volatile uint64_t*>(run.ranks->windows[local].data());
-  for (uint32_t g = 1; g <= 5; ++g) {
+  const uint32_t n = run.world.world_size();
+  for (uint32_t g = 1; g <= 8; ++g) {
+    auto* words = reinterpret_cast<volatile uint64_t*>(run.ranks->windows[local].data()) + (g % 2) * n;
     const uint64_t value = g;
-    for (uint32_t t : remote) me.put(t, 0, me.me() * 8, &value, 8, /*staged=*/g % 2);
+    for (uint32_t t : remote) me.put(t, 0, ((g % 2) * n + me.me()) * 8, &value, 8, /*staged=*/g % 4 < 2);
     me.flush();  // `value` is reused next round (not staged: read by the proxy until completed)
     device_barrier.arrive_and_wait();  // the device-wide barrier before the world's
     if (local == 0) me.barrier_command(g);
@@ -256,7 +258,10 @@ int main(int argc, char** argv) {
           else if (scenario == "killed") killed(run, me, r, proxy);
           else throw std::runtime_error("unknown scenario " + scenario);
         } catch (const std::exception& e) {
-          run.fail(e.what());
+          // At once: the process's other ranks may wait for this one forever.
+          std::fprintf(stderr, "process %u: FAILED: %s\n", run.world.self, e.what());
+          std::fflush(stderr);
+          std::_Exit(1);
         }
       });
     for (auto& t : threads) t.join();

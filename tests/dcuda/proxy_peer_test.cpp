@@ -4,7 +4,9 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <atomic>
 #include <functional>
+#include <thread>
 
 #include "common/clock.hpp"
 #include "common/error.hpp"
@@ -25,8 +27,11 @@ struct RawPeer {
   std::vector<std::string> disconnects;
   tp::Worker worker{[this] {
     tp::Events ev;
-    ev.on_message = [this](tp::PeerId, std::vector<std::byte> header, tp::Buffer, bool) {
+    // As process 1 would: welcomes the proxy's hello and answers its finish.
+    ev.on_message = [this](tp::PeerId from, std::vector<std::byte> header, tp::Buffer, bool) {
       answers.push_back(msg::decode(header));
+      if (std::holds_alternative<msg::Hello>(answers.back())) send(from, msg::Welcome{});
+      if (std::holds_alternative<msg::Finished>(answers.back())) send(from, msg::Finished{});
     };
     ev.on_disconnect = [this](tp::PeerId, const std::string& reason) { disconnects.push_back(reason); };
     return ev;
@@ -134,14 +139,17 @@ TEST(DcudaProxy, HostilePeerIsRefusedAndNothingIsTouched) {
     raw.send_raw(c, h);
     ASSERT_TRUE(raw.until([&] { return proxy.stats().turned_away == away + 1; })) << what;
   }
-  proxy.stop();
+  std::atomic<bool> stopped{false};
+  std::thread stopper([&] { proxy.stop(), stopped = true; });  // it waits for process 1's answers
+  EXPECT_TRUE(raw.until([&] { return stopped.load(); }));
+  stopper.join();
   EXPECT_EQ(proxy.stats().failures, failures + 1);  // turned-away connections are no error of the run
   EXPECT_NE(proxy.error().find("window 3 of rank 0 is not registered"), std::string::npos) << proxy.error();
 }
 
 TEST(DcudaWire, MessagesRoundTripAndMalformedOnesAreRefused) {
   const msg::Message all[] = {msg::Hello{3, "abcd"}, msg::Put{1, 2, 3, 4, 5, 6, 7, 8}, msg::Ack{1, 2},
-                              msg::Refused{1, 2, "why"}, msg::Arrive{9}, msg::Finished{}, msg::Error{"bye"}};
+                              msg::Refused{1, 2, "why"}, msg::Arrive{9}, msg::Finished{}, msg::Error{"bye"}, msg::Welcome{}};
   std::vector<std::byte> h;
   for (const auto& m : all) {
     msg::encode(m, h);

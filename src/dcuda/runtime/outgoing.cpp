@@ -114,9 +114,10 @@ bool Outgoing::send_ready(uint32_t r) {
     const uint32_t position = k.next_send;
     Item& o = item(k, position);
     if (!o.ready) break;  // later commands wait: the rank's order is kept
+    const uint32_t p = o.process;
+    if (o.sends && !c_.peers[p].out_ready && !c_.peers[p].out_lost) break;  // not welcomed yet (Proxy::start)
     ++k.next_send;
     if (!o.sends) continue;
-    const uint32_t p = o.process;
     if (c_.peers[p].out_lost) {  // lost while the payload was copied out
       mark_delivered(o);
       c_.fail("rank " + std::to_string(c_.first_rank() + r) + " sent to " + c_.rank_range(p) + ", which is gone");

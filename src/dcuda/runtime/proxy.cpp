@@ -83,7 +83,6 @@ struct Proxy::Impl {
   std::atomic<uint64_t> sent{0}, applied{0}, refused{0}, turned_away{0};
   // stop()
   bool finished_sent = false;
-  int finish_sends = 0;  // our `finished` messages not yet completed
   uint64_t stop_deadline = 0;
   bool closed = false;  // finished, or being destroyed: the worker's late events are ignored
 
@@ -138,11 +137,20 @@ struct Proxy::Impl {
         if (auto* a = std::get_if<msg::Arrive>(&m)) return barrier->on_arrive(p, a->generation);
         if (std::holds_alternative<msg::Finished>(m)) {
           c.peers[p].finished = true;
+          c.send(id, msg::Finished{});  // the answer: we have it
           return;
         }
       } else {
         if (auto* a = std::get_if<msg::Ack>(&m)) return out->on_ack(p, *a);
         if (auto* f = std::get_if<msg::Refused>(&m)) return out->on_refused(p, *f);
+        if (std::holds_alternative<msg::Welcome>(m)) {
+          c.peers[p].out_ready = true;
+          return;
+        }
+        if (std::holds_alternative<msg::Finished>(m)) {
+          c.peers[p].took_finish = true;
+          return;
+        }
       }
       throw ProtocolError("a message of a kind that this connection does not carry");
     } catch (const ProtocolError& e) {
@@ -186,6 +194,7 @@ struct Proxy::Impl {
     in_of[id] = p;
     c.peers[p].in = id;
     in->open(p);
+    c.send(id, msg::Welcome{});
   }
 
   // A connection is gone (failed, closed by the peer, or closed by us for a violation).
@@ -230,6 +239,9 @@ struct Proxy::Impl {
       const tp::PeerId id = worker->connect(h, port);
       out_of[id] = p;
       c.peers[p].out = id;
+      // Nothing more until its welcome: UCX (1.13) may replay sends queued while a new
+      // endpoint is wired up with a protocol its final lane cannot carry, and lose them
+      // ("Invalid am_short_iov length", openucx/ucx#6872); after one round trip it never did.
       c.send(id, msg::Hello{world.self, world.processes[p].key});
     }
     thread = std::thread([this] { run(); });
@@ -270,20 +282,25 @@ struct Proxy::Impl {
     if (!finished_sent) {
       if (!out->drained()) {
         waiting = "answers to our commands";
+      } else if (!c.all_ready()) {
+        waiting = "connections to be set up";
       } else {
         for (uint32_t p = 0; p < c.processes(); ++p) {
           if (p == c.self() || c.peers[p].out_lost) continue;
-          ++finish_sends;
-          c.send(c.peers[p].out, msg::Finished{}, nullptr, 0, [this](bool) { --finish_sends; });
+          c.send(c.peers[p].out, msg::Finished{});
         }
         finished_sent = true;
       }
     }
     if (finished_sent) {
-      for (uint32_t p = 0; p < c.processes(); ++p)
-        if (p != c.self() && !c.peers[p].finished && !c.peers[p].in_lost)
+      // Closing before a peer has our `finished` could make it see us vanish mid-run.
+      for (uint32_t p = 0; p < c.processes(); ++p) {
+        if (p == c.self()) continue;
+        if (!c.peers[p].finished && !c.peers[p].in_lost)
           waiting += (waiting.empty() ? "" : ", ") + c.rank_range(p) + " to finish";
-      if (finish_sends) waiting += (waiting.empty() ? "" : ", ") + std::string("our finish messages");
+        else if (!c.peers[p].took_finish && !c.peers[p].out_lost)
+          waiting += (waiting.empty() ? "" : ", ") + c.rank_range(p) + " to take our finish";
+      }
       if (!c.link->idle()) waiting += (waiting.empty() ? "" : ", ") + std::string("the device link");
     }
     if (!waiting.empty() && now < stop_deadline) return false;

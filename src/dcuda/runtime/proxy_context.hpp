@@ -24,10 +24,12 @@ namespace msg = outboard::wire::dcuda;
 // The proxy's view of another process.
 struct Peer {
   tp::PeerId out = 0;      // our connection to it: our commands, its answers
+  bool out_ready = false;  // it welcomed our hello: only then may more follow (see Proxy::start)
   tp::PeerId in = 0;       // its connection to us, once its hello was accepted
   bool out_lost = false;   // our connection failed (or was closed for a protocol violation)
   bool in_lost = false;
   bool finished = false;   // it said its kernel ended and all its commands are delivered
+  bool took_finish = false;  // it answered our `finished` (so it will not miss it when we close)
 };
 
 class Context {
@@ -48,6 +50,12 @@ class Context {
     return r >= first_rank() && r - first_rank() < ranks() ? r - first_rank() : ranks();
   }
   std::string rank_range(uint32_t process) const;  // "ranks 4..7" of a process, for messages
+  // Every other process has welcomed us or is gone.
+  bool all_ready() const {
+    for (uint32_t p = 0; p < peers.size(); ++p)
+      if (p != self() && !peers[p].out_ready && !peers[p].out_lost) return false;
+    return true;
+  }
 
   void send(tp::PeerId to, const msg::Message& m, const void* payload = nullptr, size_t bytes = 0,
             std::function<void(bool ok)> done = {});

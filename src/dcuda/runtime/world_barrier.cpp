@@ -33,7 +33,7 @@ void WorldBarrier::on_arrive(uint32_t p, uint32_t generation) {
 }
 
 bool WorldBarrier::poll(bool delivered) {
-  if (state_ == State::draining && delivered) {
+  if (state_ == State::draining && delivered && c_.all_ready()) {
     for (uint32_t p = 0; p < c_.processes(); ++p)
       if (p != c_.self() && !c_.peers[p].out_lost) c_.send(c_.peers[p].out, msg::Arrive{generation_});
     arrived_[c_.self()] = generation_;
