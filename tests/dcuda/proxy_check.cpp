@@ -207,14 +207,16 @@ void hostile(Run& run, Rank& me, uint32_t local, runtime::Proxy& proxy) {
 }
 
 // Process 1 sends a little, then dies; process 0 keeps posting to it and waiting for it.
-void killed(Run& run, Rank& me, uint32_t local, runtime::Proxy& proxy) {
+void killed(Run& run, Rank& me, uint32_t local, std::barrier<>& device_barrier) {
   me.tolerate_failure = true;
   me.timeout_s = 30;
-  const uint32_t other = run.world.processes[1 - run.world.self].first_rank;
+  const uint32_t other = run.world.processes[1 - run.world.self].first_rank + local;
   const uint64_t v = 1;
   me.put(other, 0, 0, &v, 8, true, Op::put_notify, 1);
-  me.wait(1);
+  // (process 1 may die before its proxy has sent this rank's notification)
+  me.wait_until([&] { return me.test(1) || me.failed(); }, "the first notification");
   if (run.world.self == 1) {
+    device_barrier.arrive_and_wait();  // both ranks have sent theirs
     if (local == 0) kill(getpid(), SIGKILL);
     std::this_thread::sleep_for(std::chrono::seconds(30));
   }
@@ -255,7 +257,7 @@ int main(int argc, char** argv) {
           else if (scenario == "barrier") barrier(run, me, r, device_barrier);
           else if (scenario == "flood") flood(run, me, r);
           else if (scenario == "hostile") hostile(run, me, r, proxy);
-          else if (scenario == "killed") killed(run, me, r, proxy);
+          else if (scenario == "killed") killed(run, me, r, device_barrier);
           else throw std::runtime_error("unknown scenario " + scenario);
         } catch (const std::exception& e) {
           // At once: the process's other ranks may wait for this one forever.
