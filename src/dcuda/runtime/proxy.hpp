@@ -18,15 +18,16 @@
 // Connections: each process connects to every other one (its outgoing connection: its commands,
 // barrier arrivals, and the answers to them) and opens it with a hello carrying the key the
 // target published through the bootstrap; an incoming connection that does not present it is
-// closed. Everything a peer sends is checked (incoming.hpp); a violation of the protocol closes
+// closed. Nothing else is sent on a connection before the target's welcome has come back (UCX
+// may lose sends queued while a new endpoint is still being wired up). Everything a peer sends is checked (incoming.hpp); a violation of the protocol closes
 // that connection, a bad command is refused with a reason. Either is recorded: the proxy keeps
 // its first error (error()), which the host runtime returns from dcuda_host_run, and marks every
 // local rank failed (ProxyCounters::failed) so their waits can give up.
 //
 // Shutdown: stop() once the kernel has ended. The proxy sends what is still in the rings, waits
 // for every answer, tells the others it is finished, and keeps serving them until each of them
-// has said the same (or is gone, an error unless it had finished); then it closes and its thread
-// ends. A peer that stays silent longer than the stop timeout is an error, not a hang.
+// has said the same and has answered ours (or is gone, an error unless it had finished); only
+// then does it close, so no peer sees it vanish before its `finished`. Then its thread ends. A peer that stays silent longer than the stop timeout is an error, not a hang.
 //
 // Configuration (environment): DCUDA_PROXY_HOST (interface to listen on and publish, default
 // 127.0.0.1), DCUDA_PROXY_PORT (default 0: any), DCUDA_PROXY_STOP_TIMEOUT (seconds, default 60).
