@@ -12,5 +12,6 @@ Runner add_token(CLI::App& app);
 Runner add_run(CLI::App& app);
 Runner add_status(CLI::App& app);
 Runner add_bench(CLI::App& app);
+Runner add_dcuda(CLI::App& app);
 
 }  // namespace outboard::tool

@@ -10,7 +10,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   std::map<CLI::App*, outboard::tool::Runner> runners;
   for (auto add : {outboard::tool::add_serve, outboard::tool::add_token, outboard::tool::add_run,
-                   outboard::tool::add_status, outboard::tool::add_bench}) {
+                   outboard::tool::add_status, outboard::tool::add_bench, outboard::tool::add_dcuda}) {
     size_t before = app.get_subcommands({}).size();
     auto runner = add(app);
     runners[app.get_subcommands({})[before]] = runner;

@@ -5,6 +5,7 @@
 // polling events, so the proxy thread never blocks in CUDA.
 #pragma once
 #include <cuda.h>
+#include <cudaTypedefs.h>
 #include <cuda_runtime.h>
 
 #include <deque>
@@ -17,8 +18,9 @@ namespace dcuda::cuda {
 
 class CudaLink final : public runtime::DeviceLink {
  public:
-  // On the current device. Throws std::runtime_error when CUDA refuses.
-  CudaLink();
+  // On `device`; every call first makes it the calling thread's device (the proxy's thread is
+  // not the one that made the link). Throws std::runtime_error when CUDA refuses.
+  explicit CudaLink(int device);
   ~CudaLink() override;
   CudaLink(const CudaLink&) = delete;
   CudaLink& operator=(const CudaLink&) = delete;
@@ -38,6 +40,10 @@ class CudaLink final : public runtime::DeviceLink {
   void track(cudaStream_t stream, std::deque<Pending>& fifo, std::function<void()> done);
   cudaEvent_t event();
   bool drain(std::deque<Pending>& fifo);
+  void bind() const;
+
+  int device_;
+  PFN_cuStreamWriteValue32_v11070 write_value_ = nullptr;
 
   cudaStream_t in_ = nullptr, out_ = nullptr;
   std::deque<Pending> in_flight_in_, in_flight_out_;

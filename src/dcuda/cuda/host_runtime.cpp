@@ -5,10 +5,15 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "cuda_link.hpp"
 #include "dcuda/dcuda.h"
+#include "dcuda/runtime/bootstrap.hpp"
+#include "dcuda/runtime/proxy.hpp"
 
 using dcuda::detail::DeviceBarrier;
 using dcuda::detail::kTimers;
@@ -29,6 +34,12 @@ struct dcuda_host_context_s {
   void* data = nullptr;             // the last run's copy of the program's data
   size_t data_bytes = 0;
   std::string error;
+  // The run's processes; with more than one, the proxy that serves this one's remote commands.
+  dcuda::runtime::Launch launch;
+  dcuda::runtime::World world;
+  std::unique_ptr<dcuda::cuda::CudaLink> link;
+  std::unique_ptr<dcuda::runtime::Proxy> proxy;
+  uint32_t first_rank() const { return world.processes[world.self].first_rank; }
 };
 
 namespace {
@@ -52,19 +63,9 @@ long env_number(const char* name, long fallback) {
   return (*end || n < 0) ? -1 : n;
 }
 
-// This process's index among the processes of its host (for the choice of GPU).
-long local_rank() {
-  for (const char* name : {"DCUDA_LOCAL_RANK", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID", "MPI_LOCALRANKID"})
-    if (long r = env_number(name, -1); r >= 0) return r;
-  return 0;
-}
-long process_count() {
-  for (const char* name : {"DCUDA_SIZE", "OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "SLURM_NTASKS"})
-    if (long r = env_number(name, -1); r > 0) return r;
-  return 1;
-}
-
 void release(dcuda_host_context c) {
+  c->proxy.reset();  // stops its thread first: it reads the regions below
+  c->link.reset();
   if (c->stream) cudaStreamDestroy(c->stream);
   if (c->host) cudaFreeHost(c->host);
   cudaFree(c->device_state);
@@ -73,6 +74,8 @@ void release(dcuda_host_context c) {
   cudaFree(c->data);
 }
 
+int join(dcuda_host_context c);
+
 int setup(dcuda_host_context c, dcuda_kernel kernel, int threads) {
   if (!kernel || threads < 1) {
     c->error = "dcuda_host_init: a kernel and threads_per_rank >= 1 are needed";
@@ -80,13 +83,15 @@ int setup(dcuda_host_context c, dcuda_kernel kernel, int threads) {
   }
   c->kernel = kernel;
   c->threads = threads;
-  if (process_count() > 1) {
-    c->error = "dcuda_host_init: runs of several processes need the host proxy, which this build does not have yet";
-    return DCUDA_ERROR_UNSUPPORTED;
+  try {
+    c->launch = dcuda::runtime::launch_from_env();
+  } catch (const std::exception& e) {
+    c->error = std::string("dcuda_host_init: ") + e.what();
+    return DCUDA_ERROR_BOOTSTRAP;
   }
   int devices = 0;
   CUDA_OR_FAIL(c, cudaGetDeviceCount(&devices));
-  c->device = static_cast<int>(local_rank() % devices);
+  c->device = static_cast<int>(c->launch.local % static_cast<uint32_t>(devices));
   CUDA_OR_FAIL(c, cudaSetDevice(c->device));
   cudaDeviceProp prop{};
   CUDA_OR_FAIL(c, cudaGetDeviceProperties(&prop, c->device));
@@ -121,7 +126,35 @@ int setup(dcuda_host_context c, dcuda_kernel kernel, int threads) {
   CUDA_OR_FAIL(c, cudaMalloc(reinterpret_cast<void**>(&c->barrier), sizeof(DeviceBarrier)));
   CUDA_OR_FAIL(c, cudaMemset(c->barrier, 0, sizeof(DeviceBarrier)));
   CUDA_OR_FAIL(c, cudaMalloc(reinterpret_cast<void**>(&c->timings), sizeof(uint64_t) * kTimers * c->ranks));
+  return join(c);
+}
+
+// Finds the run's other processes and starts the proxy; a run of one process is its own world.
+int join(dcuda_host_context c) {
+  if (c->launch.processes <= 1) {
+    c->world.self = 0;
+    c->world.processes = {dcuda::runtime::ProcessInfo{0, c->ranks, "", ""}};
+    return DCUDA_SUCCESS;
+  }
+  try {
+    using namespace dcuda::runtime;
+    c->proxy = std::make_unique<Proxy>();
+    c->world = bootstrap(c->launch, c->ranks, c->proxy->address(), c->proxy->key(), bootstrap_dir(c->launch),
+                         bootstrap_timeout());
+    c->link = std::make_unique<dcuda::cuda::CudaLink>(c->device);
+    c->proxy->start(c->world, c->host, c->device_state, *c->link);
+  } catch (const std::exception& e) {
+    c->error = std::string("dcuda_host_init: ") + e.what();
+    return DCUDA_ERROR_BOOTSTRAP;
+  }
   return DCUDA_SUCCESS;
+}
+
+// The proxy's first error, if it has one.
+int proxy_error(dcuda_host_context c) {
+  if (!c->proxy || !c->proxy->failed()) return DCUDA_SUCCESS;
+  c->error = "dcuda: the host proxy failed: " + c->proxy->error();
+  return DCUDA_ERROR_REMOTE;
 }
 
 // The first error any rank recorded, as text; DCUDA_SUCCESS when none did.
@@ -131,8 +164,8 @@ int rank_errors(dcuda_host_context c) {
   for (uint32_t r = 0; r < c->ranks; ++r) {
     if (state[r].error == 0) continue;
     char text[160];
-    std::snprintf(text, sizeof text, "dcuda: rank %u (local) failed with %d at dcuda_device.cuh:%u", r, state[r].error,
-                  state[r].error_line);
+    std::snprintf(text, sizeof text, "dcuda: rank %u failed with %d at dcuda_device.cuh:%u", c->first_rank() + r,
+                  state[r].error, state[r].error_line);
     c->error = text;
     return state[r].error;
   }
@@ -160,17 +193,18 @@ extern "C" int dcuda_host_init(int* argc, char*** argv, dcuda_host_context* ctx,
 extern "C" int dcuda_host_get_rank_info(dcuda_host_context ctx, int* world_size, int* first_rank, int* ranks_here,
                                         int* process, int* processes) {
   if (!ctx) return DCUDA_ERROR_ARGUMENT;
-  if (world_size) *world_size = static_cast<int>(ctx->ranks);
-  if (first_rank) *first_rank = 0;
+  if (world_size) *world_size = static_cast<int>(ctx->world.world_size());
+  if (first_rank) *first_rank = static_cast<int>(ctx->first_rank());
   if (ranks_here) *ranks_here = static_cast<int>(ctx->ranks);
-  if (process) *process = 0;
-  if (processes) *processes = 1;
+  if (process) *process = static_cast<int>(ctx->world.self);
+  if (processes) *processes = static_cast<int>(ctx->world.processes.size());
   return DCUDA_SUCCESS;
 }
 
 extern "C" double dcuda_host_run(dcuda_host_context ctx, const void* data, size_t size) {
   if (!ctx || (size && !data)) return DCUDA_ERROR_ARGUMENT;
   dcuda_host_context c = ctx;
+  if (int rc = proxy_error(c); rc != DCUDA_SUCCESS) return rc;
   if (size > c->data_bytes) {
     cudaFree(c->data);
     c->data = nullptr, c->data_bytes = 0;
@@ -183,10 +217,10 @@ extern "C" double dcuda_host_run(dcuda_host_context ctx, const void* data, size_
   p.host = c->host_on_device;
   p.device = c->device_state;
   p.barrier = c->barrier;
-  p.world_size = c->ranks;
-  p.first_rank = 0;
+  p.world_size = c->world.world_size();
+  p.first_rank = c->first_rank();
   p.ranks_here = c->ranks;
-  p.processes = 1;
+  p.processes = static_cast<uint32_t>(c->world.processes.size());
   p.data = size ? c->data : nullptr;
   p.data_bytes = size;
   p.timings = c->timings;
@@ -206,6 +240,7 @@ extern "C" double dcuda_host_run(dcuda_host_context ctx, const void* data, size_
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
   if (e != cudaSuccess) return cuda_failed(c, e, "dcuda_host_run: the kernel");
+  if (int rc = proxy_error(c); rc != DCUDA_SUCCESS) return rc;  // the ranks' errors are its consequences
   if (int rc = rank_errors(c); rc != DCUDA_SUCCESS) return rc;
   c->error.clear();
   return ms;
@@ -219,9 +254,19 @@ extern "C" int dcuda_host_get_timings(dcuda_host_context ctx, uint64_t* out, siz
 
 extern "C" const char* dcuda_host_error(dcuda_host_context ctx) { return ctx ? ctx->error.c_str() : "no context"; }
 
+// With other processes: the proxy drains what is in flight and waits until every process has
+// finished too (DCUDA_PROXY_STOP_TIMEOUT), so no peer loses a put still on its way.
 extern "C" int dcuda_host_finish(dcuda_host_context ctx) {
   if (!ctx) return DCUDA_ERROR_ARGUMENT;
+  int rc = DCUDA_SUCCESS;
+  if (ctx->proxy) {
+    ctx->proxy->stop();
+    if (ctx->proxy->failed()) {
+      std::fprintf(stderr, "dcuda_host_finish: the host proxy failed: %s\n", ctx->proxy->error().c_str());
+      rc = DCUDA_ERROR_REMOTE;
+    }
+  }
   release(ctx);
   delete ctx;
-  return DCUDA_SUCCESS;
+  return rc;
 }

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <utility>
 
 namespace dcuda::runtime {
 
@@ -20,6 +21,11 @@ class DeviceLink {
   virtual void write_u32(uint32_t* device_dst, uint32_t value) = 0;
   // Copies device memory out to host memory; `done` runs from poll() once `dst` holds it.
   virtual void copy_out(void* dst, const void* device_src, size_t bytes, std::function<void()> done) = 0;
+  // `done` runs from poll() once everything issued before it (copies and writes) has taken
+  // effect on the device: the proxy's world barrier releases its ranks behind it, so that every
+  // put delivered before the barrier is in place. The default issues an empty copy_in, which a
+  // link that completes copies in issue order finishes only after all earlier work.
+  virtual void fence(std::function<void()> done) { copy_in(nullptr, nullptr, 0, std::move(done)); }
   // Runs the callbacks of finished copies; returns true if any ran.
   virtual bool poll() = 0;
   // Nothing issued is still in flight.

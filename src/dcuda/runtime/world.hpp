@@ -10,6 +10,7 @@ struct ProcessInfo {
   uint32_t first_rank = 0;  // world rank of its block 0
   uint32_t ranks = 0;       // its blocks
   std::string address;      // its proxy's "host:port"
+  std::string key;          // what peers present to its proxy (published only through the bootstrap)
 };
 
 struct World {

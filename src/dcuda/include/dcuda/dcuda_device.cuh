@@ -108,6 +108,13 @@ __device__ __forceinline__ uint64_t globaltimer() {
   return t;
 }
 
+// The proxy has failed (a peer lost, a command refused): a wait on it would never end, so every
+// wait that depends on the proxy checks this now and then and gives up (the host reports why).
+__device__ __forceinline__ bool proxy_failed(const BlockState& s) {
+  return load_acquire<Scope::system>(&s.host->proxy.failed) != 0;
+}
+constexpr uint32_t kFailureCheckSpins = 4096;  // polls of device memory between two checks
+
 // The barrier of every block of this grid.
 __device__ __forceinline__ void device_barrier(BlockState& s) {
   __syncthreads();
@@ -125,14 +132,22 @@ __device__ __forceinline__ void device_barrier(BlockState& s) {
   __syncthreads();
 }
 
-// Posts a command for the proxy (thread 0 fills it; all threads stage the payload).
-__device__ __forceinline__ void post(BlockState& s, Op op, uint32_t target, uint32_t window, uint64_t offset,
-                                     uint64_t bytes, const void* src, uint32_t tag, uint32_t generation) {
+// Posts a command for the proxy (thread 0 fills it; all threads stage the payload). Fails only
+// when the proxy has failed while the ring was full.
+__device__ __forceinline__ int post(BlockState& s, Op op, uint32_t target, uint32_t window, uint64_t offset,
+                                    uint64_t bytes, const void* src, uint32_t tag, uint32_t generation) {
   RankHost& h = *s.host;
   const uint32_t position = s.self->ring_tail;  // read by every thread before thread 0 moves it
+  int room = 1;
   if (leader())
-    while (!ring_has_room(h, position)) __nanosleep(64);
-  __syncthreads();
+    while (!ring_has_room(h, position)) {
+      if (proxy_failed(s)) {
+        room = 0;
+        break;
+      }
+      __nanosleep(64);
+    }
+  if (!broadcast(s, room)) return DCUDA_FAIL(s, DCUDA_ERROR_REMOTE);
   const bool staged = (op == Op::put || op == Op::put_notify) && bytes <= kInlineBytes;
   if (staged) block_copy(ring_staging(h, position), src, bytes);
   __syncthreads();
@@ -153,6 +168,7 @@ __device__ __forceinline__ void post(BlockState& s, Op op, uint32_t target, uint
     s.self->issued++;
   }
   __syncthreads();
+  return DCUDA_SUCCESS;
 }
 
 __device__ __forceinline__ bool is_local(const BlockState& s, uint32_t world_rank) {
@@ -160,18 +176,20 @@ __device__ __forceinline__ bool is_local(const BlockState& s, uint32_t world_ran
 }
 
 // The world barrier: this GPU's blocks, then (with other processes) the proxies'. A world
-// barrier also means every put made before it is in place.
-__device__ __forceinline__ void world_barrier(BlockState& s) {
+// barrier also means every put made before it is in place. With a failed proxy every rank
+// leaves it with DCUDA_ERROR_REMOTE.
+__device__ __forceinline__ int world_barrier(BlockState& s) {
   device_barrier(s);
-  if (s.p.processes <= 1) return;
+  if (s.p.processes <= 1) return DCUDA_SUCCESS;
   const uint32_t generation = s.self->world_barriers + 1;
-  if (s.local == 0) {
-    post(s, Op::barrier, 0, kNoWindow, 0, 0, nullptr, 0, generation);
-    if (leader())
-      while (!reached(load_acquire<Scope::system>(&s.host->proxy.released), generation)) __nanosleep(64);
-  }
+  if (s.local == 0 && post(s, Op::barrier, 0, kNoWindow, 0, 0, nullptr, 0, generation) == DCUDA_SUCCESS && leader())
+    while (!reached(load_acquire<Scope::system>(&s.host->proxy.released), generation) && !proxy_failed(s))
+      __nanosleep(64);
   if (leader()) s.self->world_barriers = generation;
   device_barrier(s);
+  const int failed = leader() ? proxy_failed(s) : 0;
+  if (broadcast(s, failed)) return DCUDA_FAIL(s, DCUDA_ERROR_REMOTE);
+  return DCUDA_SUCCESS;
 }
 
 __device__ __forceinline__ int put_common(BlockState& s, dcuda_win win, int target, uint64_t offset, uint64_t bytes,
@@ -181,10 +199,8 @@ __device__ __forceinline__ int put_common(BlockState& s, dcuda_win win, int targ
   if (tag < 0 || tag >= static_cast<int>(kTags)) return DCUDA_FAIL(s, DCUDA_ERROR_ARGUMENT);
   if (op != Op::notify && (win >= kMaxWindows || (bytes && !src))) return DCUDA_FAIL(s, DCUDA_ERROR_ARGUMENT);
   const uint32_t t = static_cast<uint32_t>(target);
-  if (!is_local(s, t)) {
-    post(s, op, t, op == Op::notify ? kNoWindow : win, offset, bytes, src, static_cast<uint32_t>(tag), 0);
-    return DCUDA_SUCCESS;
-  }
+  if (!is_local(s, t))
+    return post(s, op, t, op == Op::notify ? kNoWindow : win, offset, bytes, src, static_cast<uint32_t>(tag), 0);
   RankDevice& to = p.device[t - p.first_rank];
   if (op != Op::notify) {
     WindowEntry w;
@@ -240,7 +256,7 @@ __device__ __forceinline__ int dcuda_comm_rank(dcuda_context& ctx, int comm) {
 
 __device__ __forceinline__ int dcuda_comm_barrier(dcuda_context& ctx, int comm) {
   if (comm == DCUDA_COMM_DEVICE) dcuda::detail::device_barrier(*ctx.s);
-  else if (comm == DCUDA_COMM_WORLD) dcuda::detail::world_barrier(*ctx.s);
+  else if (comm == DCUDA_COMM_WORLD) return dcuda::detail::world_barrier(*ctx.s);
   else return DCUDA_FAIL(*ctx.s, DCUDA_ERROR_ARGUMENT);
   return DCUDA_SUCCESS;
 }
@@ -307,9 +323,16 @@ __device__ __forceinline__ int dcuda_notify(dcuda_context& ctx, int target, int 
 __device__ __forceinline__ int dcuda_win_flush(dcuda_context& ctx, dcuda_win win) {
   using namespace dcuda::detail;
   BlockState& s = *ctx.s;
+  int ok = 1;
   if (leader())
-    while (!reached(load_acquire<Scope::system>(&s.host->proxy.completed), s.self->issued)) __nanosleep(64);
-  __syncthreads();
+    while (!reached(load_acquire<Scope::system>(&s.host->proxy.completed), s.self->issued)) {
+      if (proxy_failed(s)) {
+        ok = 0;
+        break;
+      }
+      __nanosleep(64);
+    }
+  if (!broadcast(s, ok)) return DCUDA_FAIL(s, DCUDA_ERROR_REMOTE);
   return DCUDA_SUCCESS;
 }
 
@@ -349,13 +372,19 @@ __device__ __forceinline__ int dcuda_wait_notifications(dcuda_context& ctx, int 
   using namespace dcuda::detail;
   BlockState& s = *ctx.s;
   if (tag < 0 || tag >= static_cast<int>(kTags) || count < 0) return DCUDA_FAIL(s, DCUDA_ERROR_ARGUMENT);
+  int ok = 1;
   if (leader()) {
     const uint32_t consumed = s.self->consumed_notes[tag];
-    while (arrived(s, tag, consumed) < static_cast<uint32_t>(count)) {
-    }
-    s.self->consumed_notes[tag] = consumed + count;
+    // Only with other processes can the notifications be lost with the proxy.
+    const uint32_t check_every = s.p.processes > 1 ? kFailureCheckSpins : 0xffffffffu;
+    for (uint32_t spins = 1; arrived(s, tag, consumed) < static_cast<uint32_t>(count); ++spins)
+      if (spins % check_every == 0 && proxy_failed(s)) {
+        ok = 0;
+        break;
+      }
+    if (ok) s.self->consumed_notes[tag] = consumed + count;
   }
-  __syncthreads();
+  if (!broadcast(s, ok)) return DCUDA_FAIL(s, DCUDA_ERROR_REMOTE);
   return DCUDA_SUCCESS;
 }
 

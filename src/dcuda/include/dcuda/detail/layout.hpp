@@ -51,7 +51,8 @@ struct alignas(64) ProxyCounters {
   uint32_t consumed;  // ring slots the proxy is done with (their staging may be reused)
   uint32_t completed; // commands whose source the proxy no longer reads (dcuda_win_flush)
   uint32_t released;  // world barriers completed by every process (generation)
-  uint32_t pad[13];
+  uint32_t failed;    // nonzero: the proxy has failed (its error ends the run); waits should give up
+  uint32_t pad[12];
 };
 
 // A window as one rank registered it: the device address of its base and its size in bytes;
