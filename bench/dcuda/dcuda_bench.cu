@@ -1,7 +1,10 @@
-// dcuda's figures on one GPU: the one-way latency of a notified access and of a notify (ping-pong
-// between two ranks, half the round trip; 4 B and 4 KiB) and the bandwidth of 1 MiB puts (one
-// rank to another, and every pair of ranks at once). Timed inside the kernel with the GPU's
-// nanosecond clock; prints one line per figure and, with a path argument, writes them as JSON.
+// dcuda's figures: the one-way latency of a notified access and of a notify (ping-pong between two
+// ranks, half the round trip; 4 B and 4 KiB) and the bandwidth of 1 MiB puts (one rank to
+// another, and every pair of ranks at once). In one process the pairs are ranks of one GPU
+// (2k, 2k+1); started as two processes (`outboard dcuda run -n 2 -- dcuda_bench`) each pair is a
+// rank of process 0 and its counterpart in process 1, so every command takes the host proxy.
+// Timed inside the kernel with the GPU's nanosecond clock; process 0 prints one line per figure
+// and, with a path argument, writes them as JSON.
 //   dcuda_bench [ITERATIONS] [RESULT.json]      threads per rank: DCUDA_BENCH_THREADS (256)
 #include <cuda_runtime.h>
 
@@ -21,7 +24,7 @@ struct Args {
   int mode;
   int iterations;
   uint64_t bytes;
-  int pairs;             // streaming: ranks 2k -> 2k+1 for k < pairs
+  int pairs;             // streaming: the initiators of pairs 0 .. pairs-1 put to their peers
   unsigned char* buffers;  // per rank: a source and a window of `stride` bytes each
   uint64_t stride;
   uint64_t* elapsed;     // per rank, ns
@@ -31,17 +34,22 @@ __global__ void bench(dcuda_params p) {
   dcuda_context c;
   dcuda_gpu_init(p, c);
   const Args a = *static_cast<const Args*>(dcuda_get_data(c));
-  const int r = dcuda_comm_rank(c, DCUDA_COMM_WORLD);
-  unsigned char* src = a.buffers + 2 * a.stride * r;
+  const int r = dcuda_comm_rank(c, DCUDA_COMM_WORLD), local = dcuda_comm_rank(c, DCUDA_COMM_DEVICE);
+  unsigned char* src = a.buffers + 2 * a.stride * local;
   dcuda_win win;
   dcuda_win_create(c, DCUDA_COMM_WORLD, src + a.stride, a.stride, &win);
-  const bool active = a.mode == kStream ? r < 2 * a.pairs : r < 2;
-  const int peer = r ^ 1;
+  // Pair k: initiator and responder, on one GPU or in the two processes.
+  const int here = dcuda_comm_size(c, DCUDA_COMM_DEVICE), world = dcuda_comm_size(c, DCUDA_COMM_WORLD);
+  const bool across = world > here;
+  const bool initiator = across ? r < here : r % 2 == 0;
+  const int pair = across ? r % here : r / 2;
+  const int peer = across ? (initiator ? r + here : r - here) : r ^ 1;
+  const bool active = peer < world && (a.mode == kStream ? pair < a.pairs : pair == 0);
   dcuda_comm_barrier(c, DCUDA_COMM_WORLD);
   const uint64_t start = dcuda::detail::globaltimer();
   if (active && a.mode != kStream) {
     for (int i = 0; i < a.iterations; ++i) {
-      if (r % 2 == 0) {
+      if (initiator) {
         if (a.mode == kPingPong) dcuda_put_notify(c, win, peer, 0, a.bytes, src, 1);
         else dcuda_notify(c, peer, 1);
         dcuda_wait_notifications(c, 1, 1);
@@ -52,7 +60,7 @@ __global__ void bench(dcuda_params p) {
       }
     }
   } else if (active) {
-    if (r % 2 == 0) {
+    if (initiator) {
       for (int i = 0; i < a.iterations; ++i) dcuda_put_notify(c, win, peer, 0, a.bytes, src, 2);
       dcuda_wait_notifications(c, 3, 1);  // the receiver has all of them
     } else {
@@ -60,7 +68,7 @@ __global__ void bench(dcuda_params p) {
       dcuda_notify(c, peer, 3);
     }
   }
-  if (threadIdx.x == 0) a.elapsed[r] = dcuda::detail::globaltimer() - start;
+  if (threadIdx.x == 0) a.elapsed[local] = dcuda::detail::globaltimer() - start;
   dcuda_win_free(c, win);
   dcuda_gpu_finish(c);
 }
@@ -80,8 +88,13 @@ int main(int argc, char** argv) {
   const int threads = std::getenv("DCUDA_BENCH_THREADS") ? std::atoi(std::getenv("DCUDA_BENCH_THREADS")) : 256;
   dcuda_host_context ctx;
   if (iterations < 1 || dcuda_host_init(&argc, &argv, &ctx, bench, threads) != DCUDA_SUCCESS) return 1;
-  int ranks = 0;
-  dcuda_host_get_rank_info(ctx, &ranks, nullptr, nullptr, nullptr, nullptr);
+  int world = 0, ranks = 0, process = 0, processes = 0;  // `ranks`: this process's
+  dcuda_host_get_rank_info(ctx, &world, nullptr, &ranks, &process, &processes);
+  if (processes > 2) return std::fprintf(stderr, "dcuda_bench: one or two processes\n"), 1;
+  const bool across = processes == 2;
+  const int pairs = across ? ranks : ranks / 2;
+  const std::string where = across ? "proxy" : "same GPU";
+  auto initiator = [&](int k) { return across ? k : 2 * k; };  // pair k's initiator, a local index
   const uint64_t stride = 1 << 20;
   unsigned char* buffers = nullptr;
   uint64_t* elapsed = nullptr;
@@ -97,24 +110,29 @@ int main(int argc, char** argv) {
     cudaMemcpy(ns.data(), elapsed, sizeof(uint64_t) * ranks, cudaMemcpyDeviceToHost);
     return true;
   };
-  std::printf("dcuda_bench: %d ranks of %d threads on one GPU, %d iterations\n", ranks, threads, iterations);
+  if (process == 0)
+    std::printf("dcuda_bench: %d ranks of %d threads in %d process(es) on one GPU, %d iterations\n", world, threads,
+                processes, iterations);
   for (uint64_t bytes : {4ull, 4096ull}) {
     if (!run(kPingPong, iterations, bytes, 0)) return 1;
     const double us = ns[0] / 1e3 / iterations / 2;
-    figures.push_back({"same GPU put_notify " + std::to_string(bytes) + " B one way", us, "us"});
+    figures.push_back({where + " put_notify " + std::to_string(bytes) + " B one way", us, "us"});
   }
   if (!run(kNotifyPingPong, iterations, 0, 0)) return 1;
-  figures.push_back({"same GPU notify one way", ns[0] / 1e3 / iterations / 2, "us"});
+  figures.push_back({where + " notify one way", ns[0] / 1e3 / iterations / 2, "us"});
   const int stream_iterations = iterations / 10 > 10 ? iterations / 10 : 10;
   if (!run(kStream, stream_iterations, stride, 1)) return 1;
-  figures.push_back({"same GPU 1 MiB put bandwidth, one rank", double(stride) * stream_iterations / ns[0], "GB/s"});
-  if (!run(kStream, stream_iterations, stride, ranks / 2)) return 1;
+  figures.push_back({where + " 1 MiB put bandwidth, one rank", double(stride) * stream_iterations / ns[0], "GB/s"});
+  if (!run(kStream, stream_iterations, stride, pairs)) return 1;
   uint64_t slowest = 0;
-  for (int r = 0; r < ranks; r += 2) slowest = ns[r] > slowest ? ns[r] : slowest;
-  figures.push_back({"same GPU 1 MiB put bandwidth, " + std::to_string(ranks / 2) + " pairs aggregate",
-                     double(stride) * stream_iterations * (ranks / 2) / slowest, "GB/s"});
-  FILE* out = json ? std::fopen(json, "w") : nullptr;
-  if (out) std::fprintf(out, "{\"ranks\": %d, \"threads\": %d, \"iterations\": %d, \"figures\": [\n", ranks, threads, iterations);
+  for (int k = 0; k < pairs; ++k) slowest = ns[initiator(k)] > slowest ? ns[initiator(k)] : slowest;
+  figures.push_back({where + " 1 MiB put bandwidth, " + std::to_string(pairs) + " pairs aggregate",
+                     double(stride) * stream_iterations * pairs / slowest, "GB/s"});
+  if (process != 0) figures.clear();  // process 0 holds the initiators' clocks
+  FILE* out = json && process == 0 ? std::fopen(json, "w") : nullptr;
+  if (out)
+    std::fprintf(out, "{\"ranks\": %d, \"processes\": %d, \"threads\": %d, \"iterations\": %d, \"figures\": [\n", world,
+                 processes, threads, iterations);
   for (size_t i = 0; i < figures.size(); ++i) {
     std::printf("%-52s %10.3f %s\n", figures[i].name.c_str(), figures[i].value, figures[i].unit.c_str());
     if (out)

@@ -229,12 +229,14 @@ extern "C" double dcuda_host_run(dcuda_host_context ctx, const void* data, size_
   CUDA_OR_FAIL(c, cudaEventCreate(&start));
   CUDA_OR_FAIL(c, cudaEventCreate(&stop));
   cudaEventRecord(start, c->stream);
+  if (c->proxy) c->proxy->set_busy(true);
   cudaError_t e = cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(c->kernel), dim3(c->ranks), dim3(c->threads),
                                               args, 0, c->stream);
   if (e == cudaSuccess) {
     cudaEventRecord(stop, c->stream);
     e = cudaStreamSynchronize(c->stream);
   }
+  if (c->proxy) c->proxy->set_busy(false);
   float ms = 0;
   if (e == cudaSuccess) cudaEventElapsedTime(&ms, start, stop);
   cudaEventDestroy(start);

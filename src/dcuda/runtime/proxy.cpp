@@ -80,6 +80,7 @@ struct Proxy::Impl {
   std::unordered_set<tp::PeerId> greeting;                 // incoming, hello not yet seen
   std::thread thread;
   std::atomic<bool> stopping{false};
+  std::atomic<bool> busy{false};  // a kernel of ours runs: never sleep
   std::atomic<uint64_t> sent{0}, applied{0}, refused{0}, turned_away{0};
   // stop()
   bool finished_sent = false;
@@ -269,6 +270,8 @@ struct Proxy::Impl {
       const uint64_t now = outboard::now_ns();
       if (any)
         idle_since = now;
+      else if (busy.load(std::memory_order_relaxed))
+        outboard::pause_core(8);
       else if (now - idle_since > outboard::spare_core_poll_ns())
         std::this_thread::sleep_for(std::chrono::microseconds(20));
     }
@@ -335,6 +338,8 @@ void Proxy::stop() {
   impl_->stopping.store(true, std::memory_order_release);
   impl_->thread.join();
 }
+
+void Proxy::set_busy(bool busy) { impl_->busy.store(busy, std::memory_order_relaxed); }
 
 std::string Proxy::error() const { return impl_->c.error(); }
 

@@ -73,6 +73,9 @@ class Proxy {
   void start(const World& world, detail::RankHost* host, detail::RankDevice* device, DeviceLink& link);
   // After the kernel ended: drains, finishes with the others, closes, joins (see above).
   void stop();
+  // While a kernel of ours runs, the proxy polls its rings without ever sleeping (one core; the
+  // ranks' one-way latency depends on it); otherwise it sleeps between looks once idle.
+  void set_busy(bool busy);
 
   std::string error() const;  // the first error, or empty
   bool failed() const { return !error().empty(); }
