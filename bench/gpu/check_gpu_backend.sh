@@ -4,6 +4,7 @@
 set -uo pipefail
 OUT=${1:?usage: check_gpu_backend.sh OUT_DIR [CARRY_DIR]}
 CARRY=$(cd "${2:-.gpu-carry}" && pwd)
+"$CARRY/unpack.sh"  # what pack.sh compressed
 export LD_LIBRARY_PATH=$CARRY/deps
 B=$CARRY/bin/outboard
 "$CARRY/bin/gpu_tests" 2>&1 | tail -25 | tee "$OUT/gpu_tests.txt"

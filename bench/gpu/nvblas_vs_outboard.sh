@@ -5,6 +5,7 @@
 set -uo pipefail
 OUT=${1:?usage: nvblas_vs_outboard.sh OUT_DIR [CARRY_DIR]}
 CARRY=$(cd "${2:-.gpu-carry}" && pwd)
+"$CARRY/unpack.sh"  # what pack.sh compressed
 export LD_LIBRARY_PATH=$CARRY/deps
 NVBLAS=$(ls /usr/local/cuda/lib64/libnvblas.so* 2>/dev/null | head -1)
 [ -n "$NVBLAS" ] || NVBLAS=$(ldconfig -p | awk '/libnvblas.so/ {print $NF; exit}')

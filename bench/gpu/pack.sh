@@ -42,4 +42,13 @@ cp "$BUILD/bin/level3_check" "$BUILD/bin/lapack_check" "$BUILD/bin/fftw_check" "
 mkdir -p "$DIR/openblas-as-lapack"
 ln -sf ../deps/libopenblas.so.0 "$DIR/openblas-as-lapack/liblapack.so.3"
 ln -sf ../deps/libopenblas.so.0 "$DIR/openblas-as-lapack/libblas.so.3"
+# The device tool carries at most 64 MiB with the tree: OpenBLAS (36 MB) travels compressed and
+# unpack.sh (run by steps.sh, and by the scripts that do not source it) restores it there.
+xz -T2 -6 -f "$DIR/deps/libopenblas.so.0"
+cat >"$DIR/unpack.sh" <<'UNPACK'
+#!/usr/bin/env bash
+# Restores what pack.sh compressed (once).
+cd "$(dirname "$0")/deps" && for f in *.xz; do [ -e "$f" ] && [ ! -e "${f%.xz}" ] && xz -dk "$f"; done; true
+UNPACK
+chmod +x "$DIR/unpack.sh"
 du -sh "$DIR"

@@ -13,6 +13,7 @@
 set -uo pipefail
 OUT=${1:?usage: run_pipelined.sh OUT_DIR [CARRY_DIR]}
 CARRY=$(cd "${2:-.gpu-carry}" && pwd)
+"$CARRY/unpack.sh"  # what pack.sh compressed
 HERE=$(cd "$(dirname "$0")" && pwd)
 export LD_LIBRARY_PATH=$CARRY/deps
 B=$CARRY/bin/outboard

@@ -24,3 +24,5 @@ _results_finish() {
   tar -C "$R" -czf "$OUT/$RESULTS_TARBALL" --exclude=token --exclude=port .
   cp "$R/run.log" "$OUT/run.log"
 }
+# What pack.sh compressed, restored once.
+if [ -n "${CARRY:-}" ] && [ -x "$CARRY/unpack.sh" ]; then "$CARRY/unpack.sh"; fi

@@ -9,6 +9,7 @@
 set -uo pipefail
 OUT=${1:?usage: testers_on_gpu.sh OUT_DIR [CARRY_DIR]}
 CARRY=$(cd "${2:-.gpu-carry}" && pwd)
+"$CARRY/unpack.sh"  # what pack.sh compressed
 export LD_LIBRARY_PATH=$CARRY/deps
 B=$CARRY/bin/outboard
 R=$(mktemp -d)
