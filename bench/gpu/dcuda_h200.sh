@@ -5,9 +5,10 @@
 # against the NVSHMEM of the machine's Python environment). `proxy`: the same checks and
 # benchmark across two processes on the one GPU, through the host proxy over UCX — first
 # time-sliced (no MPS: correct, slow), then under an MPS daemon of our own if the machine has
-# one, so that both processes' grids are resident at once.
+# one, so that both processes' grids are resident at once. `hops`: what each hop of the proxy path
+# costs (bench/dcuda/proxy_hops.cu).
 #   bench/gpu/dcuda_h200.sh OUT_DIR [CARRY_DIR]
-#     STEPS="tests bench nvshmem proxy" ITERATIONS=20000 THREADS="128 256 1024" PROXY_RANKS="1 66"
+#     STEPS="tests bench nvshmem proxy hops" ITERATIONS=20000 THREADS="128 256 1024" PROXY_RANKS="1 66"
 set -uo pipefail
 OUT=${1:?usage: dcuda_h200.sh OUT_DIR [CARRY_DIR]}
 CARRY=$(cd "${2:-.gpu-carry}" && pwd)
@@ -15,7 +16,7 @@ export LD_LIBRARY_PATH=$CARRY/lib:$CARRY/deps
 R=$(mktemp -d)
 source "$(dirname "$0")/steps.sh"
 results_on_exit dcuda-results.tgz
-STEPS=${STEPS:-tests bench nvshmem proxy}
+STEPS=${STEPS:-tests bench nvshmem proxy hops}
 want() { [[ " $STEPS " == *" $1 "* ]]; }
 want tests && step "dcuda GPU tests" timeout 300 "$CARRY/bin/dcuda_gpu_tests"
 if want bench; then
@@ -31,8 +32,11 @@ if want nvshmem; then
     ln -sf "$(ls "$NV"/lib/libnvshmem_host.so.* | head -1)" "$R/libnvshmem_host.so"
     step "build nvshmem_pingpong against $NV" nvcc -O2 -rdc=true -arch=sm_90 -I"$NV/include" \
       "$(dirname "$0")/../dcuda/nvshmem_pingpong.cu" -L"$R" -L"$NV/lib" -lnvshmem_device -lnvshmem_host -lcuda -o "$R/nvshmem_pingpong"
-    step "NVSHMEM, two blocks of one PE" env LD_LIBRARY_PATH="$NV/lib:$LD_LIBRARY_PATH" NVSHMEM_DISABLE_NVLS=1 NVSHMEM_DEBUG=${NVSHMEM_DEBUG:-WARN} \
-      timeout 120 "$R/nvshmem_pingpong" "${ITERATIONS:-20000}"
+    # NVSHMEM_ENVS: variants to try, each a list of VAR=VALUE separated by commas.
+    for e in ${NVSHMEM_ENVS:-NVSHMEM_DISABLE_NVLS=1}; do
+      step "NVSHMEM, two blocks of one PE (${e//,/ })" env LD_LIBRARY_PATH="$NV/lib:$LD_LIBRARY_PATH" ${e//,/ } \
+        NVSHMEM_DISABLE_NVLS=1 NVSHMEM_DEBUG=${NVSHMEM_DEBUG:-WARN} timeout 120 "$R/nvshmem_pingpong" "${ITERATIONS:-20000}"
+    done
   else
     log "no NVSHMEM headers found"
   fi
@@ -64,4 +68,5 @@ if want proxy; then
     log "no nvidia-cuda-mps-control on this machine: no MPS figures"
   fi
 fi
+want hops && step "proxy hops" timeout 120 "$CARRY/bin/proxy_hops" "${ITERATIONS:-20000}"
 log "done"

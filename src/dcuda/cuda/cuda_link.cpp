@@ -3,6 +3,12 @@
 #include <stdexcept>
 #include <string>
 
+#include <cstdlib>
+#include <memory>
+
+#include "transport/arena.hpp"
+#include "transport/buffer.hpp"
+
 namespace dcuda::cuda {
 namespace {
 
@@ -10,7 +16,33 @@ void check(cudaError_t e, const char* what) {
   if (e != cudaSuccess) throw std::runtime_error(std::string("dcuda proxy: ") + what + ": " + cudaGetErrorString(e));
 }
 
+// The proxy's buffers come from one page-locked region allocated before any kernel runs: the
+// proxy thread must never call cudaHostAlloc or cudaFreeHost while the ranks' kernel runs, as they
+// may wait for the device, which waits for the proxy (seen under MPS with 66 ranks per process).
+// Beyond the region, pageable heap memory (slower copies, never a wait on the device). One link
+// per process, so one region.
+outboard::transport::Arena* g_region = nullptr;
+void* proxy_allocate(size_t bytes) {
+  if (void* p = g_region ? g_region->take(bytes) : nullptr) return p;
+  return std::aligned_alloc(4096, (bytes + 4095) / 4096 * 4096);
+}
+void proxy_release(void* p) {
+  if (!g_region || !g_region->give(p)) std::free(p);
+}
+const outboard::transport::HostAllocator kPinned{proxy_allocate, proxy_release};
+
+size_t region_bytes() {
+  const char* v = std::getenv("DCUDA_PROXY_PINNED_MB");
+  char* end = nullptr;
+  const unsigned long mb = v && *v ? std::strtoul(v, &end, 10) : 64;
+  if (v && *v && (*end || mb > (1ul << 20)))
+    throw std::runtime_error(std::string("dcuda proxy: DCUDA_PROXY_PINNED_MB=") + v + " is not a size in MiB");
+  return mb << 20;
+}
+
 }  // namespace
+
+const outboard::transport::HostAllocator* CudaLink::host_allocator() const { return &kPinned; }
 
 CudaLink::CudaLink(int device) : device_(device) {
   bind();
@@ -23,6 +55,11 @@ CudaLink::CudaLink(int device) : device_(device) {
   if (found != cudaDriverEntryPointSuccess || !fn)
     throw std::runtime_error("dcuda proxy: the driver has no cuStreamWriteValue32");
   write_value_ = reinterpret_cast<PFN_cuStreamWriteValue32_v11070>(fn);
+  if (const size_t bytes = region_bytes(); bytes && !g_region) {
+    check(cudaHostAlloc(&region_, bytes, cudaHostAllocPortable), "page-locking the proxy's buffers (DCUDA_PROXY_PINNED_MB)");
+    region_arena_ = std::make_unique<outboard::transport::Arena>(static_cast<std::byte*>(region_), bytes);
+    g_region = region_arena_.get();
+  }
   check(cudaStreamCreateWithFlags(&in_, cudaStreamNonBlocking), "cudaStreamCreate");
   check(cudaStreamCreateWithFlags(&out_, cudaStreamNonBlocking), "cudaStreamCreate");
 }
@@ -43,6 +80,13 @@ CudaLink::~CudaLink() {
   for (cudaEvent_t e : spare_) cudaEventDestroy(e);
   cudaStreamDestroy(in_);
   cudaStreamDestroy(out_);
+  // The cached buffers go back to the region (or the heap) before the region goes.
+  outboard::transport::Buffer::release_cached(&kPinned, [](const void*) { return true; });
+  if (region_arena_) {
+    g_region = nullptr;
+    region_arena_.reset();
+    cudaFreeHost(region_);
+  }
 }
 
 cudaEvent_t CudaLink::event() {

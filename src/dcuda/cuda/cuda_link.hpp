@@ -10,9 +10,14 @@
 
 #include <deque>
 #include <functional>
+#include <memory>
 #include <vector>
 
 #include "dcuda/runtime/device_link.hpp"
+
+namespace outboard::transport {
+class Arena;
+}
 
 namespace dcuda::cuda {
 
@@ -31,6 +36,7 @@ class CudaLink final : public runtime::DeviceLink {
   void fence(std::function<void()> done) override;
   bool poll() override;
   bool idle() const override;
+  const outboard::transport::HostAllocator* host_allocator() const override;
 
  private:
   struct Pending {
@@ -44,6 +50,8 @@ class CudaLink final : public runtime::DeviceLink {
 
   int device_;
   PFN_cuStreamWriteValue32_v11070 write_value_ = nullptr;
+  void* region_ = nullptr;  // page-locked, for the proxy's buffers (host_allocator)
+  std::unique_ptr<outboard::transport::Arena> region_arena_;
 
   cudaStream_t in_ = nullptr, out_ = nullptr;
   std::deque<Pending> in_flight_in_, in_flight_out_;

@@ -7,6 +7,10 @@
 #include <functional>
 #include <utility>
 
+namespace outboard::transport {
+struct HostAllocator;
+}
+
 namespace dcuda::runtime {
 
 class DeviceLink {
@@ -30,6 +34,10 @@ class DeviceLink {
   virtual bool poll() = 0;
   // Nothing issued is still in flight.
   virtual bool idle() const = 0;
+  // Where the proxy's host buffers (payloads on their way in and out) come from: page-locked
+  // memory, which the copy engines move asynchronously and at full speed (from pageable memory
+  // a copy is staged by the driver and, for 1 MiB, several times slower). nullptr: the heap.
+  virtual const outboard::transport::HostAllocator* host_allocator() const { return nullptr; }
 };
 
 }  // namespace dcuda::runtime

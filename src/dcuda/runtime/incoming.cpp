@@ -60,7 +60,7 @@ tp::Landing Incoming::landing(std::span<const std::byte> header, uint64_t bytes)
   const auto* put = std::get_if<msg::Put>(&m);
   if (!put || !check(*put, bytes).empty()) return tp::Landing::refuse();
   try {
-    return tp::Landing::receive(tp::Buffer::allocate(bytes));
+    return tp::Landing::receive(tp::Buffer::allocate(bytes, c_.link->host_allocator()));
   } catch (const std::bad_alloc&) {
     return tp::Landing::refuse();
   }

@@ -93,7 +93,7 @@ void Outgoing::start(uint32_t r, uint32_t position, Item& o) {
     return;
   }
   try {
-    o.data = tp::Buffer::allocate(cmd.bytes);
+    o.data = tp::Buffer::allocate(cmd.bytes, c_.link->host_allocator());
   } catch (const std::bad_alloc&) {
     mark_delivered(o);
     o.sends = false;
