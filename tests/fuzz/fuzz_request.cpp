@@ -9,6 +9,8 @@
 //     as a Ping, with the same fields;
 //   - a decoded Blas3Call is valid, and layout/request_bytes/reply_bytes/flops work on it without
 //     throwing, agree with its payload_bytes, and give sane values.
+// The same bytes also go to the decoder of dcuda's proxy messages (wire/dcuda.hpp): it returns a
+// message or throws ProtocolError, and what it returns encodes back to exactly the input.
 // A failed check calls __builtin_trap() so that libFuzzer records the input as a crash.
 #include <cmath>
 #include <cstddef>
@@ -19,6 +21,7 @@
 #include <vector>
 
 #include "common/error.hpp"
+#include "wire/dcuda.hpp"
 #include "wire/level3.hpp"
 #include "wire/messages.hpp"
 
@@ -85,10 +88,24 @@ void check_fft(const FftPlan& p) {
   (void)shape_name(s);
 }
 
+// dcuda's proxy messages: canonical like the others.
+void check_dcuda(std::span<const std::byte> in) {
+  wire::dcuda::Message m;
+  try {
+    m = wire::dcuda::decode(in);
+  } catch (const ProtocolError&) {
+    return;
+  }
+  std::vector<std::byte> again;
+  wire::dcuda::encode(m, again);
+  check(again.size() == in.size() && (in.empty() || std::memcmp(again.data(), in.data(), in.size()) == 0));
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::span<const std::byte> in(reinterpret_cast<const std::byte*>(data), size);
+  check_dcuda(in);
   Message m;
   Ping fast;
   const bool fast_ok = decode_ping(in, fast);

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "wire/dcuda.hpp"
 #include "wire/lapack.hpp"
 #include "wire/level3.hpp"
 #include "wire/messages.hpp"
@@ -157,6 +158,22 @@ std::map<std::string, std::vector<std::byte>> seeds() {
   out["direct_fft"] = encode(DirectFft{25, 22, fft, {std::vector<std::byte>(8, std::byte{7})},
                                        {{0x10000, input_bytes(fft), 0}}, {{0x900000, output_bytes(fft), 0}}});
   out["fft_reply"] = encode(FftReply{23, true, "", output_bytes(fft), 1, 2, 3, 4, 5, 6, "cpu"});
+  // dcuda's proxy messages (their own magic; fuzz_request feeds every input to both decoders).
+  auto proxy = [](const wire::dcuda::Message& m) {
+    std::vector<std::byte> b;
+    wire::dcuda::encode(m, b);
+    return b;
+  };
+  namespace dc = wire::dcuda;
+  out["dcuda_hello"] = proxy(dc::Hello{1, std::string(64, 'k')});
+  out["dcuda_put"] = proxy(dc::Put{3, 5, 130, 17, 2, 9, 4096, 65536});
+  out["dcuda_notify"] = proxy(dc::Put{2, 5, 130, 18, 0xffffffffu, 255, 0, 0});
+  out["dcuda_ack"] = proxy(dc::Ack{5, 18});
+  out["dcuda_refused"] = proxy(dc::Refused{5, 19, "window 2 of rank 130 is not registered"});
+  out["dcuda_arrive"] = proxy(dc::Arrive{3});
+  out["dcuda_finished"] = proxy(dc::Finished{});
+  out["dcuda_error"] = proxy(dc::Error{"bad key"});
+  out["dcuda_welcome"] = proxy(dc::Welcome{});
   return out;
 }
 
