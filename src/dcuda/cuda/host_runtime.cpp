@@ -2,6 +2,7 @@
 // the ranks' errors. Host C++ on the CUDA runtime; the kernel itself is the program's.
 #include <cuda_runtime.h>
 
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -13,6 +14,7 @@
 #include "cuda_link.hpp"
 #include "dcuda/dcuda.h"
 #include "dcuda/runtime/bootstrap.hpp"
+#include "dcuda/runtime/log_printer.hpp"
 #include "dcuda/runtime/proxy.hpp"
 
 using dcuda::detail::DeviceBarrier;
@@ -39,6 +41,9 @@ struct dcuda_host_context_s {
   dcuda::runtime::World world;
   std::unique_ptr<dcuda::cuda::CudaLink> link;
   std::unique_ptr<dcuda::runtime::Proxy> proxy;
+  // The ranks' streaming log (dcuda_log), printed while a kernel runs.
+  std::FILE* log_out = nullptr;
+  std::unique_ptr<dcuda::runtime::LogPrinter> log;
   uint32_t first_rank() const { return world.processes[world.self].first_rank; }
 };
 
@@ -65,6 +70,8 @@ long env_number(const char* name, long fallback) {
 
 void release(dcuda_host_context c) {
   c->proxy.reset();  // stops its thread first: it reads the regions below
+  c->log.reset();
+  if (c->log_out && c->log_out != stderr) std::fclose(c->log_out);
   c->link.reset();
   if (c->stream) cudaStreamDestroy(c->stream);
   if (c->host) cudaFreeHost(c->host);
@@ -126,7 +133,14 @@ int setup(dcuda_host_context c, dcuda_kernel kernel, int threads) {
   CUDA_OR_FAIL(c, cudaMalloc(reinterpret_cast<void**>(&c->barrier), sizeof(DeviceBarrier)));
   CUDA_OR_FAIL(c, cudaMemset(c->barrier, 0, sizeof(DeviceBarrier)));
   CUDA_OR_FAIL(c, cudaMalloc(reinterpret_cast<void**>(&c->timings), sizeof(uint64_t) * kTimers * c->ranks));
-  return join(c);
+  if (int rc = join(c); rc != DCUDA_SUCCESS) return rc;
+  c->log_out = stderr;
+  if (const char* path = std::getenv("DCUDA_LOG"); path && *path && !(c->log_out = std::fopen(path, "a"))) {
+    c->error = std::string("dcuda_host_init: cannot open DCUDA_LOG=") + path + ": " + std::strerror(errno);
+    return DCUDA_ERROR_ARGUMENT;
+  }
+  c->log = std::make_unique<dcuda::runtime::LogPrinter>(c->host, c->ranks, c->first_rank(), c->log_out);
+  return DCUDA_SUCCESS;
 }
 
 // Finds the run's other processes and starts the proxy; a run of one process is its own world.
@@ -230,6 +244,7 @@ extern "C" double dcuda_host_run(dcuda_host_context ctx, const void* data, size_
   CUDA_OR_FAIL(c, cudaEventCreate(&stop));
   cudaEventRecord(start, c->stream);
   if (c->proxy) c->proxy->set_busy(true);
+  c->log->start();
   cudaError_t e = cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(c->kernel), dim3(c->ranks), dim3(c->threads),
                                               args, 0, c->stream);
   if (e == cudaSuccess) {
@@ -237,6 +252,7 @@ extern "C" double dcuda_host_run(dcuda_host_context ctx, const void* data, size_
     e = cudaStreamSynchronize(c->stream);
   }
   if (c->proxy) c->proxy->set_busy(false);
+  c->log->stop();
   float ms = 0;
   if (e == cudaSuccess) cudaEventElapsedTime(&ms, start, stop);
   cudaEventDestroy(start);

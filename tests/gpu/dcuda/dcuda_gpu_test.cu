@@ -4,7 +4,13 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <cstdio>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <string>
 #include <vector>
 
 #include "dcuda/dcuda.h"
@@ -343,6 +349,48 @@ TEST(Dcuda, TimersStampEachRank) {
     EXPECT_EQ(t[r * DCUDA_MAX_TIMERS + 2], 0u);
   }
   EXPECT_EQ(dcuda_host_get_timings(run.ctx, t.data(), 3), DCUDA_ERROR_ARGUMENT);
+}
+
+// The streaming log: every rank's lines, printed while the kernel runs; a rank that writes faster
+// than the host prints loses lines (counted), never waits.
+__global__ void logging(dcuda_params p) {
+  dcuda_context c;
+  dcuda_gpu_init(p, c);
+  const int r = dcuda_comm_rank(c, DCUDA_COMM_WORLD);
+  dcuda_log(c, "hello from rank", r);
+  // Rank 0 waits until the host has printed its first line: the log streams during the run.
+  if (r == 0 && threadIdx.x == 0)
+    while (dcuda::detail::load_acquire(&p.host[0].log_printed) == 0) __nanosleep(1000);
+  __syncthreads();
+  if (r == 1)
+    for (int i = 0; i < 100; ++i) dcuda_log(c, "burst", i);
+  dcuda_gpu_finish(c);
+}
+
+TEST(Dcuda, LogStreamsWhileTheKernelRuns) {
+  NEED_GPU();
+  char path[] = "/tmp/dcuda-log-XXXXXX";
+  const int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  setenv("DCUDA_LOG", path, 1);
+  {
+    Session run(logging, 64, 4);
+    unsetenv("DCUDA_LOG");
+    ASSERT_EQ(run.rc, DCUDA_SUCCESS) << dcuda_host_error(run.ctx);
+    ASSERT_GE(dcuda_host_run(run.ctx, nullptr, 0), 0) << dcuda_host_error(run.ctx);
+  }
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::remove(path);
+  for (int r = 0; r < 4; ++r)
+    EXPECT_NE(text.find("dcuda rank " + std::to_string(r) + " ["), std::string::npos) << text;
+  for (int r = 0; r < 4; ++r) EXPECT_NE(text.find("]: hello from rank " + std::to_string(r) + "\n"), std::string::npos);
+  EXPECT_NE(text.find("]: burst 0\n"), std::string::npos) << text;
+  // 100 lines into 16 slots faster than a 200 us printer: some are dropped, and said to be.
+  size_t bursts = 0;
+  for (size_t at = 0; (at = text.find("]: burst ", at)) != std::string::npos; ++at) ++bursts;
+  if (bursts < 100) EXPECT_NE(text.find("dcuda rank 1: " + std::to_string(100 - bursts) + " log lines dropped"), std::string::npos) << text;
 }
 
 }  // namespace

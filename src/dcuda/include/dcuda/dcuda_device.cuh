@@ -388,6 +388,33 @@ __device__ __forceinline__ int dcuda_wait_notifications(dcuda_context& ctx, int 
   return DCUDA_SUCCESS;
 }
 
+// Writes one line to the run's streaming log: `text` (up to 39 bytes are kept) and `value`, which
+// the host prints while the kernel runs (to stderr, or the file DCUDA_LOG names) as
+// "dcuda rank R [T s]: text value". Never waits: when the host has not caught up with the rank's
+// last 16 lines the line is dropped, and the host reports how many were.
+__device__ __forceinline__ void dcuda_log(dcuda_context& ctx, const char* text, long long value) {
+  using namespace dcuda::detail;
+  BlockState& s = *ctx.s;
+  __syncthreads();
+  if (leader()) {
+    RankHost& h = *s.host;
+    const uint32_t position = s.self->log_next;
+    if (position - load_acquire<Scope::system>(&h.log_printed) >= kLogSlots) {
+      h.log_dropped++;
+    } else {
+      LogRecord& r = h.log[position % kLogSlots];
+      uint32_t i = 0;
+      for (; text && text[i] && i + 1 < kLogText; ++i) r.text[i] = text[i];
+      r.text[i] = 0;
+      r.value = value;
+      r.time_ns = globaltimer();
+      store_release<Scope::system>(&r.seq, position + 1);
+      s.self->log_next = position + 1;
+    }
+  }
+  __syncthreads();
+}
+
 // Stamps timer `index` (0 .. DCUDA_MAX_TIMERS - 1) of this rank with the GPU's nanosecond clock;
 // dcuda_host_get_timings returns them after the run.
 __device__ __forceinline__ void dcuda_timer(dcuda_context& ctx, int index) {

@@ -20,6 +20,8 @@ constexpr uint32_t kRingSlots = 32;       // commands a rank may have posted and
 constexpr uint32_t kInlineBytes = 4096;   // payloads up to this travel in the command's staging slot
 constexpr uint32_t kMaxWindows = 32;      // windows a rank may hold at once
 constexpr uint32_t kNoWindow = 0xffffffffu;
+constexpr uint32_t kLogSlots = 16;        // log records a rank may have written and the host not yet printed
+constexpr uint32_t kLogText = 40;         // bytes of a record's text, its terminating zero included
 
 enum class Op : uint32_t {
   put = 1,         // bytes at `source` (or staged) into the target's window at `offset`
@@ -55,6 +57,18 @@ struct alignas(64) ProxyCounters {
   uint32_t pad[12];
 };
 
+// One line of a rank's streaming log (dcuda_log), written by the rank's thread 0 into host memory
+// and printed by the host while the kernel runs. The host reads a slot once `seq` (written last,
+// with release) equals its position + 1.
+struct alignas(64) LogRecord {
+  uint32_t seq;
+  uint32_t pad;
+  int64_t value;
+  uint64_t time_ns;    // the GPU's global timer
+  char text[kLogText];
+};
+static_assert(sizeof(LogRecord) == 64, "one cache line per record");
+
 // A window as one rank registered it: the device address of its base and its size in bytes;
 // bytes == 0 and base == 0: no window under that id.
 struct WindowEntry {
@@ -67,6 +81,9 @@ struct alignas(64) RankHost {
   Command ring[kRingSlots];
   ProxyCounters proxy;
   WindowEntry windows[kMaxWindows];  // mirror of RankDevice::windows for the proxy
+  LogRecord log[kLogSlots];
+  uint32_t log_printed;  // records the host has printed (it writes; the rank reads)
+  uint32_t log_dropped;  // records the rank dropped because the host had not caught up (the rank writes)
   unsigned char staging[kRingSlots][kInlineBytes];
 };
 
@@ -84,7 +101,8 @@ struct alignas(64) RankDevice {
   int32_t error;             // first error of a dcuda call in this rank (0: none)
   uint32_t error_line;       // where (the dcuda header's line), for the host's report
   uint32_t device_windows;   // bit i: window i was made over DCUDA_COMM_DEVICE (else the world)
-  uint32_t pad[9];
+  uint32_t log_next;         // log records written
+  uint32_t pad[8];
 };
 
 // The device-wide barrier of all blocks of the grid.
