@@ -9,6 +9,7 @@
 # costs (bench/dcuda/proxy_hops.cu).
 #   bench/gpu/dcuda_h200.sh OUT_DIR [CARRY_DIR]
 #     STEPS="tests bench nvshmem proxy hops" ITERATIONS=20000 THREADS="128 256 1024" PROXY_RANKS="1 66"
+#     TIMESLICED=1 (0: the proxy step only under MPS)
 set -uo pipefail
 OUT=${1:?usage: dcuda_h200.sh OUT_DIR [CARRY_DIR]}
 CARRY=$(cd "${2:-.gpu-carry}" && pwd)
@@ -43,10 +44,12 @@ if want nvshmem; then
 fi
 if want proxy; then
   OB=$CARRY/bin/outboard
-  step "proxy checks, 2 processes, time-sliced" timeout 300 "$OB" dcuda run -n 2 -- "$CARRY/bin/dcuda_proxy_gpu_check"
-  step "proxy bench, 2 processes, time-sliced" env DCUDA_RANKS_PER_GPU=1 timeout 200 "$OB" dcuda run -n 2 -- \
-    "$CARRY/bin/dcuda_bench" 100 "$R/dcuda-proxy-timesliced.json"
-  cp "$R/dcuda-proxy-timesliced.json" "$OUT/" 2>/dev/null
+  if [ "${TIMESLICED:-1}" = 1 ]; then
+    step "proxy checks, 2 processes, time-sliced" timeout 300 "$OB" dcuda run -n 2 -- "$CARRY/bin/dcuda_proxy_gpu_check"
+    step "proxy bench, 2 processes, time-sliced" env DCUDA_RANKS_PER_GPU=1 timeout 200 "$OB" dcuda run -n 2 -- \
+      "$CARRY/bin/dcuda_bench" 100 "$R/dcuda-proxy-timesliced.json"
+    cp "$R/dcuda-proxy-timesliced.json" "$OUT/" 2>/dev/null
+  fi
   if command -v nvidia-cuda-mps-control >/dev/null; then
     export CUDA_MPS_PIPE_DIRECTORY=$R/mps-pipe CUDA_MPS_LOG_DIRECTORY=$R/mps-log
     mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
