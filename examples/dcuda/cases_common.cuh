@@ -220,6 +220,18 @@ __device__ inline double block_sum(double v) {
   return r;
 }
 
+// y[i] = sum_k A(i, k) x(cols(i, k)) for rows [r0, r1) of an ELLPACK matrix (every row `width`
+// entries, column-major: entry k of row i at k * rows + i, so neighbouring threads read
+// neighbouring entries); each row's products added in entry order. Collective over the block.
+__device__ inline void ell_rows(const int* cols, const double* vals, const double* x, double* y, int rows, int width, int r0,
+                                int r1) {
+  for (int i = r0 + static_cast<int>(threadIdx.x); i < r1; i += blockDim.x) {
+    double s = 0;
+    for (int k = 0; k < width; ++k) s = s + vals[static_cast<long>(k) * rows + i] * x[cols[static_cast<long>(k) * rows + i]];
+    y[i] = s;
+  }
+}
+
 // Stable partition of in[0, n) by `klass(element)` (0, 1 or 2) into out[k] (appended at
 // counts[k], which the caller initialises; out[k] == nullptr drops that class). Every thread
 // must call it; counts[] must be in shared memory (it is read and written by thread 0 only, and

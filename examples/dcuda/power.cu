@@ -49,16 +49,6 @@ struct Args {
   int rows, band, iterations;
 };
 
-// y = A x over local rows [r0, r1): each row's products added in column order. Collective.
-__device__ void rows_product(const int* cols, const double* vals, const double* x, double* y, int rows, int width, int r0,
-                            int r1) {
-  for (int i = r0 + threadIdx.x; i < r1; i += blockDim.x) {
-    double s = 0;
-    for (int k = 0; k < width; ++k) s = s + vals[static_cast<long>(k) * rows + i] * x[cols[static_cast<long>(k) * rows + i]];
-    y[i] = s;
-  }
-}
-
 // The rank's sum of y², in an order fixed by the block size. Collective; y must be complete.
 __device__ double partial_norm(const double* y, int rows) {
   double s = 0;
@@ -101,11 +91,11 @@ __global__ void power_dcuda(dcuda_params p) {
     if (left) dcuda_put_notify(c, xwin, r - 1, sizeof(double) * (b + m), sizeof(double) * b, x + b, kFromRight);
     if (right) dcuda_put_notify(c, xwin, r + 1, 0, sizeof(double) * b, x + m, kFromLeft);
     if (several_processes) dcuda_win_flush(c, xwin);
-    rows_product(cols, vals, x, y, m, width, b, m - b);  // no halo needed: overlaps the exchange
+    cases::ell_rows(cols, vals, x, y, m, width, b, m - b);  // no halo needed: overlaps the exchange
     if (left) dcuda_wait_notifications(c, kFromLeft, 1);
     if (right) dcuda_wait_notifications(c, kFromRight, 1);
-    rows_product(cols, vals, x, y, m, width, 0, b);
-    rows_product(cols, vals, x, y, m, width, m - b, m);
+    cases::ell_rows(cols, vals, x, y, m, width, 0, b);
+    cases::ell_rows(cols, vals, x, y, m, width, m - b, m);
     __syncthreads();
     double sum = partial_norm(y, m);
     // Reduce up the binomial tree: at level k, rank r (a multiple of 2^(k+1)) adds what rank
@@ -152,7 +142,7 @@ __global__ void product_kernel(const int* all_cols, const double* all_vals, cons
   const long nnz = static_cast<long>(width) * m;
   const double* x = all_x + static_cast<long>(r) * (m + 2 * b);
   double* y = all_y + static_cast<long>(r) * m;
-  rows_product(all_cols + r * nnz, all_vals + r * nnz, x, y, m, width, 0, m);
+  cases::ell_rows(all_cols + r * nnz, all_vals + r * nnz, x, y, m, width, 0, m);
   __syncthreads();
   const double s = partial_norm(y, m);
   if (threadIdx.x == 0) partials[r] = s;
