@@ -233,11 +233,13 @@ __device__ inline void ell_rows(const int* cols, const double* vals, const doubl
 }
 
 // Stable partition of in[0, n) by `klass(element)` (0, 1 or 2) into out[k] (appended at
-// counts[k], which the caller initialises; out[k] == nullptr drops that class). Every thread
-// must call it; counts[] must be in shared memory (it is read and written by thread 0 only, and
-// every thread sees the final counts after it returns).
+// counts[k], which the caller initialises; out[k] == nullptr drops that class; elements past
+// caps[k] are counted but not written, so counts[k] > caps[k] tells of an overflow). Every thread
+// must call it; counts[] must be in shared memory, initialised before a __syncthreads (it is read
+// and written by thread 0 only, and every thread sees the final counts after it returns).
 template <class T, class Klass>
-__device__ inline void block_partition3(const T* in, int n, T* out0, T* out1, T* out2, int* counts, Klass klass) {
+__device__ inline void block_partition3(const T* in, int n, T* out0, T* out1, T* out2, const int* caps, int* counts,
+                                        Klass klass) {
   __shared__ int warp_base[32][3];
   const unsigned lane = threadIdx.x & 31, warp = threadIdx.x >> 5, warps = blockDim.x / 32;
   T* outs[3] = {out0, out1, out2};
@@ -265,7 +267,10 @@ __device__ inline void block_partition3(const T* in, int n, T* out0, T* out1, T*
       }
     }
     __syncthreads();
-    if (k >= 0 && outs[k]) outs[k][warp_base[warp][k] + static_cast<int>(before[k])] = e;
+    if (k >= 0 && outs[k]) {
+      const int at = warp_base[warp][k] + static_cast<int>(before[k]);
+      if (at < caps[k]) outs[k][at] = e;
+    }
     __syncthreads();
   }
 }
