@@ -56,7 +56,7 @@ class Options {
     return v && *v ? std::strtod(v, nullptr) : fallback;
   }
   std::string text(const char* name, const char* fallback) {
-    usage_ += std::string("  --") + name + " TEXT (" + fallback + ")\n";
+    usage_ += std::string("  --") + name + " TEXT (" + (*fallback ? fallback : "none") + ")\n";
     const char* v = raw(name);
     return v ? std::string(v) : std::string(fallback);
   }
@@ -68,7 +68,7 @@ class Options {
   void done(const char* what) const {
     for (int i = 1; i < argc_; ++i)
       if (!std::strcmp(argv_[i], "--help") || !std::strcmp(argv_[i], "-h")) {
-        std::printf("%s\noptions (default):\n%s  --json PATH (none)\nenv: DCUDA_RANKS_PER_GPU=N (all resident blocks)\n",
+        std::printf("%s\noptions (default):\n%senv: DCUDA_RANKS_PER_GPU=N (all resident blocks)\n",
                     what, usage_.c_str());
         std::exit(0);
       }
