@@ -23,10 +23,16 @@
 // migrants (the same code, every particle with the halos), the host copies the migrant boxes
 // between neighbours (cudaMemcpy2DAsync over all ranks, a whole box each since the host does not
 // know the counts), a second kernel takes the migrants in and builds the halos, and the host copies
-// the halo boxes. Same arithmetic, same order: the final particles must be bitwise equal.
+// the halo boxes. Same arithmetic, same order: the final particles must be bitwise equal (the
+// check is bitwise: the motion is chaotic, a difference in the last bit would soon be everywhere).
+// Also checked: no box or particle array overflowed, and no particle was lost.
 //
-//   particles [--particles 256] [--cells 4] [--height 16] [--steps 100] [--capacity 4·particles]
-//             [--box particles/2] [--dt 0.005] [--threads 256] [--json PATH]
+// Several processes: each checks its own ranks' particles (cases_common.cuh). Exit status: 0 when
+// the results agree, 1 when not, 2 on an error, 77 without a GPU.
+//
+//   particles [--quick] [--particles 256] [--cells 4] [--height 16] [--steps 100]
+//             [--capacity 4·particles] [--box particles/2] [--dt 0.005] [--threads 256] [--json PATH]
+//             --quick: 64 particles, 3 cells, height 8, boxes of 128, 20 steps unless given
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -290,20 +296,21 @@ __global__ void fill(Args a, int ranks, int n) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  setvbuf(stdout, nullptr, _IOLBF, 0);
   cases::Options o(argc, argv);
-  const int n = static_cast<int>(o.integer("particles", 256)), cells = static_cast<int>(o.integer("cells", 4));
-  const double height = o.real("height", 16.0), dt = o.real("dt", 0.005);
-  const int steps = static_cast<int>(o.integer("steps", 100));
-  const int capacity = static_cast<int>(o.integer("capacity", 4l * n)), box = static_cast<int>(o.integer("box", n / 2 > 32 ? n / 2 : 32));
-  const int threads = static_cast<int>(o.integer("threads", 256));
-  const std::string json = o.text("json", "");
+  const bool quick = o.quick;
+  const int n = static_cast<int>(o.integer("particles", quick ? 64 : 256)), cells = static_cast<int>(o.integer("cells", quick ? 3 : 4));
+  const double height = o.real("height", quick ? 8.0 : 16.0), dt = o.real("dt", 0.005);
+  const int steps = static_cast<int>(o.integer("steps", quick ? 20 : 100));
+  const int capacity = static_cast<int>(o.integer("capacity", 4l * n));
+  const int box = static_cast<int>(o.integer("box", quick ? 2 * n : n / 2 > 32 ? n / 2 : 32));
   o.done("particles: short-range particles in x-slabs (particles and cells per rank); dcuda against host-driven exchanges");
+  const int threads = o.threads;
   if (n < 1 || cells < 2 || height < 2 || steps < 1 || capacity < n || box < 1 || !(dt > 0))
     return std::fprintf(stderr, "particles: need particles >= 1, cells >= 2, height >= 2, capacity >= particles\n"), 2;
 
-  int ranks = 0;
-  dcuda_host_context ctx = cases::start_dcuda(particles_dcuda, threads, &ranks);
+  cases::World world;
+  dcuda_host_context ctx = cases::start_dcuda(particles_dcuda, threads, &world);
+  const int ranks = world.ranks;
   const Layout L{capacity, box};
   Particle* all;
   int* overflow;
@@ -317,32 +324,32 @@ int main(int argc, char** argv) {
   std::printf("particles: %d ranks of %d threads, %d particles and %d cells each (box %d x %g), capacity %d, boxes of %d, %d steps\n",
               ranks, threads, n, cells, ranks * cells, height, capacity, box, steps);
 
-  reset();
-  cases::run_dcuda(ctx, &a, sizeof a);
-  reset();
-  a.steps = steps;
-  const double dcuda_ms = cases::run_dcuda(ctx, &a, sizeof a);
-  // The result: each rank's count and particles.
-  auto result = [&](int* overflowed, long* total) {
+  const double dcuda_ms = cases::warm_then_time(
+      reset, [&](int count) { return a.steps = count, cases::run_dcuda(ctx, &a, sizeof a); }, steps);
+  // The result: the count and particles of ranks [r0, r1); whether one of them overflowed, and
+  // their number of particles.
+  struct Result {
+    std::vector<double> values;
+    bool overflowed = false;
+    long total = 0;
+  };
+  auto result = [&](int r0, int r1) {
     std::vector<Particle> h(L.stride() * ranks);
     std::vector<int> of(ranks);
     CASE_CHECK(cudaMemcpy(h.data(), all, sizeof(Particle) * h.size(), cudaMemcpyDeviceToHost));
     CASE_CHECK(cudaMemcpy(of.data(), overflow, sizeof(int) * ranks, cudaMemcpyDeviceToHost));
-    std::vector<double> v;
-    *overflowed = 0, *total = 0;
-    for (int r = 0; r < ranks; ++r) {
+    Result res;
+    for (int r = r0; r < r1; ++r) {
       const Particle* parts = h.data() + r * L.stride() + L.parts();
       const int count = static_cast<int>(parts[0].x);
-      *overflowed |= of[r];
-      *total += count;
-      v.push_back(count);
-      for (int i = 1; i <= count; ++i) v.insert(v.end(), {parts[i].x, parts[i].y, parts[i].vx, parts[i].vy});
+      res.overflowed = res.overflowed || of[r];
+      res.total += count;
+      res.values.push_back(count);
+      for (int i = 1; i <= count; ++i) res.values.insert(res.values.end(), {parts[i].x, parts[i].y, parts[i].vx, parts[i].vy});
     }
-    return v;
+    return res;
   };
-  int dcuda_overflow = 0, baseline_overflow = 0;
-  long dcuda_total = 0, baseline_total = 0;
-  const std::vector<double> got = result(&dcuda_overflow, &dcuda_total);
+  const Result got = result(world.first, world.first + world.here);
 
   cudaStream_t stream;
   CASE_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
@@ -367,27 +374,27 @@ int main(int argc, char** argv) {
       if (s + 1 < count) exchange(kHalo, 1 - s % 2);
     }
   };
-  reset();
-  cases::time_on(stream, [&] { baseline(1); });
-  reset();
-  const double baseline_ms = cases::time_on(stream, [&] { baseline(steps); });
-  const std::vector<double> want = result(&baseline_overflow, &baseline_total);
+  const double baseline_ms = cases::warm_then_time(
+      reset, [&](int count) { return cases::time_on(stream, [&] { baseline(count); }); }, steps);
+  const Result want = result(world.first, world.first + world.here), whole = result(0, ranks);
 
-  cases::Report rep;
-  rep.program = "particles";
-  rep.sizes = {{"ranks", ranks},    {"threads", threads},   {"particles_per_rank", n}, {"cells_per_rank", cells},
-               {"height", height}, {"capacity", capacity}, {"box", box},              {"steps", steps}};
-  rep.baseline_kind = "step kernel, cudaMemcpy2DAsync migrant boxes, absorb+halo kernel, cudaMemcpy2DAsync halo boxes";
-  rep.dcuda_ms = dcuda_ms;
-  rep.baseline_ms = baseline_ms;
-  rep.check = cases::compare(got, want);
-  rep.extra = {{"particles_dcuda", static_cast<double>(dcuda_total)}, {"particles_baseline", static_cast<double>(baseline_total)}};
-  int status = rep.finish(json);
-  if (dcuda_overflow || baseline_overflow || dcuda_total != static_cast<long>(n) * ranks) {
-    std::printf("particles: a capacity was exceeded or particles were lost (%ld of %ld); raise --capacity / --box\n", dcuda_total,
-                static_cast<long>(n) * ranks);
-    status = 1;
+  // Bitwise (tolerance 0): see the header.
+  cases::Report rep("particles", world,
+                    "step kernel, cudaMemcpy2DAsync migrant boxes, absorb+halo kernel, cudaMemcpy2DAsync halo boxes", dcuda_ms,
+                    baseline_ms, cases::compare(got.values, want.values), 0);
+  rep.sizes = {{"threads", threads}, {"particles_per_rank", n}, {"cells_per_rank", cells}, {"height", height},
+               {"capacity", capacity}, {"box", box},     {"steps", steps}};
+  rep.extra = {{"particles_here_dcuda", static_cast<double>(got.total)}, {"particles_here_baseline", static_cast<double>(want.total)}};
+  // The baseline holds the whole world: its particles are all there; so are the dcuda run's where
+  // this process is the world.
+  const long expected = static_cast<long>(n) * ranks;
+  if (got.overflowed || whole.overflowed || whole.total != expected || (world.processes == 1 && got.total != expected)) {
+    std::printf("particles: a capacity was exceeded or particles were lost (dcuda: %ld here%s, baseline: %ld of %ld); raise "
+                "--capacity / --box\n",
+                got.total, got.overflowed ? ", overflowed" : "", whole.total, expected);
+    rep.failed = true;
   }
+  const int status = rep.finish(o.json);
   cudaStreamDestroy(stream);
   cudaFree(all);
   cudaFree(overflow);

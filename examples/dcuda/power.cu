@@ -19,9 +19,15 @@
 // code), the host copies the partials back, adds them in the same tree order and takes the root,
 // a second kernel scales x, and the host copies the halos between the ranks' pieces
 // (cudaMemcpy2DAsync, one per direction) before the next step. Same arithmetic, same order: the
-// results must be bitwise equal.
+// results (every rank's x and every step's norm) are expected bitwise equal; the check allows
+// 1e-12 relative.
 //
-//   power [--rows 16384] [--band 8] [--iterations 100] [--threads 256] [--json PATH]
+// Several processes: each checks its own ranks' x, the process of rank 0 also the norms
+// (cases_common.cuh). Exit status: 0 when the results agree, 1 when not, 2 on an error, 77
+// without a GPU.
+//
+//   power [--quick] [--rows 16384] [--band 8] [--iterations 100] [--threads 256] [--json PATH]
+//                                         --quick: 256 rows, band 4, 10 iterations unless given
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -90,7 +96,6 @@ __global__ void power_dcuda(dcuda_params p) {
     // Halos out: x[b .. 2b) to the left neighbour's x[b+m ..), x[m .. m+b) to the right one's x[0 .. b).
     if (left) dcuda_put_notify(c, xwin, r - 1, sizeof(double) * (b + m), sizeof(double) * b, x + b, kFromRight);
     if (right) dcuda_put_notify(c, xwin, r + 1, 0, sizeof(double) * b, x + m, kFromLeft);
-    if (several_processes) dcuda_win_flush(c, xwin);
     cases::ell_rows(cols, vals, x, y, m, width, b, m - b);  // no halo needed: overlaps the exchange
     if (left) dcuda_wait_notifications(c, kFromLeft, 1);
     if (right) dcuda_wait_notifications(c, kFromRight, 1);
@@ -127,6 +132,10 @@ __global__ void power_dcuda(dcuda_params p) {
       if (r + (1 << k) < ranks) dcuda_put_notify(c, twin, r + (1 << k), sizeof(double) * (kSlots - 1), sizeof(double), &acc, kBroadcast);
     const double norm = sqrt(sum);
     if (r == 0 && threadIdx.x == 0) a.norms[t] = norm;
+    // A halo put to another process may read its source (x's own entries, rewritten now) after it
+    // returned (more than 4 KiB: --band above 512): wait for it here, after the step's work. On
+    // one GPU a put is done when it returns.
+    if (several_processes) dcuda_win_flush(c, xwin);
     scale(y, x + b, m, norm);
     __syncthreads();  // x complete before the next step's puts read it; acc no longer read
   }
@@ -188,17 +197,17 @@ double tree_sum(std::vector<double> v) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  setvbuf(stdout, nullptr, _IOLBF, 0);
   cases::Options o(argc, argv);
-  const int m = static_cast<int>(o.integer("rows", 16384)), b = static_cast<int>(o.integer("band", 8));
-  const int iterations = static_cast<int>(o.integer("iterations", 100));
-  const int threads = static_cast<int>(o.integer("threads", 256));
-  const std::string json = o.text("json", "");
+  const bool quick = o.quick;
+  const int m = static_cast<int>(o.integer("rows", quick ? 256 : 16384)), b = static_cast<int>(o.integer("band", quick ? 4 : 8));
+  const int iterations = static_cast<int>(o.integer("iterations", quick ? 10 : 100));
   o.done("power: power iteration on a banded symmetric matrix, rows per rank; dcuda against a host-driven reduction");
+  const int threads = o.threads;
   if (b < 1 || m < 2 * b || iterations < 1) return std::fprintf(stderr, "power: need band >= 1, rows >= 2 band\n"), 2;
 
-  int ranks = 0;
-  dcuda_host_context ctx = cases::start_dcuda(power_dcuda, threads, &ranks);
+  cases::World world;
+  dcuda_host_context ctx = cases::start_dcuda(power_dcuda, threads, &world);
+  const int ranks = world.ranks;
   const int width = 2 * b + 1;
   const long nnz = static_cast<long>(width) * m, piece = m + 2 * b;
   if (static_cast<long>(ranks) * m >= (1l << 31)) return std::fprintf(stderr, "power: too many rows\n"), 2;
@@ -216,20 +225,27 @@ int main(int argc, char** argv) {
   auto reset = [&] {
     fill_x<<<1024, 256>>>(x, ranks, m, b);
     CASE_CHECK(cudaMemset(slots, 0, sizeof(double) * kSlots * ranks));
+    CASE_CHECK(cudaMemset(norms, 0, sizeof(double) * iterations));
     CASE_CHECK(cudaDeviceSynchronize());
+  };
+  // The result: the own entries of x of this process's ranks (the halos of the dcuda run hold the
+  // neighbours' values of the step before the last — the last step sends nothing after scaling —
+  // the baseline's were refreshed), and where rank 0 is, `norms` (every step's norm).
+  auto result = [&](const double* step_norms) {
+    std::vector<double> v;
+    for (int r = world.first; r < world.first + world.here; ++r) cases::append_from_device(v, x + r * piece + b, m);
+    if (world.first == 0) v.insert(v.end(), step_norms, step_norms + iterations);
+    return v;
   };
   std::printf("power: %d ranks of %d threads, %d rows each (n = %ld), band %d, %d iterations\n", ranks, threads, m,
               static_cast<long>(ranks) * m, b, iterations);
 
   Args a{cols, vals, x, y, slots, norms, m, b, 1};
-  reset();
-  cases::run_dcuda(ctx, &a, sizeof a);
-  reset();
-  a.iterations = iterations;
-  const double dcuda_ms = cases::run_dcuda(ctx, &a, sizeof a);
-  std::vector<double> got(piece * ranks), want(piece * ranks), got_norms(iterations);
-  CASE_CHECK(cudaMemcpy(got.data(), x, sizeof(double) * got.size(), cudaMemcpyDeviceToHost));
+  const double dcuda_ms = cases::warm_then_time(
+      reset, [&](int count) { return a.iterations = count, cases::run_dcuda(ctx, &a, sizeof a); }, iterations);
+  std::vector<double> got_norms(iterations);
   CASE_CHECK(cudaMemcpy(got_norms.data(), norms, sizeof(double) * iterations, cudaMemcpyDeviceToHost));
+  const std::vector<double> got = result(got_norms.data());
 
   cudaStream_t stream;
   CASE_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
@@ -251,29 +267,16 @@ int main(int argc, char** argv) {
       }
     }
   };
-  reset();
-  cases::time_on(stream, [&] { baseline(1); });
-  reset();
-  const double baseline_ms = cases::time_on(stream, [&] { baseline(iterations); });
-  CASE_CHECK(cudaMemcpy(want.data(), x, sizeof(double) * want.size(), cudaMemcpyDeviceToHost));
+  const double baseline_ms = cases::warm_then_time(
+      reset, [&](int count) { return cases::time_on(stream, [&] { baseline(count); }); }, iterations);
+  const std::vector<double> want = result(want_norms.data());
 
-  // The halos of the dcuda run hold the neighbours' values of the step before the last (the last
-  // step sends nothing after scaling); the baseline's were refreshed. Compare the ranks' own x.
-  std::vector<double> got_own, want_own;
-  for (int r = 0; r < ranks; ++r)
-    for (int i = 0; i < m; ++i) got_own.push_back(got[r * piece + b + i]), want_own.push_back(want[r * piece + b + i]);
-  got_own.insert(got_own.end(), got_norms.begin(), got_norms.end());
-  want_own.insert(want_own.end(), want_norms.begin(), want_norms.end());
-
-  cases::Report rep;
-  rep.program = "power";
-  rep.sizes = {{"ranks", ranks}, {"threads", threads}, {"rows_per_rank", m}, {"band", b}, {"iterations", iterations}};
-  rep.baseline_kind = "kernel, partials to the host, host tree sum, scale kernel, cudaMemcpy2DAsync halos";
-  rep.dcuda_ms = dcuda_ms;
-  rep.baseline_ms = baseline_ms;
-  rep.check = cases::compare(got_own, want_own);
-  rep.extra = {{"eigenvalue_estimate_dcuda", got_norms.back()}, {"eigenvalue_estimate_baseline", want_norms.back()}};
-  const int status = rep.finish(json);
+  cases::Report rep("power", world, "kernel, partials to the host, host tree sum, scale kernel, cudaMemcpy2DAsync halos",
+                    dcuda_ms, baseline_ms, cases::compare(got, want), 1e-12);
+  rep.sizes = {{"threads", threads}, {"rows_per_rank", m}, {"band", b}, {"iterations", iterations}};
+  rep.extra = {{"eigenvalue_baseline", want_norms.back()}};
+  if (world.first == 0) rep.extra.insert(rep.extra.begin(), {"eigenvalue_dcuda", got_norms.back()});
+  const int status = rep.finish(o.json);
   cudaFreeHost(host_partials);
   cudaStreamDestroy(stream);
   for (void* q : {static_cast<void*>(cols), static_cast<void*>(vals), static_cast<void*>(x), static_cast<void*>(y),

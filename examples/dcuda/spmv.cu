@@ -21,9 +21,14 @@
 // gathers the partials of each row into the diagonal's slots (one cudaMemcpy2DAsync for all rows),
 // a second kernel adds them on the diagonals (the same order), and the host broadcasts each y_i
 // down its column (one strided copy to row 0 of the grid, then doubling copies to the other rows,
-// log2 P + 1 cudaMemcpy2DAsync) before the next step. Same arithmetic, same order: bitwise equal.
+// log2 P + 1 cudaMemcpy2DAsync) before the next step. Same arithmetic, same order: the results
+// are expected bitwise equal; the check allows 1e-12 relative.
 //
-//   spmv [--block 4096] [--nnz 16] [--iterations 100] [--threads 256] [--json PATH]
+// Several processes: each checks the x pieces of its diagonal ranks (cases_common.cuh). Exit
+// status: 0 when the results agree, 1 when not, 2 on an error, 77 without a GPU.
+//
+//   spmv [--quick] [--block 4096] [--nnz 16] [--iterations 100] [--threads 256] [--json PATH]
+//                                         --quick: blocks of 256, nnz 8, 10 iterations unless given
 #include <cuda_runtime.h>
 
 #include <cmath>
@@ -42,8 +47,8 @@ constexpr int kPartial = 16;  // + source column j: a partial for the diagonal o
 struct Args {
   const int* cols;      // per used rank: nnz · block local columns (ELLPACK, column-major)
   const double* vals;
-  double* x;            // per used rank: 2 (parity) · block
-  double* partial;      // per used rank: block (a non-diagonal rank's partial, the put's source)
+  double* x;            // per rank: 2 (parity) · block
+  double* partial;      // per rank: block (a non-diagonal rank's partial, the put's source)
   double* slots;        // per diagonal rank i: 2 (parity) · P (source column) · block
   int grid, block, nnz, iterations;
 };
@@ -64,12 +69,15 @@ __global__ void spmv_dcuda(dcuda_params p) {
   const bool diagonal = used && i == j;
   const long nnz = static_cast<long>(a.nnz) * nb;
   const size_t piece = sizeof(double) * nb;
-  double* x = used ? a.x + 2l * nb * r : nullptr;
+  double* x = a.x + 2l * nb * r;
+  double* partial = a.partial + static_cast<long>(nb) * r;
   double* slots = diagonal ? a.slots + 2l * P * nb * i : nullptr;
-  // Every rank creates both windows, in the same order; empty where it has nothing to receive.
+  // Every rank creates both windows, in the same order. A rank with nothing to receive on one
+  // (the slots of a non-diagonal rank, both of a rank outside the grid) makes it over memory of
+  // its own that nobody writes: an empty window would make dcuda_win_free fail.
   dcuda_win xwin, swin;
-  dcuda_win_create(c, DCUDA_COMM_WORLD, x, used ? 2 * piece : 0, &xwin);
-  dcuda_win_create(c, DCUDA_COMM_WORLD, slots, diagonal ? 2 * P * piece : 0, &swin);
+  dcuda_win_create(c, DCUDA_COMM_WORLD, x, 2 * piece, &xwin);
+  dcuda_win_create(c, DCUDA_COMM_WORLD, diagonal ? slots : partial, diagonal ? 2 * P * piece : piece, &swin);
   const bool several_processes = ranks != dcuda_comm_size(c, DCUDA_COMM_DEVICE);
   // Safety of the double buffers (parity q = t % 2; i != j, k != j below):
   // - (i, j) writes slot [q][j] of (i, i) in steps t and t+2. Its step t+2 needs x_j(t+2) from
@@ -86,7 +94,7 @@ __global__ void spmv_dcuda(dcuda_params p) {
     const double* vals = a.vals + r * nnz;
     for (int t = 0; t < a.iterations; ++t) {
       const int q = t % 2;
-      double* mine = diagonal ? slots + (static_cast<long>(q) * P + i) * nb : a.partial + static_cast<long>(r) * nb;
+      double* mine = diagonal ? slots + (static_cast<long>(q) * P + i) * nb : partial;
       cases::ell_rows(cols, vals, x + q * nb, mine, nb, a.nnz, 0, nb);
       __syncthreads();
       if (!diagonal) {
@@ -145,18 +153,18 @@ __global__ void fill_x(double* x, double* slots, int P, int block) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  setvbuf(stdout, nullptr, _IOLBF, 0);
   cases::Options o(argc, argv);
-  const int nb = static_cast<int>(o.integer("block", 4096)), nnz = static_cast<int>(o.integer("nnz", 16));
-  const int iterations = static_cast<int>(o.integer("iterations", 100));
-  const int threads = static_cast<int>(o.integer("threads", 256));
-  const std::string json = o.text("json", "");
+  const bool quick = o.quick;
+  const int nb = static_cast<int>(o.integer("block", quick ? 256 : 4096)), nnz = static_cast<int>(o.integer("nnz", quick ? 8 : 16));
+  const int iterations = static_cast<int>(o.integer("iterations", quick ? 10 : 100));
   o.done("spmv: x = A x repeated, A in P x P blocks over the ranks (block x block each, nnz per row per block); dcuda against "
          "host-driven gathers and broadcasts");
+  const int threads = o.threads;
   if (nb < 1 || nnz < 1 || nnz > nb || iterations < 1) return std::fprintf(stderr, "spmv: need 1 <= nnz <= block\n"), 2;
 
-  int ranks = 0;
-  dcuda_host_context ctx = cases::start_dcuda(spmv_dcuda, threads, &ranks);
+  cases::World world;
+  dcuda_host_context ctx = cases::start_dcuda(spmv_dcuda, threads, &world);
+  const int ranks = world.ranks;
   int P = static_cast<int>(std::sqrt(static_cast<double>(ranks)));
   while ((P + 1) * (P + 1) <= ranks) ++P;
   while (P * P > ranks) --P;
@@ -167,8 +175,8 @@ int main(int argc, char** argv) {
   double *vals, *x, *partial, *slots;
   CASE_CHECK(cudaMalloc(&cols, sizeof(int) * entries * used));
   CASE_CHECK(cudaMalloc(&vals, sizeof(double) * entries * used));
-  CASE_CHECK(cudaMalloc(&x, sizeof(double) * 2 * nb * used));
-  CASE_CHECK(cudaMalloc(&partial, sizeof(double) * nb * used));
+  CASE_CHECK(cudaMalloc(&x, sizeof(double) * 2 * nb * ranks));
+  CASE_CHECK(cudaMalloc(&partial, sizeof(double) * nb * ranks));
   CASE_CHECK(cudaMalloc(&slots, sizeof(double) * 2 * nb * used));
   make_blocks<<<1024, 256>>>(cols, vals, P, nb, nnz);
   CASE_CHECK(cudaDeviceSynchronize());
@@ -181,17 +189,14 @@ int main(int argc, char** argv) {
               ranks, threads, P, P, nb, nb, nnz, static_cast<long>(P) * nb, iterations);
 
   Args a{cols, vals, x, partial, slots, P, nb, nnz, 1};
-  reset();
-  cases::run_dcuda(ctx, &a, sizeof a);
-  reset();
-  a.iterations = iterations;
-  const double dcuda_ms = cases::run_dcuda(ctx, &a, sizeof a);
-  // The result: x_i on each diagonal (i, i), parity iterations % 2.
+  const double dcuda_ms = cases::warm_then_time(
+      reset, [&](int count) { return a.iterations = count, cases::run_dcuda(ctx, &a, sizeof a); }, iterations);
+  // The result: x_i on each diagonal rank (i, i) of this process, parity iterations % 2.
   auto result = [&] {
-    std::vector<double> v(static_cast<size_t>(P) * nb);
+    std::vector<double> v;
     for (int i = 0; i < P; ++i)
-      CASE_CHECK(cudaMemcpy(v.data() + static_cast<size_t>(i) * nb, x + (2l * (i * P + i) + iterations % 2) * nb,
-                            sizeof(double) * nb, cudaMemcpyDeviceToHost));
+      if (const int d = i * P + i; d >= world.first && d < world.first + world.here)
+        cases::append_from_device(v, x + (2l * d + iterations % 2) * nb, nb);
     return v;
   };
   const std::vector<double> got = result();
@@ -219,21 +224,14 @@ int main(int argc, char** argv) {
       }
     }
   };
-  reset();
-  cases::time_on(stream, [&] { baseline(1); });
-  reset();
-  const double baseline_ms = cases::time_on(stream, [&] { baseline(iterations); });
+  const double baseline_ms = cases::warm_then_time(
+      reset, [&](int count) { return cases::time_on(stream, [&] { baseline(count); }); }, iterations);
   const std::vector<double> want = result();
 
-  cases::Report rep;
-  rep.program = "spmv";
-  rep.sizes = {{"ranks", ranks}, {"grid", P}, {"threads", threads}, {"block", nb}, {"nnz_per_row_per_block", nnz},
-               {"iterations", iterations}};
-  rep.baseline_kind = "partial kernel, cudaMemcpy2DAsync gather, sum kernel, cudaMemcpy2DAsync broadcast";
-  rep.dcuda_ms = dcuda_ms;
-  rep.baseline_ms = baseline_ms;
-  rep.check = cases::compare(got, want);
-  const int status = rep.finish(json);
+  cases::Report rep("spmv", world, "partial kernel, cudaMemcpy2DAsync gather, sum kernel, cudaMemcpy2DAsync broadcast", dcuda_ms,
+                    baseline_ms, cases::compare(got, want), 1e-12);
+  rep.sizes = {{"grid", P}, {"threads", threads}, {"block", nb}, {"nnz_per_row_per_block", nnz}, {"iterations", iterations}};
+  const int status = rep.finish(o.json);
   cudaStreamDestroy(stream);
   for (void* v : {static_cast<void*>(cols), static_cast<void*>(vals), static_cast<void*>(x), static_cast<void*>(partial),
                   static_cast<void*>(slots)})

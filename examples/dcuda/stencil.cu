@@ -20,9 +20,13 @@
 // on the stream (cudaMemcpy2DAsync: all "plane 1 of slab r+1 → plane nz+1 of slab r" copies in one
 // strided call, and the other direction in another; --plane-copies makes it 2 (ranks-1)
 // cudaMemcpyAsync of one plane each), then the next kernel. The arithmetic per point is the same in
-// both, so the results must be bitwise equal.
+// both, so the results are expected bitwise equal; the check allows 1e-12 relative.
 //
-//   stencil [--nx 64] [--ny 64] [--nz 8] [--iterations 200] [--threads 256] [--plane-copies] [--json PATH]
+// Several processes: each checks its own slabs (cases_common.cuh). Exit status: 0 when the results
+// agree, 1 when not, 2 on an error, 77 without a GPU.
+//
+//   stencil [--quick] [--nx 64] [--ny 64] [--nz 8] [--iterations 200] [--threads 256] [--plane-copies]
+//           [--json PATH]                 --quick: nx 16, ny 16, nz 2, 10 sweeps unless given
 #include <cuda_runtime.h>
 
 #include <cstdio>
@@ -131,18 +135,19 @@ __global__ void fill(double* b0, double* b1, long total, int nx, int ny, int nz)
 }  // namespace
 
 int main(int argc, char** argv) {
-  setvbuf(stdout, nullptr, _IOLBF, 0);
   cases::Options o(argc, argv);
-  const int nx = static_cast<int>(o.integer("nx", 64)), ny = static_cast<int>(o.integer("ny", 64));
-  const int nz = static_cast<int>(o.integer("nz", 8)), iterations = static_cast<int>(o.integer("iterations", 200));
-  const int threads = static_cast<int>(o.integer("threads", 256));
-  const bool plane_copies = o.flag("plane-copies");
-  const std::string json = o.text("json", "");
+  const bool quick = o.quick;
+  const int nx = static_cast<int>(o.integer("nx", quick ? 16 : 64)), ny = static_cast<int>(o.integer("ny", quick ? 16 : 64));
+  const int nz = static_cast<int>(o.integer("nz", quick ? 2 : 8));
+  const int iterations = static_cast<int>(o.integer("iterations", quick ? 10 : 200));
+  const bool plane_copies = o.flag("plane-copies", "the baseline copies plane by plane, not with cudaMemcpy2DAsync");
   o.done("stencil: 3D 7-point Jacobi, z-slabs per rank; dcuda against host-driven halo copies (nx, ny, nz per rank)");
+  const int threads = o.threads;
   if (nx < 3 || ny < 3 || nz < 1 || iterations < 1) return std::fprintf(stderr, "stencil: bad sizes\n"), 2;
 
-  int ranks = 0;
-  dcuda_host_context ctx = cases::start_dcuda(stencil_dcuda, threads, &ranks);
+  cases::World world;
+  dcuda_host_context ctx = cases::start_dcuda(stencil_dcuda, threads, &world);
+  const int ranks = world.ranks;
   const long plane = static_cast<long>(nx) * ny, slab = plane * (nz + 2), total = slab * ranks;
   double* buf[2];
   CASE_CHECK(cudaMalloc(&buf[0], sizeof(double) * total));
@@ -151,18 +156,20 @@ int main(int argc, char** argv) {
     fill<<<1024, 256>>>(buf[0], buf[1], total, nx, ny, nz);
     CASE_CHECK(cudaDeviceSynchronize());
   };
+  // The result: this process's slabs (halos included) of the buffer the last sweep wrote.
+  auto result = [&] {
+    std::vector<double> v;
+    cases::append_from_device(v, buf[iterations % 2] + world.first * slab, static_cast<size_t>(world.here) * slab);
+    return v;
+  };
   std::printf("stencil: %d ranks of %d threads, slabs of %d x %d x %d (+2 halo planes), grid %d x %d x %ld, %d sweeps\n",
               ranks, threads, nx, ny, nz, nx, ny, static_cast<long>(nz) * ranks, iterations);
 
   // dcuda: a short warm-up run, then the timed one from the initial grid.
   Args a{{buf[0], buf[1]}, nx, ny, nz, 1};
-  reset();
-  cases::run_dcuda(ctx, &a, sizeof a);
-  reset();
-  a.iterations = iterations;
-  const double dcuda_ms = cases::run_dcuda(ctx, &a, sizeof a);
-  std::vector<double> got(total), want(total);
-  CASE_CHECK(cudaMemcpy(got.data(), buf[iterations % 2], sizeof(double) * total, cudaMemcpyDeviceToHost));
+  const double dcuda_ms = cases::warm_then_time(
+      reset, [&](int count) { return a.iterations = count, cases::run_dcuda(ctx, &a, sizeof a); }, iterations);
+  const std::vector<double> got = result();
 
   // Baseline: kernel, host-driven halo copies, kernel...
   cudaStream_t stream;
@@ -187,21 +194,16 @@ int main(int argc, char** argv) {
       exchange(buf[(t + 1) % 2]);
     }
   };
-  reset();
-  cases::time_on(stream, [&] { baseline(1); });
-  reset();
-  const double baseline_ms = cases::time_on(stream, [&] { baseline(iterations); });
-  CASE_CHECK(cudaMemcpy(want.data(), buf[iterations % 2], sizeof(double) * total, cudaMemcpyDeviceToHost));
+  const double baseline_ms = cases::warm_then_time(
+      reset, [&](int count) { return cases::time_on(stream, [&] { baseline(count); }); }, iterations);
+  const std::vector<double> want = result();
 
-  cases::Report rep;
-  rep.program = "stencil";
-  rep.sizes = {{"ranks", ranks}, {"threads", threads}, {"nx", nx}, {"ny", ny}, {"nz_per_rank", nz}, {"iterations", iterations}};
-  rep.baseline_kind = plane_copies ? "kernel per sweep + per-plane cudaMemcpyAsync halos" : "kernel per sweep + cudaMemcpy2DAsync halos";
-  rep.dcuda_ms = dcuda_ms;
-  rep.baseline_ms = baseline_ms;
-  rep.check = cases::compare(got, want);
-  rep.extra = {{"points_per_second_dcuda", double(plane) * nz * ranks * iterations / (dcuda_ms * 1e-3)}};
-  const int status = rep.finish(json);
+  cases::Report rep("stencil", world,
+                    plane_copies ? "kernel per sweep + per-plane cudaMemcpyAsync halos" : "kernel per sweep + cudaMemcpy2DAsync halos",
+                    dcuda_ms, baseline_ms, cases::compare(got, want), 1e-12);
+  rep.sizes = {{"threads", threads}, {"nx", nx}, {"ny", ny}, {"nz_per_rank", nz}, {"iterations", iterations}};
+  rep.extra = {{"points_per_second_dcuda", double(plane) * nz * world.here * iterations / (dcuda_ms * 1e-3)}};
+  const int status = rep.finish(o.json);
   cudaStreamDestroy(stream);
   cudaFree(buf[0]);
   cudaFree(buf[1]);
