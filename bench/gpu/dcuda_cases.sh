@@ -14,6 +14,7 @@
 # OUT gets summary.txt (the result lines and failures), run.log, the JSON files and a tarball.
 #   bench/gpu/dcuda_cases.sh OUT_DIR [CARRY_DIR]
 #     QUICK=0 STEPS="one two" CASES="stencil particles spmv power" THREADS=256 SMS=132 MPS_RANKS=66
+#     TIMESLICED=1 (0: step `two` only under MPS)
 set -uo pipefail
 OUT=${1:?usage: dcuda_cases.sh OUT_DIR [CARRY_DIR]}
 mkdir -p "$OUT"
@@ -73,10 +74,12 @@ else
     fi
   fi
   if step_wanted two; then
-    two 8
-    for c in stencil particles spmv power; do
-      want $c && run "$c-quick-2proc-timesliced" "${TWO[@]}" "$B/dcuda_$c" --quick
-    done
+    if [ "${TIMESLICED:-1}" = 1 ]; then
+      two 8
+      for c in stencil particles spmv power; do
+        want $c && run "$c-quick-2proc-timesliced" "${TWO[@]}" "$B/dcuda_$c" --quick
+      done
+    fi
     if command -v nvidia-cuda-mps-control >/dev/null; then
       export CUDA_MPS_PIPE_DIRECTORY=$R/mps-pipe CUDA_MPS_LOG_DIRECTORY=$R/mps-log
       mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
