@@ -18,6 +18,8 @@ cp -a "$BUILD"/lib/liboutboard-*.so* "$DIR/lib/"
 for f in dcuda_gpu_tests dcuda_proxy_gpu_check dcuda_bench proxy_hops; do [ -x "$BUILD/bin/$f" ] && install -m 755 "$BUILD/bin/$f" "$DIR/bin/"; done
 cp -a "$BUILD"/lib/libdcuda.so* "$DIR/lib/" 2>/dev/null || true
 [ -e "$BUILD/lib/outboard" ] && cp -a "$BUILD/lib/outboard" "$DIR/lib/"
+# dcuda's case studies (bench/gpu/dcuda_cases.sh runs them).
+for f in dcuda_stencil dcuda_particles dcuda_spmv dcuda_power; do [ -x "$BUILD/bin/$f" ] && install -m 755 "$BUILD/bin/$f" "$DIR/bin/"; done
 cp "$BUILD/share/outboard/outboard_plot.py" "$DIR/share/outboard/"
 find "$DIR/bin" "$DIR/lib" -type f -name '*' -exec strip --strip-debug {} + 2>/dev/null || true
 # Libraries beyond glibc and the C++ runtime, which the GPU machine has in newer versions.
