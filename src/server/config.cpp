@@ -61,6 +61,8 @@ Config load_config_file(const std::string& path, Config c) {
       else if (key == "opencl") c.opencl = boolean(node, key);
       else if (key == "opencl_max_objects") c.opencl_max_objects = integer<uint64_t>(node, key, 1, 1 << 30);
       else if (key == "opencl_max_memory_bytes") c.opencl_max_memory_bytes = integer<uint64_t>(node, key, 0, INT64_MAX);
+      else if (key == "opencl_direct_staging_bytes")
+        c.opencl_direct_staging_bytes = integer<uint64_t>(node, key, kMinOpenclStagingBytes, INT64_MAX);
       else if (key == "buffer_cache_bytes") c.buffer_cache_bytes = integer<uint64_t>(node, key, 0, INT64_MAX);
       else if (key == "auth_timeout_seconds") {
         auto v = node.value<double>();
@@ -87,6 +89,8 @@ void validate(const Config& c) {
     throw Error("setting 'max_request_bytes' must not exceed 'max_client_bytes'");
   if (c.fft_planner != "estimate" && c.fft_planner != "measure" && c.fft_planner != "patient")
     throw Error("setting 'fft_planner' must be one of estimate, measure, patient");
+  if (c.opencl_direct_staging_bytes < kMinOpenclStagingBytes)
+    throw Error("setting 'opencl_direct_staging_bytes' must be at least " + std::to_string(kMinOpenclStagingBytes));
 }
 
 }  // namespace outboard::server

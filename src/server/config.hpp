@@ -11,6 +11,8 @@ inline unsigned default_copy_lanes() {
   return std::clamp(std::thread::hardware_concurrency() * 3 / 4, 1u, 16u);
 }
 
+inline constexpr uint64_t kMinOpenclStagingBytes = 4 << 20;
+
 struct Config {
   std::string host = "127.0.0.1";  // loopback unless asked: a server is a remote-execution service
   uint16_t port = 7700;
@@ -59,6 +61,10 @@ struct Config {
   bool opencl = true;
   uint64_t opencl_max_objects = 1 << 16;
   uint64_t opencl_max_memory_bytes = 0;
+  // Host memory one session's large buffer transfers (the direct path) stage in on their way
+  // between the device and the client, at once: a transfer streams through it in pieces, and
+  // queued transfers wait their turn. At least kMinOpenclStagingBytes (four of the smallest pieces).
+  uint64_t opencl_direct_staging_bytes = 256ull << 20;
   std::string log_level = "info";
   std::string log_format = "text";
 };
@@ -68,7 +74,7 @@ struct Config {
 // gpu_min_flops, host_block_columns, gpus, gpu_memory_bytes, copy_lanes, direct_chunk_bytes,
 // auth_timeout_seconds, idle_spin_ns, fft_threads, fft_planner, fft_wisdom_file, fft_max_plans,
 // fft_gpu_memory_bytes, fft_batch_slices, pinned_reserve_bytes, opencl, opencl_max_objects,
-// opencl_max_memory_bytes, log_level, log_format), on top of `base`. Throws Error naming the file, line and key on unknown
+// opencl_max_memory_bytes, opencl_direct_staging_bytes, log_level, log_format), on top of `base`. Throws Error naming the file, line and key on unknown
 // keys, wrong types or out-of-range values.
 Config load_config_file(const std::string& path, Config base = {});
 

@@ -164,7 +164,12 @@ class Session final : public server::ClSessionObjects {
  public:
   Session(const NativePlatforms& n, std::shared_ptr<ClOutput> out, const server::ClLimits& limits,
           std::shared_ptr<server::ClClientMemory> memory, SharedCounters& counters)
-      : natives_(n), out_(std::move(out)), memory_(std::move(memory)), limits_(limits), counters_(counters) {}
+      : natives_(n),
+        out_(std::move(out)),
+        memory_(std::move(memory)),
+        limits_(limits),
+        counters_(counters),
+        staging_(std::make_shared<StagingBudget>(limits.direct_staging_bytes, counters.staging)) {}
 
   ~Session() override {
     // Nothing may wait forever: user events never set fail their commands, then every queue drains.
@@ -172,6 +177,11 @@ class Session final : public server::ClSessionObjects {
       if (o.kind == Kind::user_event && !o.user_status_set) clSetUserEventStatus(static_cast<cl_event>(o.handle), -1);
     for (auto& [id, o] : objects_)
       if (o.kind == Kind::queue) clFinish(static_cast<cl_command_queue>(o.handle));
+    for (auto& [q, m] : movers_) {
+      clFinish(m);
+      clReleaseCommandQueue(m);
+    }
+    movers_.clear();
     // Dependants first: what a kernel or a command holds keeps its native parents alive anyway.
     for (Kind k : {Kind::event, Kind::user_event, Kind::kernel, Kind::program, Kind::sampler, Kind::image, Kind::pipe,
                    Kind::mem, Kind::queue, Kind::context, Kind::device})
@@ -808,6 +818,7 @@ class Session final : public server::ClSessionObjects {
       clSetUserEventStatus(static_cast<cl_event>(o.handle), CL_INVALID_EVENT);
     }
     if (holds_memory(o)) memory_bytes_ -= o.bytes;
+    if (o.kind == Kind::queue) release_mover(static_cast<cl_command_queue>(o.handle));
     release_native(o);
     objects_.erase(it);
   }
@@ -892,10 +903,11 @@ class Session final : public server::ClSessionObjects {
   }
 
   // ---- transfers on the direct path (direct_transfer.hpp) ----
-  // Checks a direct transfer as a plain one, and the client's memory it names.
+  // Checks a direct transfer as a plain one, and the client's memory it names; starts it.
   template <class Op>
-  DirectTransfer direct_transfer(const wire::ClRequest& r, const Op& d, ClId& event) {
+  void direct(const wire::ClRequest& r, const Op& d, bool write, ClId& event) {
     DirectTransfer t;
+    t.write = write;
     t.queue = begin_command(d.cmd, event);
     if (!r.call_id) throw ClFail{CL_INVALID_VALUE, "a direct transfer is answered"};
     if (r.payload_bytes) throw ClFail{CL_INVALID_VALUE, "a direct transfer carries no data"};
@@ -914,33 +926,50 @@ class Session final : public server::ClSessionObjects {
     t.address = d.address;
     t.call_id = r.call_id;
     t.event = d.cmd.event;
-    // Last: an opened region must be dropped (direct_read and direct_write do, whatever happens).
+    t.mover = mover(t.queue);
+    // Last: an opened region must be dropped (direct_transfer does, whatever happens).
     if (!memory_ || !memory_->open(d.key, t.region))
       throw ClFail{CL_INVALID_OPERATION, "a direct transfer without copy lanes (no LanesRequest answered)"};
-    return t;
-  }
-  // Starts a checked direct transfer with direct_read or direct_write; its failure to start as
-  // the operation's.
-  cl_event start_direct(cl_event (*start)(const DirectSession&, const DirectTransfer&), const DirectTransfer& t) {
+    cl_event end = nullptr;
     try {
-      return start({out_, memory_, &counters_, &waiter_, outstanding_}, t);
+      end = direct_transfer({out_, memory_, staging_, &counters_, &waiter_, outstanding_}, t);
     } catch (const DirectFail& f) {
       throw ClFail{f.code, f.what + " failed: " + cl_error_name(f.code)};
+    }
+    if (write) counters_.bytes_written += t.bytes;
+    // The transfer reports its event itself, once every piece has moved; the end marker is the
+    // native event later commands wait for.
+    if (d.cmd.event) insert(d.cmd.event, Object{Kind::event, end});
+    else clReleaseEvent(end);
+  }
+  // The queue of the server's own that moves the pieces of `q`'s direct transfers (made at the
+  // first; released with `q`): on q's device, profiled if q is.
+  cl_command_queue mover(cl_command_queue q) {
+    if (auto it = movers_.find(q); it != movers_.end()) return it->second;
+    cl_context ctx = nullptr;
+    cl_device_id dev = nullptr;
+    cl_command_queue_properties props = 0;
+    check(clGetCommandQueueInfo(q, CL_QUEUE_CONTEXT, sizeof ctx, &ctx, nullptr), "the queue's context");
+    check(clGetCommandQueueInfo(q, CL_QUEUE_DEVICE, sizeof dev, &dev, nullptr), "the queue's device");
+    check(clGetCommandQueueInfo(q, CL_QUEUE_PROPERTIES, sizeof props, &props, nullptr), "the queue's properties");
+    cl_int rc = CL_SUCCESS;
+    cl_command_queue m = clCreateCommandQueue(ctx, dev, props & CL_QUEUE_PROFILING_ENABLE, &rc);
+    check(rc, "the transfers' queue");
+    movers_.emplace(q, m);
+    return m;
+  }
+  void release_mover(cl_command_queue q) {
+    if (auto it = movers_.find(q); it != movers_.end()) {
+      clReleaseCommandQueue(it->second);  // its commands in flight keep it until they are done
+      movers_.erase(it);
     }
   }
 
   void handle(const wire::ClRequest& r, const wire::ClDirectRead& d, transport::Buffer&, ClId&, ClId& event) {
-    cl_event whole = start_direct(direct_read, direct_transfer(r, d, event));
-    // The read reports its event itself, once the data is in the client's memory; the native
-    // event is the one later commands wait for.
-    if (d.cmd.event && whole) insert(d.cmd.event, Object{Kind::event, whole});
+    direct(r, d, false, event);
   }
-
   void handle(const wire::ClRequest& r, const wire::ClDirectWrite& d, transport::Buffer&, ClId&, ClId& event) {
-    const DirectTransfer t = direct_transfer(r, d, event);
-    cl_event whole = start_direct(direct_write, t);
-    counters_.bytes_written += t.bytes;
-    if (whole) track(whole, d.cmd, Callback{});  // answered by the fetch; the event here
+    direct(r, d, true, event);
   }
 
   void handle(const wire::ClRequest& r, const wire::ClCopy& c, transport::Buffer&, ClId&, ClId& event) {
@@ -1217,6 +1246,9 @@ class Session final : public server::ClSessionObjects {
   SharedCounters& counters_;
   std::unordered_map<ClId, Object> objects_;
   uint64_t memory_bytes_ = 0;
+  // Direct transfers: the pieces' queue per program queue, and the host memory they stage in.
+  std::unordered_map<cl_command_queue, cl_command_queue> movers_;
+  std::shared_ptr<StagingBudget> staging_;
   // Contexts' callbacks, freed with the session after every native object.
   std::vector<std::unique_ptr<Callback>> callbacks_;
   std::shared_ptr<std::atomic<int64_t>> outstanding_ = std::make_shared<std::atomic<int64_t>>(0);

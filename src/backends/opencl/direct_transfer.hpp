@@ -1,10 +1,13 @@
-// Large buffer transfers on the direct path (wire::ClDirectRead, ClDirectWrite): the native
-// platform and the server's copy lanes (server::ClClientMemory) move the data in pieces, each
-// piece's two hops overlapping the other pieces'. A read enqueues every piece's device read at
-// once; as each piece lands in host memory the lanes write it into the client's memory. A write
-// has the lanes fetch every piece from the client's memory at once; each piece's device write
-// waits (on a user event) only for its own piece. The session (cl_session.cpp) checks the
-// operation against its objects first; these run its native commands.
+// Large buffer transfers on the direct path (wire::ClDirectRead, ClDirectWrite), blocking or not:
+// the native platform and the server's copy lanes (server::ClClientMemory) move the data in
+// pieces, each piece's two hops overlapping its neighbours'. In the program's queue a transfer is
+// two markers: its start (after what the command waits for) and its end (waiting for a user event
+// set once every piece has moved), so later commands of the queue still come after it. Between
+// them the pieces run on a queue of the server's own (the mover, on the same device), each as
+// soon as the session's staging budget (staging_budget.hpp) has room for it: a read's device read
+// of a piece, then the lanes' copy into the client's memory; a write's fetch from the client's
+// memory, then the piece's device write. The session (cl_session.cpp) checks the operation
+// against its objects first; these run its native commands.
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -14,6 +17,7 @@
 
 #include "backends/opencl/event_waiter.hpp"
 #include "backends/opencl/native.hpp"
+#include "backends/opencl/staging_budget.hpp"
 
 namespace outboard::backends {
 
@@ -21,8 +25,9 @@ namespace outboard::backends {
 struct DirectSession {
   std::shared_ptr<server::ClOutput> out;
   std::shared_ptr<server::ClClientMemory> memory;
+  std::shared_ptr<StagingBudget> staging;
   SharedCounters* counters = nullptr;
-  EventWaiter* waiter = nullptr;  // used on the session's thread only
+  EventWaiter* waiter = nullptr;  // lives until the session's outstanding callbacks have run
   // The session's callbacks not yet run: its end waits for them (a transfer counts as one).
   std::shared_ptr<std::atomic<int64_t>> outstanding;
 };
@@ -30,8 +35,10 @@ struct DirectSession {
 // One transfer, checked: `bytes` at `offset` of buffer `mem`, from or to the client's `address`
 // in `region` (opened for this transfer; dropped once the lanes are done with it).
 struct DirectTransfer {
-  cl_command_queue queue = nullptr;
-  cl_context context = nullptr;  // the queue's (a write's user events)
+  bool write = false;
+  cl_command_queue queue = nullptr;  // the program's
+  cl_command_queue mover = nullptr;  // the pieces' (the session's, for this queue)
+  cl_context context = nullptr;      // the queue's (the end's user event)
   cl_mem mem = nullptr;
   uint64_t offset = 0, bytes = 0;
   std::vector<cl_event> wait;  // the command's wait list
@@ -47,24 +54,14 @@ struct DirectFail {
   std::string what;
 };
 
-// Starts a read. Returns the native event that stands for the whole command (to be kept for the
-// program's event when it named one; the caller releases it otherwise), or throws the error of
-// its first piece's enqueue (nothing started then; the region is dropped). The read is answered,
-// and its event reported, once its data is in the client's memory or it failed.
-cl_event direct_read(const DirectSession& s, const DirectTransfer& t);
-// Starts a write: answered once the lanes have fetched all of it. Returns the native event of
-// the whole command (the caller reports its completion, as for any command); throws like
-// direct_read. The host memory the device writes from lives until every piece is written.
-cl_event direct_write(const DirectSession& s, const DirectTransfer& t);
+// Starts a transfer. Returns the native event of its end in the program's queue (later commands
+// wait for it; the caller keeps it for the program's event or releases it), or throws DirectFail
+// (nothing started then; the region is dropped). A read is answered once its data is in the
+// client's memory, a write once the lanes have fetched all of it (the client's memory is free);
+// either reports the program's event once every piece has moved, or the transfer failed.
+cl_event direct_transfer(const DirectSession& s, const DirectTransfer& t);
 
-// The piece size of a transfer of `bytes`: about kPieces pieces, each between the bounds, so
-// that even a transfer of a few MiB overlaps its hops, and a large one is not cut too fine (each
-// piece costs an enqueue and a completion).
-inline constexpr uint64_t kMinPieceBytes = 1 << 20;
-inline constexpr uint64_t kMaxPieceBytes = 32 << 20;
-inline constexpr uint64_t kPieces = 8;
 // A lane copies at least this much of a piece: smaller splits cost more than they overlap.
 inline constexpr uint64_t kMinLaneCopyBytes = 1 << 20;
-uint64_t piece_bytes(uint64_t bytes);
 
 }  // namespace outboard::backends

@@ -13,6 +13,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "backends/opencl/staging_budget.hpp"
 #include "server/services/opencl_executor.hpp"
 #include "wire/opencl.hpp"
 
@@ -34,6 +35,7 @@ std::vector<wire::ClInfoValue> describe_device(cl_device_id d, wire::ClId platfo
 struct SharedCounters {
   std::atomic<uint64_t> operations{0}, kernels{0}, failures{0}, bytes_written{0}, bytes_read{0};
   std::atomic<uint64_t> direct_bytes_written{0}, direct_bytes_read{0};
+  StagingBudget::Gauge staging;  // the direct transfers' staging memory
 };
 
 // A session's objects (cl_session.cpp).

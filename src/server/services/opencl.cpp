@@ -123,6 +123,7 @@ class OpenClService final : public Service {
   OpenClService(Core& core, ClExecutor& executor) : core_(core), executor_(executor) {
     limits_.max_objects = core.config().opencl_max_objects;
     limits_.max_memory_bytes = core.config().opencl_max_memory_bytes;
+    limits_.direct_staging_bytes = core.config().opencl_direct_staging_bytes;
   }
   ~OpenClService() override {
     for (auto& [peer, r] : runners_) r->stop();
@@ -175,7 +176,10 @@ class OpenClService final : public Service {
                    {"kernels", c.kernels},         {"failures", c.failures},       {"bytes_written", c.bytes_written},
                    {"bytes_read", c.bytes_read},   {"sessions_ending", retiring_.size()},
                    {"direct_bytes_written", c.direct_bytes_written},
-                   {"direct_bytes_read", c.direct_bytes_read}};
+                   {"direct_bytes_read", c.direct_bytes_read},
+                   {"direct_staging_bytes", c.direct_staging_bytes},
+                   {"direct_staging_peak_bytes", c.direct_staging_peak_bytes},
+                   {"direct_staging_budget", limits_.direct_staging_bytes}};
   }
 
  private:

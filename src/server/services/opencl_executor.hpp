@@ -47,6 +47,7 @@ class ClClientMemory {
 struct ClLimits {
   uint64_t max_objects = 1 << 16;         // objects a session holds at once
   uint64_t max_memory_bytes = 0;          // buffer and image bytes a session holds (0: no limit)
+  uint64_t direct_staging_bytes = 256 << 20;  // host memory a session's direct transfers stage in at once
 };
 
 // Totals over all sessions, for `outboard status` and the tests' proof that work was served.
@@ -54,6 +55,9 @@ struct ClCounters {
   uint64_t operations = 0, kernels = 0, failures = 0, bytes_written = 0, bytes_read = 0;
   // Of those bytes, the ones the copy lanes moved (wire::ClDirectRead, ClDirectWrite).
   uint64_t direct_bytes_written = 0, direct_bytes_read = 0;
+  // The direct transfers' staging memory: in use now (all sessions), and the most one session
+  // has used at once (never above its ClLimits::direct_staging_bytes).
+  uint64_t direct_staging_bytes = 0, direct_staging_peak_bytes = 0;
 };
 
 // A session's objects on the native platforms. Used by one thread at a time (the session's).

@@ -1,10 +1,11 @@
 // Buffers and their transfers. Data moves straight from and into the program's memory (no staging
-// copy here): a large transfer through the server's copy lanes, which copy it in pieces while
-// the device copies the others (the direct path: wire::ClDirectRead, ClDirectWrite), a small one,
-// or any where the server offers no lanes, as the operation's payload (the transport's
-// rendezvous path): a write's data is sent from the program's pointer, a read's lands in it.
-// Mapping is emulated: a map reads the region into host memory (the buffer's own host_ptr for
-// CL_MEM_USE_HOST_PTR), an unmap for writing sends it back.
+// copy here): a large one, blocking or not, through the server's copy lanes, which copy it in
+// pieces while the device copies the others (the direct path: wire::ClDirectRead,
+// ClDirectWrite), a small one, or any where the server offers no lanes, as the operation's
+// payload (the transport's rendezvous path): a write's data is sent from the program's pointer,
+// a read's lands in it. Mapping is emulated: a map reads the region into host memory (the
+// buffer's own host_ptr for CL_MEM_USE_HOST_PTR), an unmap for writing sends it back; both take
+// the direct path like any transfer.
 #include <cstdlib>
 
 #include "shims/opencl/api.hpp"
@@ -29,16 +30,21 @@ bool one_of_at_most(cl_mem_flags f, cl_mem_flags set) {
 constexpr uint64_t kDirectBytes = 1 << 20;
 
 // The program's memory registered for the server's lanes, when a transfer of `at` should take
-// the direct path; null otherwise. Blocking transfers only: the server stages a direct
-// transfer's whole size until the device is done with it, so one per program thread is in
-// flight; with non-blocking ones queued by the dozen, clpeak's non-blocking write test did not end
-// within minutes on the H200 host. They keep the message path until the server bounds its
-// direct staging.
+// the direct path; null otherwise. Non-blocking ones too: the server streams each transfer
+// through a bounded window of staging pieces, and queued ones wait for room there
+// (backends/opencl/staging_budget.hpp), however many the program queues.
 std::shared_ptr<const std::vector<std::byte>> direct_key(cl_command_queue q, const wire::ClRegion& at, const void* ptr,
-                                                         uint64_t bytes, bool blocking) {
+                                                         uint64_t bytes) {
   const bool linear = at.region[1] == 1 && at.region[2] == 1 && at.origin[1] == 0 && at.origin[2] == 0;
-  if (!blocking || bytes < kDirectBytes || !linear || !q->channel().direct()) return nullptr;
+  if (bytes < kDirectBytes || !linear || !q->channel().direct()) return nullptr;
   return q->channel().register_memory(const_cast<void*>(ptr), bytes);
+}
+
+// A direct write's answer that is not a success: its event fails, or without one its queue's
+// next clFinish shows it.
+void write_failed(const std::shared_ptr<EventState>& state, ClId queue, cl_int status) {
+  if (state) complete_event(state, status, {});
+  else note_failure(queue, status);
 }
 
 }  // namespace
@@ -74,7 +80,7 @@ cl_int read_into(cl_command_queue q, cl_mem mem, const wire::ClRegion& at, void*
     reads->outstanding.erase(seq);
     reads->cv.notify_all();
   };
-  if (auto key = direct_key(q, at, ptr, bytes, blocking)) {
+  if (auto key = direct_key(q, at, ptr, bytes)) {
     // Answered once the lanes have written all of it here; the key is released with the answer.
     wire::ClDirectRead rd{c.cmd, mem->id, at.origin[0], bytes, *key, reinterpret_cast<uint64_t>(ptr)};
     q->channel().call_async(rd, {}, nullptr, 0, [landed, key](Answer& a) mutable { landed(a); });
@@ -92,20 +98,25 @@ cl_int write_from(cl_command_queue q, cl_mem mem, const wire::ClRegion& at, cons
                   bool blocking, cl_uint n, const cl_event* wait, cl_event* event, cl_command_type type) {
   Command c;
   if (cl_int rc = begin_command(q, n, wait, event, type, c); rc != CL_SUCCESS) return rc;
-  if (auto key = direct_key(q, at, ptr, bytes, blocking)) {
+  if (auto key = direct_key(q, at, ptr, bytes)) {
     // Answered once the lanes have taken all of it: the pointer is the program's again (the
-    // command completes later: its event).
+    // command completes later: its event, which the server reports after the answer).
     wire::ClDirectWrite w{c.cmd, mem->id, at.origin[0], bytes, *key, reinterpret_cast<uint64_t>(ptr)};
+    std::shared_ptr<EventState> state = c.event ? c.event->state : nullptr;
+    if (event) *event = c.event;
+    if (!blocking) {  // the program keeps its memory until the event completes; the key until the answer
+      q->channel().call_async(w, {}, nullptr, 0, [key, state, queue = q->id](Answer& a) mutable {
+        if (a.status != CL_SUCCESS) write_failed(state, queue, a.status);
+        key.reset();
+      });
+      return CL_SUCCESS;
+    }
     Answer a = q->channel().call(w);
     if (a.status == client::opencl::kLost) {
       command_lost(c, event);
       return CL_OUT_OF_RESOURCES;
     }
-    if (a.status != CL_SUCCESS) {
-      if (c.event) complete_event(c.event->state, a.status, {});
-      else note_failure(q->id, a.status);  // shown at the queue's next clFinish
-    }
-    if (event) *event = c.event;
+    if (a.status != CL_SUCCESS) write_failed(state, q->id, a.status);
     return CL_SUCCESS;
   }
   // Blocking: returns once the data has left the program's memory (OpenCL: the pointer may be
@@ -137,6 +148,34 @@ cl_int check_queue_mem(cl_command_queue q, cl_mem m) {
 }
 
 bool within(size_t offset, size_t size, size_t total) { return size <= total && offset <= total - size; }
+
+// Memory of the ICD's for a buffer's mapping of `bytes`: the buffer's spare when large enough.
+void* mapping_memory(cl_mem m, size_t bytes) {
+  {
+    std::lock_guard lk(m->mu);
+    if (m->spare && m->spare_bytes >= bytes) {
+      void* p = m->spare;
+      m->spare = nullptr;
+      return p;
+    }
+  }
+  return std::aligned_alloc(128, (bytes + 127) / 128 * 128);
+}
+
+// A mapping of the ICD's memory is over: its memory becomes the buffer's spare (the larger one
+// is kept).
+void mapping_done(cl_mem m, void* p, size_t bytes) {
+  std::unique_lock lk(m->mu);
+  if (m->spare && m->spare_bytes >= bytes) {
+    lk.unlock();
+    std::free(p);
+    return;
+  }
+  std::swap(p, m->spare);
+  m->spare_bytes = bytes;
+  lk.unlock();
+  std::free(p);
+}
 
 // The bytes a rectangle touches in memory of the given pitches (0: tight), for bounds checks.
 bool rect_within(const size_t* origin, const size_t* region, size_t row, size_t slice, size_t total) {
@@ -256,6 +295,7 @@ void release_mem(cl_mem m) {
     void* data = it->second;
     run_callback([fn, m, data] { fn(m, data); });
   }
+  std::free(m->spare);
   cl_mem parent = m->parent;
   cl_context context = m->context;
   if (m->destructors.empty()) {
@@ -432,7 +472,7 @@ void* CL_API_CALL Api::clEnqueueMapBuffer(cl_command_queue q, cl_mem buffer, cl_
   if (buffer->host_ptr) {
     ptr = static_cast<char*>(buffer->host_ptr) + offset;
   } else {
-    ptr = std::aligned_alloc(128, (size + 127) / 128 * 128);
+    ptr = mapping_memory(buffer, size);
     if (!ptr) return fail_with<void*>(CL_MAP_FAILURE, errcode_ret);
     mapping.owned = true;
   }
@@ -444,7 +484,7 @@ void* CL_API_CALL Api::clEnqueueMapBuffer(cl_command_queue q, cl_mem buffer, cl_
     rc = read_into(q, buffer, linear(offset, size), ptr, size, blocking_map, n, wait, event, CL_COMMAND_MAP_BUFFER);
   }
   if (rc != CL_SUCCESS) {
-    if (mapping.owned) std::free(ptr);
+    if (mapping.owned) mapping_done(buffer, ptr, size);
     return fail_with<void*>(rc, errcode_ret);
   }
   std::lock_guard lk(buffer->mu);
@@ -477,7 +517,7 @@ cl_int CL_API_CALL Api::clEnqueueUnmapMemObject(cl_command_queue q, cl_mem memob
     rc = clEnqueueMarkerWithWaitList(q, n, wait, event);
     if (rc == CL_SUCCESS && event && *event) (*event)->command = CL_COMMAND_UNMAP_MEM_OBJECT;
   }
-  if (mapping.owned) std::free(mapped_ptr);
+  if (mapping.owned) mapping_done(memobj, mapped_ptr, mapping.bytes);
   return rc;
 }
 

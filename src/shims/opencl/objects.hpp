@@ -147,6 +147,10 @@ struct _cl_mem : outboard::opencl::IcdHeader, outboard::opencl::Counted {
   std::mutex mu;
   std::multimap<void*, Mapping> mappings;
   cl_uint map_count = 0;
+  // The memory of the last unmapped mapping of the ICD's own, kept for the next map: a fresh
+  // allocation faults every page in again as the map's data lands in it. Freed with the buffer.
+  void* spare = nullptr;
+  size_t spare_bytes = 0;
   std::vector<std::pair<void(CL_CALLBACK*)(cl_mem, void*), void*>> destructors;
   Channel& channel() const { return context->channel(); }
 };
