@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <condition_variable>
 #include <deque>
 #include <mutex>
@@ -172,9 +173,11 @@ class OpenClService final : public Service {
     ClCounters c = executor_.counters();
     uint64_t objects = 0;
     for (const auto& [peer, r] : runners_) objects += r->objects();
+    // Ended sessions whose objects are still being released (the rest wait to be joined).
+    const auto ending = std::count_if(retiring_.begin(), retiring_.end(), [](const auto& r) { return !r->finished(); });
     j["opencl"] = {{"sessions", runners_.size()},  {"objects", objects},           {"operations", c.operations},
                    {"kernels", c.kernels},         {"failures", c.failures},       {"bytes_written", c.bytes_written},
-                   {"bytes_read", c.bytes_read},   {"sessions_ending", retiring_.size()},
+                   {"bytes_read", c.bytes_read},   {"sessions_ending", ending},
                    {"direct_bytes_written", c.direct_bytes_written},
                    {"direct_bytes_read", c.direct_bytes_read},
                    {"direct_staging_bytes", c.direct_staging_bytes},
