@@ -756,7 +756,21 @@ int cl_mode(Peer& p, const std::string& mode, const std::string& host, uint16_t 
         cl_expect_status(what, "read of another session's buffer",
                          cl_read(other, 6, theirs->queue, s->buffer, cl_linear(0, 16)), kClInvalidMemObject))
       return 1;
+    // The direct path checks ids the same way (before it looks for lanes: the other has none).
     std::vector<uint8_t> junk(16, 0xee);
+    transport::Registration reg = other.worker->register_memory(junk.data(), junk.size());
+    const uint64_t at = reinterpret_cast<uint64_t>(junk.data());
+    auto direct = [&](uint64_t call, wire::ClId queue, wire::ClId mem) -> std::optional<std::pair<int32_t, std::vector<uint8_t>>> {
+      other.send(wire::encode(wire::ClRequest{call, wire::ClDirectWrite{{queue, {}, 0}, mem, 0, 16, reg.key(), at}, 0}));
+      auto r = other.expect<wire::ClReply>(10);
+      if (!r || r->call_id != call) return std::nullopt;
+      return std::pair{r->status, std::vector<uint8_t>{}};
+    };
+    if (cl_expect_status(what, "direct write through another session's queue", direct(7, s->queue, theirs->buffer),
+                         kClInvalidCommandQueue) ||
+        cl_expect_status(what, "direct write to another session's buffer", direct(8, theirs->queue, s->buffer),
+                         kClInvalidMemObject))
+      return 1;
     other.send(wire::encode(wire::ClRequest{0, wire::ClWrite{{theirs->queue, {}, 0}, s->buffer, cl_linear(0, 16)}, 16}),
                {{junk.data(), junk.size()}});
     auto notice = other.expect<wire::ClNotice>(10);
@@ -798,11 +812,15 @@ int cl_mode(Peer& p, const std::string& mode, const std::string& host, uint16_t 
     std::vector<uint8_t> mine(8192, 0);
     transport::Registration reg = p.worker->register_memory(mine.data(), mine.size());
     const uint64_t at = reinterpret_cast<uint64_t>(mine.data());
-    auto direct = [&](uint64_t call, bool write, uint64_t offset, uint64_t size, std::vector<std::byte> key,
-                      uint64_t address) -> std::optional<std::pair<int32_t, std::vector<uint8_t>>> {
-      wire::ClOp op = write ? wire::ClOp(wire::ClDirectWrite{{s->queue, {}, 0}, s->buffer, offset, size, key, address})
-                            : wire::ClOp(wire::ClDirectRead{{s->queue, {}, 0}, s->buffer, offset, size, key, address});
+    auto send_direct = [&](uint64_t call, bool write, uint64_t offset, uint64_t size, std::vector<std::byte> key,
+                           uint64_t address, wire::ClIds wait = {}) {
+      wire::ClOp op = write ? wire::ClOp(wire::ClDirectWrite{{s->queue, wait, 0}, s->buffer, offset, size, key, address})
+                            : wire::ClOp(wire::ClDirectRead{{s->queue, wait, 0}, s->buffer, offset, size, key, address});
       p.send(wire::encode(wire::ClRequest{call, op, 0}));
+    };
+    auto direct = [&](uint64_t call, bool write, uint64_t offset, uint64_t size, std::vector<std::byte> key,
+                      uint64_t address, wire::ClIds wait = {}) -> std::optional<std::pair<int32_t, std::vector<uint8_t>>> {
+      send_direct(call, write, offset, size, std::move(key), address, std::move(wait));
       auto r = p.expect<wire::ClReply>(10);
       if (!r || r->call_id != call) return std::nullopt;
       return std::pair{r->status, std::vector<uint8_t>{}};
@@ -823,7 +841,13 @@ int cl_mode(Peer& p, const std::string& mode, const std::string& host, uint16_t 
         cl_expect_status(what, "no memory key", direct(8, false, 0, 4096, {}, at), kClInvalidValue) ||
         cl_expect_status(what, "an over-long memory key", direct(9, true, 0, 4096, big_key, at), kClInvalidValue) ||
         cl_expect_status(what, "direct read into unmapped memory", direct(10, false, 0, 4096, reg.key(), 0x1000),
-                         -5))  // CL_OUT_OF_RESOURCES: the lanes' copies failed
+                         -5) ||  // CL_OUT_OF_RESOURCES: the lanes' copies failed
+        cl_expect_status(what, "direct write at an offset that wraps",
+                         direct(15, true, UINT64_MAX - 8, 16, reg.key(), at), kClInvalidValue) ||
+        cl_expect_status(what, "direct read of a size that wraps", direct(16, false, 16, UINT64_MAX - 8, reg.key(), at),
+                         kClInvalidValue) ||
+        cl_expect_status(what, "direct write waiting for a buffer", direct(17, true, 0, 16, reg.key(), at, {s->buffer}),
+                         kClInvalidEventWaitList))
       return 1;
     // An unanswered one: nobody would learn when the data landed.
     p.send(wire::encode(wire::ClRequest{0, wire::ClDirectRead{{s->queue, {}, 0}, s->buffer, 0, 16, reg.key(), at}, 0}));
@@ -833,8 +857,17 @@ int cl_mode(Peer& p, const std::string& mode, const std::string& host, uint16_t 
                          quiet ? "notice" : "nothing", quiet ? quiet->status : 0, quiet ? quiet->message.c_str() : ""),
              1;
     if (cl_expect_intact(p, what, *s)) return 1;
-    // A failed write leaves its region undefined (zeros here): last of the bad ones.
-    if (cl_expect_status(what, "direct write from unmapped memory", direct(11, true, 0, 4096, reg.key(), 0x1000), -5))
+    // A flood of writes from unmapped memory, queued at once: each fails (its pieces are not
+    // written), the server's staging stays within its budget, and the buffer is untouched.
+    for (uint64_t i = 0; i < 256; ++i) send_direct(1000 + i, true, 0, 4096, reg.key(), 0x1000);
+    for (uint64_t i = 0; i < 256; ++i) {
+      auto r = p.expect<wire::ClReply>(30);
+      if (!r || r->status != -5)
+        return std::printf("FAIL %s: a flooded write from unmapped memory: %s %d\n", what, r ? "status" : "no answer",
+                           r ? r->status : 0), 1;
+    }
+    if (cl_expect_status(what, "direct write from unmapped memory", direct(11, true, 0, 4096, reg.key(), 0x1000), -5) ||
+        cl_expect_intact(p, what, *s))
       return 1;
     // Good ones: new bytes go to the buffer from `mine`, then come back into its second half.
     for (size_t i = 0; i < 4096; ++i) mine[i] = static_cast<uint8_t>(255 - i % 251);

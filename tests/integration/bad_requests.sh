@@ -52,6 +52,11 @@ if [ "$(status_field "'opencl' in s")" = True ]; then
     "$BAD" 127.0.0.1 "$PORT" "$TOKEN" "$mode" >"$WORK/$mode.log" 2>&1 || { cat "$WORK/$mode.log"; fail "$mode"; }
     ok "$(grep '^ok' "$WORK/$mode.log") ($(grep 'server said' "$WORK/$mode.log" | head -4 | tr '\n' ' '))"
   done
+  # cl-direct flooded the direct path: its staging stayed within the budget, and is all back.
+  [ "$(status_field "s['opencl']['direct_staging_peak_bytes'] <= s['opencl']['direct_staging_budget']")" = True ] ||
+    fail "the direct path staged more than its budget"
+  for _ in $(seq 100); do [ "$(status_field "s['opencl']['direct_staging_bytes']")" = 0 ] && break; sleep 0.1; done
+  [ "$(status_field "s['opencl']['direct_staging_bytes']")" = 0 ] || fail "staging still held after the hostile sessions"
   OCL_ICD_VENDORS="$BUILD/etc/OpenCL/vendors" "$PROGRAMS/opencl_check" >"$WORK/good-cl.log" 2>&1 && grep -q "axpy correct: 1" "$WORK/good-cl.log" ||
     { cat "$WORK/good-cl.log"; fail "good OpenCL client after the hostile ones"; }
   ok "a good OpenCL client is served after them"
