@@ -219,13 +219,27 @@ static void stream(size_t n, int iters) {
   clReleaseMemObject(a), clReleaseMemObject(b), clReleaseMemObject(c), clReleaseMemObject(sums);
 }
 
-/* Blocking writes and reads of the stream array size, best of several. */
+static double least(double a, double b) { return a < b ? a : b; }
+
+/* Whether h holds 0, 1, 2, ... (sampled). */
+static void check_ramp(const double* h, size_t n, const char* what) {
+  for (size_t i = 0; i < n; i += n / 97 + 1)
+    if (h[i] != (double)i) {
+      printf("check FAILED: %s: %g at %zu\n", what, h[i], i), ++failures;
+      return;
+    }
+}
+
+/* Transfers of the stream array size, best of five after a warm-up: blocking writes and reads;
+   non-blocking ones, waited for by their event; maps for reading (blocking); unmaps after
+   writing (the map invalidates the region; unmap and clFinish timed); and 8 non-blocking writes
+   queued at once, then clFinish (the figure: all 8 together). */
 static void bandwidth(size_t n) {
   const size_t bytes = n * sizeof(double);
   double* h = malloc(bytes);
   for (size_t i = 0; i < n; ++i) h[i] = (double)i;
   cl_mem m = buffer(bytes);
-  double best_w = 1e30, best_r = 1e30;
+  double best_w = 1e30, best_r = 1e30, best_nw = 1e30, best_nr = 1e30, best_map = 1e30, best_unmap = 1e30, best_q = 1e30;
   for (int rep = 0; rep < 6; ++rep) {
     double t0 = now();
     CHECK(clEnqueueWriteBuffer(q, m, CL_TRUE, 0, bytes, h, 0, NULL, NULL));
@@ -233,14 +247,52 @@ static void bandwidth(size_t n) {
     memset(h, 0, bytes);
     CHECK(clEnqueueReadBuffer(q, m, CL_TRUE, 0, bytes, h, 0, NULL, NULL));
     double t2 = now();
-    if (rep > 0) best_w = t1 - t0 < best_w ? t1 - t0 : best_w, best_r = t2 - t1 < best_r ? t2 - t1 : best_r;
+    check_ramp(h, n, "blocking read");
+    cl_event e;
+    const double t2b = now();
+    CHECK(clEnqueueWriteBuffer(q, m, CL_FALSE, 0, bytes, h, 0, NULL, &e));
+    CHECK(clWaitForEvents(1, &e));
+    double t3 = now();
+    clReleaseEvent(e);
+    memset(h, 0, bytes);
+    double t4 = now();
+    CHECK(clEnqueueReadBuffer(q, m, CL_FALSE, 0, bytes, h, 0, NULL, &e));
+    CHECK(clWaitForEvents(1, &e));
+    double t5 = now();
+    clReleaseEvent(e);
+    check_ramp(h, n, "non-blocking read");
+    cl_int rc;
+    const double t5b = now();
+    double* p = clEnqueueMapBuffer(q, m, CL_TRUE, CL_MAP_READ, 0, bytes, 0, NULL, NULL, &rc);
+    double t6 = now();
+    CHECK(rc);
+    check_ramp(p, n, "map for reading");
+    CHECK(clEnqueueUnmapMemObject(q, m, p, 0, NULL, NULL));
+    CHECK(clFinish(q));
+    p = clEnqueueMapBuffer(q, m, CL_TRUE, CL_MAP_WRITE_INVALIDATE_REGION, 0, bytes, 0, NULL, NULL, &rc);
+    CHECK(rc);
+    memcpy(p, h, bytes);
+    double t7 = now();
+    CHECK(clEnqueueUnmapMemObject(q, m, p, 0, NULL, NULL));
+    CHECK(clFinish(q));
+    double t8 = now();
+    for (int k = 0; k < 8; ++k) CHECK(clEnqueueWriteBuffer(q, m, CL_FALSE, 0, bytes, h, 0, NULL, NULL));
+    CHECK(clFinish(q));
+    double t9 = now();
+    if (rep == 0) continue;
+    best_w = least(best_w, t1 - t0), best_r = least(best_r, t2 - t1), best_nw = least(best_nw, t3 - t2b);
+    best_nr = least(best_nr, t5 - t4), best_map = least(best_map, t6 - t5b), best_unmap = least(best_unmap, t8 - t7);
+    best_q = least(best_q, (t9 - t8) / 8);
   }
-  for (size_t i = 0; i < n; i += n / 97 + 1)
-    if (h[i] != (double)i) {
-      printf("check FAILED: read back %g at %zu\n", h[i], i), ++failures;
-      break;
-    }
+  memset(h, 0, bytes);
+  CHECK(clEnqueueReadBuffer(q, m, CL_TRUE, 0, bytes, h, 0, NULL, NULL));
+  check_ramp(h, n, "after the unmaps and queued writes");
   printf("write_bandwidth %.2f GB/s\nread_bandwidth %.2f GB/s\n", bytes / best_w / 1e9, bytes / best_r / 1e9);
+  printf("write_nonblocking_bandwidth %.2f GB/s\nread_nonblocking_bandwidth %.2f GB/s\n", bytes / best_nw / 1e9,
+         bytes / best_nr / 1e9);
+  printf("map_read_bandwidth %.2f GB/s\nunmap_write_bandwidth %.2f GB/s\n", bytes / best_map / 1e9,
+         bytes / best_unmap / 1e9);
+  printf("write_queued8_bandwidth %.2f GB/s\n", bytes / best_q / 1e9);
   free(h);
   clReleaseMemObject(m);
 }
