@@ -55,3 +55,23 @@ opencl_vendors() {
   mkdir -p "$DIRECT" && ln -sf /etc/OpenCL/vendors/pocl.icd "$DIRECT/"
   REMOTE="$BUILD/etc/OpenCL/vendors"
 }
+
+# cl_counter NAME: the server's opencl.NAME status figure.
+cl_counter() { status_field "s['opencl']['$1']"; }
+
+# opencl_side_by_side NAME MIN_READ MIN_WRITTEN: runs PROGRAMS/NAME (after opencl_vendors and
+# start_server) on PoCL directly (its output in WORK/NAME.pocl.txt), then through the ICD
+# (run_checked): the outputs must be the same line for line, the server's copy lanes must have
+# moved at least MIN_READ bytes into the program's memory and MIN_WRITTEN from it, and the server
+# must count no failure. Sets LANES_READ and LANES_WRITTEN to what they moved.
+opencl_side_by_side() {
+  local name=$1 read0 written0 failures
+  OCL_ICD_VENDORS="$DIRECT" "$PROGRAMS/$name" >"$WORK/$name.pocl.txt" 2>&1 || { cat "$WORK/$name.pocl.txt"; fail "$name on PoCL"; }
+  read0=$(cl_counter direct_bytes_read) written0=$(cl_counter direct_bytes_written) failures=$(cl_counter failures)
+  run_checked "$name" timeout -s KILL 300 env OCL_ICD_VENDORS="$REMOTE" "$PROGRAMS/$name"
+  diff "$WORK/$name.pocl.txt" "$WORK/$name.log" || fail "$name: results differ between PoCL and Outboard"
+  LANES_READ=$(($(cl_counter direct_bytes_read) - read0)) LANES_WRITTEN=$(($(cl_counter direct_bytes_written) - written0))
+  [ "$LANES_READ" -ge "$2" ] || fail "$name: the lanes read only $LANES_READ bytes into the program's memory"
+  [ "$LANES_WRITTEN" -ge "$3" ] || fail "$name: the lanes fetched only $LANES_WRITTEN bytes from the program's memory"
+  [ "$(cl_counter failures)" = "$failures" ] || fail "$name: the server counted failures: $failures -> $(cl_counter failures)"
+}

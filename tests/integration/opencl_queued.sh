@@ -14,39 +14,31 @@ opencl_vendors
 budget=$((16 << 20))
 echo "opencl_direct_staging_bytes = $budget" >"$WORK/server.toml"
 start_server --config "$WORK/server.toml"
-counter() { status_field "s['opencl']['$1']"; }
-[ "$(counter direct_staging_budget)" = $budget ] || fail "the server's staging budget is $(counter direct_staging_budget), not $budget"
+[ "$(cl_counter direct_staging_budget)" = $budget ] || fail "the server's staging budget is $(cl_counter direct_staging_budget), not $budget"
 
-OCL_ICD_VENDORS="$DIRECT" "$PROGRAMS/opencl_queued" >"$WORK/pocl.txt" 2>&1 || { cat "$WORK/pocl.txt"; fail "opencl_queued on PoCL"; }
-read0=$(counter direct_bytes_read) written0=$(counter direct_bytes_written) failures=$(counter failures)
-run_checked opencl_queued timeout -s KILL 300 env OCL_ICD_VENDORS="$REMOTE" "$PROGRAMS/opencl_queued"
-diff "$WORK/pocl.txt" "$WORK/opencl_queued.log" || fail "results differ between PoCL and Outboard"
-read=$(($(counter direct_bytes_read) - read0)) written=$(($(counter direct_bytes_written) - written0))
 # Two rounds of 64 reads and writes of 8 MiB (1 GiB each way), and the rest (~60 MiB each way).
-[ "$read" -ge $((1024 << 20)) ] || fail "the lanes read only $read bytes into the program's memory"
-[ "$written" -ge $((1024 << 20)) ] || fail "the lanes fetched only $written bytes from the program's memory"
-peak=$(counter direct_staging_peak_bytes)
+opencl_side_by_side opencl_queued $((1024 << 20)) $((1024 << 20))
+peak=$(cl_counter direct_staging_peak_bytes)
 [ "$peak" -gt 0 ] && [ "$peak" -le $budget ] || fail "the server staged $peak bytes at once (budget $budget)"
-[ "$(counter failures)" = "$failures" ] || fail "the server counted failures: $failures -> $(counter failures)"
-ok "opencl_queued: $(wc -l <"$WORK/pocl.txt") identical lines; $((read >> 20)) MiB read, $((written >> 20)) MiB written through the lanes, at most $((peak >> 20)) MiB staged"
+ok "opencl_queued: $(wc -l <"$WORK/opencl_queued.pocl.txt") identical lines; $((LANES_READ >> 20)) MiB read, $((LANES_WRITTEN >> 20)) MiB written through the lanes, at most $((peak >> 20)) MiB staged"
 
 # Killed with its transfers in flight.
-sessions=$(counter sessions)
+sessions=$(cl_counter sessions)
 OCL_ICD_VENDORS="$REMOTE" "$PROGRAMS/opencl_queued" inflight >"$WORK/inflight.log" 2>&1 &
 prog=$!
 for _ in $(seq 600); do grep -q '^queued$' "$WORK/inflight.log" && break; sleep 0.1; done
 grep -q '^queued$' "$WORK/inflight.log" || { cat "$WORK/inflight.log"; fail "the transfers were not queued"; }
-moving=$(counter direct_bytes_written)
-for _ in $(seq 100); do [ "$(counter direct_bytes_written)" -gt "$moving" ] && break; sleep 0.05; done
+moving=$(cl_counter direct_bytes_written)
+for _ in $(seq 100); do [ "$(cl_counter direct_bytes_written)" -gt "$moving" ] && break; sleep 0.05; done
 kill -9 $prog
 wait $prog 2>/dev/null || true
 for _ in $(seq 300); do
-  [ "$(counter sessions)" = "$sessions" ] && [ "$(counter sessions_ending)" = 0 ] && [ "$(counter direct_staging_bytes)" = 0 ] && break
+  [ "$(cl_counter sessions)" = "$sessions" ] && [ "$(cl_counter sessions_ending)" = 0 ] && [ "$(cl_counter direct_staging_bytes)" = 0 ] && break
   sleep 0.1
 done
 kill -0 "$SERVER_PID" || fail "the server died with the client"
-[ "$(counter sessions)" = "$sessions" ] && [ "$(counter sessions_ending)" = 0 ] || fail "the killed client's session was not freed"
-[ "$(counter direct_staging_bytes)" = 0 ] || fail "$(counter direct_staging_bytes) bytes still staged after the client died"
-[ "$(counter objects)" = 0 ] || fail "$(counter objects) objects left behind"
+[ "$(cl_counter sessions)" = "$sessions" ] && [ "$(cl_counter sessions_ending)" = 0 ] || fail "the killed client's session was not freed"
+[ "$(cl_counter direct_staging_bytes)" = 0 ] || fail "$(cl_counter direct_staging_bytes) bytes still staged after the client died"
+[ "$(cl_counter objects)" = 0 ] || fail "$(cl_counter objects) objects left behind"
 run_checked opencl_queued timeout -s KILL 300 env OCL_ICD_VENDORS="$REMOTE" "$PROGRAMS/opencl_queued"
 ok "a client killed with transfers in flight: its session and staging freed, the next client served"

@@ -14,19 +14,7 @@
 #include <sys/mman.h>
 #include <time.h>
 
-static int passed = 0, failed = 0;
-
-static void check(int ok, const char* what) {
-  if (ok) ++passed;
-  else ++failed;
-  printf("%s: %s\n", what, ok ? "ok" : "FAILED");
-}
-
-static uint8_t pattern(size_t i, unsigned seed) { return (uint8_t)((i * 2654435761u + seed * 40503u) >> 13); }
-
-static void fill(uint8_t* p, size_t n, size_t first, unsigned seed) {
-  for (size_t i = 0; i < n; ++i) p[i] = pattern(first + i, seed);
-}
+#include "opencl_bytes.h"
 
 /* Whether p[0, n) holds the pattern from `first` on; prints a checksum either way. */
 static int holds(const char* what, const uint8_t* p, size_t n, size_t first, unsigned seed) {
@@ -47,14 +35,9 @@ static void CL_CALLBACK noted(cl_event e, cl_int status, void* data) {
 }
 
 int main(void) {
-  cl_platform_id platform;
   cl_device_id device;
   cl_int rc;
-  if (clGetPlatformIDs(1, &platform, NULL) != CL_SUCCESS ||
-      clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, NULL) != CL_SUCCESS) {
-    fprintf(stderr, "no OpenCL device\n");
-    return 1;
-  }
+  if (!first_device(&device)) return 1;
   cl_context ctx = clCreateContext(NULL, 1, &device, NULL, NULL, &rc);
   cl_command_queue q = clCreateCommandQueue(ctx, device, 0, &rc);
   const size_t big = (size_t)24 << 20;        /* 24 MiB */
@@ -198,6 +181,5 @@ int main(void) {
   clReleaseContext(ctx);
   free(host);
   free(back);
-  printf("opencl_bulk: %d passed, %d failed\n", passed, failed);
-  return failed ? 1 : 0;
+  return verdict("opencl_bulk");
 }

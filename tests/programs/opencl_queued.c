@@ -17,19 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static int passed = 0, failed = 0;
-
-static void check(int ok, const char* what) {
-  if (ok) ++passed;
-  else ++failed;
-  printf("%s: %s\n", what, ok ? "ok" : "FAILED");
-}
-
-static uint8_t pattern(size_t i, unsigned seed) { return (uint8_t)((i * 2654435761u + seed * 40503u) >> 13); }
-
-static void fill(uint8_t* p, size_t n, size_t first, unsigned seed) {
-  for (size_t i = 0; i < n; ++i) p[i] = pattern(first + i, seed);
-}
+#include "opencl_bytes.h"
 
 /* Whether p[0, n) holds the pattern from `first` on, plus `add`; prints where it does not. */
 static int holds(const uint8_t* p, size_t n, size_t first, unsigned seed, uint8_t add) {
@@ -77,13 +65,8 @@ static void queued_writes(cl_command_queue q, cl_mem big, int with_checks) {
 }
 
 int main(int argc, char** argv) {
-  cl_platform_id platform;
   cl_int rc;
-  if (clGetPlatformIDs(1, &platform, NULL) != CL_SUCCESS ||
-      clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, NULL) != CL_SUCCESS) {
-    fprintf(stderr, "no OpenCL device\n");
-    return 1;
-  }
+  if (!first_device(&device)) return 1;
   ctx = clCreateContext(NULL, 1, &device, NULL, NULL, &rc);
   cl_command_queue q = clCreateCommandQueue(ctx, device, CL_QUEUE_PROFILING_ENABLE, &rc);
   cl_command_queue q2 = clCreateCommandQueue(ctx, device, 0, &rc);
@@ -228,6 +211,5 @@ int main(int argc, char** argv) {
   clReleaseCommandQueue(q2);
   clReleaseCommandQueue(q);
   clReleaseContext(ctx);
-  printf("opencl_queued: %d passed, %d failed\n", passed, failed);
-  return failed ? 1 : 0;
+  return verdict("opencl_queued");
 }
