@@ -120,6 +120,16 @@ TEST_F(ConfigFileTest, FileOverridesOnlyItsKeys) {
   EXPECT_EQ(c.log_format, "json");
 }
 
+TEST_F(ConfigFileTest, OpenclDirectStaging) {
+  EXPECT_EQ(Config{}.opencl_direct_staging_bytes, 256u << 20);
+  EXPECT_EQ(load_config_file(write("opencl_direct_staging_bytes = 4194304\n")).opencl_direct_staging_bytes, 4u << 20);
+  // Less than four of the smallest pieces: refused, from the file or set directly.
+  EXPECT_TRUE(contains(error_of("opencl_direct_staging_bytes = 4194303\n"), "opencl_direct_staging_bytes"));
+  Config c;
+  c.opencl_direct_staging_bytes = 1 << 20;
+  EXPECT_THROW(validate(c), Error);
+}
+
 TEST_F(ConfigFileTest, IntegerTimeoutIsAccepted) {
   EXPECT_EQ(load_config_file(write("auth_timeout_seconds = 3\n")).auth_timeout_seconds, 3.0);
 }
