@@ -68,6 +68,21 @@ TEST(StagingBudget, BoundedAndInOrder) {
   EXPECT_EQ(g.peak.load(), 4u << 20);
 }
 
+// A piece given back releases its memory before the next piece is handed out: the next one
+// reuses it (transport::Buffer's cache), so no more than the budget is ever allocated at once.
+TEST(StagingBudget, MemoryReleasedBeforeTheNextPiece) {
+  StagingBudget::Gauge g;
+  auto budget = std::make_shared<StagingBudget>(4 << 20, g);
+  auto a = std::make_shared<Holder>();
+  budget->ask(a, 5 << 20);  // 4 pieces of 1 MiB now, the fifth once one is back
+  ASSERT_EQ(a->held.size(), 4u);
+  const std::byte* first = a->held.front()->memory.data();
+  ASSERT_NE(first, nullptr);
+  a->give_one();
+  ASSERT_EQ(a->held.size(), 4u);
+  EXPECT_EQ(a->held.back()->memory.data(), first);
+}
+
 TEST(StagingBudget, GivenBackAtOnce) {
   StagingBudget::Gauge g;
   auto budget = std::make_shared<StagingBudget>(4 << 20, g);

@@ -59,10 +59,8 @@ std::array<uint64_t, 4> profile_of(const std::vector<cl_event>& pieces) {
 class Transfer final : public StagingBudget::Taker, public std::enable_shared_from_this<Transfer> {
  public:
   Transfer(const DirectSession& s, const DirectTransfer& t, cl_event end_gate) : s_(s), t_(t), gate_(end_gate) {
-    const int64_t pieces = static_cast<int64_t>((t.bytes + s.staging->piece_bytes(t.bytes) - 1) /
-                                                s.staging->piece_bytes(t.bytes));
-    left_ = pieces;
-    unfetched_ = pieces;
+    const uint64_t piece = s.staging->piece_bytes(t.bytes);
+    left_ = unfetched_ = static_cast<int64_t>((t.bytes + piece - 1) / piece);
   }
 
   // The command's turn has come (or what it waited for failed): its pieces are asked for.

@@ -7,6 +7,8 @@
 namespace outboard::backends {
 
 StagingBudget::Piece::~Piece() {
+  // The memory first: the next piece, handed out on this thread, may reuse it (the buffer cache).
+  memory = transport::Buffer();
   if (from) from->give_back(bytes);
 }
 

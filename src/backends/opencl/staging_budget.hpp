@@ -18,7 +18,7 @@ namespace outboard::backends {
 class StagingBudget : public std::enable_shared_from_this<StagingBudget> {
  public:
   // One piece of a transfer: `bytes` at `at` of the transfer, in `memory` (empty when none could
-  // be had). Its bytes go back to the budget when it is destroyed.
+  // be had). When it is destroyed its memory is released, then its bytes go back to the budget.
   struct Piece {
     uint64_t at = 0, bytes = 0;
     transport::Buffer memory;
@@ -42,7 +42,7 @@ class StagingBudget : public std::enable_shared_from_this<StagingBudget> {
   // The piece size for a transfer of `bytes`: ~kPieces pieces within the bounds, at most a
   // quarter of the budget (so that the lanes' and the device's copies of neighbours overlap).
   uint64_t piece_bytes(uint64_t bytes) const;
-  // Queues `taker` for `bytes` in pieces of piece_bytes(bytes).
+  // Queues `taker` for `bytes` (more than 0) in pieces of piece_bytes(bytes).
   void ask(std::shared_ptr<Taker> taker, uint64_t bytes);
 
  private:
