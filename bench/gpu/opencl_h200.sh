@@ -3,7 +3,10 @@
 # (examples/cl_bench.c: BabelStream's five kernels on 2^25 doubles x 100 iterations, buffer
 # write/read bandwidth, a tiled SGEMM kernel, blocking round trip, enqueue rate) on NVIDIA's
 # OpenCL directly and through Outboard's ICD to a server on this host, alternating; then clpeak
-# both ways. Results in OUT (side_by_side.txt, clpeak-*.txt, run.log).
+# both ways. Results in OUT (side_by_side.txt, clpeak-*.txt, run.log). STEPS=transfers:
+# bench/opencl/transfers.sh's buffer transfers (blocking or not, maps, unmaps, queued writes;
+# cl_bench and clpeak) natively, as messages and on the direct path, and through BASE_CARRY's
+# build (a tree pack.sh carried of the build before a change) if given; OUT/transfers.txt.
 #   bench/gpu/opencl_h200.sh OUT_DIR [CARRY_DIR]    STEPS="stream clpeak" ROUNDS=2 CLPEAK_ROUNDS=2 by default
 set -uo pipefail
 OUT=${1:?usage: opencl_h200.sh OUT_DIR [CARRY_DIR]}
@@ -35,6 +38,13 @@ if want stream; then
     ICD_DIR="$R/vendors" VENDORS="$NATIVE" PLATFORM=NVIDIA ROUNDS=${ROUNDS:-2} \
     bash "$(dirname "$0")/../opencl/side_by_side.sh" "$R" --size 4096 ${CL_BENCH_ARGS:-}
   cp "$R/side_by_side.txt" "$OUT/"
+fi
+if want transfers; then
+  step "transfers side by side" env OUTBOARD="$CARRY/bin/outboard" CL_BENCH="$CARRY/bin/cl_bench" ICD_DIR="$R/vendors" \
+    VENDORS="$NATIVE" PLATFORM=NVIDIA ROUNDS=${ROUNDS:-2} BASE="${BASE_CARRY:-}" \
+    CLPEAK="$([ -x "$CARRY/bin/clpeak" ] && echo "$CARRY/bin/clpeak")" \
+    bash "$(dirname "$0")/../opencl/transfers.sh" "$R" ${CL_BENCH_ARGS:-}
+  cp "$R/transfers.txt" "$OUT/"
 fi
 if want clpeak && [ -x "$CARRY/bin/clpeak" ]; then
   source "$(dirname "$0")/../../scripts/local_server.sh"

@@ -7,56 +7,70 @@
 # messages), and through this build; alternating, ROUNDS times. Raw output and a table of ratios
 # to the platform's own figures (per round) go to OUT/transfers.txt.
 #   bench/opencl/transfers.sh OUT [cl_bench args...]
-#   BUILD=build, BASE= (a build folder with bin/outboard, lib/ and etc/OpenCL/vendors), PLATFORM=Portable,
-#   ROUNDS=2, VENDORS=/etc/OpenCL/vendors, CLPEAK=clpeak (empty: skipped)
+#   BUILD=build (or a carried tree: OUTBOARD=.../bin/outboard CL_BENCH=.../bin/cl_bench
+#   ICD_DIR=.../etc/OpenCL/vendors), BASE= (a build folder or a tree bench/gpu/pack.sh carried:
+#   bin/outboard and lib/liboutboard-opencl.so.0), PLATFORM=Portable (the platform's name, e.g.
+#   NVIDIA), ROUNDS=2, VENDORS=/etc/OpenCL/vendors, CLPEAK=clpeak (empty: skipped)
 set -uo pipefail
 OUT=${1:?usage: transfers.sh OUT [cl_bench args...]}
 shift
 mkdir -p "$OUT"
 CL_ARGS=("$@")
 BUILD=${BUILD:-build}
+OUTBOARD=${OUTBOARD:-$BUILD/bin/outboard}
+CL_BENCH=${CL_BENCH:-$BUILD/bin/cl_bench}
+ICD_DIR=${ICD_DIR:-$BUILD/etc/OpenCL/vendors}
 BASE=${BASE:-}
 PLATFORM=${PLATFORM:-Portable}
 VENDORS=${VENDORS:-/etc/OpenCL/vendors}
 CLPEAK=${CLPEAK-clpeak}
-CL_BENCH=$BUILD/bin/cl_bench
 W=$(mktemp -d)
 PIDS=()
 trap 'for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done; rm -rf "$W"' EXIT
 source "$(dirname "$0")/../../scripts/local_server.sh"
 
-# serve NAME BUILDDIR: a server of that build (serving the native platforms only); its address
-# in ADDR_NAME. Both servers share one secret (clients find it in OUTBOARD_TOKEN_FILE).
-"$BUILD/bin/outboard" token --file "$W/token" >/dev/null
+# serve NAME OUTBOARD [LD_LIBRARY_PATH]: a server (serving the native platforms only); its
+# address in ADDR_NAME. Both servers share one secret (clients find it in OUTBOARD_TOKEN_FILE).
+"$OUTBOARD" token --file "$W/token" >/dev/null
 serve() {
   mkdir -p "$W/$1"
   cp "$W/token" "$W/$1/token"
-  OCL_ICD_VENDORS="$VENDORS" start_local_server "$2/bin/outboard" "$W/$1" || exit 1
+  LD_LIBRARY_PATH=${3-${LD_LIBRARY_PATH:-}} OCL_ICD_VENDORS="$VENDORS" start_local_server "$2" "$W/$1" || exit 1
   PIDS+=("$SERVER_PID")
   eval "ADDR_$1=127.0.0.1:$PORT"
 }
-serve this "$BUILD"
-[ -z "$BASE" ] || serve base "$BASE"
+serve this "$OUTBOARD"
+if [ -n "$BASE" ]; then
+  BASE=$(cd "$BASE" && pwd)
+  # Its own libraries first: a carried tree's deps/ (LD_LIBRARY_PATH) holds this build's client.
+  BASE_LIBS="$BASE/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  serve base "$BASE/bin/outboard" "$BASE_LIBS"
+  mkdir -p "$W/base-vendors"  # the base's ICD, registered for this run only
+  echo "$BASE/lib/liboutboard-opencl.so.0" >"$W/base-vendors/outboard.icd"
+fi
 
 R="$OUT/transfers.txt"
 echo "# $(date -u +%FT%TZ) $(uname -n) $(nproc) cores; cl_bench $* bandwidth; ${CLPEAK:+clpeak --transfer-bandwidth; }platform '$PLATFORM'${BASE:+; base $BASE}" >>"$R"
-# run LABEL VENDORS [ENV...]: both programs, through the ICDs of VENDORS.
+# run LABEL VENDORS [ENV...]: both programs, through the ICDs of VENDORS, on PLATFORM (clpeak:
+# its first device).
 run() {
-  local label=$1 vendors=$2
+  local label=$1 vendors=$2 index
   shift 2
   echo "## round $round: $label" | tee -a "$R"
   env OCL_ICD_VENDORS="$vendors" "$@" "$CL_BENCH" --platform "$PLATFORM" "${CL_ARGS[@]}" bandwidth 2>&1 | tee -a "$R"
   if [ -n "$CLPEAK" ]; then
-    env OCL_ICD_VENDORS="$vendors" "$@" "$CLPEAK" --transfer-bandwidth 2>&1 | grep -E '(enqueue|memcpy).* : ' | tee -a "$R"
+    index=$(env OCL_ICD_VENDORS="$vendors" "$@" "$CL_BENCH" --list | awk -F'[ :]' -v p="$PLATFORM" 'index($0, p) {print $2; exit}')
+    env OCL_ICD_VENDORS="$vendors" "$@" "$CLPEAK" -p "${index:-0}" -d 0 --transfer-bandwidth 2>&1 |
+      grep -E '(enqueue|memcpy).* : ' | tee -a "$R"
   fi
 }
 for round in $(seq "${ROUNDS:-2}"); do
   run native "$VENDORS"
-  [ -z "$BASE" ] || run base "$BASE/etc/OpenCL/vendors" OUTBOARD_SERVERS="$ADDR_base"
-  run messages "$BUILD/etc/OpenCL/vendors" OUTBOARD_SERVERS="$ADDR_this" OUTBOARD_DIRECT=0
-  run direct "$BUILD/etc/OpenCL/vendors" OUTBOARD_SERVERS="$ADDR_this"
+  [ -z "$BASE" ] || run base "$W/base-vendors" OUTBOARD_SERVERS="$ADDR_base" LD_LIBRARY_PATH="$BASE_LIBS"
+  run messages "$ICD_DIR" OUTBOARD_SERVERS="$ADDR_this" OUTBOARD_DIRECT=0
+  run direct "$ICD_DIR" OUTBOARD_SERVERS="$ADDR_this"
 done
-OUTBOARD_SERVERS=$ADDR_this "$BUILD/bin/outboard" status --json |
+OUTBOARD_SERVERS=$ADDR_this "$OUTBOARD" status --json |
   python3 -c "import json,sys; print('server opencl', json.load(sys.stdin)['opencl'])" | tee -a "$R"
 
 # Ratios to the platform's own figure, per round.
