@@ -200,6 +200,19 @@ int main(int argc, char** argv) {
     if (p) clEnqueueUnmapMemObject(q, big, p, 0, NULL, NULL);
   }
   check(maps, "map, write, unmap, map to read, four times");
+  /* A non-blocking map for reading and writing, unmapped at once without waiting (legal: the queue
+     orders them): the unmap must not write back, nor free, memory the map's read is still filling,
+     so the buffer keeps its data. */
+  fill(host[0], 6 * MiB, 0, 40);
+  clEnqueueWriteBuffer(q, big, CL_TRUE, 0, 6 * MiB, host[0], 0, NULL, NULL);
+  int unchanged = 1;
+  for (int i = 0; i < 4; ++i) {
+    uint8_t* p = clEnqueueMapBuffer(q, big, CL_FALSE, CL_MAP_READ | CL_MAP_WRITE, 0, 6 * MiB, 0, NULL, NULL, &rc);
+    unchanged &= rc == CL_SUCCESS && p && clEnqueueUnmapMemObject(q, big, p, 0, NULL, NULL) == CL_SUCCESS;
+  }
+  memset(back[0], 0, 6 * MiB);
+  clEnqueueReadBuffer(q, big, CL_TRUE, 0, 6 * MiB, back[0], 0, NULL, NULL);
+  check(unchanged && holds(back[0], 6 * MiB, 0, 40, 0), "map without waiting, unmap at once: the data stays");
   check(clFinish(q) == CL_SUCCESS, "finish");
 
   for (int i = 0; i < kCount; ++i) free(host[i]), free(back[i]);

@@ -481,7 +481,15 @@ void* CL_API_CALL Api::clEnqueueMapBuffer(cl_command_queue q, cl_mem buffer, cl_
     rc = clEnqueueMarkerWithWaitList(q, n, wait, event);  // nothing to read: the program overwrites it
     if (rc == CL_SUCCESS && event && *event) (*event)->command = CL_COMMAND_MAP_BUFFER;
   } else {
-    rc = read_into(q, buffer, linear(offset, size), ptr, size, blocking_map, n, wait, event, CL_COMMAND_MAP_BUFFER);
+    // A non-blocking map keeps an event of its read for the unmap (the program's, retained, or
+    // one of the ICD's own).
+    cl_event own = nullptr;
+    cl_event* tracked = blocking_map ? event : (event ? event : &own);
+    rc = read_into(q, buffer, linear(offset, size), ptr, size, blocking_map, n, wait, tracked, CL_COMMAND_MAP_BUFFER);
+    if (rc == CL_SUCCESS && !blocking_map && *tracked) {
+      mapping.pending = *tracked;
+      if (tracked == event) clRetainEvent(*event);
+    }
   }
   if (rc != CL_SUCCESS) {
     if (mapping.owned) mapping_done(buffer, ptr, size);
@@ -508,6 +516,10 @@ cl_int CL_API_CALL Api::clEnqueueUnmapMemObject(cl_command_queue q, cl_mem memob
     memobj->map_count--;
   }
   if (memobj->type != CL_MEM_OBJECT_BUFFER) return unmap_image(q, memobj, mapped_ptr, mapping, n, wait, event);
+  if (mapping.pending) {  // the map's data may still be landing in mapped_ptr
+    clWaitForEvents(1, &mapping.pending);
+    clReleaseEvent(mapping.pending);
+  }
   cl_int rc;
   if (mapping.write) {
     // Sent before this returns, so the ICD's memory can go at once.

@@ -143,6 +143,9 @@ struct _cl_mem : outboard::opencl::IcdHeader, outboard::opencl::Counted {
     size_t row_pitch = 0, slice_pitch = 0;  // images: the mapped memory's layout
     bool write = false;
     bool owned = false;  // memory of the ICD's (not host_ptr)
+    // A non-blocking map's read, still landing in the mapped memory when the map returned: an
+    // unmap waits for it before it writes the memory back or lets it go (a reference held).
+    cl_event pending = nullptr;
   };
   std::mutex mu;
   std::multimap<void*, Mapping> mappings;
