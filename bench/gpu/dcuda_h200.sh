@@ -6,9 +6,10 @@
 # benchmark across two processes on the one GPU, through the host proxy over UCX — first
 # time-sliced (no MPS: correct, slow), then under an MPS daemon of our own if the machine has
 # one, so that both processes' grids are resident at once. `hops`: what each hop of the proxy path
-# costs (bench/dcuda/proxy_hops.cu).
+# costs (bench/dcuda/proxy_hops.cu). `ipc`: CUDA IPC between processes while kernels run
+# (bench/dcuda/ipc_probe.cu), for the path that needs no host.
 #   bench/gpu/dcuda_h200.sh OUT_DIR [CARRY_DIR]
-#     STEPS="tests bench nvshmem proxy hops" ITERATIONS=20000 THREADS="128 256 1024" PROXY_RANKS="1 66"
+#     STEPS="tests bench nvshmem proxy hops ipc" ITERATIONS=20000 THREADS="128 256 1024" PROXY_RANKS="1 66"
 #     TIMESLICED=1 (0: the proxy step only under MPS)
 set -uo pipefail
 OUT=${1:?usage: dcuda_h200.sh OUT_DIR [CARRY_DIR]}
@@ -42,6 +43,21 @@ if want nvshmem; then
     log "no NVSHMEM headers found"
   fi
 fi
+# An MPS daemon of our own (private pipe and log directories, no root): the processes of one run
+# share the GPU at once instead of time-slicing. mps_start fails where there is none.
+mps_start() {
+  command -v nvidia-cuda-mps-control >/dev/null || { log "no nvidia-cuda-mps-control here: no MPS runs"; return 1; }
+  export CUDA_MPS_PIPE_DIRECTORY=$R/mps-pipe CUDA_MPS_LOG_DIRECTORY=$R/mps-log
+  mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
+  nvidia-cuda-mps-control -d || { log "nvidia-cuda-mps-control -d failed: no MPS runs"; mps_env_off; return 1; }
+  sleep 1
+}
+mps_env_off() { unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY; }
+mps_stop() {
+  echo quit | nvidia-cuda-mps-control
+  cp -r "$CUDA_MPS_LOG_DIRECTORY" "$OUT/mps-log" 2>/dev/null
+  mps_env_off
+}
 if want proxy; then
   OB=$CARRY/bin/outboard
   if [ "${TIMESLICED:-1}" = 1 ]; then
@@ -50,26 +66,24 @@ if want proxy; then
       "$CARRY/bin/dcuda_bench" 100 "$R/dcuda-proxy-timesliced.json"
     cp "$R/dcuda-proxy-timesliced.json" "$OUT/" 2>/dev/null
   fi
-  if command -v nvidia-cuda-mps-control >/dev/null; then
-    export CUDA_MPS_PIPE_DIRECTORY=$R/mps-pipe CUDA_MPS_LOG_DIRECTORY=$R/mps-log
-    mkdir -p "$CUDA_MPS_PIPE_DIRECTORY" "$CUDA_MPS_LOG_DIRECTORY"
-    if nvidia-cuda-mps-control -d; then
-      sleep 1
-      step "proxy checks, 2 processes, MPS" timeout 300 "$OB" dcuda run -n 2 -- "$CARRY/bin/dcuda_proxy_gpu_check"
-      for n in ${PROXY_RANKS:-1 66}; do
-        step "proxy bench, 2 processes of $n ranks, MPS" env DCUDA_RANKS_PER_GPU=$n timeout 200 "$OB" dcuda run -n 2 -- \
-          "$CARRY/bin/dcuda_bench" "${PROXY_ITERATIONS:-5000}" "$R/dcuda-proxy-mps-$n.json"
-        cp "$R/dcuda-proxy-mps-$n.json" "$OUT/" 2>/dev/null
-      done
-      echo quit | nvidia-cuda-mps-control
-      cp -r "$CUDA_MPS_LOG_DIRECTORY" "$OUT/mps-log" 2>/dev/null
-    else
-      log "nvidia-cuda-mps-control -d failed: no MPS figures"
-    fi
-    unset CUDA_MPS_PIPE_DIRECTORY CUDA_MPS_LOG_DIRECTORY
-  else
-    log "no nvidia-cuda-mps-control on this machine: no MPS figures"
+  if mps_start; then
+    step "proxy checks, 2 processes, MPS" timeout 300 "$OB" dcuda run -n 2 -- "$CARRY/bin/dcuda_proxy_gpu_check"
+    for n in ${PROXY_RANKS:-1 66}; do
+      step "proxy bench, 2 processes of $n ranks, MPS" env DCUDA_RANKS_PER_GPU=$n timeout 200 "$OB" dcuda run -n 2 -- \
+        "$CARRY/bin/dcuda_bench" "${PROXY_ITERATIONS:-5000}" "$R/dcuda-proxy-mps-$n.json"
+      cp "$R/dcuda-proxy-mps-$n.json" "$OUT/" 2>/dev/null
+    done
+    mps_stop
   fi
+fi
+# CUDA IPC between two processes while their kernels run (bench/dcuda/ipc_probe.cu), under MPS.
+if want ipc && mps_start; then
+  for mode in ${IPC_MODES:-nohold release hold}; do  # no kernel during the IPC calls / the holder ended before / still running
+    rm -rf "$R/ipc" && mkdir -p "$R/ipc"
+    step "ipc probe ($mode), 2 processes, MPS" bash -c "timeout 60 '$CARRY/bin/ipc_probe' '$R/ipc' 0 ${ITERATIONS:-20000} $mode & \
+      timeout 60 '$CARRY/bin/ipc_probe' '$R/ipc' 1 ${ITERATIONS:-20000} $mode | sed 's/^/process 1: /'; wait \$!"
+  done
+  mps_stop
 fi
 want hops && step "proxy hops" timeout 120 "$CARRY/bin/proxy_hops" "${ITERATIONS:-20000}"
 log "done"
