@@ -93,7 +93,10 @@ int main(int argc, char** argv) {
   if (processes > 2) return std::fprintf(stderr, "dcuda_bench: one or two processes\n"), 1;
   const bool across = processes == 2;
   const int pairs = across ? ranks : ranks / 2;
-  const std::string where = across ? "proxy" : "same GPU";
+  // Across processes: through the proxies when DCUDA_PEER_PATH=0, else directly where the other
+  // process's memory could be mapped (one host).
+  const char* peer_env = std::getenv("DCUDA_PEER_PATH");
+  const std::string where = !across ? "same GPU" : peer_env && std::string(peer_env) == "0" ? "proxy" : "other process";
   auto initiator = [&](int k) { return across ? k : 2 * k; };  // pair k's initiator, a local index
   const uint64_t stride = 1 << 20;
   unsigned char* buffers = nullptr;

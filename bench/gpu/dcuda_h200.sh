@@ -13,6 +13,7 @@
 #     TIMESLICED=1 (0: the proxy step only under MPS)
 set -uo pipefail
 OUT=${1:?usage: dcuda_h200.sh OUT_DIR [CARRY_DIR]}
+mkdir -p "$OUT"
 CARRY=$(cd "${2:-.gpu-carry}" && pwd)
 export LD_LIBRARY_PATH=$CARRY/lib:$CARRY/deps
 R=$(mktemp -d)
@@ -61,17 +62,22 @@ mps_stop() {
 if want proxy; then
   OB=$CARRY/bin/outboard
   if [ "${TIMESLICED:-1}" = 1 ]; then
-    step "proxy checks, 2 processes, time-sliced" timeout 300 "$OB" dcuda run -n 2 -- "$CARRY/bin/dcuda_proxy_gpu_check"
-    step "proxy bench, 2 processes, time-sliced" env DCUDA_RANKS_PER_GPU=1 timeout 200 "$OB" dcuda run -n 2 -- \
+    step "proxy checks, 2 processes, time-sliced" env DCUDA_PEER_PATH=0 timeout 300 "$OB" dcuda run -n 2 -- "$CARRY/bin/dcuda_proxy_gpu_check"
+    step "proxy bench, 2 processes, time-sliced" env DCUDA_PEER_PATH=0 DCUDA_RANKS_PER_GPU=1 timeout 200 "$OB" dcuda run -n 2 -- \
       "$CARRY/bin/dcuda_bench" 100 "$R/dcuda-proxy-timesliced.json"
     cp "$R/dcuda-proxy-timesliced.json" "$OUT/" 2>/dev/null
   fi
   if mps_start; then
-    step "proxy checks, 2 processes, MPS" timeout 300 "$OB" dcuda run -n 2 -- "$CARRY/bin/dcuda_proxy_gpu_check"
-    for n in ${PROXY_RANKS:-1 66}; do
-      step "proxy bench, 2 processes of $n ranks, MPS" env DCUDA_RANKS_PER_GPU=$n timeout 200 "$OB" dcuda run -n 2 -- \
-        "$CARRY/bin/dcuda_bench" "${PROXY_ITERATIONS:-5000}" "$R/dcuda-proxy-mps-$n.json"
-      cp "$R/dcuda-proxy-mps-$n.json" "$OUT/" 2>/dev/null
+    # PEER_PATHS: 0 through the proxies, 1 directly through memory mapped from the other process.
+    for peer in ${PEER_PATHS:-0 1}; do
+      path=$([ "$peer" = 0 ] && echo proxy || echo peer)
+      step "$path checks, 2 processes, MPS" env DCUDA_PEER_PATH=$peer timeout 300 "$OB" dcuda run -n 2 -- \
+        "$CARRY/bin/dcuda_proxy_gpu_check"
+      for n in ${PROXY_RANKS:-1 66}; do
+        step "$path bench, 2 processes of $n ranks, MPS" env DCUDA_PEER_PATH=$peer DCUDA_RANKS_PER_GPU=$n timeout 200 \
+          "$OB" dcuda run -n 2 -- "$CARRY/bin/dcuda_bench" "${PROXY_ITERATIONS:-5000}" "$R/dcuda-$path-mps-$n.json"
+        cp "$R/dcuda-$path-mps-$n.json" "$OUT/" 2>/dev/null
+      done
     done
     mps_stop
   fi

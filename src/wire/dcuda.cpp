@@ -18,10 +18,14 @@ struct Encoder {
   }
   void operator()(const Ack& m) { w.u32(m.source), w.u32(m.seq); }
   void operator()(const Refused& m) { w.u32(m.source), w.u32(m.seq), w.str(clipped(m.reason, kMaxReason)); }
-  void operator()(const Arrive& m) { w.u32(m.generation); }
+  void operator()(const Arrive& m) { w.u32(m.generation), w.u32(m.windows); }
   void operator()(const Finished&) {}
   void operator()(const Error& m) { w.str(clipped(m.reason, kMaxReason)); }
   void operator()(const Welcome&) {}
+  void operator()(const Window& m) {
+    w.u32(m.rank), w.u32(m.window), w.u64(m.offset), w.u64(m.bytes), w.u64(m.allocation_bytes);
+    w.bytes(m.handle);
+  }
 };
 
 }  // namespace
@@ -67,7 +71,19 @@ Message decode(std::span<const std::byte> in) {
       m = f;
       break;
     }
-    case Kind::arrive: m = Arrive{r.u32()}; break;
+    case Kind::arrive: {
+      Arrive a;
+      a.generation = r.u32(), a.windows = r.u32();
+      m = a;
+      break;
+    }
+    case Kind::window: {
+      Window v;
+      v.rank = r.u32(), v.window = r.u32(), v.offset = r.u64(), v.bytes = r.u64(), v.allocation_bytes = r.u64();
+      r.bytes(v.handle);
+      m = v;
+      break;
+    }
     case Kind::finished: m = Finished{}; break;
     case Kind::error: m = Error{r.str(kMaxReason)}; break;
     case Kind::welcome: m = Welcome{}; break;

@@ -4,6 +4,7 @@
 // decoded with the bounds-checked wire::Reader: what decodes has exactly its kind's size.
 // Whether the values make sense (ranks, windows, offsets, tags) is the receiving proxy's check.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -13,7 +14,7 @@
 namespace outboard::wire::dcuda {
 
 inline constexpr uint32_t kMagic = 0x41554344;  // "DCUA"
-inline constexpr uint16_t kVersion = 1;
+inline constexpr uint16_t kVersion = 2;
 inline constexpr size_t kMaxReason = 1024;      // longest text in refused/error
 inline constexpr size_t kMaxKey = 128;          // longest hello key
 
@@ -27,6 +28,8 @@ enum class Kind : uint16_t {
                  // with `finished` on the same connection: received)
   error = 7,     // the connection is about to be closed, and why
   welcome = 8,   // answer to hello: the connection is set up, commands may follow
+  window = 9,    // to a process of the same host: where one of the sender's ranks has a window,
+                 // as memory it can map (CUDA IPC), so its ranks put there without the proxies
 };
 
 struct Hello {
@@ -64,6 +67,7 @@ struct Refused {
 
 struct Arrive {
   uint32_t generation = 0;
+  uint32_t windows = 0;  // window messages sent on this connection so far: count them all before the arrival counts
   bool operator==(const Arrive&) const = default;
 };
 
@@ -80,7 +84,19 @@ struct Welcome {
   bool operator==(const Welcome&) const = default;
 };
 
-using Message = std::variant<Hello, Put, Ack, Refused, Arrive, Finished, Error, Welcome>;
+// A window of world rank `rank`: `bytes` at `offset` into the allocation `handle` names (of
+// `allocation_bytes`); bytes == 0: the window is gone.
+struct Window {
+  uint32_t rank = 0;
+  uint32_t window = 0;
+  uint64_t offset = 0;
+  uint64_t bytes = 0;
+  uint64_t allocation_bytes = 0;
+  std::array<uint8_t, 64> handle{};
+  bool operator==(const Window&) const = default;
+};
+
+using Message = std::variant<Hello, Put, Ack, Refused, Arrive, Finished, Error, Welcome, Window>;
 
 // Replaces `out` with the encoding of `m` (keeps its capacity: no allocation in steady state).
 void encode(const Message& m, std::vector<std::byte>& out);

@@ -80,7 +80,7 @@ TEST(DcudaProxy, HostilePeerIsRefusedAndNothingIsTouched) {
   runtime::Proxy proxy(o);
   runtime::World world;
   world.self = 0;
-  world.processes = {{0, 1, proxy.address(), proxy.key()}, {1, 1, "127.0.0.1:" + std::to_string(raw_port), "00"}};
+  world.processes = {{0, 1, proxy.address(), proxy.key(), "", ""}, {1, 1, "127.0.0.1:" + std::to_string(raw_port), "00", "", ""}};
   runtime::CpuLink link;
   proxy.start(world, ranks.host.data(), ranks.device.data(), link);
 

@@ -170,7 +170,10 @@ std::map<std::string, std::vector<std::byte>> seeds() {
   out["dcuda_notify"] = proxy(dc::Put{2, 5, 130, 18, 0xffffffffu, 255, 0, 0});
   out["dcuda_ack"] = proxy(dc::Ack{5, 18});
   out["dcuda_refused"] = proxy(dc::Refused{5, 19, "window 2 of rank 130 is not registered"});
-  out["dcuda_arrive"] = proxy(dc::Arrive{3});
+  out["dcuda_arrive"] = proxy(dc::Arrive{3, 2});
+  dc::Window win{130, 2, 4096, 65536, 1 << 20, {}};
+  for (size_t i = 0; i < win.handle.size(); ++i) win.handle[i] = static_cast<uint8_t>(i * 7);
+  out["dcuda_window"] = proxy(win);
   out["dcuda_finished"] = proxy(dc::Finished{});
   out["dcuda_error"] = proxy(dc::Error{"bad key"});
   out["dcuda_welcome"] = proxy(dc::Welcome{});

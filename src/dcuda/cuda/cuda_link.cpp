@@ -4,6 +4,7 @@
 #include <string>
 
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 
 #include "transport/arena.hpp"
@@ -55,6 +56,9 @@ CudaLink::CudaLink(int device) : device_(device) {
   if (found != cudaDriverEntryPointSuccess || !fn)
     throw std::runtime_error("dcuda proxy: the driver has no cuStreamWriteValue32");
   write_value_ = reinterpret_cast<PFN_cuStreamWriteValue32_v11070>(fn);
+  if (cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &fn, 3020, cudaEnableDefault, &found) == cudaSuccess &&
+      found == cudaDriverEntryPointSuccess)
+    address_range_ = reinterpret_cast<PFN_cuMemGetAddressRange_v3020>(fn);
   if (const size_t bytes = region_bytes(); bytes && !g_region) {
     check(cudaHostAlloc(&region_, bytes, cudaHostAllocPortable), "page-locking the proxy's buffers (DCUDA_PROXY_PINNED_MB)");
     region_arena_ = std::make_unique<outboard::transport::Arena>(static_cast<std::byte*>(region_), bytes);
@@ -80,6 +84,7 @@ CudaLink::~CudaLink() {
   for (cudaEvent_t e : spare_) cudaEventDestroy(e);
   cudaStreamDestroy(in_);
   cudaStreamDestroy(out_);
+  for (auto& [handle, base] : mapped_) cudaIpcCloseMemHandle(base);
   // The cached buffers go back to the region (or the heap) before the region goes.
   outboard::transport::Buffer::release_cached(&kPinned, [](const void*) { return true; });
   if (region_arena_) {
@@ -149,6 +154,39 @@ bool CudaLink::poll() {
   const bool a = drain(in_flight_in_);
   const bool b = drain(in_flight_out_);
   return a || b;
+}
+
+bool CudaLink::share(const void* device_address, runtime::SharedMemory& out) {
+  bind();
+  CUdeviceptr base = 0;
+  size_t bytes = 0;
+  if (!address_range_ ||
+      address_range_(&base, &bytes, reinterpret_cast<CUdeviceptr>(device_address)) != CUDA_SUCCESS)
+    return false;  // not memory of a CUDA allocation of ours
+  if (auto it = shared_.find(base); it != shared_.end()) return out = it->second, true;
+  cudaIpcMemHandle_t h;
+  if (cudaIpcGetMemHandle(&h, reinterpret_cast<void*>(base)) != cudaSuccess) {
+    cudaGetLastError();  // not sticky: clear it
+    return false;
+  }
+  runtime::SharedMemory m;
+  m.base = base, m.bytes = bytes;
+  static_assert(sizeof h == sizeof m.handle);
+  std::memcpy(m.handle.data(), &h, sizeof h);
+  shared_[base] = m;
+  out = m;
+  return true;
+}
+
+void* CudaLink::map_shared(const runtime::SharedMemory& m) {
+  bind();
+  if (auto it = mapped_.find(m.handle); it != mapped_.end()) return it->second;
+  cudaIpcMemHandle_t h;
+  std::memcpy(&h, m.handle.data(), sizeof h);
+  void* base = nullptr;
+  check(cudaIpcOpenMemHandle(&base, h, cudaIpcMemLazyEnablePeerAccess), "mapping another process's memory (CUDA IPC)");
+  mapped_[m.handle] = base;
+  return base;
 }
 
 bool CudaLink::idle() const { return in_flight_in_.empty() && in_flight_out_.empty(); }

@@ -10,6 +10,7 @@
 
 #include <deque>
 #include <functional>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -37,6 +38,8 @@ class CudaLink final : public runtime::DeviceLink {
   bool poll() override;
   bool idle() const override;
   const outboard::transport::HostAllocator* host_allocator() const override;
+  bool share(const void* device_address, runtime::SharedMemory& out) override;
+  void* map_shared(const runtime::SharedMemory& m) override;
 
  private:
   struct Pending {
@@ -50,6 +53,9 @@ class CudaLink final : public runtime::DeviceLink {
 
   int device_;
   PFN_cuStreamWriteValue32_v11070 write_value_ = nullptr;
+  PFN_cuMemGetAddressRange_v3020 address_range_ = nullptr;
+  std::map<uint64_t, runtime::SharedMemory> shared_;               // ours, by allocation base
+  std::map<std::array<uint8_t, 64>, void*> mapped_;                // others', by handle
   void* region_ = nullptr;  // page-locked, for the proxy's buffers (host_allocator)
   std::unique_ptr<outboard::transport::Arena> region_arena_;
 

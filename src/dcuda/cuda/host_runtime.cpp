@@ -2,6 +2,7 @@
 // the ranks' errors. Host C++ on the CUDA runtime; the kernel itself is the program's.
 #include <cuda_runtime.h>
 
+#include <array>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
@@ -41,6 +42,11 @@ struct dcuda_host_context_s {
   dcuda::runtime::World world;
   std::unique_ptr<dcuda::cuda::CudaLink> link;
   std::unique_ptr<dcuda::runtime::Proxy> proxy;
+  // The path without the proxies to processes of this host (several processes only).
+  dcuda::detail::PeerProcess* peers = nullptr;       // device memory, per process
+  uint32_t* rank_process = nullptr;                  // device memory, per world rank
+  dcuda::detail::WindowEntry* peer_windows = nullptr;  // page-locked, mapped: [world rank * windows + window]
+  dcuda::detail::WindowEntry* peer_windows_on_device = nullptr;
   // The ranks' streaming log (dcuda_log), printed while a kernel runs.
   std::FILE* log_out = nullptr;
   std::unique_ptr<dcuda::runtime::LogPrinter> log;
@@ -70,6 +76,9 @@ long env_number(const char* name, long fallback) {
 
 void release(dcuda_host_context c) {
   c->proxy.reset();  // stops its thread first: it reads the regions below
+  cudaFree(c->peers);
+  cudaFree(c->rank_process);
+  if (c->peer_windows) cudaFreeHost(c->peer_windows);
   c->log.reset();
   if (c->log_out && c->log_out != stderr) std::fclose(c->log_out);
   c->link.reset();
@@ -143,20 +152,81 @@ int setup(dcuda_host_context c, dcuda_kernel kernel, int threads) {
   return DCUDA_SUCCESS;
 }
 
+std::string to_hex(const std::array<uint8_t, 64>& bytes) {
+  static const char digits[] = "0123456789abcdef";
+  std::string s;
+  for (uint8_t b : bytes) s += digits[b >> 4], s += digits[b & 15];
+  return s;
+}
+std::array<uint8_t, 64> from_hex(const std::string& s) {  // the bootstrap checked: 128 hex digits
+  std::array<uint8_t, 64> bytes{};
+  auto digit = [](char ch) { return static_cast<uint8_t>(ch <= '9' ? ch - '0' : ch - 'a' + 10); };
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>(digit(s[2 * i]) << 4 | digit(s[2 * i + 1]));
+  return bytes;
+}
+
+// Maps the ranks' state of every other process of this host that shared it (a process we cannot
+// map is reached through the proxies), and sets up what our ranks read to route: per process how
+// to reach it, per world rank its process, and the table of mapped windows the proxy fills.
+int map_peers(dcuda_host_context c, bool peer_path, dcuda::runtime::PeerPaths& paths) {
+  using namespace dcuda::runtime;
+  const World& w = c->world;
+  const uint32_t n = static_cast<uint32_t>(w.processes.size()), world_size = w.world_size();
+  std::vector<dcuda::detail::PeerProcess> peers(n);
+  std::vector<uint32_t> rank_process(world_size);
+  paths.same_host.assign(n, false);
+  paths.mapped.assign(n, false);
+  for (uint32_t p = 0; p < n; ++p) {
+    const ProcessInfo& q = w.processes[p];
+    peers[p] = {0, q.first_rank, q.ranks};
+    for (uint32_t r = 0; r < q.ranks; ++r) rank_process[q.first_rank + r] = p;
+    if (p == w.self || !peer_path || q.host != w.processes[w.self].host) continue;
+    paths.same_host[p] = true;
+    if (q.shared.empty()) continue;
+    SharedMemory m;
+    m.handle = from_hex(q.shared);
+    try {
+      peers[p].state = reinterpret_cast<uint64_t>(c->link->map_shared(m));
+      paths.mapped[p] = true;
+    } catch (const std::exception& e) {  // e.g. GPUs without peer access: the proxies carry it
+      std::fprintf(stderr, "dcuda: process %u reaches process %u through the proxies: %s\n", w.self, p, e.what());
+    }
+  }
+  const size_t table = static_cast<size_t>(world_size) * dcuda::detail::kMaxWindows * sizeof(dcuda::detail::WindowEntry);
+  CUDA_OR_FAIL(c, cudaHostAlloc(reinterpret_cast<void**>(&c->peer_windows), table, cudaHostAllocMapped | cudaHostAllocPortable));
+  std::memset(static_cast<void*>(c->peer_windows), 0, table);
+  CUDA_OR_FAIL(c, cudaHostGetDevicePointer(reinterpret_cast<void**>(&c->peer_windows_on_device), c->peer_windows, 0));
+  CUDA_OR_FAIL(c, cudaMalloc(reinterpret_cast<void**>(&c->peers), sizeof(dcuda::detail::PeerProcess) * n));
+  CUDA_OR_FAIL(c, cudaMemcpy(c->peers, peers.data(), sizeof(dcuda::detail::PeerProcess) * n, cudaMemcpyHostToDevice));
+  CUDA_OR_FAIL(c, cudaMalloc(reinterpret_cast<void**>(&c->rank_process), sizeof(uint32_t) * world_size));
+  CUDA_OR_FAIL(c, cudaMemcpy(c->rank_process, rank_process.data(), sizeof(uint32_t) * world_size, cudaMemcpyHostToDevice));
+  paths.windows = c->peer_windows;
+  return DCUDA_SUCCESS;
+}
+
 // Finds the run's other processes and starts the proxy; a run of one process is its own world.
 int join(dcuda_host_context c) {
   if (c->launch.processes <= 1) {
     c->world.self = 0;
-    c->world.processes = {dcuda::runtime::ProcessInfo{0, c->ranks, "", ""}};
+    c->world.processes = {dcuda::runtime::ProcessInfo{0, c->ranks, "", "", "", ""}};
     return DCUDA_SUCCESS;
   }
   try {
     using namespace dcuda::runtime;
     c->proxy = std::make_unique<Proxy>();
-    c->world = bootstrap(c->launch, c->ranks, c->proxy->address(), c->proxy->key(), bootstrap_dir(c->launch),
-                         bootstrap_timeout());
     c->link = std::make_unique<dcuda::cuda::CudaLink>(c->device);
-    c->proxy->start(c->world, c->host, c->device_state, *c->link);
+    // Our ranks' state as the other processes of this host can map it (DCUDA_PEER_PATH=0: never).
+    const char* peer_env = std::getenv("DCUDA_PEER_PATH");
+    const bool peer_path = !(peer_env && std::strcmp(peer_env, "0") == 0);
+    SharedMemory state;
+    std::string shared;
+    if (peer_path && c->link->share(c->device_state, state) && state.base == reinterpret_cast<uint64_t>(c->device_state))
+      shared = to_hex(state.handle);
+    c->world = bootstrap(c->launch, c->ranks, c->proxy->address(), c->proxy->key(), bootstrap_dir(c->launch),
+                         bootstrap_timeout(), shared);
+    PeerPaths paths;
+    if (int rc = map_peers(c, peer_path, paths); rc != DCUDA_SUCCESS) return rc;
+    c->proxy->start(c->world, c->host, c->device_state, *c->link, paths);
   } catch (const std::exception& e) {
     c->error = std::string("dcuda_host_init: ") + e.what();
     return DCUDA_ERROR_BOOTSTRAP;
@@ -238,6 +308,9 @@ extern "C" double dcuda_host_run(dcuda_host_context ctx, const void* data, size_
   p.data = size ? c->data : nullptr;
   p.data_bytes = size;
   p.timings = c->timings;
+  p.peers = c->peers;
+  p.rank_process = c->rank_process;
+  p.peer_windows = c->peer_windows_on_device;
   void* args[] = {&p};
   cudaEvent_t start, stop;
   CUDA_OR_FAIL(c, cudaEventCreate(&start));

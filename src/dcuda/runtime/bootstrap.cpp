@@ -7,6 +7,7 @@
 #include <cctype>
 #include <cerrno>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -70,7 +71,7 @@ void write_atomically(const fs::path& path, const std::string& text) {
 
 struct Record {
   uint32_t ranks = 0;
-  std::string address, key;
+  std::string address, key, host, shared;
 };
 
 // Parses process p's record; throws Error saying what is wrong with it.
@@ -109,6 +110,14 @@ Record parse(const fs::path& path, uint32_t p, uint32_t processes) {
       if (value.empty() || value.size() > 128 || value.find_first_not_of("0123456789abcdef") != std::string::npos)
         throw Error(where + "key is not hexadecimal");
       r.key = value;
+    } else if (name == "host" && r.host.empty()) {
+      if (value.empty() || value.size() > 300 || value.find_first_of(" \t") != std::string::npos)
+        throw Error(where + "host is not one word");
+      r.host = value;
+    } else if (name == "shared" && r.shared.empty()) {
+      if (value.size() != 128 || value.find_first_not_of("0123456789abcdef") != std::string::npos)
+        throw Error(where + "shared is not 64 bytes in hexadecimal");
+      r.shared = value;
     } else {
       throw Error(where + "unexpected or repeated field '" + name + "'");
     }
@@ -183,12 +192,23 @@ double bootstrap_timeout() {
   return v;
 }
 
+std::string host_identity() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0) std::snprintf(name, sizeof name, "unknown");
+  std::string boot;
+  std::ifstream("/proc/sys/kernel/random/boot_id") >> boot;
+  std::string id = std::string(name) + "/" + (boot.empty() ? "no-boot-id" : boot);
+  for (char& ch : id)
+    if (std::isspace(static_cast<unsigned char>(ch))) ch = '_';
+  return id;
+}
+
 World bootstrap(const Launch& launch, uint32_t ranks, const std::string& address, const std::string& key,
-                const std::string& dir_name, double timeout_s) {
+                const std::string& dir_name, double timeout_s, const std::string& shared) {
   World world;
   world.self = launch.process;
   if (launch.processes <= 1) {
-    world.processes.push_back(ProcessInfo{0, ranks, address, key});
+    world.processes.push_back(ProcessInfo{0, ranks, address, key, host_identity(), shared});
     return world;
   }
   const fs::path dir(dir_name);
@@ -197,7 +217,8 @@ World bootstrap(const Launch& launch, uint32_t ranks, const std::string& address
   private_dir(dir);
   std::ostringstream mine;
   mine << kMagic << "\nprocess " << launch.process << "\nprocesses " << launch.processes << "\nranks " << ranks
-       << "\naddress " << address << "\nkey " << key << "\n";
+       << "\naddress " << address << "\nkey " << key << "\nhost " << host_identity() << "\n";
+  if (!shared.empty()) mine << "shared " << shared << "\n";
   write_atomically(record_path(dir, launch.process), mine.str());
 
   const uint64_t deadline = outboard::now_ns() + static_cast<uint64_t>(timeout_s * 1e9);
@@ -224,7 +245,7 @@ World bootstrap(const Launch& launch, uint32_t ranks, const std::string& address
   uint64_t first = 0;
   for (const Record& r : records) {
     if (first + r.ranks > 0x7fffffffu) throw Error("dcuda bootstrap: more than 2^31 ranks in all");
-    world.processes.push_back(ProcessInfo{static_cast<uint32_t>(first), r.ranks, r.address, r.key});
+    world.processes.push_back(ProcessInfo{static_cast<uint32_t>(first), r.ranks, r.address, r.key, r.host, r.shared});
     first += r.ranks;
   }
   if (records[launch.process].address != address || records[launch.process].key != key)

@@ -45,7 +45,12 @@ double bootstrap_timeout();
 // Publishes this process's record and returns the run once every process's is read. A run of
 // one process touches no files. Throws Error naming the processes that did not appear within
 // `timeout_s`, or the record that is malformed.
+// `shared`: this process's ranks' state as other processes of this host can map it (hex), or
+// empty; every record also says which host it comes from (host_identity()).
 World bootstrap(const Launch& launch, uint32_t ranks, const std::string& address, const std::string& key,
-                const std::string& dir, double timeout_s);
+                const std::string& dir, double timeout_s, const std::string& shared = "");
+// This host: its name and its boot id (two hosts may share a name, two boots of one host may not
+// share memory handles).
+std::string host_identity();
 
 }  // namespace dcuda::runtime

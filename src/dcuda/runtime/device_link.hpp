@@ -2,9 +2,11 @@
 // over CUDA (cuda_link.cpp: a stream per direction, stream-ordered 32-bit writes) and over plain
 // host memory in the CPU tests (cpu_link.hpp). One thread (the proxy's) calls it.
 #pragma once
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <stdexcept>
 #include <utility>
 
 namespace outboard::transport {
@@ -12,6 +14,14 @@ struct HostAllocator;
 }
 
 namespace dcuda::runtime {
+
+// Device memory as another process of this host can map it (CUDA IPC): the allocation holding an
+// address, its start and size, and the handle that names it.
+struct SharedMemory {
+  uint64_t base = 0;
+  uint64_t bytes = 0;
+  std::array<uint8_t, 64> handle{};
+};
 
 class DeviceLink {
  public:
@@ -38,6 +48,18 @@ class DeviceLink {
   // memory, which the copy engines move asynchronously and at full speed (from pageable memory
   // a copy is staged by the driver and, for 1 MiB, several times slower). nullptr: the heap.
   virtual const outboard::transport::HostAllocator* host_allocator() const { return nullptr; }
+  // The allocation holding `device_address`, shareable with other processes of this host; false
+  // where the link cannot share (then peers reach our ranks through the proxies).
+  virtual bool share(const void* device_address, SharedMemory& out) {
+    (void)device_address, (void)out;
+    return false;
+  }
+  // Maps another process's allocation into ours (once per handle; later calls return the same
+  // address); throws std::runtime_error when it cannot.
+  virtual void* map_shared(const SharedMemory& m) {
+    (void)m;
+    throw std::runtime_error("this device link cannot map another process's memory");
+  }
 };
 
 }  // namespace dcuda::runtime

@@ -75,6 +75,7 @@ struct Proxy::Impl {
   std::unique_ptr<tp::Worker> worker;
   std::unique_ptr<Outgoing> out;
   std::unique_ptr<Incoming> in;
+  std::unique_ptr<PeerWindows> windows;
   std::unique_ptr<WorldBarrier> barrier;
   std::unordered_map<tp::PeerId, uint32_t> out_of, in_of;  // connection -> process
   std::unordered_set<tp::PeerId> greeting;                 // incoming, hello not yet seen
@@ -135,7 +136,8 @@ struct Proxy::Impl {
       if (payload_refused || payload.size()) throw ProtocolError("a payload on a message that carries none");
       if (auto* e = std::get_if<msg::Error>(&m)) return c.fail(c.rank_range(p) + " reports: " + e->reason);
       if (incoming) {
-        if (auto* a = std::get_if<msg::Arrive>(&m)) return barrier->on_arrive(p, a->generation);
+        if (auto* a = std::get_if<msg::Arrive>(&m)) return barrier->on_arrive(p, a->generation, a->windows);
+        if (auto* w = std::get_if<msg::Window>(&m)) return windows->on_window(p, *w);
         if (std::holds_alternative<msg::Finished>(m)) {
           c.peers[p].finished = true;
           c.send(id, msg::Finished{});  // the answer: we have it
@@ -220,7 +222,8 @@ struct Proxy::Impl {
     }
   }
 
-  void start(const World& world, detail::RankHost* host, detail::RankDevice* device, DeviceLink& link) {
+  void start(const World& world, detail::RankHost* host, detail::RankDevice* device, DeviceLink& link,
+             const PeerPaths& paths) {
     if (thread.joinable() || out) throw Error("dcuda proxy: started twice");
     if (world.self >= world.processes.size() || world.processes[world.self].ranks == 0 || !host || !device)
       throw Error("dcuda proxy: start() with no ranks of our own");
@@ -230,9 +233,17 @@ struct Proxy::Impl {
     c.host = host;
     c.device = device;
     c.peers.assign(world.processes.size(), Peer{});
+    c.same_host.assign(world.processes.size(), 0);
+    c.mapped.assign(world.processes.size(), 0);
+    for (uint32_t p = 0; p < world.processes.size(); ++p) {
+      c.same_host[p] = p < paths.same_host.size() && paths.same_host[p];
+      c.mapped[p] = c.same_host[p] && p < paths.mapped.size() && paths.mapped[p];
+    }
+    c.peer_windows = paths.windows;
     out = std::make_unique<Outgoing>(c);
     in = std::make_unique<Incoming>(c);
-    barrier = std::make_unique<WorldBarrier>(c);
+    windows = std::make_unique<PeerWindows>(c);
+    barrier = std::make_unique<WorldBarrier>(c, *windows);
     out->on_barrier = [this](uint32_t r, uint32_t g) { barrier->local(r, g); };
     for (uint32_t p = 0; p < world.processes.size(); ++p) {
       if (p == world.self) continue;
@@ -329,8 +340,9 @@ Proxy::~Proxy() {
 std::string Proxy::address() const { return impl_->address; }
 std::string Proxy::key() const { return impl_->key; }
 
-void Proxy::start(const World& world, detail::RankHost* host, detail::RankDevice* device, DeviceLink& link) {
-  impl_->start(world, host, device, link);
+void Proxy::start(const World& world, detail::RankHost* host, detail::RankDevice* device, DeviceLink& link,
+                  const PeerPaths& paths) {
+  impl_->start(world, host, device, link, paths);
 }
 
 void Proxy::stop() {

@@ -35,12 +35,20 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "dcuda/detail/layout.hpp"
 #include "dcuda/runtime/device_link.hpp"
 #include "dcuda/runtime/world.hpp"
 
 namespace dcuda::runtime {
+
+// The path without the proxies between processes of one host (peer_windows.hpp).
+struct PeerPaths {
+  std::vector<bool> same_host;  // per process: of this host (we send it our windows)
+  std::vector<bool> mapped;     // per process: we mapped its ranks' state (our ranks reach it directly)
+  detail::WindowEntry* windows = nullptr;  // where its windows go: [world rank * kMaxWindows + window]
+};
 
 class Proxy {
  public:
@@ -70,7 +78,8 @@ class Proxy {
 
   // Serves this process's ranks: host[i] / device[i] for i < world.processes[world.self].ranks
   // (device addresses are only handed to `link`). Connects to every other process.
-  void start(const World& world, detail::RankHost* host, detail::RankDevice* device, DeviceLink& link);
+  void start(const World& world, detail::RankHost* host, detail::RankDevice* device, DeviceLink& link,
+             const PeerPaths& paths = PeerPaths{});
   // After the kernel ended: drains, finishes with the others, closes, joins (see above).
   void stop();
   // While a kernel of ours runs, the proxy polls its rings without ever sleeping (one core; the

@@ -40,6 +40,10 @@ class Context {
   detail::RankHost* host = nullptr;      // our ranks' host region (host pointers)
   detail::RankDevice* device = nullptr;  // our ranks' device region (device addresses: never dereferenced)
   std::vector<Peer> peers;               // by process index (ours unused)
+  // The path without the proxies (peer_windows.hpp): per process, of this host (we tell it our
+  // windows), and whether we mapped its ranks' state (its windows go into peer_windows).
+  std::vector<uint8_t> same_host, mapped;
+  detail::WindowEntry* peer_windows = nullptr;  // [world rank * kMaxWindows + window], host memory our ranks read
 
   uint32_t self() const { return world.self; }
   uint32_t processes() const { return static_cast<uint32_t>(world.processes.size()); }

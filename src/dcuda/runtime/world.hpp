@@ -11,6 +11,8 @@ struct ProcessInfo {
   uint32_t ranks = 0;       // its blocks
   std::string address;      // its proxy's "host:port"
   std::string key;          // what peers present to its proxy (published only through the bootstrap)
+  std::string host;         // which host it runs on (name and boot id): same-host peers may map its memory
+  std::string shared;       // its ranks' state as memory other processes of its host can map (hex), or empty
 };
 
 struct World {

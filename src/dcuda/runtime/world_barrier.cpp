@@ -6,10 +6,11 @@
 
 namespace dcuda::runtime::proxy_detail {
 
-WorldBarrier::WorldBarrier(Context& c) : c_(c) {
+WorldBarrier::WorldBarrier(Context& c, PeerWindows& windows) : c_(c), windows_(windows) {
   // Every process starts from the generation its ranks last saw released (earlier runs).
   released_ = c_.ranks() ? detail::load_acquire(&c_.host[0].proxy.released) : 0;
   arrived_.assign(c_.processes(), released_);
+  announced_.assign(c_.processes(), 0);
 }
 
 static bool newer(uint32_t a, uint32_t b) { return static_cast<int32_t>(a - b) > 0; }
@@ -25,24 +26,26 @@ void WorldBarrier::local(uint32_t rank, uint32_t generation) {
   state_ = State::draining;
 }
 
-void WorldBarrier::on_arrive(uint32_t p, uint32_t generation) {
+void WorldBarrier::on_arrive(uint32_t p, uint32_t generation, uint32_t windows) {
   if (!newer(generation, arrived_[p]))
     throw outboard::ProtocolError("arrived at world barrier " + std::to_string(generation) + " after " +
                                   std::to_string(arrived_[p]));
   arrived_[p] = generation;
+  announced_[p] = windows;
 }
 
 bool WorldBarrier::poll(bool delivered) {
   if (state_ == State::draining && delivered && c_.all_ready()) {
+    const std::vector<uint32_t>& windows = windows_.export_changes();
     for (uint32_t p = 0; p < c_.processes(); ++p)
-      if (p != c_.self() && !c_.peers[p].out_lost) c_.send(c_.peers[p].out, msg::Arrive{generation_});
+      if (p != c_.self() && !c_.peers[p].out_lost) c_.send(c_.peers[p].out, msg::Arrive{generation_, windows[p]});
     arrived_[c_.self()] = generation_;
     state_ = State::arrived;
     return true;
   }
   if (state_ != State::arrived) return false;
   for (uint32_t p = 0; p < c_.processes(); ++p) {
-    if (detail::reached(arrived_[p], generation_)) continue;
+    if (detail::reached(arrived_[p], generation_) && windows_.complete(p, announced_[p])) continue;
     if ((c_.peers[p].in_lost || c_.peers[p].out_lost) && !reported_loss_) {
       reported_loss_ = true;
       c_.fail("world barrier " + std::to_string(generation_) + ": " + c_.rank_range(p) + " is gone");

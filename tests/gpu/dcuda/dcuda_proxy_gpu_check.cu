@@ -1,6 +1,7 @@
-// dcuda between processes on one GPU, through the host proxy over UCX: started N times (N >= 2)
-// by `outboard dcuda run -n N -- dcuda_proxy_gpu_check`. Every rank talks to ranks of the next
-// process, so every command takes the proxy path. Scenarios, each one dcuda_host_run:
+// dcuda between processes on one GPU: started N times (N >= 2) by `outboard dcuda run -n N --
+// dcuda_proxy_gpu_check`. Every rank talks to ranks of the next process, so every command takes
+// the path between processes: through the host proxies over UCX with DCUDA_PEER_PATH=0, else
+// directly through the other process's memory mapped with CUDA IPC. Scenarios, each one dcuda_host_run:
 //   who      world size, first rank and rank numbers agree across processes
 //   order    batches of put_notify and put + notify (4 B .. 1 MiB, staged and read by the proxy)
 //            to one remote rank: each notification finds its data complete
@@ -142,7 +143,8 @@ __global__ void scenarios(dcuda_params p) {
       if (a.scenario == kWrapCounting && threadIdx.x == 0) {  // white box: the sum just below 2^32
         dcuda::detail::RankDevice& d = p.device[local];
         d.device_notes[tag] = 0xfffffffeu;
-        d.consumed_notes[tag] = 0xfffffffeu + d.network_notes[tag];  // what the proxy wrote was consumed
+        // What the proxies and the other processes' ranks wrote was consumed.
+        d.consumed_notes[tag] = 0xfffffffeu + d.network_notes[tag] + d.peer_notes[tag];
       }
       dcuda_comm_barrier(c, DCUDA_COMM_WORLD);
       for (int i = 0; i < 3; ++i) dcuda_notify(c, target, tag);

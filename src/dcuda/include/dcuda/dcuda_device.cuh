@@ -179,6 +179,10 @@ __device__ __forceinline__ bool is_local(const BlockState& s, uint32_t world_ran
 // barrier also means every put made before it is in place. With a failed proxy every rank
 // leaves it with DCUDA_ERROR_REMOTE.
 __device__ __forceinline__ int world_barrier(BlockState& s) {
+  if (s.p.processes > 1) {  // puts into other processes' memory are seen there before the barrier ends
+    __syncthreads();
+    if (leader()) __threadfence_system();
+  }
   device_barrier(s);
   if (s.p.processes <= 1) return DCUDA_SUCCESS;
   const uint32_t generation = s.self->world_barriers + 1;
@@ -199,15 +203,32 @@ __device__ __forceinline__ int put_common(BlockState& s, dcuda_win win, int targ
   if (tag < 0 || tag >= static_cast<int>(kTags)) return DCUDA_FAIL(s, DCUDA_ERROR_ARGUMENT);
   if (op != Op::notify && (win >= kMaxWindows || (bytes && !src))) return DCUDA_FAIL(s, DCUDA_ERROR_ARGUMENT);
   const uint32_t t = static_cast<uint32_t>(target);
-  if (!is_local(s, t))
-    return post(s, op, t, op == Op::notify ? kNoWindow : win, offset, bytes, src, static_cast<uint32_t>(tag), 0);
-  RankDevice& to = p.device[t - p.first_rank];
+  // The target's rank state and, for a put, its window as this process sees them: a rank of this
+  // GPU directly; a rank of another process of this host through memory mapped from it (the
+  // window as the proxy mapped it at the barrier that ended dcuda_win_create); else the proxy.
+  RankDevice* to;
+  bool peer = false;
+  if (is_local(s, t)) {
+    to = &p.device[t - p.first_rank];
+  } else {
+    const PeerProcess* q = p.peers ? &p.peers[p.rank_process[t]] : nullptr;
+    if (!q || !q->state)
+      return post(s, op, t, op == Op::notify ? kNoWindow : win, offset, bytes, src, static_cast<uint32_t>(tag), 0);
+    to = reinterpret_cast<RankDevice*>(q->state) + (t - q->first_rank);
+    peer = true;
+  }
   if (op != Op::notify) {
     WindowEntry w;
     if (s.cached_target == t && s.cached_window == win) {
       w = s.cached;
     } else {
-      w = to.windows[win];
+      if (peer) {  // written by our proxy in host memory: read past any cached copy
+        const WindowEntry* e = &p.peer_windows[static_cast<uint64_t>(t) * kMaxWindows + win];
+        w.bytes = load_acquire_u64(&e->bytes);
+        w.base = load_acquire_u64(&e->base);
+      } else {
+        w = to->windows[win];
+      }
       __syncthreads();
       if (leader()) s.cached_target = t, s.cached_window = win, s.cached = w;
     }
@@ -215,9 +236,13 @@ __device__ __forceinline__ int put_common(BlockState& s, dcuda_win win, int targ
     block_copy(reinterpret_cast<unsigned char*>(w.base) + offset, src, bytes);
   }
   __syncthreads();
-  // A release at device scope is cumulative: it orders the block's copies (before the barrier)
-  // ahead of the count, so a waiter that sees the count sees the data.
-  if (op != Op::put && leader()) fetch_add_release<Scope::device>(&to.device_notes[tag], 1);
+  // A release is cumulative: it orders the block's copies (before the barrier) ahead of the
+  // count, so a waiter that sees the count sees the data. Device scope on one GPU; system scope
+  // towards another process (its GPU may be another).
+  if (op != Op::put && leader()) {
+    if (peer) fetch_add_release<Scope::system>(&to->peer_notes[tag], 1);
+    else fetch_add_release<Scope::device>(&to->device_notes[tag], 1);
+  }
   return DCUDA_SUCCESS;
 }
 
@@ -344,8 +369,9 @@ namespace dcuda::detail {
 // where a proxy can write it (more than one process).
 __device__ __forceinline__ uint32_t arrived(const BlockState& s, uint32_t tag, uint32_t consumed) {
   const RankDevice& me = *s.self;
-  const uint32_t network = s.p.processes > 1 ? load_acquire<Scope::system>(&me.network_notes[tag]) : 0;
-  return waiting(load_acquire<Scope::device>(&me.device_notes[tag]), network, consumed);
+  if (s.p.processes <= 1) return waiting(load_acquire<Scope::device>(&me.device_notes[tag]), 0, consumed);
+  const uint32_t others = load_acquire<Scope::system>(&me.network_notes[tag]) + load_acquire<Scope::system>(&me.peer_notes[tag]);
+  return waiting(load_acquire<Scope::device>(&me.device_notes[tag]), others, consumed);
 }
 
 }  // namespace dcuda::detail

@@ -91,6 +91,7 @@ struct alignas(64) RankHost {
 struct alignas(64) RankDevice {
   uint32_t device_notes[kTags];   // bumped by ranks of this GPU (device-scope atomics)
   uint32_t network_notes[kTags];  // written by the proxy (stream-ordered after the data)
+  uint32_t peer_notes[kTags];     // bumped by ranks of other processes of this host (system-scope atomics)
   uint32_t consumed_notes[kTags]; // what this rank's test/wait took (its own thread 0 only)
   WindowEntry windows[kMaxWindows];
   // The rank's own bookkeeping, kept from one run (kernel launch) to the next.
@@ -112,6 +113,15 @@ struct alignas(64) DeviceBarrier {
   uint32_t pad[14];
 };
 
+// Another process of the run as this process's ranks reach it: `state` its RankDevice region
+// mapped into ours when it is of this host and could be mapped (then its ranks are reached
+// directly, as on one GPU, through memory mapped with CUDA IPC), else 0 (through the proxies).
+struct PeerProcess {
+  uint64_t state;
+  uint32_t first_rank;
+  uint32_t ranks;
+};
+
 // The kernel's one parameter (by value): where everything is and who this process is.
 struct Params {
   RankHost* host;          // device pointers to the mapped host region, one entry per local rank
@@ -124,6 +134,13 @@ struct Params {
   const void* data;        // the user's data (dcuda_get_data), device memory
   uint64_t data_bytes;
   uint64_t* timings;       // per rank kTimers clock values (ns), device memory
+  // Several processes: per process how to reach it (device memory), the process of each world
+  // rank (device memory), and the windows of directly reached ranks as mapped here
+  // ([world rank * kMaxWindows + window], page-locked host memory the proxy fills at the world
+  // barrier that ends dcuda_win_create). Null in a run of one process.
+  const PeerProcess* peers;
+  const uint32_t* rank_process;
+  const WindowEntry* peer_windows;
   uint32_t pad[2];
 };
 

@@ -38,6 +38,10 @@ template <Scope S = Scope::device>
 __device__ __forceinline__ uint32_t fetch_add_acq_rel(uint32_t* p, uint32_t v) {
   return Ref<S>(*p).fetch_add(v, cuda::memory_order_acq_rel);
 }
+// A 64-bit field another agent (the proxy) writes, read at system scope.
+__device__ __forceinline__ uint64_t load_acquire_u64(const uint64_t* p) {
+  return cuda::atomic_ref<uint64_t, cuda::thread_scope_system>(*const_cast<uint64_t*>(p)).load(cuda::memory_order_acquire);
+}
 #else
 template <Scope S = Scope::system>
 inline uint32_t load_acquire(const uint32_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
@@ -47,6 +51,8 @@ template <Scope S = Scope::device>
 inline uint32_t fetch_add_release(uint32_t* p, uint32_t v) { return __atomic_fetch_add(p, v, __ATOMIC_RELEASE); }
 template <Scope S = Scope::device>
 inline uint32_t fetch_add_acq_rel(uint32_t* p, uint32_t v) { return __atomic_fetch_add(p, v, __ATOMIC_ACQ_REL); }
+inline uint64_t load_acquire_u64(const uint64_t* p) { return __atomic_load_n(p, __ATOMIC_ACQUIRE); }
+inline void store_release_u64(uint64_t* p, uint64_t v) { __atomic_store_n(p, v, __ATOMIC_RELEASE); }
 #endif
 
 }  // namespace dcuda::detail
