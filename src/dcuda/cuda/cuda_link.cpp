@@ -185,6 +185,16 @@ void* CudaLink::map_shared(const runtime::SharedMemory& m) {
   std::memcpy(&h, m.handle.data(), sizeof h);
   void* base = nullptr;
   check(cudaIpcOpenMemHandle(&base, h, cudaIpcMemLazyEnablePeerAccess), "mapping another process's memory (CUDA IPC)");
+  // The peer says how large the allocation is; what was mapped must be at least that (our ranks
+  // write up to it).
+  CUdeviceptr start = 0;
+  size_t bytes = 0;
+  if (!address_range_ || address_range_(&start, &bytes, reinterpret_cast<CUdeviceptr>(base)) != CUDA_SUCCESS ||
+      start != reinterpret_cast<CUdeviceptr>(base) || bytes < m.bytes) {
+    cudaIpcCloseMemHandle(base);
+    throw std::runtime_error("dcuda proxy: another process's memory is smaller than it said (" + std::to_string(m.bytes) +
+                             " bytes announced)");
+  }
   mapped_[m.handle] = base;
   return base;
 }

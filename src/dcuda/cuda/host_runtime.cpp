@@ -185,6 +185,7 @@ int map_peers(dcuda_host_context c, bool peer_path, dcuda::runtime::PeerPaths& p
     if (q.shared.empty()) continue;
     SharedMemory m;
     m.handle = from_hex(q.shared);
+    m.bytes = sizeof(RankDevice) * q.ranks;  // what our ranks may touch: checked against the mapping
     try {
       peers[p].state = reinterpret_cast<uint64_t>(c->link->map_shared(m));
       paths.mapped[p] = true;
