@@ -17,19 +17,13 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "system_scope.cuh"
+
 namespace {
 
 enum Way { kMapped, kWrite32, kCopyWrite, kCopyEvent, kWays };
 const char* const kNames[] = {"mapped", "write32", "copy+write", "copy+event"};
 
-__device__ unsigned load_sys(const unsigned* p) {
-  unsigned v;
-  asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
-  return v;
-}
-__device__ void store_sys(unsigned* p, unsigned v) {
-  asm volatile("st.release.sys.global.u32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
-}
 
 // ping: host-mapped, written by the block; pong: where the host answers (mapped or device).
 __global__ void block(unsigned* ping, const unsigned* pong, int iterations) {
