@@ -147,9 +147,45 @@ TEST(DcudaProxy, HostilePeerIsRefusedAndNothingIsTouched) {
   EXPECT_NE(proxy.error().find("window 3 of rank 0 is not registered"), std::string::npos) << proxy.error();
 }
 
+// A window message the peer has no business sending (from another host, or naming a rank not its
+// own) breaks the protocol: the connection ends, the run records why, nothing is mapped.
+TEST(DcudaProxy, AWindowThatIsNotThePeersToShareEndsTheConnection) {
+  for (const bool same_host : {false, true}) {
+    RawPeer raw;
+    const uint16_t raw_port = raw.worker.listen("127.0.0.1", 0);
+    test::Ranks ranks(1, 4096);
+    runtime::Proxy::Options o;
+    o.stop_timeout_s = 2;
+    runtime::Proxy proxy(o);
+    runtime::World world;
+    world.self = 0;
+    world.processes = {{0, 1, proxy.address(), proxy.key(), "h", ""}, {1, 1, "127.0.0.1:" + std::to_string(raw_port), "00", "h", ""}};
+    runtime::CpuLink link;
+    std::vector<detail::WindowEntry> table(2 * detail::kMaxWindows, detail::WindowEntry{0, 0});
+    runtime::PeerPaths paths;
+    paths.same_host = {false, same_host};
+    paths.mapped = {false, false};
+    paths.windows = table.data();
+    proxy.start(world, ranks.host.data(), ranks.device.data(), link, paths);
+    const tp::PeerId to = raw.worker.connect("127.0.0.1", port_of(proxy.address()));
+    raw.send(to, msg::Hello{1, proxy.key()});
+    msg::Window w;
+    w.rank = same_host ? 0 : 1;  // ours, not process 1's / process 1's, but from another host
+    w.bytes = 64, w.allocation_bytes = 4096;
+    raw.send(to, w);
+    ASSERT_TRUE(raw.until([&] { return proxy.stats().failures == 1; })) << same_host;
+    EXPECT_NE(proxy.error().find(same_host ? "which is not one of" : "another host"), std::string::npos) << proxy.error();
+    for (const auto& e : table) EXPECT_EQ(e.bytes, 0u);
+    proxy.stop();  // process 1 never says it finished: the stop timeout ends it
+  }
+}
+
 TEST(DcudaWire, MessagesRoundTripAndMalformedOnesAreRefused) {
+  msg::Window window{7, 3, 4096, 64, 1 << 20, {}};
+  window.handle[5] = 9;
   const msg::Message all[] = {msg::Hello{3, "abcd"}, msg::Put{1, 2, 3, 4, 5, 6, 7, 8}, msg::Ack{1, 2},
-                              msg::Refused{1, 2, "why"}, msg::Arrive{9}, msg::Finished{}, msg::Error{"bye"}, msg::Welcome{}};
+                              msg::Refused{1, 2, "why"}, msg::Arrive{9, 2}, msg::Finished{}, msg::Error{"bye"}, msg::Welcome{},
+                              window};
   std::vector<std::byte> h;
   for (const auto& m : all) {
     msg::encode(m, h);

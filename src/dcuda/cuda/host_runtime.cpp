@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include <sodium.h>
+
 #include "cuda_link.hpp"
 #include "dcuda/dcuda.h"
 #include "dcuda/runtime/bootstrap.hpp"
@@ -152,16 +154,14 @@ int setup(dcuda_host_context c, dcuda_kernel kernel, int threads) {
   return DCUDA_SUCCESS;
 }
 
+// An IPC handle as the bootstrap record carries it (hex, as common/secret.cpp writes secrets).
 std::string to_hex(const std::array<uint8_t, 64>& bytes) {
-  static const char digits[] = "0123456789abcdef";
-  std::string s;
-  for (uint8_t b : bytes) s += digits[b >> 4], s += digits[b & 15];
-  return s;
+  char text[2 * 64 + 1];
+  return sodium_bin2hex(text, sizeof text, bytes.data(), bytes.size());
 }
 std::array<uint8_t, 64> from_hex(const std::string& s) {  // the bootstrap checked: 128 hex digits
   std::array<uint8_t, 64> bytes{};
-  auto digit = [](char ch) { return static_cast<uint8_t>(ch <= '9' ? ch - '0' : ch - 'a' + 10); };
-  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>(digit(s[2 * i]) << 4 | digit(s[2 * i + 1]));
+  sodium_hex2bin(bytes.data(), bytes.size(), s.data(), s.size(), nullptr, nullptr, nullptr);
   return bytes;
 }
 

@@ -115,6 +115,17 @@ __device__ __forceinline__ bool proxy_failed(const BlockState& s) {
 }
 constexpr uint32_t kFailureCheckSpins = 4096;  // polls of device memory between two checks
 
+// Thread 0 waits until `ready()` (a poll of what the proxy writes in host memory); false when
+// the proxy failed first.
+template <class Ready>
+__device__ __forceinline__ bool wait_on_proxy(const BlockState& s, Ready&& ready) {
+  while (!ready()) {
+    if (proxy_failed(s)) return false;
+    __nanosleep(64);
+  }
+  return true;
+}
+
 // The barrier of every block of this grid.
 __device__ __forceinline__ void device_barrier(BlockState& s) {
   __syncthreads();
@@ -138,15 +149,7 @@ __device__ __forceinline__ int post(BlockState& s, Op op, uint32_t target, uint3
                                     uint64_t bytes, const void* src, uint32_t tag, uint32_t generation) {
   RankHost& h = *s.host;
   const uint32_t position = s.self->ring_tail;  // read by every thread before thread 0 moves it
-  int room = 1;
-  if (leader())
-    while (!ring_has_room(h, position)) {
-      if (proxy_failed(s)) {
-        room = 0;
-        break;
-      }
-      __nanosleep(64);
-    }
+  const int room = leader() ? wait_on_proxy(s, [&] { return ring_has_room(h, position); }) : 0;
   if (!broadcast(s, room)) return DCUDA_FAIL(s, DCUDA_ERROR_REMOTE);
   const bool staged = (op == Op::put || op == Op::put_notify) && bytes <= kInlineBytes;
   if (staged) block_copy(ring_staging(h, position), src, bytes);
@@ -187,8 +190,7 @@ __device__ __forceinline__ int world_barrier(BlockState& s) {
   if (s.p.processes <= 1) return DCUDA_SUCCESS;
   const uint32_t generation = s.self->world_barriers + 1;
   if (s.local == 0 && post(s, Op::barrier, 0, kNoWindow, 0, 0, nullptr, 0, generation) == DCUDA_SUCCESS && leader())
-    while (!reached(load_acquire<Scope::system>(&s.host->proxy.released), generation) && !proxy_failed(s))
-      __nanosleep(64);
+    wait_on_proxy(s, [&] { return reached(load_acquire<Scope::system>(&s.host->proxy.released), generation); });
   if (leader()) s.self->world_barriers = generation;
   device_barrier(s);
   const int failed = leader() ? proxy_failed(s) : 0;
@@ -348,15 +350,9 @@ __device__ __forceinline__ int dcuda_notify(dcuda_context& ctx, int target, int 
 __device__ __forceinline__ int dcuda_win_flush(dcuda_context& ctx, dcuda_win win) {
   using namespace dcuda::detail;
   BlockState& s = *ctx.s;
-  int ok = 1;
-  if (leader())
-    while (!reached(load_acquire<Scope::system>(&s.host->proxy.completed), s.self->issued)) {
-      if (proxy_failed(s)) {
-        ok = 0;
-        break;
-      }
-      __nanosleep(64);
-    }
+  const int ok = leader() ? wait_on_proxy(s, [&] {
+    return reached(load_acquire<Scope::system>(&s.host->proxy.completed), s.self->issued);
+  }) : 0;
   if (!broadcast(s, ok)) return DCUDA_FAIL(s, DCUDA_ERROR_REMOTE);
   return DCUDA_SUCCESS;
 }
