@@ -22,6 +22,7 @@
 #include <deque>
 #include <unordered_map>
 
+#include "common/clock.hpp"
 #include "common/error.hpp"
 #include "transport/transport.hpp"
 #include "transport/ucx.hpp"
@@ -34,6 +35,8 @@ constexpr unsigned kFirstSinkId = 1;  // sinks' ids follow (Worker::open_sink)
 // Every id a peer can name: UCX carries an active message's id in 16 bits. Each has a handler
 // from the start (Worker::Worker says why).
 constexpr unsigned kAmIds = 1u << 16;
+// How long a worker being destroyed waits for its closes and cancelled sends to finish.
+constexpr uint64_t kCloseGraceNs = 500'000'000;
 
 std::string ucs_text(const Ucx& ucx, ucs_status_t s) { return ucx.ucs_status_string(s); }
 
@@ -696,13 +699,18 @@ Worker::~Worker() {
   std::vector<PeerId> ids;
   for (auto& [id, _] : m.peers) ids.push_back(id);
   for (PeerId id : ids) m.drop_peer(id, "", false);
-  // Let cancelled operations and closes finish, within reason.
-  for (int i = 0; i < 100000 && (!m.closing.empty() || m.sends.next != &m.sends || m.recvs.next != &m.recvs ||
-                                  !m.borrowed.empty());
-       ++i) {
+  // Let cancelled operations and closes finish, within reason: a peer that stopped progressing
+  // never answers a close, so the wait is bounded in time, not in progress calls.
+  const uint64_t give_up = now_ns() + kCloseGraceNs;
+  while ((!m.closing.empty() || m.sends.next != &m.sends || m.recvs.next != &m.recvs || !m.borrowed.empty()) &&
+         now_ns() < give_up) {
     m.ucx->ucp_worker_progress(m.worker);
     m.reap_closing();
   }
+  // A send still queued on an endpoint whose wire-up never finished (its peer stopped answering)
+  // is one UCX 1.13 cannot purge: ucp_worker_destroy aborts the process on it ("pending request
+  // ... should have been flushed"). Then the worker is left to the process's end, never destroyed.
+  const bool sends_stuck = m.sends.next != &m.sends || !m.borrowed.empty();
   try {
     m.run_deferred();
   } catch (...) {
@@ -736,6 +744,10 @@ Worker::~Worker() {
     op->next->prev = op->prev;
     op->abandoned = true;
     abandoned_recvs.push_back(op);
+  }
+  if (sends_stuck) {
+    (void)impl_.release();  // the abandoned operations stay with it: UCX still holds them
+    return;
   }
   m.ucx->ucp_worker_destroy(m.worker);
   for (auto* op : abandoned_sends) delete op;
