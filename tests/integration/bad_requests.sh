@@ -63,7 +63,7 @@ if [ "$(status_field "'opencl' in s")" = True ]; then
 else
   echo "skip: the server has no OpenCL platform (the cl-* modes)"
 fi
-grep -q "authentication not completed in time" "$WORK/server.log" || fail "server did not log the stuck client"
+server_logged "authentication not completed in time" || fail "server did not log the stuck client"
 ok "stuck client closed after the authentication timeout while others were served"
 
 # Clean shutdown on SIGTERM.
@@ -71,7 +71,7 @@ kill -TERM "$SERVER_PID"
 status=0; wait "$SERVER_PID" || status=$?
 SERVER_PID=""
 [ "$status" = 0 ] || fail "server exited with status $status on SIGTERM"
-grep -q "serve.stopped" "$WORK/server.log" || fail "server did not log its shutdown"
+server_logged "serve.stopped" || fail "server did not log its shutdown"
 ok "clean shutdown on SIGTERM"
 
 # FFT: executions that name a plan the session does not have (never made, another session's,
@@ -93,5 +93,5 @@ for mode in fft-unknown-plan fft-direct-unknown-plan fft-other-session fft-shape
     { cat "$WORK/good-fft.log"; fail "good FFTW client not served after $mode"; }
 done
 kill -0 "$SERVER_PID" || fail "server died"
-grep -q "session.reject.*too many FFT plans" "$WORK/server.log" || fail "server did not log the session with too many FFT plans"
+server_logged "session.reject.*too many FFT plans" || fail "server did not log the session with too many FFT plans"
 ok "FFT hostile peers refused; BLAS and FFTW clients served after each"

@@ -13,7 +13,7 @@ OUTBOARD_OFFLOAD=always "$OUTBOARD" run -- "$PROGRAMS/first_call_check" 3000 >"$
 pid=$!
 for _ in $(seq 40); do [ "$(sessions_of first_call_check)" = 1 ] && break; sleep 0.05; done
 [ "$(sessions_of first_call_check)" = 1 ] || fail "the program did not connect before its first call"
-grep -q "session.lanes" "$WORK/server.log" || { sleep 0.5; grep -q "session.lanes" "$WORK/server.log"; } ||
+server_logged "session.lanes" ||
   fail "the copy lanes were not set up before the first call"
 [ "$(status_field "s['calls']")" = 0 ] || fail "a call was made during the program's sleep"
 wait $pid || { cat "$WORK/early.log"; fail "first_call_check"; }

@@ -32,6 +32,16 @@ stop_server() {
   SERVER_PID=""
 }
 
+# server_logged PATTERN: whether the server's log has a line matching PATTERN (grep -E), allowing
+# its log thread a moment to write it (the server logs asynchronously).
+server_logged() {
+  for _ in $(seq 20); do
+    grep -qE "$1" "$WORK/server.log" && return 0
+    sleep 0.1
+  done
+  return 1
+}
+
 # status_field EXPR: evaluates a Python expression on the status document `s`.
 status_field() {
   "$OUTBOARD" status --json | python3 -c "import json,sys; s=json.load(sys.stdin); print($1)"

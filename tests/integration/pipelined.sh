@@ -59,9 +59,9 @@ for order in ("columns", "inner", "triangle", "substitution"):
 level3_runs pipelined pipelined_calls 0
 [ "$(status_field "s['direct_calls']")" = 0 ] || fail "level3: OUTBOARD_DIRECT=0 still took the direct path"
 level3_runs "on the direct path" direct_calls 1
-grep -q "session.lanes.*copies=cma" "$WORK/server.log" || echo "note: CMA unavailable here, the direct path copied through UCX"
+server_logged "session.lanes.*copies=cma" || echo "note: CMA unavailable here, the direct path copied through UCX"
 level3_runs "on the direct path through UCX" direct_calls ucx
-grep -q "session.lanes.*copies=ucx" "$WORK/server.log" || fail "OUTBOARD_DIRECT=ucx: the server did not copy through UCX"
+server_logged "session.lanes.*copies=ucx" || fail "OUTBOARD_DIRECT=ucx: the server did not copy through UCX"
 
 # LAPACK calls of two chunks or more travel in chunks too (OUTBOARD_DIRECT=0: the direct path is
 # tested below), and their results come back in pieces:
@@ -96,12 +96,12 @@ mid=$(status_field "s['direct_calls']")
 ok "lapack_check: $((mid - before)) direct calls"
 lapack_demos direct
 [ "$(status_field "s['direct_calls']")" -gt "$mid" ] || fail "lapack_demo: no call took the direct path"
-grep -q "session.lanes.*copies=cma" "$WORK/server.log" && ok "direct path: the server copied with CMA" ||
+server_logged "session.lanes.*copies=cma" && ok "direct path: the server copied with CMA" ||
   echo "note: CMA unavailable here, the direct path copied through UCX"
 # The same through UCX's one-sided copies (what a client on another host gets).
 mid=$(status_field "s['direct_calls']")
 OUTBOARD_DIRECT=ucx run_checked lapack_check_direct_ucx "$OUTBOARD" run --offload always -- "$PROGRAMS/lapack_check" --size 150
-grep -q "session.lanes.*copies=ucx" "$WORK/server.log" || fail "OUTBOARD_DIRECT=ucx: the server did not copy through UCX"
+server_logged "session.lanes.*copies=ucx" || fail "OUTBOARD_DIRECT=ucx: the server did not copy through UCX"
 [ "$(status_field "s['direct_calls']")" -gt "$mid" ] || fail "OUTBOARD_DIRECT=ucx: no call took the direct path"
 
 # A chunk size below the minimum is refused with a clear message (and the default used).
