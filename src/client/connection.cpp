@@ -105,6 +105,14 @@ void Connection::fail(const std::string& reason) {
 std::optional<transport::Buffer> Connection::on_payload(std::span<const std::byte> header, uint64_t bytes) {
   auto m = wire::decode(header);  // a throw here refuses the payload
   uint64_t id = 0, announced = 0;
+  std::visit(
+      [this](const auto& x) {
+        if constexpr (requires { x.load; }) {
+          load_calls_.store(x.load.calls, std::memory_order_relaxed);
+          load_free_device_.store(x.load.free_device_bytes, std::memory_order_relaxed);
+        }
+      },
+      m);
   if (auto* c = std::get_if<wire::ReplyChunk>(&m)) {
     auto it = pending_.find(c->call_id);
     if (it == pending_.end() || !it->second->chunked || bytes != c->bytes ||

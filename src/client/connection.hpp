@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <atomic>
 #include <condition_variable>
 #include <functional>
 #include <cstdint>
@@ -112,6 +113,10 @@ class Connection {
   // it, and every method but this one refuses it with an Error.
   bool alive() const;
   const std::string& server_name() const { return server_name_; }
+  // The server's load as its last answer reported it (wire::ServerLoad): calls queued or running
+  // there, and its GPUs' free memory (0: none or unknown).
+  uint32_t server_calls() const { return load_calls_.load(std::memory_order_relaxed); }
+  uint64_t server_free_device_bytes() const { return load_free_device_.load(std::memory_order_relaxed); }
   std::string transport_description();
 
  private:
@@ -159,6 +164,8 @@ class Connection {
   bool blocking_ = false;  // a thread sleeps in worker_->block()
   bool dead_ = false;
   std::string dead_reason_;
+  std::atomic<uint32_t> load_calls_{0};
+  std::atomic<uint64_t> load_free_device_{0};
   uint64_t next_call_ = 1;
   uint64_t stream_sends_ = 0;  // ping_stream's sends not yet completed
   bool streaming_ = false;     // a thread is in ping_stream

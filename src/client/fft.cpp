@@ -31,6 +31,12 @@ class RemoteFft {
     conn.notify(wire::FftPlan{id, layout.shape});
     known_by_ = ptr;
   }
+  // The connection whose server knows the plan (null if none, or it died).
+  std::shared_ptr<Connection> server() {
+    std::lock_guard lk(mu_);
+    auto c = known_by_.lock();
+    return c && c->alive() ? c : nullptr;
+  }
   // Tells the server the plan is gone, where it knows it on a live connection (never connects:
   // a server drops a session's plans when the session ends anyway).
   void release() {
@@ -107,19 +113,17 @@ RemoteFft* fft_plan(const FftGuru& g) noexcept {
     std::optional<FftLayout> layout = fft_layout(g);
     if (!layout) return false;  // a problem no server runs (rank 0, say): local
     if (s.offload == OffloadMode::automatic && !worth_remote(s, layout->shape)) return false;
-    FallBack fall_back{rt, name};
-    std::string why;
-    std::shared_ptr<Connection> conn = rt.connection(why);
-    if (!conn) return fall_back(why);
     auto p = std::make_unique<RemoteFft>(std::move(*layout), g_next_plan.fetch_add(1), name);
-    try {
-      p->announce(*conn, conn);
-      if (s.direct && goes_in_pieces(s, p->layout.shape)) conn->ask_direct_lanes(s.direct_cma);
-    } catch (const Error& e) {
-      return fall_back(e.what());
-    }
-    plan = p.release();
-    return true;
+    return on_servers(rt, name, [&](const std::shared_ptr<Connection>& conn, const FallBack& fall_back) {
+      try {
+        p->announce(*conn, conn);
+        if (s.direct && goes_in_pieces(s, p->layout.shape)) conn->ask_direct_lanes(s.direct_cma);
+      } catch (const Error& e) {
+        return fall_back(e.what());
+      }
+      plan = p.release();
+      return true;
+    });
   });
   return plan;
 }
@@ -130,79 +134,79 @@ bool fft_execute(RemoteFft* p, const FftArrays& a) noexcept {
   return guarded(name, [&] {
     Runtime& rt = runtime();
     const Settings& settings = rt.settings();
-    FallBack fall_back{rt, name};
-    std::string why;
-    std::shared_ptr<Connection> conn = rt.connection(why);
-    if (!conn) return fall_back(why);
-    const FftLayout& l = p->layout;
-    const uint64_t in_bytes = wire::input_bytes(l.shape), out_bytes = wire::output_bytes(l.shape);
-    const uint64_t t0 = now_ns();
-    try {
-      p->announce(*conn, conn);
-    } catch (const Error& e) {
-      return fall_back(e.what());
-    }
-    // The input as it travels: the program's array itself where it is dense.
-    transport::Buffer packed;
-    const void* input = a.in_re;
-    if (!l.in.dense) {
-      packed = transport::Buffer::allocate(in_bytes);
-      gather_input(l, a, packed.data(), 0, l.in.elements);
-      input = packed.data();
-    }
-    // The result lands in the program's output where that is dense and not the input (which a
-    // local rerun after a failure still needs); otherwise aside, scattered on success.
-    const bool in_place = a.out_re == a.in_re || (a.out_im && a.out_im == a.in_im);
-    const bool straight = l.out.dense && !in_place;
-    transport::Buffer result = straight ? transport::Buffer::borrow(a.out_re, out_bytes) : transport::Buffer::allocate(out_bytes);
-    // Large executions: on the direct path where the server offers copy lanes (it copies the input
-    // out of this process's memory and the result into it, in parallel), else in chunks.
-    const uint64_t chunk = static_cast<uint64_t>(settings.chunk_bytes);
-    const bool large = goes_in_pieces(settings, l.shape);
-    bool direct = false;
-    std::vector<transport::Registration> registered;
-    wire::Message reply;
-    uint64_t t1 = 0;
-    try {
-      direct = large && settings.direct && conn->direct_lanes(settings.timeout_seconds, settings.direct_cma) > 0;
-      t1 = now_ns();
-      if (direct) {
-        registered.push_back(conn->register_memory(const_cast<void*>(input), in_bytes));
-        registered.push_back(conn->register_memory(result.data(), out_bytes));
-        reply = conn->request(wire::DirectFft{0, p->id, l.shape, {registered[0].key(), registered[1].key()},
-                                              {{reinterpret_cast<uint64_t>(input), in_bytes, 0}},
-                                              {{reinterpret_cast<uint64_t>(result.data()), out_bytes, 1}}},
-                              {}, nullptr, 0, settings.timeout_seconds);
+    // On the server that knows the plan while it is healthy; elsewhere it is announced first.
+    const std::shared_ptr<Connection> known = p->server();
+    return on_servers(rt, name, [&](const std::shared_ptr<Connection>& conn, const FallBack& fall_back) {
+      const FftLayout& l = p->layout;
+      const uint64_t in_bytes = wire::input_bytes(l.shape), out_bytes = wire::output_bytes(l.shape);
+      const uint64_t t0 = now_ns();
+      try {
+        p->announce(*conn, conn);
+      } catch (const Error& e) {
+        return fall_back(e.what());
       }
-    } catch (const Error& e) {
-      return fall_back(e.what());
-    }
-    const bool chunked = large && !direct;
-    std::vector<transport::Segment> payload{{input, in_bytes}};
-    try {
-      if (direct)
-        ;  // answered above
-      else if (chunked)
-        reply = conn->chunked_request(
-            wire::FftChunk{0, p->id, l.shape, in_bytes, chunk, 0}, std::move(payload),
-            [&result](uint64_t offset, uint64_t) { return result.data() + offset; }, out_bytes,
-            settings.timeout_seconds, static_cast<unsigned>(settings.chunk_window));
-      else
-        reply = conn->request(wire::FftExecute{0, p->id, l.shape, in_bytes}, std::move(payload), result.data(), out_bytes,
-                              settings.timeout_seconds);
-    } catch (const Error& e) {
-      return fall_back(e.what());
-    }
-    const uint64_t t2 = now_ns();
-    auto* r = std::get_if<wire::FftReply>(&reply);
-    if (!r || !r->ok || r->payload_bytes != (chunked || direct ? 0 : out_bytes))
-      return fall_back(r && !r->ok ? "server: " + r->message : std::string("unexpected reply"));
-    if (!straight) scatter_output(l, result.data(), a, 0, l.out.elements);
-    rt.remote_succeeded(t0);
-    const uint64_t server = r->queue_ns + r->plan_wait_ns + r->to_device_ns + r->compute_ns + r->from_device_ns;
-    measured_link(double(in_bytes + out_bytes), (t2 - t1) - std::min(t2 - t1, server));
-    account(rt, name, p->label, *r, {t0, t1, t2, now_ns()}, in_bytes, out_bytes);
-    return true;
+      // The input as it travels: the program's array itself where it is dense.
+      transport::Buffer packed;
+      const void* input = a.in_re;
+      if (!l.in.dense) {
+        packed = transport::Buffer::allocate(in_bytes);
+        gather_input(l, a, packed.data(), 0, l.in.elements);
+        input = packed.data();
+      }
+      // The result lands in the program's output where that is dense and not the input (which a
+      // local rerun after a failure still needs); otherwise aside, scattered on success.
+      const bool in_place = a.out_re == a.in_re || (a.out_im && a.out_im == a.in_im);
+      const bool straight = l.out.dense && !in_place;
+      transport::Buffer result = straight ? transport::Buffer::borrow(a.out_re, out_bytes) : transport::Buffer::allocate(out_bytes);
+      // Large executions: on the direct path where the server offers copy lanes (it copies the input
+      // out of this process's memory and the result into it, in parallel), else in chunks.
+      const uint64_t chunk = static_cast<uint64_t>(settings.chunk_bytes);
+      const bool large = goes_in_pieces(settings, l.shape);
+      bool direct = false;
+      std::vector<transport::Registration> registered;
+      wire::Message reply;
+      uint64_t t1 = 0;
+      try {
+        direct = large && settings.direct && conn->direct_lanes(settings.timeout_seconds, settings.direct_cma) > 0;
+        t1 = now_ns();
+        if (direct) {
+          registered.push_back(conn->register_memory(const_cast<void*>(input), in_bytes));
+          registered.push_back(conn->register_memory(result.data(), out_bytes));
+          reply = conn->request(wire::DirectFft{0, p->id, l.shape, {registered[0].key(), registered[1].key()},
+                                                {{reinterpret_cast<uint64_t>(input), in_bytes, 0}},
+                                                {{reinterpret_cast<uint64_t>(result.data()), out_bytes, 1}}},
+                                {}, nullptr, 0, settings.timeout_seconds);
+        }
+      } catch (const Error& e) {
+        return fall_back(e.what());
+      }
+      const bool chunked = large && !direct;
+      std::vector<transport::Segment> payload{{input, in_bytes}};
+      try {
+        if (direct)
+          ;  // answered above
+        else if (chunked)
+          reply = conn->chunked_request(
+              wire::FftChunk{0, p->id, l.shape, in_bytes, chunk, 0}, std::move(payload),
+              [&result](uint64_t offset, uint64_t) { return result.data() + offset; }, out_bytes,
+              settings.timeout_seconds, static_cast<unsigned>(settings.chunk_window));
+        else
+          reply = conn->request(wire::FftExecute{0, p->id, l.shape, in_bytes}, std::move(payload), result.data(), out_bytes,
+                                settings.timeout_seconds);
+      } catch (const Error& e) {
+        return fall_back(e.what());
+      }
+      const uint64_t t2 = now_ns();
+      auto* r = std::get_if<wire::FftReply>(&reply);
+      if (!r || !r->ok || r->payload_bytes != (chunked || direct ? 0 : out_bytes))
+        return fall_back(r && !r->ok ? "server: " + r->message : std::string("unexpected reply"));
+      if (!straight) scatter_output(l, result.data(), a, 0, l.out.elements);
+      rt.remote_succeeded(t0);
+      const uint64_t server = r->queue_ns + r->plan_wait_ns + r->to_device_ns + r->compute_ns + r->from_device_ns;
+      measured_link(double(in_bytes + out_bytes), (t2 - t1) - std::min(t2 - t1, server));
+      account(rt, name, p->label, *r, {t0, t1, t2, now_ns()}, in_bytes, out_bytes);
+      return true;
+    }, known.get());
   });
 }
 

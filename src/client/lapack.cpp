@@ -254,60 +254,58 @@ bool offload_lapack(const wire::LapackCall& call, const MatrixRef* inputs, const
     name = wire::call_name(call);
     const Settings& settings = rt.settings();
     if (!rt.wants_remote(wire::flops(call))) return rt.ran_locally(name);
-    const FallBack fall_back{rt, name};
     wire::validate(call);
     const wire::LapackLayout l = wire::layout(call);
-    std::string why;
-    std::shared_ptr<Connection> conn = rt.connection(why);
-    if (!conn) return fall_back(why);
-    const uint64_t t0 = now_ns();
-    const uint64_t chunk = static_cast<uint64_t>(settings.chunk_bytes);
-    if (chunk && wire::request_bytes(call) >= 2 * chunk && settings.direct) {
-      uint32_t lanes = 0;
+    return on_servers(rt, name, [&](const std::shared_ptr<Connection>& conn, const FallBack& fall_back) {
+      const uint64_t t0 = now_ns();
+      const uint64_t chunk = static_cast<uint64_t>(settings.chunk_bytes);
+      if (chunk && wire::request_bytes(call) >= 2 * chunk && settings.direct) {
+        uint32_t lanes = 0;
+        try {
+          lanes = conn->direct_lanes(settings.timeout_seconds, settings.direct_cma);
+        } catch (const Error& e) {
+          return fall_back(e.what());
+        }
+        if (lanes) return direct_lapack(rt, *conn, call, l, inputs, outputs, info, t0, fall_back);
+      }
+      if (chunk && wire::request_bytes(call) >= 2 * chunk)
+        return chunked_lapack(rt, *conn, call, l, inputs, outputs, chunk, info, t0, fall_back);
+      std::vector<transport::Buffer> scratch;
+      std::vector<transport::Segment> payload;
+      for (size_t i = 0; i < l.inputs.size(); ++i) {
+        const auto& a = l.inputs[i];
+        transport::Segment seg = pack_columns(a.rows, a.cols, wire::array_element_bytes(a, call.scalar), inputs[i], scratch);
+        if (seg.bytes) payload.push_back(seg);
+      }
+      const uint64_t sent = wire::request_bytes(call), reply_bytes = wire::reply_bytes(call);
+      // The results land aside and are copied in on success: a failed call leaves the arrays as
+      // they were, for the local rerun.
+      transport::Buffer result = transport::Buffer::allocate(std::max<uint64_t>(reply_bytes, 1));
+      const uint64_t t1 = now_ns();
+      wire::Message reply;
       try {
-        lanes = conn->direct_lanes(settings.timeout_seconds, settings.direct_cma);
+        reply = conn->request(wire::LapackRequest{0, call, sent}, std::move(payload), result.data(), reply_bytes,
+                              settings.timeout_seconds);
       } catch (const Error& e) {
         return fall_back(e.what());
       }
-      if (lanes) return direct_lapack(rt, *conn, call, l, inputs, outputs, info, t0, fall_back);
-    }
-    if (chunk && wire::request_bytes(call) >= 2 * chunk)
-      return chunked_lapack(rt, *conn, call, l, inputs, outputs, chunk, info, t0, fall_back);
-    std::vector<transport::Buffer> scratch;
-    std::vector<transport::Segment> payload;
-    for (size_t i = 0; i < l.inputs.size(); ++i) {
-      const auto& a = l.inputs[i];
-      transport::Segment seg = pack_columns(a.rows, a.cols, wire::array_element_bytes(a, call.scalar), inputs[i], scratch);
-      if (seg.bytes) payload.push_back(seg);
-    }
-    const uint64_t sent = wire::request_bytes(call), reply_bytes = wire::reply_bytes(call);
-    // The results land aside and are copied in on success: a failed call leaves the arrays as
-    // they were, for the local rerun.
-    transport::Buffer result = transport::Buffer::allocate(std::max<uint64_t>(reply_bytes, 1));
-    const uint64_t t1 = now_ns();
-    wire::Message reply;
-    try {
-      reply = conn->request(wire::LapackRequest{0, call, sent}, std::move(payload), result.data(), reply_bytes,
-                            settings.timeout_seconds);
-    } catch (const Error& e) {
-      return fall_back(e.what());
-    }
-    const uint64_t t2 = now_ns();
-    auto* r = std::get_if<wire::LapackReply>(&reply);
-    if (!r || !r->ok || r->payload_bytes != reply_bytes || r->info < 0)
-      return fall_back(r && !r->ok ? "server: " + r->message : std::string("unexpected reply"));
-    uint64_t offset = 0;
-    for (size_t i = 0; i < l.outputs.size(); ++i) {
-      const auto& a = l.outputs[i];
-      const size_t elem = wire::array_element_bytes(a, call.scalar);
-      unpack_columns(result.data() + offset, a.rows, a.cols, elem, outputs[i]);
-      offset += wire::array_bytes(a, call.scalar);
-    }
-    *info = r->info;
-    rt.remote_succeeded(t0);
-    const uint64_t t3 = now_ns();
-    account(rt, name, lapack_label(call), *r, {t0, t1, t2, t3}, sent, reply_bytes);
-    return true;
+      const uint64_t t2 = now_ns();
+      auto* r = std::get_if<wire::LapackReply>(&reply);
+      if (!r || !r->ok || r->payload_bytes != reply_bytes || r->info < 0)
+        return fall_back(r && !r->ok ? "server: " + r->message : std::string("unexpected reply"));
+      uint64_t offset = 0;
+      for (size_t i = 0; i < l.outputs.size(); ++i) {
+        const auto& a = l.outputs[i];
+        const size_t elem = wire::array_element_bytes(a, call.scalar);
+        unpack_columns(result.data() + offset, a.rows, a.cols, elem, outputs[i]);
+        offset += wire::array_bytes(a, call.scalar);
+      }
+      *info = r->info;
+      rt.remote_succeeded(t0);
+      const uint64_t t3 = now_ns();
+      account(rt, name, lapack_label(call), *r, {t0, t1, t2, t3}, sent, reply_bytes);
+      return true;
+    });
   });
 }
 

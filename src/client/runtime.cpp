@@ -124,37 +124,79 @@ void Runtime::write_trace() {
   std::fclose(f);
 }
 
-std::shared_ptr<Connection> Runtime::connection(std::string& why, bool early) {
+Runtime::Lease Runtime::lease(std::string& why, const std::vector<const Server*>& tried, const Connection* prefer,
+                              bool early) {
   std::lock_guard lk(mu_);
-  if (conn_ && conn_->alive()) return conn_;
-  if (conn_) {  // it died since the last call
-    why = "connection to " + conn_->server_name() + " lost";
-    conn_.reset();
-    retry_after_ns_ = now_ns() + static_cast<uint64_t>(settings_.retry_seconds * 1e9);
-    return nullptr;
-  }
-  if (now_ns() < retry_after_ns_) {
-    why = last_error_;
-    return nullptr;
-  }
-  try {
-    Secret secret = read_secret(settings_.token_file);
-    std::string errors;
-    for (const auto& server : settings_.servers) {
-      try {
-        conn_ = std::make_shared<Connection>(server, secret, client_name(), settings_.connect_timeout_seconds);
-        return conn_;
-      } catch (const Error& e) {
-        errors += (errors.empty() ? "" : "; ") + std::string(e.what());
-      }
+  if (servers_.empty())
+    for (const auto& address : settings_.servers) {
+      servers_.push_back(std::make_unique<Server>());
+      servers_.back()->address = address;
     }
-    throw Error(errors);
-  } catch (const Error& e) {
-    last_error_ = e.what();
+  const uint64_t now = now_ns();
+  const uint64_t retry_ns = static_cast<uint64_t>(settings_.retry_seconds * 1e9);
+  // The healthy candidates, in the list order rotated by the process id.
+  std::vector<Server*> candidates;
+  const size_t n = servers_.size();
+  const size_t first = n ? static_cast<size_t>(getpid()) % n : 0;
+  std::string reasons;
+  auto note = [&reasons](const std::string& r) {
+    if (reasons.find(r) == std::string::npos) reasons += (reasons.empty() ? "" : "; ") + r;
+  };
+  for (size_t k = 0; k < n; ++k) {
+    Server* s = servers_[(first + k) % n].get();
+    if (std::find(tried.begin(), tried.end(), s) != tried.end()) continue;
+    if (s->conn && !s->conn->alive()) {  // it died since the last call
+      s->last_error = "connection to " + s->conn->server_name() + " (" + s->address.text() + ") lost";
+      s->conn.reset();
+      s->retry_after_ns = now + retry_ns;
+    }
+    if (!s->conn && now < s->retry_after_ns) {
+      note(s->last_error);
+      continue;
+    }
+    if (prefer && s->conn.get() == prefer) return Lease(s, s->conn);
+    candidates.push_back(s);
   }
-  why = last_error_;
-  if (!early) retry_after_ns_ = now_ns() + static_cast<uint64_t>(settings_.retry_seconds * 1e9);
-  return nullptr;
+  // This process's home server (the first in its rotation) counts as idle while not connected:
+  // once it recovers from a failure, the process's calls return to it.
+  const Server* home = n ? servers_[first].get() : nullptr;
+  auto score = [home](const Server* s) {
+    return s->conn ? 2.0 * (s->conn->server_calls() + s->calls.load()) : s == home ? 0.0 : 1.0;
+  };
+  auto free_memory = [](const Server* s) { return s->conn ? s->conn->server_free_device_bytes() : 0; };
+  std::stable_sort(candidates.begin(), candidates.end(), [&](const Server* a, const Server* b) {
+    const double sa = score(a), sb = score(b);
+    return sa != sb ? sa < sb : free_memory(a) > free_memory(b);
+  });
+  Secret secret{};
+  bool have_secret = false;
+  for (Server* s : candidates) {
+    if (s->conn) return Lease(s, s->conn);
+    try {
+      if (!have_secret) secret = read_secret(settings_.token_file), have_secret = true;
+      s->conn = std::make_shared<Connection>(s->address, secret, client_name(), settings_.connect_timeout_seconds);
+      return Lease(s, s->conn);
+    } catch (const Error& e) {
+      s->last_error = e.what();
+      if (!early) s->retry_after_ns = now_ns() + retry_ns;
+      note(s->last_error);
+    }
+  }
+  // After failed attempts, the last one's reason is the call's; otherwise why none could be had.
+  if (tried.empty()) why = reasons.empty() ? std::string("no server (OUTBOARD_SERVERS is empty)") : reasons;
+  return {};
+}
+
+void Runtime::attempt_failed(const Lease& lease, const std::string& why) {
+  std::lock_guard lk(mu_);
+  Server* s = lease.server;
+  if (!s || lease.conn->alive() || s->conn != lease.conn) return;  // the server answered: it is healthy
+  s->last_error = why;
+  s->conn.reset();
+  s->retry_after_ns = now_ns() + static_cast<uint64_t>(settings_.retry_seconds * 1e9);
+  if (servers_.size() > 1)
+    std::fprintf(stderr, "outboard: warning: server %s failed (%s); its calls go to the other servers for %g s\n",
+                 s->address.text().c_str(), why.c_str(), settings_.retry_seconds);
 }
 
 void Runtime::remote_failed(const std::string& routine, const std::string& why) {
@@ -206,6 +248,11 @@ Runtime& runtime() {
 }
 
 bool FallBack::operator()(const std::string& why) const {
+  if (attempt) {
+    attempt->failed = true;
+    attempt->why = why;
+    return false;
+  }
   rt.remote_failed(routine, why);
   rt.record(routine, [](RoutineStats& s) { ++s.fell_back; });
   return false;

@@ -32,6 +32,7 @@
 #include <new>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "client/connection.hpp"
@@ -73,10 +74,43 @@ class Runtime {
   // (never, always, or auto: at least OUTBOARD_MIN_FLOPS).
   bool wants_remote(double flops) const;
 
-  // The live connection, connecting if needed; nullptr (and `why`) while the remote path is
-  // unavailable: no server answered, or one failed less than OUTBOARD_RETRY_SECONDS ago. An
-  // `early` attempt (early_connect.cpp) that fails leaves the next call to try again.
-  std::shared_ptr<Connection> connection(std::string& why, bool early = false);
+  // One server of OUTBOARD_SERVERS as this process sees it: its connection once made, its
+  // health, and how many of this process's calls run there now.
+  struct Server {
+    ServerAddress address;
+    std::shared_ptr<Connection> conn;
+    uint64_t retry_after_ns = 0;  // it failed: not tried again before (OUTBOARD_RETRY_SECONDS)
+    std::string last_error;
+    std::atomic<uint32_t> calls{0};
+  };
+  // A call's hold on a server: counted among its calls while held.
+  class Lease {
+   public:
+    Lease() = default;
+    Lease(Server* s, std::shared_ptr<Connection> c) : server(s), conn(std::move(c)) { if (server) ++server->calls; }
+    ~Lease() { if (server) --server->calls; }
+    Lease(Lease&& o) noexcept : server(std::exchange(o.server, nullptr)), conn(std::move(o.conn)) {}
+    Lease& operator=(Lease&&) = delete;
+    Server* server = nullptr;
+    std::shared_ptr<Connection> conn;
+  };
+
+  // The server for the next call, connecting if needed: among the servers not in `tried` that are
+  // healthy (never failed, or failed more than OUTBOARD_RETRY_SECONDS ago), `prefer`'s if it is
+  // one of them, else the least loaded — the calls its last answer reported plus this process's
+  // calls there now; a server not yet connected counts as half a call (none for the process's
+  // home server, the first of its rotation, which it so returns to once recovered), so an idle
+  // connected one is kept and a busy one makes way; ties go to more free device memory, then to
+  // the list order rotated by the process id (clients of one job start on different servers). An empty lease
+  // (and `why`) when none is left. An `early` attempt (early_connect.cpp) that fails leaves the
+  // next call to try again.
+  Lease lease(std::string& why, const std::vector<const Server*>& tried = {}, const Connection* prefer = nullptr,
+              bool early = false);
+  // The live connection to the best server (as lease()), for callers that hold no lease.
+  std::shared_ptr<Connection> connection(std::string& why, bool early = false) { return lease(why, {}, nullptr, early).conn; }
+  // A call failed on the lease's server: if its connection died, the server is marked failed
+  // until OUTBOARD_RETRY_SECONDS pass (with a warning naming it while other servers remain).
+  void attempt_failed(const Lease& lease, const std::string& why);
 
   // A call that could not run remotely: one warning per failure episode, not one per call; with
   // OUTBOARD_FALLBACK=fail, ends the process with a message instead.
@@ -106,9 +140,7 @@ class Runtime {
 
   Settings settings_;
   std::mutex mu_;
-  std::shared_ptr<Connection> conn_;
-  uint64_t retry_after_ns_ = 0;
-  std::string last_error_;
+  std::vector<std::unique_ptr<Server>> servers_;
   std::atomic<bool> warned_{false};
   std::atomic<uint64_t> last_failure_ns_{0};
   std::mutex stats_mu_;
@@ -126,11 +158,41 @@ Runtime& runtime();
 // The fallback of one call of `routine`: fall_back(why) warns (or ends the process, with
 // OUTBOARD_FALLBACK=fail), counts the call as fallen back and returns false, so that a failure
 // path reads `return fall_back(e.what());`.
+//
+// Inside on_servers() a FallBack records the failure of the attempt on one server instead
+// (`attempt` set): on_servers then tries the next server, and falls back only when none is left.
+struct Attempt {
+  bool failed = false;
+  std::string why;
+};
 struct FallBack {
   Runtime& rt;
   const std::string& routine;
+  Attempt* attempt = nullptr;
   bool operator()(const std::string& why) const;
 };
+
+// Runs a call on the servers: `body(conn, fall_back)` makes the call through `conn` and returns
+// true when it ran remotely; where it fails (it returns fall_back(why)), it runs again on the next
+// server (its inputs are as they were: each path restores what it changed before failing), and
+// when no server is left the call falls back to local execution. A body that returns false
+// without calling fall_back chose local execution: that stands. `prefer`: a connection to keep
+// the call on while its server is healthy (the server that knows an FFT plan).
+template <class Body>
+bool on_servers(Runtime& rt, const std::string& routine, Body&& body, const Connection* prefer = nullptr) {
+  std::vector<const Runtime::Server*> tried;
+  std::string why;
+  for (;;) {
+    Runtime::Lease lease = rt.lease(why, tried, prefer);
+    if (!lease.conn) return FallBack{rt, routine}(why);
+    Attempt attempt;
+    if (body(lease.conn, FallBack{rt, routine, &attempt})) return true;
+    if (!attempt.failed) return false;
+    why = attempt.why;
+    rt.attempt_failed(lease, why);
+    tried.push_back(lease.server);
+  }
+}
 
 // Runs an API function's body, which sets `routine` as soon as it knows it. An exception the body
 // lets out is a remote failure of `routine` (out of memory, a malformed call...): false, after

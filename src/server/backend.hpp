@@ -33,6 +33,8 @@ class Backend {
   // memory into the device and, when `back` is given, from the device into `back`. Returns the
   // nanoseconds spent. Thread-safe. Backends without device memory throw Error.
   virtual bool has_device_memory() const { return false; }
+  // Device memory free now (0: no device, or unknown). Cheap enough for a periodic sample.
+  virtual uint64_t free_device_bytes() const { return 0; }
   virtual uint64_t device_round_trip(const std::byte* in, std::byte* back, size_t bytes);
 
   // This backend's executor of an API family (Blas3Executor, LapackExecutor, ...), or nullptr

@@ -29,6 +29,11 @@ size_t ComputePool::queued() const {
   return jobs_.size();
 }
 
+size_t ComputePool::busy() const {
+  std::lock_guard lk(mu_);
+  return jobs_.size() + running_;
+}
+
 void ComputePool::run() {
   for (;;) {
     std::function<void()> job;
@@ -38,8 +43,11 @@ void ComputePool::run() {
       if (stopping_) return;
       job = std::move(jobs_.front());
       jobs_.pop_front();
+      ++running_;
     }
     job();
+    std::lock_guard lk(mu_);
+    --running_;
   }
 }
 

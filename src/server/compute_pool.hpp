@@ -15,12 +15,14 @@ class ComputePool {
   ~ComputePool();  // finishes the jobs already running, drops the queued ones
   void submit(std::function<void()> job);
   size_t queued() const;
+  size_t busy() const;  // jobs queued or running
 
  private:
   void run();
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::deque<std::function<void()>> jobs_;
+  size_t running_ = 0;
   bool stopping_ = false;
   std::vector<std::thread> threads_;
 };

@@ -64,7 +64,32 @@ struct Server::Impl final : Core {
     return it == sessions.end() ? nullptr : &it->second;
   }
 
-  void send(PeerId peer, const wire::Message& m) override { worker_->send(peer, wire::encode(m), {}, nullptr); }
+  void send(PeerId peer, const wire::Message& m) override { worker_->send(peer, encode_with_load(m), {}, nullptr); }
+
+  // ---- load, as answers carry it (wire/load.hpp) ----
+
+  uint32_t ready_sessions = 0;
+  uint64_t free_device_bytes = 0;  // sampled by housekeeping: asking the GPUs is no work for every reply
+  uint64_t housekeeping_rounds = 0;
+
+  wire::ServerLoad load() const {
+    const size_t calls = pool_->busy() + chunked_.active();
+    return {static_cast<uint32_t>(std::min<size_t>(calls, UINT32_MAX)), ready_sessions, free_device_bytes};
+  }
+  // The message encoded, with the load filled in where it carries one.
+  std::vector<std::byte> encode_with_load(const wire::Message& m) const {
+    return std::visit(
+        [&](const auto& x) {
+          if constexpr (requires { x.load; }) {
+            auto stamped = x;
+            stamped.load = load();
+            return wire::encode(wire::Message(std::move(stamped)));
+          } else {
+            return wire::encode(m);
+          }
+        },
+        m);
+  }
 
   // Tells the peer why, then closes the connection once the message is out.
   void reject(PeerId peer, const std::string& why) override {
@@ -111,6 +136,7 @@ struct Server::Impl final : Core {
   // Hangs up a little later: closing right away races the last message, which the peer might
   // then never see. A polite peer hangs up first.
   void close_soon(Session& s) {
+    if (s.state == State::ready && ready_sessions) --ready_sessions;
     s.state = State::closing;
     s.close_at_ns = now_ns() + kCloseGraceNs;
   }
@@ -127,6 +153,7 @@ struct Server::Impl final : Core {
     auto it = sessions.find(peer);
     if (it == sessions.end()) return;
     const Session& s = it->second;
+    if (s.state == State::ready && ready_sessions) --ready_sessions;
     chunked_.session_ended(s);  // their pipelines finish with the session
     direct_.session_ended(s);
     for (auto& service : services) service->on_session_end(peer);
@@ -277,6 +304,7 @@ struct Server::Impl final : Core {
       return;
     }
     s.state = State::ready;
+    ++ready_sessions;
     spdlog::info("session.authenticated peer={} addr={} client=\"{}\"", s.peer, s.addr, s.client_name);
     send(s.peer, wire::AuthResult{true, "welcome"});
   }
@@ -310,7 +338,7 @@ struct Server::Impl final : Core {
     auto buf = std::make_shared<Buffer>(std::move(payload));
     std::vector<transport::Segment> out;
     if (buf->size()) out.push_back({buf->data(), buf->size()});
-    worker_->send(s.peer, wire::encode(wire::Pong{p.call_id, buf->size()}), std::move(out), [buf](bool) {});
+    worker_->send(s.peer, encode_with_load(wire::Pong{p.call_id, buf->size()}), std::move(out), [buf](bool) {});
   }
 
   nlohmann::json status() const;
@@ -333,7 +361,7 @@ struct Server::Impl final : Core {
       PeerId peer = d.peer;
       auto buf = d.held ? d.buffer : nullptr;
       auto keep = d.held ? nullptr : d.buffer;  // sent from it, not counted
-      worker_->send(peer, wire::encode(d.reply), std::move(out), [this, peer, buf, keep](bool) {
+      worker_->send(peer, encode_with_load(d.reply), std::move(out), [this, peer, buf, keep](bool) {
         (void)keep;
         Session* s2 = session(peer);
         if (s2 && buf) s2->held_bytes -= std::min(s2->held_bytes, uint64_t(buf->size()));  // pings hold none
@@ -352,6 +380,11 @@ struct Server::Impl final : Core {
       if (s.state == State::closing && now >= s.close_at_ns) done.push_back(peer);
     }
     for (PeerId p : late) reject(p, "authentication not completed in time");
+    if (++housekeeping_rounds % 10 == 1) {  // once a second: a driver call may wait on a lock
+      uint64_t free = 0;
+      for (const auto& b : backends_) free += b->free_device_bytes();
+      free_device_bytes = free;
+    }
     for (PeerId p : done) close(p);
   }
 };
@@ -472,6 +505,7 @@ nlohmann::json Server::Impl::status() const {
                         {"calls_by_routine", m.calls_by_routine},
                         {"connections", m.total_connections},
                         {"refused_authentications", m.refused_auth},
+                        {"load", {{"calls", m.load().calls}, {"sessions", m.ready_sessions}, {"free_device_bytes", m.free_device_bytes}}},
                         {"pings", m.total_pings},
                         {"clients", clients}};
   for (const auto& service : m.services) service->status(doc);

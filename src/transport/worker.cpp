@@ -633,6 +633,9 @@ Worker::Worker(Events events, Options options) : impl_(std::make_unique<Impl>())
   // put, rendezvous runs over the shared-memory lane instead.
   default_ucx_setting(ucx, "MM_ERROR_HANDLING", "y", {"sm", "shm", "mm", "posix", "sysv"});
   default_ucx_setting(ucx, "TCP_PUT_ENABLE", "n", {"tcp"});
+  // A server restarted on its port must listen again at once, not after its old connections'
+  // TIME_WAIT (UCX 1.13's default is off). Linux still refuses a port another socket listens on.
+  ucx.default_setting("TCP_CM_REUSEADDR", "y");
   ucp_config_t* config = nullptr;
   check(ucx, ucx.ucp_config_read(nullptr, nullptr, &config), "UCX configuration");
   // Notice a dead peer within seconds.
@@ -766,6 +769,8 @@ uint16_t Worker::listen(const std::string& host, uint16_t port) {
   p.conn_handler.arg = impl_.get();
   const Ucx& ucx = *impl_->ucx;
   ucs_status_t s = ucx.ucp_listener_create(impl_->worker, &p, &impl_->listener);
+  if (s == UCS_ERR_BUSY)
+    throw Error("cannot listen on " + host + ":" + std::to_string(port) + ": the port is in use (another server?)");
   if (s != UCS_OK) throw Error("cannot listen on " + host + ":" + std::to_string(port) + ": " + ucs_text(ucx, s));
   ucp_listener_attr_t attr{};
   attr.field_mask = UCP_LISTENER_ATTR_FIELD_SOCKADDR;

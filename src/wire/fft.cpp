@@ -148,6 +148,7 @@ void encode_body(Writer& w, const FftReply& m) {
   w.u64(m.payload_bytes);
   for (uint64_t v : {m.receive_ns, m.queue_ns, m.to_device_ns, m.compute_ns, m.from_device_ns, m.plan_wait_ns}) w.u64(v);
   w.str(m.backend);
+  put_load(w, m.load);
 }
 
 FftPlan decode_fft_plan(Reader& r) {
@@ -199,6 +200,7 @@ FftReply decode_fft_reply(Reader& r) {
   for (uint64_t* v : {&m.receive_ns, &m.queue_ns, &m.to_device_ns, &m.compute_ns, &m.from_device_ns, &m.plan_wait_ns})
     *v = r.u64();
   m.backend = r.str(kMaxText);
+  m.load = get_load(r);
   return m;
 }
 

@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include "wire/load.hpp"
+
 namespace outboard::wire {
 
 class Reader;
@@ -102,6 +104,7 @@ struct FftReply {
   // As CallReply's, plus the time the execution waited for its plan to be ready.
   uint64_t receive_ns = 0, queue_ns = 0, to_device_ns = 0, compute_ns = 0, from_device_ns = 0, plan_wait_ns = 0;
   std::string backend;         // where it ran ("cuda:0", "cpu"), for reports and tests
+  ServerLoad load;             // the server's, as the reply left
 };
 
 void encode_body(Writer& w, const FftPlan& m);

@@ -50,10 +50,12 @@ Level3Call get_call(Reader& r) {
 template <class Reply>
 void put_times(Writer& w, const Reply& r) {
   for (uint64_t v : {r.receive_ns, r.queue_ns, r.to_device_ns, r.compute_ns, r.from_device_ns}) w.u64(v);
+  put_load(w, r.load);
 }
 template <class Reply>
 void get_times(Reader& r, Reply& c) {
   for (uint64_t* v : {&c.receive_ns, &c.queue_ns, &c.to_device_ns, &c.compute_ns, &c.from_device_ns}) *v = r.u64();
+  c.load = get_load(r);
 }
 
 bool get_bool(Reader& r) {
@@ -201,6 +203,7 @@ std::vector<std::byte> encode(const Message& m) {
                  [&](const AuthResult& a) {
                    w.u8(a.accepted);
                    w.str(a.message);
+                   put_load(w, a.load);
                  },
                  [&](const Blas3Call& b) {
                    w.u64(b.call_id);
@@ -229,6 +232,7 @@ std::vector<std::byte> encode(const Message& m) {
                    w.u64(p.call_id);
                    w.u64(p.payload_bytes);
                    w.u64(p.gpu_ns);
+                   put_load(w, p.load);
                  },
                  [&](const CallChunk& c) {
                    w.u64(c.call_id);
@@ -385,6 +389,7 @@ Message decode(std::span<const std::byte> bytes) {
       AuthResult a;
       a.accepted = get_bool(r);
       a.message = r.str(kMaxText);
+      a.load = get_load(r);
       m = a;
       break;
     }
@@ -440,6 +445,7 @@ Message decode(std::span<const std::byte> bytes) {
       p.call_id = r.u64();
       p.payload_bytes = r.u64();
       p.gpu_ns = r.u64();
+      p.load = get_load(r);
       m = p;
       break;
     }

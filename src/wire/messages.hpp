@@ -12,13 +12,14 @@
 #include "common/secret.hpp"
 #include "wire/fft.hpp"
 #include "wire/lapack.hpp"
+#include "wire/load.hpp"
 #include "wire/opencl.hpp"
 #include "wire/level3.hpp"
 
 namespace outboard::wire {
 
 inline constexpr uint32_t kMagic = 0x4452424f;  // "OBRD"
-inline constexpr uint16_t kProtocolVersion = 1;
+inline constexpr uint16_t kProtocolVersion = 2;  // 2: answers carry the server's load
 inline constexpr size_t kMaxText = 4096;  // longest string field
 
 enum class Type : uint16_t {
@@ -72,6 +73,7 @@ struct Auth {
 struct AuthResult {
   bool accepted = false;
   std::string message;
+  ServerLoad load;
 };
 struct Blas3Call {
   uint64_t call_id = 0;
@@ -91,6 +93,7 @@ struct CallReply {
   uint64_t to_device_ns = 0;
   uint64_t compute_ns = 0;
   uint64_t from_device_ns = 0;
+  ServerLoad load;  // the server's, as the reply left
 };
 struct LapackRequest {
   uint64_t call_id = 0;
@@ -109,6 +112,7 @@ struct LapackReply {
   uint64_t to_device_ns = 0;
   uint64_t compute_ns = 0;
   uint64_t from_device_ns = 0;
+  ServerLoad load;
 };
 struct StatusRequest {
   uint64_t call_id = 0;
@@ -135,6 +139,7 @@ struct Pong {
   uint64_t call_id = 0;
   uint64_t payload_bytes = 0;  // echoed bytes
   uint64_t gpu_ns = 0;         // time the server spent copying to and from its GPU
+  ServerLoad load;
 };
 
 // A large call travels in chunks so the server can start copying (and computing) before all of

@@ -561,7 +561,7 @@ TEST(WireReject, BadChunks) {
 
 TEST(WireRoundTrip, HeaderLayout) {
   auto b = encode(Pong{1});
-  ASSERT_EQ(b.size(), kHeaderBytes + 24);
+  ASSERT_EQ(b.size(), kHeaderBytes + 24 + 16);  // call id, bytes, GPU time; the load
   uint32_t magic;
   uint16_t version, type;
   std::memcpy(&magic, b.data(), 4);

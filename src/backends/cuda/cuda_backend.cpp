@@ -192,6 +192,10 @@ class CudaBackend final : public server::Backend, public server::Blas3Executor, 
   }
 
   bool has_device_memory() const override { return true; }
+  uint64_t free_device_bytes() const override {
+    uint64_t free = 0, total = 0;
+    return plugin_.api().device_memory(device_, &free, &total) == OUTBOARD_CUDA_OK ? free : 0;
+  }
   const transport::HostAllocator* staging() const override { return &kPinned; }
 
   std::unique_ptr<server::Pipeline> pipeline(const server::Plan& plan, std::byte* staging) override {

@@ -76,7 +76,7 @@ std::optional<CudaPlugin> CudaPlugin::load(std::string& why) {
       reinterpret_cast<const void*>(api->event_destroy), reinterpret_cast<const void*>(api->event_record),
       reinterpret_cast<const void*>(api->stream_wait_event), reinterpret_cast<const void*>(api->event_query),
       reinterpret_cast<const void*>(api->event_elapsed), reinterpret_cast<const void*>(api->level3_async),
-      reinterpret_cast<const void*>(api->lapack_device)};
+      reinterpret_cast<const void*>(api->lapack_device), reinterpret_cast<const void*>(api->device_memory)};
   for (const void* f : required)
     if (!f) {
       why = "the CUDA plugin " + path + " has an incomplete function table";

@@ -244,6 +244,21 @@ static int ob_device_count(int* count) {
   });
 }
 
+static int ob_device_memory(int device, uint64_t* free_bytes, uint64_t* total_bytes) {
+  if (!free_bytes || !total_bytes) return fail(OUTBOARD_CUDA_ERR_INVALID_ARGUMENT, "device_memory: null output");
+  return guarded([&] {
+    int current = 0;
+    if (int rc = check(cudaGetDevice(&current), "cudaGetDevice")) return rc;
+    if (int rc = check(cudaSetDevice(device), "cudaSetDevice")) return rc;
+    size_t f = 0, t = 0;
+    int rc = check(cudaMemGetInfo(&f, &t), "cudaMemGetInfo");
+    cudaSetDevice(current);
+    *free_bytes = f;
+    *total_bytes = t;
+    return rc;
+  });
+}
+
 static int ob_device_describe(int device, outboard_cuda_device_info* info) {
   if (!info) return fail(OUTBOARD_CUDA_ERR_INVALID_ARGUMENT, "device_describe: null info");
   return guarded([&] {
@@ -1067,6 +1082,7 @@ static const outboard_cuda_api_v1 g_api = {
     ob_fft_plan_create,
     ob_fft_plan_destroy,
     ob_fft_exec,
+    ob_device_memory,
 };
 
 const outboard_cuda_api_v1* outboard_cuda_plugin_v1(void) { return &g_api; }

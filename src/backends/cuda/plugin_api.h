@@ -10,7 +10,7 @@
  * A change to any signature, struct or meaning here makes a new version; the loader accepts only
  * its own. Version 2 added, at the end of the table, the events and level3_async (pipelined calls)
  * and lapack (cuSOLVER); version 3 lapack_device (pipelined LAPACK calls); version 4 the cuFFT
- * plans (fft_plan_create, fft_exec, fft_plan_destroy).
+ * plans (fft_plan_create, fft_exec, fft_plan_destroy); version 5 device_memory.
  *
  * Threads: functions act on the calling thread's current device (set_device), as CUDA does.
  * last_error() is per thread. */
@@ -23,7 +23,7 @@
 extern "C" {
 #endif
 
-#define OUTBOARD_CUDA_API_VERSION 4
+#define OUTBOARD_CUDA_API_VERSION 5
 #define OUTBOARD_CUDA_PLUGIN_SYMBOL "outboard_cuda_plugin_v1"
 #define OUTBOARD_CUDA_PLUGIN_FILE "liboutboard-cuda.so"
 
@@ -221,6 +221,12 @@ struct outboard_cuda_api_v1 {
    * are device memory with the dense layout, the same pointer for an in-place transform. A c2r
    * execution overwrites its input, as cuFFT documents. A plan runs on one stream at a time. */
   int (*fft_exec)(void* plan, const struct outboard_cuda_fft* fft, void* in, void* out, void* stream);
+
+  /* ---- version 5 ---- */
+
+  /* Free and total memory of `device` now (cudaMemGetInfo on it; the calling thread's current
+   * device is left as it was). */
+  int (*device_memory)(int device, uint64_t* free_bytes, uint64_t* total_bytes);
 };
 
 #if defined(__GNUC__)
