@@ -30,7 +30,7 @@ constexpr uint64_t kSpinNs = 200'000;
 }  // namespace
 
 Connection::Connection(const ServerAddress& server, const Secret& secret, const std::string& client_name,
-                       double connect_timeout_seconds) {
+                       double connect_timeout_seconds, const std::string& identity) {
   transport::Events ev;
   ev.on_disconnect = [this](transport::PeerId, const std::string& why) { fail(why); };
   ev.on_payload = [this](transport::PeerId, std::span<const std::byte> h, uint64_t n) { return on_payload(h, n); };
@@ -42,13 +42,13 @@ Connection::Connection(const ServerAddress& server, const Secret& secret, const 
   const std::string where = server.text();
   try {
     peer_ = worker_->connect(server.host, server.port);
-    wire::Hello hello{random_nonce(), client_name};
+    wire::Hello hello{random_nonce(), client_name, identity};
     worker_->send(peer_, wire::encode(hello), {}, nullptr);
     wait(lk, [&] { return handshake_reply_.has_value(); }, connect_timeout_seconds, "connecting");
     auto* challenge = std::get_if<wire::Challenge>(&*handshake_reply_);
     if (!challenge) throw Error("unexpected answer to hello");
     if (!macs_equal(challenge->server_proof, wire::server_proof(secret, hello.client_nonce, challenge->server_nonce)))
-      throw Error("the server could not prove it knows the secret (wrong token file?)");
+      throw Error("the server could not prove it knows the secret (wrong token file or OUTBOARD_IDENTITY?)");
     server_name_ = challenge->server_name;
     server_nonce_ = challenge->server_nonce;
     handshake_reply_.reset();

@@ -27,7 +27,7 @@ class Connection {
   // Connects and authenticates. Throws Error saying why not: unreachable, refused, timed out, or
   // the server could not prove it knows the secret.
   Connection(const ServerAddress& server, const Secret& secret, const std::string& client_name,
-             double connect_timeout_seconds);
+             double connect_timeout_seconds, const std::string& identity = "");
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;

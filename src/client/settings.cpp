@@ -106,6 +106,7 @@ Settings settings_from_environment() {
   }
   if (s.servers.empty()) s.servers.push_back({"127.0.0.1", kDefaultPort});
   s.token_file = default_token_path();
+  if (const char* v = env("OUTBOARD_IDENTITY")) s.identity = v;
   if (const char* v = env("OUTBOARD_OFFLOAD")) {
     std::string m = v;
     if (m == "auto") s.offload = OffloadMode::automatic;

@@ -18,6 +18,7 @@ struct ServerAddress {
 struct Settings {
   std::vector<ServerAddress> servers;  // tried in order
   std::string token_file;
+  std::string identity;  // OUTBOARD_IDENTITY: whose secret token_file holds (empty: "default")
   OffloadMode offload = OffloadMode::automatic;
   FallbackMode fallback = FallbackMode::local;
   double min_flops = 1e9;        // auto mode: smaller calls run locally

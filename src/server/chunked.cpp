@@ -54,6 +54,7 @@ void ChunkedCalls::admit(Session& s, const std::shared_ptr<ChunkedCall>& cc) {
 
 void ChunkedCalls::stage(Session& s, ChunkedCall& cc, uint64_t bytes, const Backend& backend) {
   core_.check_limits(s, bytes);
+  core_.admit_call(s);
   cc.staging = Buffer::allocate(bytes, backend.staging());
   cc.staging_bytes = bytes;
   cc.setup_ns = now_ns() - cc.first_ns;

@@ -63,6 +63,11 @@ Config load_config_file(const std::string& path, Config c) {
       else if (key == "opencl_max_memory_bytes") c.opencl_max_memory_bytes = integer<uint64_t>(node, key, 0, INT64_MAX);
       else if (key == "opencl_direct_staging_bytes")
         c.opencl_direct_staging_bytes = integer<uint64_t>(node, key, kMinOpenclStagingBytes, INT64_MAX);
+      else if (key == "identities_dir") c.identities_dir = text(node, key);
+      else if (key == "identity_max_sessions") c.identity_max_sessions = integer<unsigned>(node, key, 0, 1 << 20);
+      else if (key == "identity_max_bytes") c.identity_max_bytes = integer<uint64_t>(node, key, 0, INT64_MAX);
+      else if (key == "identity_max_calls") c.identity_max_calls = integer<unsigned>(node, key, 0, 1 << 20);
+      else if (key == "cma_other_users") c.cma_other_users = boolean(node, key);
       else if (key == "buffer_cache_bytes") c.buffer_cache_bytes = integer<uint64_t>(node, key, 0, INT64_MAX);
       else if (key == "auth_timeout_seconds") {
         auto v = node.value<double>();

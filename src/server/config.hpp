@@ -35,6 +35,18 @@ struct Config {
   unsigned copy_lanes = default_copy_lanes();
   uint64_t direct_chunk_bytes = 8ull << 20;  // one copy's size on the direct path
   double auth_timeout_seconds = 10;  // a connection that has not authenticated by then is closed
+  // Identities: a folder of secret files (mode 0600, as `outboard token` writes them), one per
+  // client group, named by the file's name; reread on SIGHUP (a removed file revokes it, and ends
+  // its sessions). Empty: one identity, "default", whose secret is token_file.
+  std::string identities_dir;
+  // Per identity, over all its sessions (0: no limit): sessions at once, payload memory held,
+  // calls admitted and not yet answered.
+  unsigned identity_max_sessions = 0;
+  uint64_t identity_max_bytes = 0;
+  unsigned identity_max_calls = 0;
+  // The same-host copy lanes (CMA) read and write a client's memory: offered only to clients
+  // running as the server's user, unless this is on.
+  bool cma_other_users = false;
   // After activity the progress thread polls on for this long, pausing the core briefly between
   // empty polls, before it yields on each one (then sleeps after 2 ms). Side by side on the 2-core
   // VM with client and server on two CPUs, 5 us streamed 16-64 KiB 2-4% faster (1-8 KiB: -2% to

@@ -14,6 +14,7 @@ void Core::check_payload(uint64_t announced, uint64_t bytes) {
 
 Buffer Core::receive_call(Session& s, uint64_t call_id, uint64_t total, Backend& backend) {
   check_limits(s, total);
+  admit_call(s);
   s.arrivals[call_id] = {now_ns(), &backend};
   Buffer b = Buffer::allocate(total, backend.staging());
   s.held_bytes += total;
@@ -36,6 +37,7 @@ bool Core::whole_payload(Session& s, Buffer& payload, uint64_t in_bytes, uint64_
   }
   try {
     check_limits(s, total);
+    admit_call(s);
     payload = Buffer::allocate(std::max<uint64_t>(total, 1));
   } catch (const std::bad_alloc&) {
     reject(s.peer, "server is out of memory for this call");

@@ -44,6 +44,9 @@ class Core {
   virtual void reject(PeerId peer, const std::string& why) = 0;
   // Throws ProtocolError if a call needing `total` bytes of memory is over the limits.
   virtual void check_limits(const Session& s, uint64_t total) const = 0;
+  // A call begins (its memory is being found): counted in flight until count_call. Throws
+  // ProtocolError when its identity has identity_max_calls in flight already.
+  virtual void admit_call(Session& s) = 0;
   virtual ComputePool& pool() = 0;
   // From any thread: the reply is sent (and its buffer's memory released) on the progress thread.
   virtual void complete(Completion c) = 0;

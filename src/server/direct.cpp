@@ -1,5 +1,8 @@
 #include "server/direct.hpp"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -21,13 +24,24 @@ void DirectPath::open(unsigned lanes) {
   }
 }
 
+namespace {
+// Whether process `pid` runs as this server's user (the owner of its /proc entry).
+bool same_user(int pid) {
+  struct stat st{};
+  return ::stat(("/proc/" + std::to_string(pid)).c_str(), &st) == 0 && st.st_uid == ::geteuid();
+}
+}  // namespace
+
 void DirectPath::on_lanes(Session& s, const wire::LanesRequest& q) {
   if (!lanes_) return core_.send(s.peer, wire::LanesReply{q.call_id, 0, unavailable_});
   if (s.remote) lanes_->detach(*s.remote);
   // A client on this host that proves its process id (it holds this session's nonce where it
   // says) is copied with CMA; any other through UCX.
+  // A client running as another user gets no CMA copies unless configured (cma_other_users): a
+  // server with the privilege to read other users' memory must not lend it out.
   const bool local = q.pid != 0 && CopyLanes::verify_process(static_cast<int>(q.pid), q.probe_address,
-                                                             std::as_bytes(std::span(s.server_nonce)));
+                                                             std::as_bytes(std::span(s.server_nonce))) &&
+                     (core_.config().cma_other_users || same_user(static_cast<int>(q.pid)));
   s.remote = lanes_->attach(q.worker_address, local ? static_cast<int>(q.pid) : 0);
   spdlog::info("session.lanes peer={} lanes={} copies={}", s.peer, lanes_->lanes(), local ? "cma" : "ucx");
   core_.send(s.peer, wire::LanesReply{q.call_id, lanes_->lanes(), local ? "cma" : "ucx"});

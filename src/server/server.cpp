@@ -16,6 +16,7 @@
 #include "server/compute_pool.hpp"
 #include "server/core.hpp"
 #include "server/direct.hpp"
+#include "server/identities.hpp"
 #include "server/services/service.hpp"
 #include "common/spin.hpp"
 #include "transport/transport.hpp"
@@ -34,7 +35,8 @@ struct Server::Impl final : Core {
   Backend* device_backend = nullptr;  // the first with device memory, if any (device pings)
   std::vector<std::unique_ptr<Service>> services;
   std::unordered_map<wire::Type, Service*> service_of;  // by the message types each serves
-  Secret secret{};
+  std::unique_ptr<Identities> identities;
+  std::atomic<bool> reload_requested{false};  // SIGHUP: reread the identities
   std::string server_name;
   uint64_t started_ns = now_ns();
   std::atomic<bool> stopping{false};
@@ -106,6 +108,25 @@ struct Server::Impl final : Core {
                           std::to_string(config_.max_request_bytes) + ")");
     if (s.held_bytes + total > config_.max_client_bytes)
       throw ProtocolError("client holds too much memory on this server (max_client_bytes)");
+    if (config_.identity_max_bytes && identity_total(s, &Session::held_bytes) + total > config_.identity_max_bytes)
+      throw ProtocolError("identity '" + s.identity + "' holds too much memory on this server (identity_max_bytes " +
+                          std::to_string(config_.identity_max_bytes) + ")");
+  }
+
+  void admit_call(Session& s) override {
+    if (config_.identity_max_calls && identity_total(s, &Session::calls_in_flight) >= config_.identity_max_calls)
+      throw ProtocolError("identity '" + s.identity + "' has " + std::to_string(config_.identity_max_calls) +
+                          " calls in flight on this server (identity_max_calls)");
+    ++s.calls_in_flight;
+  }
+
+  // A counter summed over the sessions of `s`'s identity.
+  template <class T>
+  uint64_t identity_total(const Session& s, T Session::*field) const {
+    uint64_t sum = 0;
+    for (const auto& [_, other] : sessions)
+      if (other.state == State::ready && other.identity == s.identity) sum += other.*field;
+    return sum;
   }
 
   void count_call(Session* s, PeerId peer, uint64_t call_id, const std::string& routine, bool ok,
@@ -119,6 +140,7 @@ struct Server::Impl final : Core {
     if (s) {
       ++s->calls;
       if (!ok) ++s->errors;
+      if (s->calls_in_flight) --s->calls_in_flight;
     }
   }
 
@@ -157,8 +179,8 @@ struct Server::Impl final : Core {
     chunked_.session_ended(s);  // their pipelines finish with the session
     direct_.session_ended(s);
     for (auto& service : services) service->on_session_end(peer);
-    spdlog::info("session.end peer={} addr={} client=\"{}\" calls={} bytes_in={} bytes_out={} reason=\"{}\"", peer,
-                 s.addr, s.client_name, s.calls, s.bytes_in, s.bytes_out, why);
+    spdlog::info("session.end peer={} addr={} identity={} client=\"{}\" calls={} bytes_in={} bytes_out={} reason=\"{}\"",
+                 peer, s.addr, s.identity, s.client_name, s.calls, s.bytes_in, s.bytes_out, why);
     sessions.erase(it);
   }
 
@@ -292,21 +314,63 @@ struct Server::Impl final : Core {
     s.client_nonce = h.client_nonce;
     s.server_nonce = random_nonce();
     s.state = State::awaiting_auth;
-    send(s.peer, wire::Challenge{s.server_nonce, wire::server_proof(secret, s.client_nonce, s.server_nonce), server_name});
+    s.identity = h.identity.empty() ? Identities::kDefault : h.identity;
+    // An unknown identity is answered as a wrong secret would be: a challenge nobody can meet
+    // (a refusal at once would tell a stranger which identities exist).
+    std::optional<Secret> secret = valid_identity_name(s.identity) ? identities->secret(s.identity) : std::nullopt;
+    s.identity_known = secret.has_value();
+    const Secret key = secret ? *secret : random_nonce();  // the same 32 random bytes
+    send(s.peer, wire::Challenge{s.server_nonce, wire::server_proof(key, s.client_nonce, s.server_nonce), server_name});
   }
 
   void on_auth(Session& s, const wire::Auth& a) {
-    if (!macs_equal(a.client_proof, wire::client_proof(secret, s.server_nonce, s.client_nonce))) {
+    std::optional<Secret> secret = s.identity_known ? identities->secret(s.identity) : std::nullopt;
+    const std::string host = s.addr.substr(0, s.addr.rfind(':'));
+    if (!secret || !macs_equal(a.client_proof, wire::client_proof(*secret, s.server_nonce, s.client_nonce))) {
       ++refused_auth;
-      spdlog::warn("session.auth_refused peer={} addr={} client=\"{}\"", s.peer, s.addr, s.client_name);
-      send(s.peer, wire::AuthResult{false, "authentication refused: the client's secret does not match this server's"});
-      close_soon(s);
+      // Held back, longer with each failure from the address: guessing a secret is slowed down.
+      const uint64_t delay = identities->refusal_delay_ns(host);
+      spdlog::warn("session.auth_refused peer={} addr={} identity={} client=\"{}\" delay_ms={}", s.peer, s.addr,
+                   s.identity, s.client_name, delay / 1'000'000);
+      s.refusal_to_send = "authentication refused: the client's secret does not match this server's secret of identity '" +
+                          s.identity + "' (or the server has no such identity)";
+      s.state = State::closing;
+      s.close_at_ns = now_ns() + delay;
       return;
     }
+    if (config_.identity_max_sessions) {
+      size_t open = 0;
+      for (const auto& [_, other] : sessions) open += other.state == State::ready && other.identity == s.identity;
+      if (open >= config_.identity_max_sessions) {
+        spdlog::warn("session.refused peer={} addr={} identity={} reason=identity_max_sessions", s.peer, s.addr, s.identity);
+        send(s.peer, wire::AuthResult{false, "identity '" + s.identity + "' already has " +
+                                                 std::to_string(config_.identity_max_sessions) +
+                                                 " sessions on this server (identity_max_sessions)"});
+        close_soon(s);
+        return;
+      }
+    }
+    identities->succeeded(host);
     s.state = State::ready;
     ++ready_sessions;
-    spdlog::info("session.authenticated peer={} addr={} client=\"{}\"", s.peer, s.addr, s.client_name);
+    spdlog::info("session.authenticated peer={} addr={} identity={} client=\"{}\"", s.peer, s.addr, s.identity,
+                 s.client_name);
     send(s.peer, wire::AuthResult{true, "welcome"});
+  }
+
+  // SIGHUP: the identities are read again; sessions of one that is gone (or got a new secret) end.
+  void reload_identities() {
+    std::string error;
+    std::vector<std::string> gone = identities->reload(error);
+    if (!error.empty()) {
+      spdlog::error("serve.reload_failed error=\"{}\" (the identities stay as they were)", error);
+      return;
+    }
+    spdlog::info("serve.reloaded identities={} revoked={}", identities->size(), gone.size());
+    std::vector<PeerId> revoked;
+    for (const auto& [peer, s] : sessions)
+      if (std::find(gone.begin(), gone.end(), s.identity) != gone.end() && s.state != State::closing) revoked.push_back(peer);
+    for (PeerId p : revoked) reject(p, "identity '" + session(p)->identity + "' was revoked on this server");
   }
 
   // Benchmark traffic: the payload is dropped, or sent back (echo).
@@ -385,7 +449,15 @@ struct Server::Impl final : Core {
       for (const auto& b : backends_) free += b->free_device_bytes();
       free_device_bytes = free;
     }
-    for (PeerId p : done) close(p);
+    for (PeerId p : done) {
+      Session& s = sessions.at(p);
+      if (!s.refusal_to_send.empty()) {  // a held-back refusal: sent now, the hang-up a little later
+        send(p, wire::AuthResult{false, std::exchange(s.refusal_to_send, {})});
+        s.close_at_ns = now + kCloseGraceNs;
+        continue;
+      }
+      close(p);
+    }
   }
 };
 
@@ -402,7 +474,7 @@ Server::Server(Config config, std::vector<std::unique_ptr<Backend>> backends) : 
     for (wire::Type t : service->messages())
       if (!m.service_of.emplace(t, service.get()).second)
         throw Error("two services serve message type " + std::to_string(static_cast<int>(t)));
-  m.secret = read_secret(m.config_.token_file.empty() ? default_token_path() : m.config_.token_file);
+  m.identities = std::make_unique<Identities>(m.config_);
   char host[256] = "?";
   gethostname(host, sizeof host - 1);
   m.server_name = host;
@@ -443,6 +515,7 @@ void Server::run() {
   uint64_t last_housekeeping = now_ns();
   uint64_t last_activity = now_ns();
   while (!m.stopping.load()) {
+    if (m.reload_requested.exchange(false)) m.reload_identities();
     bool busy = m.worker_->progress();
     m.deliver_completions();
     m.direct_.deliver();
@@ -468,6 +541,11 @@ void Server::run() {
   spdlog::info("serve.stopping sessions={}", m.sessions.size());
 }
 
+void Server::reload() {
+  impl_->reload_requested.store(true);
+  if (impl_->worker_) impl_->worker_->signal();
+}
+
 void Server::stop() {
   impl_->stopping.store(true);
   if (impl_->worker_) impl_->worker_->signal();
@@ -482,6 +560,9 @@ nlohmann::json Server::Impl::status() const {
     clients.push_back({{"id", peer},
                        {"address", s.addr},
                        {"client", s.client_name},
+                       {"identity", s.state == State::ready ? s.identity : ""},
+                       {"calls_in_flight", s.calls_in_flight},
+                       {"held_bytes", s.held_bytes},
                        {"authenticated", s.state == State::ready},
                        {"connected_seconds", (now_ns() - s.connected_ns) / 1e9},
                        {"calls", s.calls},

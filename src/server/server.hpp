@@ -23,6 +23,8 @@ class Server {
   void run();
   // Async-signal-safe.
   void stop();
+  // Rereads the identities (SIGHUP); safe from a signal handler, as stop() is.
+  void reload();
   // The status document `outboard status` prints.
   nlohmann::json status() const;
 

@@ -193,6 +193,7 @@ std::vector<std::byte> encode(const Message& m) {
                  [&](const Hello& h) {
                    w.bytes(h.client_nonce);
                    w.str(h.client_name);
+                   w.str(h.identity);
                  },
                  [&](const Challenge& c) {
                    w.bytes(c.server_nonce);
@@ -368,6 +369,7 @@ Message decode(std::span<const std::byte> bytes) {
       Hello h;
       r.bytes(h.client_nonce);
       h.client_name = r.str(kMaxText);
+      h.identity = r.str(kMaxIdentity);
       m = h;
       break;
     }

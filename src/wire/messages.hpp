@@ -21,6 +21,7 @@ namespace outboard::wire {
 inline constexpr uint32_t kMagic = 0x4452424f;  // "OBRD"
 inline constexpr uint16_t kProtocolVersion = 2;  // 2: answers carry the server's load
 inline constexpr size_t kMaxText = 4096;  // longest string field
+inline constexpr size_t kMaxIdentity = 64;  // longest identity name
 
 enum class Type : uint16_t {
   hello = 1,        // client -> server: opens authentication
@@ -61,6 +62,7 @@ enum class Type : uint16_t {
 struct Hello {
   Nonce client_nonce{};
   std::string client_name;  // host:pid:program, for status and logs
+  std::string identity;     // whose secret the client proves knowing (empty: "default")
 };
 struct Challenge {
   Nonce server_nonce{};

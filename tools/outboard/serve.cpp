@@ -22,6 +22,10 @@ void on_signal(int) {
   if (running) running->stop();
 }
 
+void on_hangup(int) {
+  if (running) running->reload();  // rereads the identities
+}
+
 }  // namespace
 
 Runner add_serve(CLI::App& app) {
@@ -91,6 +95,9 @@ Runner add_serve(CLI::App& app) {
     sa.sa_handler = on_signal;
     sigaction(SIGINT, &sa, nullptr);
     sigaction(SIGTERM, &sa, nullptr);
+    struct sigaction hup{};
+    hup.sa_handler = on_hangup;
+    sigaction(SIGHUP, &hup, nullptr);
     signal(SIGPIPE, SIG_IGN);
     srv.run();
     running = nullptr;
