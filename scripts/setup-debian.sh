@@ -21,6 +21,7 @@ PACKAGES=(
   clpeak                                   # an unmodified OpenCL benchmark as a client (opencl_clpeak)
   libmicrohttpd-dev                        # the server's Prometheus /metrics endpoint
   curl python3-prometheus-client           # tests: scraping /metrics and parsing the text format
+  dpkg-dev systemd                         # the .deb (dpkg-shlibdeps); tests: systemd-analyze verify of the unit
 )
 
 missing=()
