@@ -35,9 +35,10 @@ until_metric() {
 
 scrape empty
 [ "$(metric empty outboard_build_info)" = 1 ] || fail "no outboard_build_info"
-curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$MPORT/other" | grep -qx 404 || fail "GET /other is not 404"
-curl -s -o /dev/null -w '%{http_code}' -X POST "http://127.0.0.1:$MPORT/metrics" | grep -qx 405 || fail "POST is not 405"
-curl -sI "http://127.0.0.1:$MPORT/metrics" | grep -qi '^content-type: text/plain; version=0.0.4' || fail "wrong content type"
+[ "$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$MPORT/other")" = 404 ] || fail "GET /other is not 404"
+[ "$(curl -s -o /dev/null -w '%{http_code}' -X POST "http://127.0.0.1:$MPORT/metrics")" = 405 ] || fail "POST is not 405"
+[ "$(curl -s -o /dev/null -w '%{content_type}' "http://127.0.0.1:$MPORT/metrics")" = "text/plain; version=0.0.4; charset=utf-8" ] ||
+  fail "wrong content type"
 ok "GET /metrics answers valid Prometheus text ($("$PY" "$CHECK" check "$WORK/empty.prom")); 404 elsewhere, 405 for POST"
 
 # Whole calls, held open: the session shows as open, for BLAS and LAPACK.
