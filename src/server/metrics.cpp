@@ -203,7 +203,13 @@ struct Metrics::Impl {
       body = "see /metrics\n";
       type = "text/plain";
     } else {
-      body = self->render();
+      try {  // no exception may cross back into libmicrohttpd (C)
+        body = self->render();
+      } catch (const std::exception& e) {
+        status = MHD_HTTP_INTERNAL_SERVER_ERROR;
+        body = std::string(e.what()) + "\n";
+        type = "text/plain";
+      }
     }
     if (*upload_bytes) *upload_bytes = 0;  // a body sent with the request is ignored
     MHD_Response* r = MHD_create_response_from_buffer(body.size(), body.data(), MHD_RESPMEM_MUST_COPY);
