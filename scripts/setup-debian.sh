@@ -19,6 +19,9 @@ PACKAGES=(
   ocl-icd-opencl-dev opencl-headers        # remote OpenCL: the ICD loader and the Khronos headers (ICD and server)
   pocl-opencl-icd clinfo python3-pyopencl  # a real OpenCL device for the server, and unmodified OpenCL clients
   clpeak                                   # an unmodified OpenCL benchmark as a client (opencl_clpeak)
+  libmicrohttpd-dev                        # the server's Prometheus /metrics endpoint
+  curl python3-prometheus-client           # tests: scraping /metrics and parsing the text format
+  dpkg-dev systemd                         # the .deb (dpkg-shlibdeps); tests: systemd-analyze verify of the unit
 )
 
 missing=()

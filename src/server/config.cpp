@@ -79,6 +79,8 @@ Config load_config_file(const std::string& path, Config c) {
         c.gpu_min_flops = *v;
       } else if (key == "log_level") c.log_level = text(node, key);
       else if (key == "log_format") c.log_format = text(node, key);
+      else if (key == "metrics_host") c.metrics_host = text(node, key);
+      else if (key == "metrics_port") c.metrics_port = integer<uint16_t>(node, key, 0, 65535);
       else throw Error("unknown setting '" + key + "'");
     } catch (const Error& e) {
       throw Error("config " + path + ":" + std::to_string(node.source().begin.line) + ": " + e.what());
@@ -89,6 +91,7 @@ Config load_config_file(const std::string& path, Config c) {
 
 void validate(const Config& c) {
   if (c.host.empty()) throw Error("setting 'host' must not be empty");
+  if (c.metrics_port != 0 && c.metrics_host.empty()) throw Error("setting 'metrics_host' must not be empty");
   if (c.compute_threads == 0) throw Error("setting 'compute_threads' must be at least 1");
   if (c.max_request_bytes > c.max_client_bytes)
     throw Error("setting 'max_request_bytes' must not exceed 'max_client_bytes'");

@@ -79,6 +79,11 @@ struct Config {
   uint64_t opencl_direct_staging_bytes = 256ull << 20;
   std::string log_level = "info";
   std::string log_format = "text";
+  // Prometheus metrics over HTTP (GET /metrics, metrics.hpp) on this address; port 0: off.
+  std::string metrics_host = "127.0.0.1";
+  uint16_t metrics_port = 0;
+
+  bool operator==(const Config&) const = default;  // the shipped outboard.toml's test compares defaults
 };
 
 // Reads a TOML file whose keys are the field names above (host, port, token_file,
@@ -86,7 +91,8 @@ struct Config {
 // gpu_min_flops, host_block_columns, gpus, gpu_memory_bytes, copy_lanes, direct_chunk_bytes,
 // auth_timeout_seconds, idle_spin_ns, fft_threads, fft_planner, fft_wisdom_file, fft_max_plans,
 // fft_gpu_memory_bytes, fft_batch_slices, pinned_reserve_bytes, opencl, opencl_max_objects,
-// opencl_max_memory_bytes, opencl_direct_staging_bytes, log_level, log_format), on top of `base`. Throws Error naming the file, line and key on unknown
+// opencl_max_memory_bytes, opencl_direct_staging_bytes, log_level, log_format, metrics_host,
+// metrics_port), on top of `base`. Throws Error naming the file, line and key on unknown
 // keys, wrong types or out-of-range values.
 Config load_config_file(const std::string& path, Config base = {});
 

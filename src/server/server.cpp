@@ -17,6 +17,7 @@
 #include "server/core.hpp"
 #include "server/direct.hpp"
 #include "server/identities.hpp"
+#include "server/metrics.hpp"
 #include "server/services/service.hpp"
 #include "common/spin.hpp"
 #include "transport/transport.hpp"
@@ -50,6 +51,7 @@ struct Server::Impl final : Core {
   std::atomic<bool> any_done{false};  // `done` is not empty
   ChunkedCalls chunked_{*this};
   DirectPath direct_{*this, chunked_};
+  Metrics metrics_;
   uint16_t port = 0;
 
   // ---- Core ----
@@ -133,6 +135,7 @@ struct Server::Impl final : Core {
                   const std::string& error) override {
     ++total_calls;
     ++calls_by_routine[routine];
+    metrics_.call_counted(s, call_id, ok);
     if (!ok) {
       ++total_errors;
       spdlog::warn("call.failed peer={} call={} routine={} error=\"{}\"", peer, call_id, routine, error);
@@ -179,6 +182,7 @@ struct Server::Impl final : Core {
     chunked_.session_ended(s);  // their pipelines finish with the session
     direct_.session_ended(s);
     for (auto& service : services) service->on_session_end(peer);
+    metrics_.session_ended(s);
     spdlog::info("session.end peer={} addr={} identity={} client=\"{}\" calls={} bytes_in={} bytes_out={} reason=\"{}\"",
                  peer, s.addr, s.identity, s.client_name, s.calls, s.bytes_in, s.bytes_out, why);
     sessions.erase(it);
@@ -296,7 +300,10 @@ struct Server::Impl final : Core {
         if (auto* a = std::get_if<wire::Auth>(&m)) return on_auth(*s, *a);
         return reject(peer, "expected authentication");
       case State::ready:
-        if (Service* service = service_for(m)) return service->on_message(*s, m, std::move(payload));
+        if (Service* service = service_for(m)) {
+          metrics_.request(*s, service->name(), m);
+          return service->on_message(*s, m, std::move(payload));
+        }
         if (auto* p = std::get_if<wire::Ping>(&m)) return on_ping(*s, *p, std::move(payload));
         if (auto* q = std::get_if<wire::LanesRequest>(&m)) return direct_.on_lanes(*s, *q);
         if (auto* q = std::get_if<wire::SinkRequest>(&m)) return on_sink_request(*s, *q);
@@ -351,6 +358,7 @@ struct Server::Impl final : Core {
       }
     }
     identities->succeeded(host);
+    s.authenticated = true;
     s.state = State::ready;
     ++ready_sessions;
     spdlog::info("session.authenticated peer={} addr={} identity={} client=\"{}\"", s.peer, s.addr, s.identity,
@@ -417,6 +425,7 @@ struct Server::Impl final : Core {
     }
     for (Completion& d : batch) {
       Session* s = session(d.peer);
+      if (s && s->state != State::closing) metrics_.replied(*s, d.reply, d.bytes);
       if (!d.routine.empty()) count_call(s, d.peer, d.call_id, d.routine, d.ok, d.error);
       if (!s || s->state == State::closing) continue;  // the client left; its result is dropped
       std::vector<transport::Segment> out;
@@ -458,6 +467,7 @@ struct Server::Impl final : Core {
       }
       close(p);
     }
+    metrics_.publish(sessions, total_connections, refused_auth);
   }
 };
 
@@ -499,6 +509,7 @@ uint16_t Server::start() {
   uint64_t cache = m.config_.buffer_cache_bytes;
   if (cache == 0) cache = uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE)) / 8;
   Buffer::set_cache_limit(cache);
+  m.metrics_.serve(m.config_.metrics_host, m.config_.metrics_port);  // before the listener: a bad port fails first
   m.worker_ = std::make_unique<transport::Worker>(std::move(ev));
   m.port = m.worker_->listen(m.config_.host, m.config_.port);
   m.pool_ = std::make_unique<ComputePool>(m.config_.compute_threads);

@@ -31,6 +31,7 @@ class Blas3Service final : public Service {
     if (!host_) throw Error("no backend serves Level-3 BLAS");
   }
 
+  const char* name() const override { return "blas3"; }
   std::vector<wire::Type> messages() const override {
     return {wire::Type::blas3_call, wire::Type::call_chunk, wire::Type::direct_blas3};
   }

@@ -40,6 +40,7 @@ class FftService final : public Service {
     }
   }
 
+  const char* name() const override { return "fft"; }
   std::vector<wire::Type> messages() const override {
     return {wire::Type::fft_plan, wire::Type::fft_release, wire::Type::fft_execute, wire::Type::fft_chunk,
             wire::Type::direct_fft};

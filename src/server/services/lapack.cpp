@@ -24,6 +24,7 @@ class LapackService final : public Service {
     }
   }
 
+  const char* name() const override { return "lapack"; }
   std::vector<wire::Type> messages() const override {
     return {wire::Type::lapack_call, wire::Type::lapack_chunk, wire::Type::direct_lapack};
   }

@@ -130,6 +130,7 @@ class OpenClService final : public Service {
     for (auto& [peer, r] : runners_) r->stop();
   }
 
+  const char* name() const override { return "opencl"; }
   std::vector<wire::Type> messages() const override { return {wire::Type::cl_request}; }
 
   transport::Landing on_payload(Session& s, const wire::Message& m, uint64_t bytes) override {

@@ -19,6 +19,8 @@ namespace outboard::server {
 class Service {
  public:
   virtual ~Service() = default;
+  // Its name in metrics (the `service` label): "blas3", "lapack", "fft", "opencl".
+  virtual const char* name() const = 0;
   // The client message types it serves; no two services share one.
   virtual std::vector<wire::Type> messages() const = 0;
   // Where the payload of one of its messages lands, decided before a byte is pulled (checked
