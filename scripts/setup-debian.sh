@@ -16,12 +16,14 @@ PACKAGES=(
   libgtest-dev clang libclang-rt-14-dev    # tests, and libFuzzer for the fuzz target
   python3 python3-numpy python3-matplotlib # test helpers; numpy as an unmodified client in the demo; plots
   python3-venv                             # the test that installs numpy and scipy wheels from PyPI
+  tcpdump                                  # the encryption test checks that no plaintext crosses loopback TCP
   ocl-icd-opencl-dev opencl-headers        # remote OpenCL: the ICD loader and the Khronos headers (ICD and server)
   pocl-opencl-icd clinfo python3-pyopencl  # a real OpenCL device for the server, and unmodified OpenCL clients
   clpeak                                   # an unmodified OpenCL benchmark as a client (opencl_clpeak)
   libmicrohttpd-dev                        # the server's Prometheus /metrics endpoint
   curl python3-prometheus-client           # tests: scraping /metrics and parsing the text format
   dpkg-dev systemd                         # the .deb (dpkg-shlibdeps); tests: systemd-analyze verify of the unit
+  iproute2 iptables libnetfilter-queue-dev # netns_* tests: namespaces, and delay and loss where the kernel has no netem
 )
 
 missing=()

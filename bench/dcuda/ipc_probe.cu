@@ -19,12 +19,6 @@
 
 namespace {
 
-__device__ unsigned long long now_ns() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
-
 // Keeps the process's context busy until the host sets *release.
 __global__ void hold(const unsigned* release) {
   while (load_sys(release) == 0) __nanosleep(1000);
@@ -33,14 +27,14 @@ __global__ void hold(const unsigned* release) {
 // Role 0 starts: writes i into the peer's memory, waits for i in its own; role 1 answers.
 __global__ void pingpong(unsigned* mine, unsigned* theirs, int iterations, int role, unsigned long long* ns) {
   if (threadIdx.x != 0) return;
-  const unsigned long long start = now_ns();
+  const unsigned long long start = globaltimer_ns();
   for (int i = 1; i <= iterations; ++i) {
     if (role == 0) store_sys(theirs, i);
     while (load_sys(mine) != static_cast<unsigned>(i)) {
     }
     if (role == 1) store_sys(theirs, i);
   }
-  *ns = now_ns() - start;
+  *ns = globaltimer_ns() - start;
 }
 
 void check(cudaError_t e, const char* what) {

@@ -9,11 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-__device__ unsigned long long now() {
-  unsigned long long t;
-  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-  return t;
-}
+#include "system_scope.cuh"
 
 // mode 0: put with signal of `bytes`; mode 1: signal only.
 __global__ void pingpong(uint64_t* signals, char* buffers, size_t bytes, int iterations, int mode,
@@ -21,7 +17,7 @@ __global__ void pingpong(uint64_t* signals, char* buffers, size_t bytes, int ite
   const int me = nvshmem_my_pe(), b = blockIdx.x, other = 1 - b;
   char* mine = buffers + b * 8192;
   char* theirs = buffers + other * 8192 + 4096;
-  const unsigned long long start = now();
+  const unsigned long long start = globaltimer_ns();
   for (int i = 1; i <= iterations; ++i) {
     if (b == 1) {
       if (threadIdx.x == 0) nvshmem_signal_wait_until(signals + b, NVSHMEM_CMP_GE, i);
@@ -34,7 +30,7 @@ __global__ void pingpong(uint64_t* signals, char* buffers, size_t bytes, int ite
       __syncthreads();
     }
   }
-  if (threadIdx.x == 0) elapsed[b] = now() - start;
+  if (threadIdx.x == 0) elapsed[b] = globaltimer_ns() - start;
 }
 
 int main(int argc, char** argv) {

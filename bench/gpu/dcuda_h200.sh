@@ -29,20 +29,12 @@ if want bench; then
     cp "$R/dcuda-bench-$t.json" "$OUT/" 2>/dev/null
   done
 fi
-if want nvshmem; then
-  NV=$(dirname "$(dirname "$(find / -path '*nvshmem/include/nvshmem.h' 2>/dev/null | head -1)")")
-  if [ -d "$NV/lib" ]; then
-    ln -sf "$(ls "$NV"/lib/libnvshmem_host.so.* | head -1)" "$R/libnvshmem_host.so"
-    step "build nvshmem_pingpong against $NV" nvcc -O2 -rdc=true -arch=sm_90 -I"$NV/include" \
-      "$(dirname "$0")/../dcuda/nvshmem_pingpong.cu" -L"$R" -L"$NV/lib" -lnvshmem_device -lnvshmem_host -lcuda -o "$R/nvshmem_pingpong"
-    # NVSHMEM_ENVS: variants to try, each a list of VAR=VALUE separated by commas.
-    for e in ${NVSHMEM_ENVS:-NVSHMEM_DISABLE_NVLS=1}; do
-      step "NVSHMEM, two blocks of one PE (${e//,/ })" env LD_LIBRARY_PATH="$NV/lib:$LD_LIBRARY_PATH" ${e//,/ } \
-        NVSHMEM_DISABLE_NVLS=1 NVSHMEM_DEBUG=${NVSHMEM_DEBUG:-WARN} timeout 120 "$R/nvshmem_pingpong" "${ITERATIONS:-20000}"
-    done
-  else
-    log "no NVSHMEM headers found"
-  fi
+if want nvshmem && build_nvshmem_probe nvshmem_pingpong; then
+  # NVSHMEM_ENVS: variants to try, each a list of VAR=VALUE separated by commas.
+  for e in ${NVSHMEM_ENVS:-NVSHMEM_DISABLE_NVLS=1}; do
+    step "NVSHMEM, two blocks of one PE (${e//,/ })" env LD_LIBRARY_PATH="$NV/lib:$LD_LIBRARY_PATH" ${e//,/ } \
+      NVSHMEM_DISABLE_NVLS=1 NVSHMEM_DEBUG=${NVSHMEM_DEBUG:-WARN} timeout 120 "$R/nvshmem_pingpong" "${ITERATIONS:-20000}"
+  done
 fi
 # An MPS daemon of our own (private pipe and log directories, no root): the processes of one run
 # share the GPU at once instead of time-slicing. mps_start fails where there is none.

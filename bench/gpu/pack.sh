@@ -10,12 +10,12 @@ BUILD=${BUILD:-build}
 rm -rf "$DIR"
 mkdir -p "$DIR"/{bin,lib,deps,share/outboard}
 install -m 755 "$BUILD/bin/outboard" "$BUILD/bin/blas_demo" "$BUILD/bin/lapack_demo" "$BUILD/bin/fft_demo" "$BUILD/bin/gpu_tests" \
-  "$BUILD/bin/cl_bench" "$DIR/bin/"
+  "$BUILD/bin/cl_bench" "$BUILD/bin/outboard-soak-client" "$DIR/bin/"
 # clpeak (Debian's), to run on the GPU machine's OpenCL directly and through Outboard.
 [ -x /usr/bin/clpeak ] && install -m 755 /usr/bin/clpeak "$DIR/bin/"
 cp -a "$BUILD"/lib/liboutboard-*.so* "$DIR/lib/"
 # dcuda: its library, GPU tests and benchmark (built where CUDA is).
-for f in dcuda_gpu_tests dcuda_proxy_gpu_check dcuda_bench proxy_hops ipc_probe; do [ -x "$BUILD/bin/$f" ] && install -m 755 "$BUILD/bin/$f" "$DIR/bin/"; done
+for f in dcuda_gpu_tests dcuda_proxy_gpu_check dcuda_bench proxy_hops ipc_probe peer_probe; do [ -x "$BUILD/bin/$f" ] && install -m 755 "$BUILD/bin/$f" "$DIR/bin/"; done
 cp -a "$BUILD"/lib/libdcuda.so* "$DIR/lib/" 2>/dev/null || true
 [ -e "$BUILD/lib/outboard" ] && cp -a "$BUILD/lib/outboard" "$DIR/lib/"
 # dcuda's case studies (bench/gpu/dcuda_cases.sh runs them).

@@ -26,3 +26,14 @@ _results_finish() {
 }
 # What pack.sh compressed, restored once.
 if [ -n "${CARRY:-}" ] && [ -x "$CARRY/unpack.sh" ]; then "$CARRY/unpack.sh"; fi
+# build_nvshmem_probe NAME: builds bench/dcuda/NAME.cu into $R/NAME against the NVSHMEM of the
+# machine's Python environment (its headers and libraries; NV is set to its folder). Fails where
+# there is none.
+build_nvshmem_probe() {
+  NV=$(dirname "$(dirname "$(find / -path '*nvshmem/include/nvshmem.h' 2>/dev/null | head -1)")")
+  [ -d "$NV/lib" ] || { log "no NVSHMEM headers found"; return 1; }
+  ln -sf "$(ls "$NV"/lib/libnvshmem_host.so.* | head -1)" "$R/libnvshmem_host.so"
+  step "build $1 against $NV" nvcc -O2 -rdc=true -arch=sm_90 -I"$NV/include" \
+    "$(dirname "${BASH_SOURCE[0]}")/../dcuda/$1.cu" -L"$R" -L"$NV/lib" -lnvshmem_device -lnvshmem_host -lcuda -o "$R/$1"
+  [ -x "$R/$1" ]
+}

@@ -26,8 +26,10 @@ class Connection {
  public:
   // Connects and authenticates. Throws Error saying why not: unreachable, refused, timed out, or
   // the server could not prove it knows the secret.
+  // `encrypt` (OUTBOARD_ENCRYPT=1): insist on an encrypted session; a server that does not offer
+  // it refuses. A server that requires it refuses a client that does not ask.
   Connection(const ServerAddress& server, const Secret& secret, const std::string& client_name,
-             double connect_timeout_seconds, const std::string& identity = "");
+             double connect_timeout_seconds, const std::string& identity = "", bool encrypt = false);
   ~Connection();
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
@@ -113,9 +115,15 @@ class Connection {
   // it, and every method but this one refuses it with an Error.
   bool alive() const;
   const std::string& server_name() const { return server_name_; }
+  // Every message of this connection is sealed (transport::Worker::protect): no copy lanes, no
+  // direct path, no sink; all data travels in messages.
+  bool encrypted() const { return encrypted_; }
   // The server's load as its last answer reported it (wire::ServerLoad): calls queued or running
-  // there, and its GPUs' free memory (0: none or unknown).
-  uint32_t server_calls() const { return load_calls_.load(std::memory_order_relaxed); }
+  // there, and its GPUs' free memory (0: none or unknown). A count older than kLoadFreshNs reads
+  // as 0: answers are the only news of a server's load, so a figure that kept a client away
+  // (another session's call, since finished) would otherwise never be corrected.
+  static constexpr uint64_t kLoadFreshNs = 1'000'000'000;
+  uint32_t server_calls() const;
   uint64_t server_free_device_bytes() const { return load_free_device_.load(std::memory_order_relaxed); }
   std::string transport_description();
 
@@ -165,6 +173,7 @@ class Connection {
   bool dead_ = false;
   std::string dead_reason_;
   std::atomic<uint32_t> load_calls_{0};
+  std::atomic<uint64_t> load_at_ns_{0};  // when load_calls_ arrived (now_ns)
   std::atomic<uint64_t> load_free_device_{0};
   uint64_t next_call_ = 1;
   uint64_t stream_sends_ = 0;  // ping_stream's sends not yet completed
@@ -181,6 +190,7 @@ class Connection {
   // Handshake state.
   std::optional<wire::Message> handshake_reply_;
   std::string server_name_;
+  bool encrypted_ = false;
   Nonce server_nonce_{};  // the handshake's: proves this process's id to the server (LanesRequest)
 };
 

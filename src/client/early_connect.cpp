@@ -17,6 +17,7 @@
 
 #include "client/runtime_internal.hpp"
 #include "common/clock.hpp"
+#include "transport/ucx.hpp"
 
 namespace outboard::client {
 namespace {
@@ -64,6 +65,10 @@ __attribute__((constructor)) void connect_early() {
     connecting_pid = getpid();
     connecting.store(true);
     std::atexit(wait_for_early_connect);
+    // UCX's settings go into the environment now, on this thread: when the connecting thread did
+    // it, its setenv could move the environment under the program's own getenv (found under ASan:
+    // a program's first BLAS call crashed in getenv).
+    transport::prepare_environment(transport::ucx_for_new_context());
     std::thread([] {
       std::string why;
       Runtime& rt = runtime();

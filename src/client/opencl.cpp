@@ -31,7 +31,7 @@ class ChannelImpl final : public Channel {
   ChannelImpl(const ServerAddress& server, const Settings& settings, const Secret& secret)
       : address_(server.text()), timeout_(settings.timeout_seconds) {
     conn_ = std::make_unique<Connection>(server, secret, Runtime::client_name(), settings.connect_timeout_seconds,
-                                         settings.identity);
+                                         settings.identity, settings.encrypt);
     // Part of connecting: a server that stops answering meanwhile costs the connect timeout.
     Answer a = call_within(wire::ClGetPlatforms{}, settings.connect_timeout_seconds);
     if (a.status != 0) throw Error("server " + address_ + " did not describe its OpenCL platforms" +

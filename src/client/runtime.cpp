@@ -175,7 +175,7 @@ Runtime::Lease Runtime::lease(std::string& why, const std::vector<const Server*>
     try {
       if (!have_secret) secret = read_secret(settings_.token_file), have_secret = true;
       s->conn = std::make_shared<Connection>(s->address, secret, client_name(), settings_.connect_timeout_seconds,
-                                                settings_.identity);
+                                                settings_.identity, settings_.encrypt);
       return Lease(s, s->conn);
     } catch (const Error& e) {
       s->last_error = e.what();

@@ -126,6 +126,11 @@ Settings settings_from_environment() {
     if (m == "1" || m == "0") s.connect_early = m == "1";
     else s.problems.push_back("OUTBOARD_CONNECT_EARLY='" + m + "' is not 1 or 0");
   }
+  if (const char* v = env("OUTBOARD_ENCRYPT")) {
+    std::string m = v;
+    if (m == "1" || m == "0") s.encrypt = m == "1";
+    else s.problems.push_back("OUTBOARD_ENCRYPT='" + m + "' is not 1 or 0");
+  }
   if (const char* v = env("OUTBOARD_TRACE")) s.trace_file = v;
   number("OUTBOARD_MIN_FLOPS", s.min_flops, 0, s.problems);
   number("OUTBOARD_RETRY_SECONDS", s.retry_seconds, 0, s.problems);

@@ -25,6 +25,7 @@ struct Settings {
   double retry_seconds = 10;     // after a failure, stay local this long before trying again
   double timeout_seconds = 0;    // per remote call; 0 = no limit (a dead server is detected anyway)
   double connect_timeout_seconds = 5;
+  bool encrypt = false;          // OUTBOARD_ENCRYPT=1: insist on an encrypted session (README: Encryption)
   bool connect_early = true;     // connect while a BLAS/LAPACK/FFTW program starts (early_connect.cpp)
   bool report = false;           // print where the time went when the program exits
   std::string trace_file;        // write every remote call's phases here at exit
@@ -57,7 +58,7 @@ inline constexpr uint16_t kDefaultPort = 7700;
 // hostfile ~/.config/outboard/hosts, else /etc/outboard/hosts (one address per line, '#'
 // comments), else 127.0.0.1:7700; OUTBOARD_TOKEN_FILE; OUTBOARD_OFFLOAD=auto|always|never;
 // OUTBOARD_FALLBACK=local|fail; OUTBOARD_MIN_FLOPS; OUTBOARD_RETRY_SECONDS; OUTBOARD_TIMEOUT;
-// OUTBOARD_CONNECT_TIMEOUT; OUTBOARD_CONNECT_EARLY=1|0; OUTBOARD_REPORT=1; OUTBOARD_TRACE=FILE; OUTBOARD_CHUNK_BYTES (0, or at
+// OUTBOARD_CONNECT_TIMEOUT; OUTBOARD_CONNECT_EARLY=1|0; OUTBOARD_ENCRYPT=1|0; OUTBOARD_REPORT=1; OUTBOARD_TRACE=FILE; OUTBOARD_CHUNK_BYTES (0, or at
 // least 65536); OUTBOARD_CHUNK_WINDOW (1..1024); OUTBOARD_CACHE_BYTES; OUTBOARD_DIRECT=1|0|ucx;
 // OUTBOARD_COPY_THREADS (1..64); OUTBOARD_FFT_LOCAL_GFLOPS, OUTBOARD_LINK_GBYTES (> 0).
 Settings settings_from_environment();

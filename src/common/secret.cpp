@@ -7,6 +7,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 
 #include "common/error.hpp"
@@ -106,5 +107,22 @@ Mac compute_mac(const Secret& key, std::initializer_list<std::span<const uint8_t
 }
 
 bool macs_equal(const Mac& a, const Mac& b) { return sodium_memcmp(a.data(), b.data(), a.size()) == 0; }
+
+SessionKeys session_keys(const Secret& s, const Nonce& client_nonce, const Nonce& server_nonce) {
+  ensure_sodium();
+  auto derive = [&](const char* label, std::array<uint8_t, 32>& out) {
+    crypto_generichash_blake2b_state st;
+    crypto_generichash_blake2b_init(&st, s.data(), s.size(), out.size());
+    crypto_generichash_blake2b_update(&st, reinterpret_cast<const uint8_t*>(label), std::strlen(label) + 1);
+    crypto_generichash_blake2b_update(&st, client_nonce.data(), client_nonce.size());
+    crypto_generichash_blake2b_update(&st, server_nonce.data(), server_nonce.size());
+    crypto_generichash_blake2b_final(&st, out.data(), out.size());
+    sodium_memzero(&st, sizeof st);
+  };
+  SessionKeys k;
+  derive("outboard session key v1: client to server", k.client_to_server);
+  derive("outboard session key v1: server to client", k.server_to_client);
+  return k;
+}
 
 }  // namespace outboard

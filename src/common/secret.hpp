@@ -31,4 +31,13 @@ Mac compute_mac(const Secret& key, std::initializer_list<std::span<const uint8_t
 // Constant-time comparison.
 bool macs_equal(const Mac& a, const Mac& b);
 
+// The keys of an encrypted session, one per direction, derived once both proofs of the handshake
+// are verified: BLAKE2b-256 keyed with the identity's secret over a label naming the direction,
+// the client's nonce and the server's nonce. Fresh nonces on both sides make every session's keys
+// new; without the secret they cannot be computed from what crossed the wire.
+struct SessionKeys {
+  std::array<uint8_t, 32> client_to_server{}, server_to_client{};
+};
+SessionKeys session_keys(const Secret& s, const Nonce& client_nonce, const Nonce& server_nonce);
+
 }  // namespace outboard

@@ -68,6 +68,7 @@ Config load_config_file(const std::string& path, Config c) {
       else if (key == "identity_max_bytes") c.identity_max_bytes = integer<uint64_t>(node, key, 0, INT64_MAX);
       else if (key == "identity_max_calls") c.identity_max_calls = integer<unsigned>(node, key, 0, 1 << 20);
       else if (key == "cma_other_users") c.cma_other_users = boolean(node, key);
+      else if (key == "encrypt") c.encrypt = boolean(node, key);
       else if (key == "buffer_cache_bytes") c.buffer_cache_bytes = integer<uint64_t>(node, key, 0, INT64_MAX);
       else if (key == "auth_timeout_seconds") {
         auto v = node.value<double>();

@@ -47,6 +47,10 @@ struct Config {
   // The same-host copy lanes (CMA) read and write a client's memory: offered only to clients
   // running as the server's user, unless this is on.
   bool cma_other_users = false;
+  // Encrypted sessions only (networks that are not trusted): every message and payload sealed
+  // with keys from the handshake (transport::Worker::protect); clients must set
+  // OUTBOARD_ENCRYPT=1, others are refused. No copy lanes, no direct path, no sinks then.
+  bool encrypt = false;
   // After activity the progress thread polls on for this long, pausing the core briefly between
   // empty polls, before it yields on each one (then sleeps after 2 ms). Side by side on the 2-core
   // VM with client and server on two CPUs, 5 us streamed 16-64 KiB 2-4% faster (1-8 KiB: -2% to

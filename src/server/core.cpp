@@ -30,7 +30,9 @@ Session::Arrival Core::take_arrival(Session& s, uint64_t call_id, uint64_t now) 
 }
 
 bool Core::whole_payload(Session& s, Buffer& payload, uint64_t in_bytes, uint64_t total) {
-  if (payload.size() == total) return true;
+  // An empty call (no byte in or out) gets memory all the same: services copy and clear through
+  // it, and memcpy/memset want a pointer to memory even for 0 bytes.
+  if (payload.size() == total && payload.data()) return true;
   if (payload.size() != 0 || in_bytes != 0) {  // on_payload allocated exactly `total` for a payload
     reject(s.peer, "payload size does not match the call");
     return false;

@@ -34,6 +34,8 @@ bool same_user(int pid) {
 
 void DirectPath::on_lanes(Session& s, const wire::LanesRequest& q) {
   if (!lanes_) return core_.send(s.peer, wire::LanesReply{q.call_id, 0, unavailable_});
+  // One-sided copies of the client's memory cannot be sealed: an encrypted session has none.
+  if (s.encrypted) return core_.send(s.peer, wire::LanesReply{q.call_id, 0, "the session is encrypted"});
   if (s.remote) lanes_->detach(*s.remote);
   // A client on this host that proves its process id (it holds this session's nonce where it
   // says) is copied with CMA; any other through UCX.

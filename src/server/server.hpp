@@ -23,6 +23,10 @@ class Server {
   void run();
   // Async-signal-safe.
   void stop();
+  // For tests that drive the server from their own thread instead of run() (the session fuzzer,
+  // tests/fuzz/fuzz_session.cpp): one pass of run()'s work, without waiting or housekeeping.
+  // Returns whether anything happened, or calls are still queued or running on the compute pool.
+  bool poll();
   // Rereads the identities (SIGHUP); safe from a signal handler, as stop() is.
   void reload();
   // The status document `outboard status` prints.

@@ -28,6 +28,8 @@ struct Session {
   std::string identity;          // whose secret it proved knowing (set at the hello, trusted once ready)
   bool identity_known = false;   // the hello named an identity this server has
   bool authenticated = false;    // it proved knowing the identity's secret
+  bool wants_encryption = false; // the hello insisted on encryption (OUTBOARD_ENCRYPT=1)
+  bool encrypted = false;        // every message sealed (transport::Worker::protect): no lanes, no sink
   std::string refusal_to_send;   // closing after a failed authentication: the answer, held back
   uint32_t calls_in_flight = 0;  // admitted (Core::admit_call) and not yet counted (count_call)
   State state = State::awaiting_hello;

@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <sys/mman.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <map>
 #include <mutex>
@@ -68,6 +69,8 @@ Cache& cache() {
   return *c;
 }
 
+std::atomic<uint64_t> in_use{0};  // Buffer::bytes_in_use
+
 // Size classes: whole huge pages from 2 MiB up, powers of two below.
 size_t capacity_for(size_t bytes) {
   if (bytes >= kHuge) return (bytes + kHuge - 1) / kHuge * kHuge;
@@ -77,6 +80,8 @@ size_t capacity_for(size_t bytes) {
 }
 
 }  // namespace
+
+uint64_t Buffer::bytes_in_use() { return in_use.load(std::memory_order_relaxed); }
 
 void Buffer::set_cache_limit(size_t bytes) {
   std::vector<Victim> victims;
@@ -119,6 +124,7 @@ Buffer Buffer::allocate(size_t bytes, const HostAllocator* from) {
       Buffer b(it->second.data, bytes, it->first, from);
       c.cached -= it->first;
       free.erase(it);
+      in_use.fetch_add(b.capacity_, std::memory_order_relaxed);
       return b;
     }
   }
@@ -130,6 +136,7 @@ Buffer Buffer::allocate(size_t bytes, const HostAllocator* from) {
     if (p && cap >= kHuge) madvise(p, cap, MADV_HUGEPAGE);  // fewer page faults and TLB misses; advice only
   }
   if (!p) throw std::bad_alloc();
+  in_use.fetch_add(cap, std::memory_order_relaxed);
   return Buffer(static_cast<std::byte*>(p), bytes, cap, from);
 }
 
@@ -137,6 +144,7 @@ Buffer Buffer::allocate(size_t bytes, const HostAllocator* from) {
 // keep their sizes, and recent sizes are what the next calls need.
 void Buffer::release() {
   if (capacity_) {
+    in_use.fetch_sub(capacity_, std::memory_order_relaxed);
     Cache& c = cache();
     std::vector<Victim> victims;
     bool kept = false;

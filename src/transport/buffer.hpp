@@ -30,6 +30,9 @@ class Buffer {
     b.owner_ = std::move(owner);
     return b;
   }
+  // Bytes of owned buffers in use in this process (allocated and not yet released; the cache's
+  // are not counted): what a leak check watches.
+  static uint64_t bytes_in_use();
   // Most bytes of released buffers kept for reuse (default 256 MiB).
   static void set_cache_limit(size_t bytes);
   // Gives the cached buffers of `from` for which which(data) holds back to `from` (an arena whose

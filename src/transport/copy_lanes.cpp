@@ -102,9 +102,12 @@ struct CopyLanes::Impl {
     ucp_ep_params_t p{};
     p.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS | UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE;
     p.address = reinterpret_cast<const ucp_address_t*>(address.data());
-    // No peer-failure mode: UCX 1.13 leaves CMA out of endpoints that ask for it, and CMA is the
-    // point here. A copy to a dead peer fails on its own (the process is gone).
-    p.err_mode = UCP_ERR_HANDLING_MODE_NONE;
+    // Peer-failure mode: without it a copy in flight to a peer that dies (or drops off the
+    // network) never completes, not even when the endpoint is closed with force: its callback
+    // (holding the call's staging memory) never ran and the lane's thread spun on it for good.
+    // With it UCX fails those copies. (It leaves CMA out of the endpoint, which costs nothing:
+    // a verified local peer is copied with process_vm_* above, never through an endpoint.)
+    p.err_mode = UCP_ERR_HANDLING_MODE_PEER;
     ucp_ep_h ep = nullptr;
     if (l.ucx->ucp_ep_create(l.worker, &p, &ep) != UCS_OK) return nullptr;
     l.eps[r] = ep;

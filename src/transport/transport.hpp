@@ -24,6 +24,7 @@
 namespace outboard::transport {
 
 using PeerId = uint64_t;
+struct SealKeys;  // seal.hpp
 struct Ucx;  // one instance of the UCX libraries (ucx.hpp, private to the transport)
 
 // What to do with an arriving message's payload; on_payload's answer.
@@ -158,6 +159,21 @@ class Worker {
   // was sent is delivered first (for a last error message before hanging up).
   void close(PeerId peer, bool force = true);
   bool connected(PeerId peer) const;
+
+  // Encrypted sessions: from now on every message to and from `peer` is sealed (seal.hpp: an
+  // AEAD per direction, numbered per direction), here, where every message passes, so nothing the
+  // layers above send can be missed. Called by the layer above once its handshake derived the
+  // keys: for what it sends after this call and what arrives after it (the peer switches at the
+  // same point of the handshake). Headers are opened as they arrive, in the sender's order, and
+  // must come with the counter expected next; payloads are sealed into memory of the worker's
+  // and opened, after arrival, into the landing buffer: on_payload and on_message see the
+  // plaintext and its size, as before. A message that is not sealed, does not authenticate, or
+  // comes out of order ends the connection (on_disconnect, with why: "encrypted session: ..."). Sinks are refused for a
+  // protected peer (open_sink throws, send_to_sink fails): their messages have no header to
+  // carry a seal. One-sided copies (CopyLanes, register_memory) are not covered: the layer above
+  // must not use them for such a peer.
+  void protect(PeerId peer, const SealKeys& keys);
+  bool is_protected(PeerId peer) const;
 
   // Makes progress and delivers events; returns true if anything happened.
   bool progress();

@@ -72,6 +72,13 @@ struct Ucx {
 // after many generations of forks).
 const Ucx& ucx_for_new_context();
 
+// Outboard's UCX defaults (peer-failure handling with shared memory, no TCP put, port reuse) put
+// into the instance's environment where the user has not set them; every Worker does it first.
+// setenv() may move the environment while another thread reads it (getenv has no lock): a
+// process that makes its first Worker on a thread of its own calls this first, while it has
+// one thread (client/early_connect.cpp), so the Worker's own call changes nothing.
+void prepare_environment(const Ucx& ucx);
+
 // Whether this process made `owner` (a getpid() kept at creation): objects made by a process
 // this one was forked from are neither used nor destroyed here.
 inline bool made_here(pid_t owner) { return owner == getpid(); }

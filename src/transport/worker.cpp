@@ -24,6 +24,7 @@
 
 #include "common/clock.hpp"
 #include "common/error.hpp"
+#include "transport/seal.hpp"
 #include "transport/transport.hpp"
 #include "transport/ucx.hpp"
 
@@ -118,6 +119,8 @@ struct Worker::Impl {
     // carry ("Invalid am_short_iov length", openucx/ucx#6872); sink sends hit that and fail,
     // messages with a header did not in our tests. After a round trip they never did.
     bool wired = false;
+    std::unique_ptr<Seal> seal{};  // protected (Worker::protect): every message sealed
+    bool faulted = false;        // a sealed message failed: what else arrives is dropped
   };
   // A sink's active-message handler argument; lives as long as the worker (its handler, which
   // replaced the stray one on_stray_am, stays registered: a closed sink's stragglers are dropped
@@ -144,6 +147,7 @@ struct Worker::Impl {
     std::function<void(bool)> done;
     SendDone plain;
     bool abandoned = false;  // given up on as the worker goes; UCX may still call back for it
+    Buffer sealed;           // a protected peer's payload, sealed: what UCX sends
 
     const std::byte* header() const { return header_len <= kInlineHeader ? header_inline : header_long.data(); }
     bool has_done() const { return done || plain.fn; }
@@ -162,10 +166,16 @@ struct Worker::Impl {
     Buffer buffer;
     bool discard = false;  // received into scratch memory only so that the sender completes
     bool abandoned = false;  // as SendOp's
+    // A protected peer's payload: `buffer` holds the sealed bytes, opened into `landing` once
+    // they are all there.
+    bool sealed = false;
+    bool verify_only = false;  // a discarded payload: opened (in place) to check it, not delivered
+    uint64_t counter = 0, plain_bytes = 0;
+    Buffer landing;
   };
   // What UCX callbacks record, delivered from progress().
   struct Event {
-    enum class Kind : uint8_t { message, send_done, borrowed_done, peer_failed };
+    enum class Kind : uint8_t { message, send_done, borrowed_done, peer_failed, peer_fault };
     Kind kind;
     bool flag;  // message: payload refused; send_done, borrowed_done: ok
     PeerId peer;
@@ -174,10 +184,12 @@ struct Worker::Impl {
     std::vector<std::byte> header;
     Buffer payload;
     const SendDone* borrowed = nullptr;  // borrowed_done
+    std::string reason{};                // peer_fault
   };
 
   Events events;
   Options options;
+  Worker* owner_worker = nullptr;
   const Ucx* ucx = nullptr;  // the UCX instance that made context and worker (ucx.hpp)
   pid_t owner = 0;           // the process that made them: a forked child leaves them alone
   ucp_context_h context = nullptr;
@@ -201,6 +213,7 @@ struct Worker::Impl {
   RecvOp* free_recvs = nullptr;
   std::vector<void*> closing;  // ep-close requests still in flight
   Buffer scratch;              // where discarded rendezvous payloads land; contents never read
+  std::vector<std::byte> verify_scratch;  // where a protected peer's discarded eager payloads are opened
   std::vector<Buffer> old_scratch;
   size_t scratch_users = 0;    // discarded rendezvous payloads being received
   std::vector<std::unique_ptr<Sink>> sinks;    // by id - kFirstSinkId
@@ -228,6 +241,8 @@ struct Worker::Impl {
     op->next->prev = op->prev;
     op->header.clear();
     op->buffer = Buffer();
+    op->landing = Buffer();
+    op->sealed = op->verify_only = false;
     op->next = free_recvs;  // receives in flight at once are few: the pool stays small
     free_recvs = op;
   }
@@ -253,6 +268,7 @@ struct Worker::Impl {
     op->next->prev = op->prev;
     op->done = nullptr;
     op->plain = {};
+    op->sealed = Buffer();
     if (op->header_long.capacity() > 4096) std::vector<std::byte>().swap(op->header_long);
     if (free_count >= kMaxFreeOps) {
       delete op;
@@ -330,6 +346,7 @@ struct Worker::Impl {
     // Returning UCS_OK without receiving drops the data (a rendezvous descriptor too).
     if (peer == 0) return UCS_OK;  // from an endpoint we no longer know (closed)
     std::span<const std::byte> hdr(static_cast<const std::byte*>(header), header_len);
+    if (Peer& p = *self->peers.at(peer); p.seal || p.faulted) return self->on_sealed_am(p, hdr, data, len, rndv);
     if (len == 0) {
       self->deliver(peer, hdr, Buffer{}, false);
       return UCS_OK;
@@ -368,6 +385,102 @@ struct Worker::Impl {
     }
     self->receive(peer, data, len, std::move(dst), discard ? std::span<const std::byte>() : hdr, discard);
     return UCS_OK;
+  }
+
+  // A protected peer's message: its header is opened here, as it arrives (so in the order sent),
+  // its payload once it has landed (finish_recv), or here when it came eagerly.
+  ucs_status_t on_sealed_am(Peer& p, std::span<const std::byte> sealed_hdr, void* data, size_t len, bool rndv) {
+    if (p.faulted) return UCS_OK;  // the connection is ending: dropped
+    std::vector<std::byte> hdr;
+    Seal::Opened o;
+    try {
+      o = p.seal->open_header(sealed_hdr, hdr);
+      if (len != (o.payload_bytes ? sealed_payload_bytes(o.payload_bytes) : 0))
+        throw SealError("message " + std::to_string(o.counter) + " carries " + std::to_string(len) +
+                        " payload bytes, not the sealed size of the " + std::to_string(o.payload_bytes) +
+                        " it announces (truncated?)");
+    } catch (const SealError& e) {
+      fault(p, e.what());
+      return UCS_OK;
+    }
+    if (o.payload_bytes == 0) {
+      deliver(p.id, std::move(hdr), Buffer{}, false);
+      return UCS_OK;
+    }
+    Landing landing;
+    if (events.on_payload) {
+      try {
+        landing = events.on_payload(p.id, hdr, o.payload_bytes);
+      } catch (...) {
+        landing = Landing::refuse();
+      }
+    }
+    switch (landing.action()) {
+      case Landing::Action::discard: {
+        // Consumed by its header; the payload is still opened (every tag is checked), then dropped.
+        if (!rndv) {
+          verify_scratch.resize(o.payload_bytes);
+          try {
+            p.seal->open_payload(o.counter, {static_cast<const std::byte*>(data), len}, o.payload_bytes,
+                                 verify_scratch.data());
+          } catch (const SealError& e) {
+            fault(p, e.what());
+          }
+          return UCS_OK;
+        }
+        return receive_sealed(p, std::move(hdr), o, data, len, Buffer{}, /*verify_only=*/true);
+      }
+      case Landing::Action::receive:
+        if (landing.buffer().size() >= o.payload_bytes) break;
+        [[fallthrough]];
+      case Landing::Action::refuse:
+        deliver(p.id, std::move(hdr), Buffer{}, true);
+        return UCS_OK;
+    }
+    Buffer dst = std::move(landing.buffer());
+    if (!rndv) {  // eager: opened straight from where it arrived into the landing buffer
+      try {
+        p.seal->open_payload(o.counter, {static_cast<const std::byte*>(data), len}, o.payload_bytes, dst.data());
+      } catch (const SealError& e) {
+        fault(p, e.what());
+        return UCS_OK;
+      }
+      deliver(p.id, std::move(hdr), std::move(dst), false);
+      return UCS_OK;
+    }
+    return receive_sealed(p, std::move(hdr), o, data, len, std::move(dst), /*verify_only=*/false);
+  }
+
+  // A sealed rendezvous payload: pulled whole into memory of its own, then opened (finish_recv)
+  // into `landing`, or only checked (verify_only: a discarded payload, whose header was consumed
+  // and is not delivered again). No memory for it: the message is delivered refused.
+  ucs_status_t receive_sealed(Peer& p, std::vector<std::byte> hdr, const Seal::Opened& o, void* data, size_t len,
+                              Buffer landing, bool verify_only) {
+    Buffer wire;
+    try {
+      wire = Buffer::allocate(len);
+    } catch (const std::bad_alloc&) {
+      deliver(p.id, std::move(hdr), Buffer{}, true);
+      return UCS_OK;
+    }
+    RecvOp* op = receive(p.id, data, len, std::move(wire), verify_only ? std::span<const std::byte>() : hdr, false,
+                         /*start=*/false);
+    op->sealed = true;
+    op->verify_only = verify_only;
+    op->counter = o.counter;
+    op->plain_bytes = o.payload_bytes;
+    op->landing = std::move(landing);
+    start_receive(op, data, len);
+    return UCS_OK;
+  }
+
+  // A protected peer sent what cannot be opened: the connection ends with why, from progress().
+  void fault(Peer& p, const std::string& why) {
+    if (p.faulted) return;
+    p.faulted = true;
+    Event e{Event::Kind::peer_fault, false, p.id, UCS_OK, nullptr, {}, {}};
+    e.reason = "encrypted session: " + why;
+    deferred.push_back(std::move(e));
   }
 
   // A message to an id that is not (or not yet) in use: dropped. Returning UCS_OK without
@@ -420,12 +533,17 @@ struct Worker::Impl {
   }
 
   // Starts pulling a rendezvous payload into `dst`; finish_recv runs when it has landed.
-  void receive(PeerId peer, void* data, size_t len, Buffer dst, std::span<const std::byte> hdr, bool discard) {
+  RecvOp* receive(PeerId peer, void* data, size_t len, Buffer dst, std::span<const std::byte> hdr, bool discard,
+                  bool start = true) {
     RecvOp* op = new_recv();
     op->peer = peer;
     op->header.assign(hdr.begin(), hdr.end());
     op->buffer = std::move(dst);
     op->discard = discard;
+    if (start) start_receive(op, data, len);
+    return op;
+  }
+  void start_receive(RecvOp* op, void* data, size_t len) {
     ucp_request_param_t p{};
     p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
     p.cb.recv_am = on_recv_done;
@@ -441,8 +559,15 @@ struct Worker::Impl {
   void send_borrowed(PeerId peer, unsigned am_id, std::span<const std::byte> header, const void* data, size_t bytes,
                      const SendDone* done) {
     auto it = peers.find(peer);
-    // A sink only once the endpoint is wired up (see Peer::wired).
-    if (it == peers.end() || (am_id != kAmId && !it->second->wired)) return finish_borrowed(done, false);
+    // A sink only once the endpoint is wired up (see Peer::wired); never for a protected peer.
+    if (it == peers.end() || (am_id != kAmId && (!it->second->wired || it->second->seal)))
+      return finish_borrowed(done, false);
+    if (it->second->seal) {  // sealed: the header and payload are copied (sealed) after all
+      Segment seg{data, bytes};
+      Worker* w = owner_worker;
+      w->send_op(peer, header, {&seg, bytes ? size_t(1) : size_t(0)}, nullptr, *done);
+      return;
+    }
     ucp_request_param_t p{};
     p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS;
     // Messages name their sender; sinks' do not: that footer (and the receiver's lookup of it)
@@ -461,6 +586,7 @@ struct Worker::Impl {
 
   uint32_t open_sink(PeerId peer) {
     if (!peers.count(peer)) throw Error("no such peer");
+    if (peers.at(peer)->seal) throw Error("no sink for an encrypted session");
     if (auto it = sink_of_peer.find(peer); it != sink_of_peer.end()) return it->second;
     // New ids first: a closed sink's id comes back only once all are made, longest closed first,
     // so its stragglers are long gone (they would be counted against the new peer).
@@ -514,7 +640,20 @@ struct Worker::Impl {
 
   void finish_recv(RecvOp* op, bool ok) {
     if (op->discard && --scratch_users == 0) old_scratch.clear();
-    if (ok && !op->discard) deliver(op->peer, std::move(op->header), std::move(op->buffer), false);
+    if (ok && !op->discard && op->sealed) {
+      auto it = peers.find(op->peer);
+      if (it != peers.end() && it->second->seal && !it->second->faulted) {
+        try {
+          it->second->seal->open_payload(op->counter, {op->buffer.data(), op->buffer.size()}, op->plain_bytes,
+                                         op->verify_only ? op->buffer.data() : op->landing.data());
+          if (!op->verify_only) deliver(op->peer, std::move(op->header), std::move(op->landing), false);
+        } catch (const SealError& e) {
+          fault(*it->second, e.what());
+        }
+      }
+    } else if (ok && !op->discard) {
+      deliver(op->peer, std::move(op->header), std::move(op->buffer), false);
+    }
     free_recv(op);
     // A failed receive means the peer failed: its endpoint error reports that.
   }
@@ -596,6 +735,9 @@ struct Worker::Impl {
       case Event::Kind::peer_failed:
         drop_peer(e.peer, "connection lost: " + ucs_text(*ucx, e.status), true);
         break;
+      case Event::Kind::peer_fault:
+        drop_peer(e.peer, e.reason, true);
+        break;
     }
   }
 
@@ -620,13 +762,7 @@ struct Worker::Impl {
   }
 };
 
-Worker::Worker(Events events, Options options) : impl_(std::make_unique<Impl>()) {
-  Impl& m = *impl_;
-  const Ucx& ucx = ucx_for_new_context();
-  m.ucx = &ucx;
-  m.owner = getpid();
-  m.events = std::move(events);
-  m.options = options;
+void prepare_environment(const Ucx& ucx) {
   // Every endpoint asks for peer-failure detection (a dead peer must surface as an error, never a
   // hang). UCX 1.13 then leaves out shared memory unless MM_ERROR_HANDLING is on, and leaves out
   // CMA, so its TCP put lane would carry intra-host bulk data at loopback-TCP speed; without TCP
@@ -636,6 +772,17 @@ Worker::Worker(Events events, Options options) : impl_(std::make_unique<Impl>())
   // A server restarted on its port must listen again at once, not after its old connections'
   // TIME_WAIT (UCX 1.13's default is off). Linux still refuses a port another socket listens on.
   ucx.default_setting("TCP_CM_REUSEADDR", "y");
+}
+
+Worker::Worker(Events events, Options options) : impl_(std::make_unique<Impl>()) {
+  Impl& m = *impl_;
+  m.owner_worker = this;
+  const Ucx& ucx = ucx_for_new_context();
+  m.ucx = &ucx;
+  m.owner = getpid();
+  m.events = std::move(events);
+  m.options = options;
+  prepare_environment(ucx);
   ucp_config_t* config = nullptr;
   check(ucx, ucx.ucp_config_read(nullptr, nullptr, &config), "UCX configuration");
   // Notice a dead peer within seconds.
@@ -822,11 +969,29 @@ void Worker::send_op(PeerId peer, std::span<const std::byte> header, std::span<c
     m.finish_send(op, false);
     return;
   }
-  op->header_len = header.size();
-  if (header.size() <= Impl::SendOp::kInlineHeader) {
-    if (!header.empty()) std::memcpy(op->header_inline, header.data(), header.size());
+  Impl::Peer& to = *it->second;
+  if (to.seal) {  // sealed: the header into the op, the payload into memory of the op's
+    uint64_t total = 0;
+    for (const Segment& s : payload) total += s.bytes;
+    try {
+      const uint64_t counter = to.seal->seal_header(header, total, op->header_long);
+      if (total) {
+        op->sealed = Buffer::allocate(sealed_payload_bytes(total));
+        to.seal->seal_payload(counter, payload, total, op->sealed.data());
+      }
+    } catch (const std::exception&) {  // no memory, or a payload too large to seal
+      m.finish_send(op, false);
+      return;
+    }
+    op->header_len = op->header_long.size();
+    if (op->header_len <= Impl::SendOp::kInlineHeader) std::memcpy(op->header_inline, op->header_long.data(), op->header_len);
   } else {
-    op->header_long.assign(header.begin(), header.end());
+    op->header_len = header.size();
+    if (header.size() <= Impl::SendOp::kInlineHeader) {
+      if (!header.empty()) std::memcpy(op->header_inline, header.data(), header.size());
+    } else {
+      op->header_long.assign(header.begin(), header.end());
+    }
   }
   ucp_request_param_t p{};
   p.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA | UCP_OP_ATTR_FIELD_FLAGS |
@@ -837,8 +1002,12 @@ void Worker::send_op(PeerId peer, std::span<const std::byte> header, std::span<c
   p.datatype = ucp_dt_make_contig(1);
   const void* buffer = nullptr;
   size_t count = 0, segments = 0;
-  for (const Segment& s : payload)
-    if (s.bytes) ++segments, buffer = s.data, count = s.bytes;
+  if (op->sealed.data()) {
+    buffer = op->sealed.data(), count = op->sealed.size();
+  } else {
+    for (const Segment& s : payload)
+      if (s.bytes) ++segments, buffer = s.data, count = s.bytes;
+  }
   if (segments > 1) {
     ucp_dt_iov_t* iov = op->iov_inline;
     if (segments > Impl::SendOp::kInlineIov) {
@@ -877,6 +1046,18 @@ void Worker::send_to_sink(PeerId peer, uint32_t sink, const void* data, size_t b
 void Worker::close(PeerId peer, bool force) { impl_->drop_peer(peer, "", false, force); }
 
 bool Worker::connected(PeerId peer) const { return impl_->peers.count(peer) != 0; }
+
+void Worker::protect(PeerId peer, const SealKeys& keys) {
+  auto it = impl_->peers.find(peer);
+  if (it == impl_->peers.end()) throw Error("no such peer");
+  impl_->close_sink(peer);
+  it->second->seal = std::make_unique<Seal>(keys);
+}
+
+bool Worker::is_protected(PeerId peer) const {
+  auto it = impl_->peers.find(peer);
+  return it != impl_->peers.end() && it->second->seal;
+}
 
 bool Worker::progress() {
   Impl& m = *impl_;

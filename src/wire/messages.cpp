@@ -194,17 +194,20 @@ std::vector<std::byte> encode(const Message& m) {
                    w.bytes(h.client_nonce);
                    w.str(h.client_name);
                    w.str(h.identity);
+                   w.u8(h.encrypt);
                  },
                  [&](const Challenge& c) {
                    w.bytes(c.server_nonce);
                    w.bytes(c.server_proof);
                    w.str(c.server_name);
+                   w.u8(c.encrypt);
                  },
                  [&](const Auth& a) { w.bytes(a.client_proof); },
                  [&](const AuthResult& a) {
                    w.u8(a.accepted);
                    w.str(a.message);
                    put_load(w, a.load);
+                   w.u8(a.encrypted);
                  },
                  [&](const Blas3Call& b) {
                    w.u64(b.call_id);
@@ -370,6 +373,7 @@ Message decode(std::span<const std::byte> bytes) {
       r.bytes(h.client_nonce);
       h.client_name = r.str(kMaxText);
       h.identity = r.str(kMaxIdentity);
+      h.encrypt = get_bool(r);
       m = h;
       break;
     }
@@ -378,6 +382,7 @@ Message decode(std::span<const std::byte> bytes) {
       r.bytes(c.server_nonce);
       r.bytes(c.server_proof);
       c.server_name = r.str(kMaxText);
+      c.encrypt = get_bool(r);
       m = c;
       break;
     }
@@ -392,6 +397,7 @@ Message decode(std::span<const std::byte> bytes) {
       a.accepted = get_bool(r);
       a.message = r.str(kMaxText);
       a.load = get_load(r);
+      a.encrypted = get_bool(r);
       m = a;
       break;
     }

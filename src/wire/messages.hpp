@@ -19,7 +19,7 @@
 namespace outboard::wire {
 
 inline constexpr uint32_t kMagic = 0x4452424f;  // "OBRD"
-inline constexpr uint16_t kProtocolVersion = 2;  // 2: answers carry the server's load
+inline constexpr uint16_t kProtocolVersion = 3;  // 2: answers carry the server's load; 3: encryption negotiated
 inline constexpr size_t kMaxText = 4096;  // longest string field
 inline constexpr size_t kMaxIdentity = 64;  // longest identity name
 
@@ -63,11 +63,13 @@ struct Hello {
   Nonce client_nonce{};
   std::string client_name;  // host:pid:program, for status and logs
   std::string identity;     // whose secret the client proves knowing (empty: "default")
+  bool encrypt = false;     // the client insists on an encrypted session (OUTBOARD_ENCRYPT=1)
 };
 struct Challenge {
   Nonce server_nonce{};
   Mac server_proof{};  // MAC(secret, "server" | client_nonce | server_nonce)
   std::string server_name;
+  bool encrypt = false;  // the server encrypts its sessions (encrypt = true): it insists
 };
 struct Auth {
   Mac client_proof{};  // MAC(secret, "client" | server_nonce | client_nonce)
@@ -76,6 +78,9 @@ struct AuthResult {
   bool accepted = false;
   std::string message;
   ServerLoad load;
+  // Accepted and encrypted: every later message either way is sealed (transport::Worker::protect)
+  // with keys derived from the handshake (seal_keys in common/secret.hpp).
+  bool encrypted = false;
 };
 struct Blas3Call {
   uint64_t call_id = 0;

@@ -9,8 +9,9 @@
 //     as a Ping, with the same fields;
 //   - a decoded Blas3Call is valid, and layout/request_bytes/reply_bytes/flops work on it without
 //     throwing, agree with its payload_bytes, and give sane values.
-// The same bytes also go to the decoder of dcuda's proxy messages (wire/dcuda.hpp): it returns a
-// message or throws ProtocolError, and what it returns encodes back to exactly the input.
+// The same bytes also go to the decoder of dcuda's proxy messages (wire/dcuda.hpp) and to those of
+// the OpenCL bulk results (wire/opencl.hpp: platform snapshot, device list, build result): each
+// returns a value or throws ProtocolError, and what it returns encodes back to exactly the input.
 // A failed check calls __builtin_trap() so that libFuzzer records the input as a crash.
 #include <cmath>
 #include <cstddef>
@@ -24,6 +25,7 @@
 #include "wire/dcuda.hpp"
 #include "wire/level3.hpp"
 #include "wire/messages.hpp"
+#include "wire/opencl.hpp"
 
 namespace {
 
@@ -101,11 +103,26 @@ void check_dcuda(std::span<const std::byte> in) {
   check(again.size() == in.size() && (in.empty() || std::memcmp(again.data(), in.data(), in.size()) == 0));
 }
 
+// OpenCL bulk results (a server's reply payloads, which the client decodes): canonical too.
+template <class Decode>
+void check_cl_payload(std::span<const std::byte> in, Decode decode) {
+  std::vector<std::byte> again;
+  try {
+    again = encode_cl(decode(in));
+  } catch (const ProtocolError&) {
+    return;
+  }
+  check(again.size() == in.size() && (in.empty() || std::memcmp(again.data(), in.data(), in.size()) == 0));
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::span<const std::byte> in(reinterpret_cast<const std::byte*>(data), size);
   check_dcuda(in);
+  check_cl_payload(in, decode_cl_snapshot);
+  check_cl_payload(in, decode_cl_device_list);
+  check_cl_payload(in, decode_cl_build_result);
   Message m;
   Ping fast;
   const bool fast_ok = decode_ping(in, fast);

@@ -1,4 +1,5 @@
-// Writes the seed corpus of fuzz_request: one small, valid encoded message per file.
+// Writes the seed corpus of fuzz_request: one small, valid encoded message per file, at least one
+// of every message type, OpenCL operation, dcuda proxy message and OpenCL payload format (checked).
 //
 //   fuzz_make_corpus DIR          (re)writes the seeds into DIR (tests/fuzz/corpus in the source tree)
 //   fuzz_make_corpus --check DIR  exits 1 unless DIR holds exactly these seeds, byte for byte
@@ -12,9 +13,13 @@
 #include <fstream>
 #include <iterator>
 #include <map>
+#include <set>
 #include <string>
+#include <utility>
+#include <variant>
 #include <vector>
 
+#include "common/error.hpp"
 #include "wire/dcuda.hpp"
 #include "wire/lapack.hpp"
 #include "wire/level3.hpp"
@@ -53,6 +58,9 @@ std::map<std::string, std::vector<std::byte>> seeds() {
   out["challenge"] = encode(Challenge{filled(2), filled(3), "server"});
   out["auth"] = encode(Auth{filled(4)});
   out["auth_result"] = encode(AuthResult{true, "ok"});
+  out["hello_encrypt"] = encode(Hello{filled(1), "node1:4242:a.out", "alice", true});
+  out["challenge_encrypt"] = encode(Challenge{filled(2), filled(3), "server", true});
+  out["auth_result_encrypted"] = encode(AuthResult{true, "welcome", {}, true});
   out["call_reply"] = encode(CallReply{7, false, "no", 0});
   out["status_request"] = encode(StatusRequest{8});
   out["status_reply"] = encode(StatusReply{9, "{}"});
@@ -115,6 +123,38 @@ std::map<std::string, std::vector<std::byte>> seeds() {
         encode(ClRequest{14, ClDirectRead{{first + 2, {first + 10}, first + 13}, first + 3, 4096, 1 << 20, key, 0x7f0000001000}, 0});
     out["cl_direct_write"] =
         encode(ClRequest{15, ClDirectWrite{{first + 2, {}, 0}, first + 3, 0, (1 << 20) + 7, key, 0x7f0000200000}, 0});
+    out["cl_get_platforms"] = encode(ClRequest{16, ClGetPlatforms{}, 0});
+    out["cl_get_info"] = encode(ClRequest{17, ClGetInfo{2, first + 6, 5, 0x1183, 0}, 0});
+    out["cl_create_queue"] = encode(ClRequest{0, ClCreateQueue{first + 2, first, 5, {0x1093, 2}}, 0});
+    out["cl_create_sub_buffer"] = encode(ClRequest{0, ClCreateSubBuffer{first + 14, first + 1, 1, 1024, 512}, 0});
+    out["cl_get_image_formats"] = encode(ClRequest{18, ClGetImageFormats{first, 1, 0x10F1}, 0});
+    out["cl_create_program_source"] = encode(ClRequest{0, ClCreateProgramSource{first + 6, first}, 30});
+    out["cl_create_program_binary"] = encode(ClRequest{19, ClCreateProgramBinary{first + 15, first, {5}, {64}}, 64});
+    out["cl_create_program_built_in"] = encode(ClRequest{0, ClCreateProgramBuiltIn{first + 16, first, {5}, "k1;k2"}, 0});
+    out["cl_create_kernel"] = encode(ClRequest{0, ClCreateKernel{first + 5, first + 6, "add"}, 0});
+    out["cl_clone_kernel"] = encode(ClRequest{0, ClCloneKernel{first + 17, first + 5}, 0});
+    out["cl_create_user_event"] = encode(ClRequest{0, ClCreateUserEvent{first + 10, first}, 0});
+    out["cl_set_user_event_status"] = encode(ClRequest{0, ClSetUserEventStatus{first + 10, 0}, 0});
+    out["cl_release"] = encode(ClRequest{0, ClRelease{first + 17}, 0});
+    ClWrite wr;
+    wr.cmd = {first + 2, {first + 10}, first + 18};
+    wr.mem = first + 1;
+    wr.at.origin = {16, 0, 0};
+    wr.at.region = {256, 1, 1};
+    out["cl_write"] = encode(ClRequest{0, wr, 256});
+    out["cl_migrate"] = encode(ClRequest{0, ClMigrate{{first + 2, {}, 0}, {first + 1, first + 7}, 1}, 0});
+    out["cl_marker"] = encode(ClRequest{0, ClMarker{{first + 2, {first + 18}, first + 19}, true}, 0});
+    out["cl_finish"] = encode(ClRequest{20, ClFinish{first + 2}, 0});
+    out["cl_flush"] = encode(ClRequest{0, ClFlush{first + 2}, 0});
+  }
+  // OpenCL bulk results (reply payloads the client decodes: wire::decode_cl_*).
+  {
+    const ClInfoValue name{0x0902, ClBlob(5, std::byte{'p'})};
+    ClDeviceEntry dev{5, {{0x1000, ClBlob(8, std::byte{4})}, {0x1031, {}}}};
+    out["cl_snapshot"] = encode_cl(ClSnapshot{{ClPlatformEntry{1, {name}, {dev}}}});
+    out["cl_device_list"] = encode_cl(ClDeviceList{{dev}});
+    ClKernelEntry kernel{"add", {ClKernelArgInfo{0x119B, 0x11A3, 0, "float*", "a"}, ClKernelArgInfo{}}};
+    out["cl_build_result"] = encode_cl(ClBuildResult{{kernel}});
   }
   out["blas3_dgemm"] = encode(blas3(1, call(Routine::gemm, Scalar::d, 'N', 'N', 'T', 'N', 'N', 8, 4, 2, true, {1, 0})));
   out["blas3_zgemm"] = encode(blas3(2, call(Routine::gemm, Scalar::z, 'N', 'N', 'C', 'T', 'N', 3, 5, 7, false)));
@@ -146,6 +186,22 @@ std::map<std::string, std::vector<std::byte>> seeds() {
   out["lapack_zheevd"] = lapack(19, LR::syevd, Scalar::z, 'N', 'L', 'V', 'N', 'N', 0, 4, 0);
   out["lapack_dgesvd"] = lapack(20, LR::gesvd, Scalar::d, 'N', 'N', 'N', 'S', 'O', 5, 3, 0);
   out["lapack_reply"] = encode(LapackReply{21, true, "", 2, 0});
+  {
+    LapackCall big;
+    big.routine = LR::getrf, big.scalar = Scalar::d, big.m = 128, big.n = 128;
+    validate(big);
+    out["lapack_chunk"] = encode(LapackChunk{27, big, request_bytes(big), kMinChunkBytes, 1});
+    const std::vector<std::vector<std::byte>> keys{std::vector<std::byte>(8, std::byte{9})};
+    out["direct_lapack"] = encode(DirectLapack{28, big, keys, {{0x10000, request_bytes(big), 0}},
+                                               {{0x10000, request_bytes(big), 0}, {0x900000, reply_bytes(big) - request_bytes(big), 0}},
+                                               true});
+  }
+  out["lanes_request"] = encode(LanesRequest{29, std::vector<std::byte>(24, std::byte{5}), 4242, 0x7ffd0000});
+  out["lanes_reply"] = encode(LanesReply{29, 4, ""});
+  out["proceed"] = encode(Proceed{28});
+  out["input_taken"] = encode(InputTaken{28});
+  out["sink_request"] = encode(SinkRequest{30});
+  out["sink_reply"] = encode(SinkReply{30, 1, 1 << 20, ""});
   FftShape fft;
   fft.kind = FftKind::r2c;
   fft.n = {64, 30};
@@ -180,6 +236,56 @@ std::map<std::string, std::vector<std::byte>> seeds() {
   return out;
 }
 
+// Every alternative of a variant, default-constructed: what a seed must cover.
+template <class V, size_t... I>
+std::vector<V> alternatives(std::index_sequence<I...>) {
+  return {V(std::in_place_index<I>)...};
+}
+template <class V>
+std::vector<V> alternatives() {
+  return alternatives<V>(std::make_index_sequence<std::variant_size_v<V>>());
+}
+
+// What no seed covers: message types, OpenCL operations, dcuda messages and OpenCL payload
+// formats. A type added to the schema without a seed here is reported, so the corpus test fails
+// until it joins (DESIGN.md: every new message type joins the fuzz target).
+std::vector<std::string> uncovered(const std::map<std::string, std::vector<std::byte>>& all) {
+  std::set<size_t> messages, ops, proxy;
+  bool snapshot = false, device_list = false, build_result = false;
+  auto decodes = [](auto&& f) {
+    try {
+      f();
+      return true;
+    } catch (const ProtocolError&) {
+      return false;
+    }
+  };
+  for (const auto& [name, bytes] : all) {
+    decodes([&] {
+      const Message m = decode(bytes);
+      messages.insert(m.index());
+      if (const auto* r = std::get_if<ClRequest>(&m)) ops.insert(r->op.index());
+    });
+    decodes([&] { proxy.insert(wire::dcuda::decode(bytes).index()); });
+    snapshot |= decodes([&] { decode_cl_snapshot(bytes); });
+    device_list |= decodes([&] { decode_cl_device_list(bytes); });
+    build_result |= decodes([&] { decode_cl_build_result(bytes); });
+  }
+  std::vector<std::string> missing;
+  const auto all_messages = alternatives<Message>();
+  for (size_t i = 0; i < all_messages.size(); ++i)
+    if (!messages.count(i)) missing.push_back("message type " + std::to_string(int(type_of(all_messages[i]))));
+  const auto all_ops = alternatives<ClOp>();
+  for (size_t i = 0; i < all_ops.size(); ++i)
+    if (!ops.count(i)) missing.push_back(std::string("OpenCL operation ") + op_name(all_ops[i]));
+  for (size_t i = 0; i < std::variant_size_v<wire::dcuda::Message>; ++i)
+    if (!proxy.count(i)) missing.push_back("dcuda message " + std::to_string(i));
+  if (!snapshot) missing.push_back("OpenCL platform snapshot");
+  if (!device_list) missing.push_back("OpenCL device list");
+  if (!build_result) missing.push_back("OpenCL build result");
+  return missing;
+}
+
 std::string slurp(const std::filesystem::path& p) {
   std::ifstream in(p, std::ios::binary);
   return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
@@ -196,6 +302,10 @@ int main(int argc, char** argv) {
   }
   const fs::path dir = argv[argc - 1];
   const auto all = seeds();
+  if (const auto missing = uncovered(all); !missing.empty()) {
+    for (const auto& m : missing) std::fprintf(stderr, "no seed for %s: add one to %s\n", m.c_str(), __FILE__);
+    return 1;
+  }
   if (!check) {
     fs::create_directories(dir);
     for (const auto& [name, bytes] : all) {

@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
-# A short libFuzzer session of the wire decoder, run by ctest as `fuzz_request_short`.
+# Short libFuzzer sessions of both targets, run by ctest as `fuzz_short`: the wire decoder
+# (fuzz_request) and the server's sessions (fuzz_session), so that both keep building and neither
+# finds something in its first seconds.
 #
-# Configures the `fuzz` preset (clang, OUTBOARD_FUZZ=ON) in <source>/build-fuzz, builds only the
-# fuzz_request target there, and fuzzes for OUTBOARD_FUZZ_SECONDS (default 30) seconds with a fixed
-# seed, starting from a scratch copy of tests/fuzz/corpus (the committed seeds are never modified).
-# Exit status: 0 when nothing was found; otherwise the failing input is kept under
-# build-fuzz/fuzz-findings/ and its path printed.
+# Configures the `fuzz` preset (clang, OUTBOARD_FUZZ=ON) in <source>/build-fuzz, builds the two
+# targets there, and fuzzes each for OUTBOARD_FUZZ_SECONDS (default 30) seconds with a fixed seed,
+# starting from a scratch copy of its corpus (tests/fuzz/corpus, tests/fuzz/session_corpus; the
+# committed seeds are never modified). Exit status: 0 when nothing was found; otherwise the failing
+# input is kept under build-fuzz/fuzz-findings/ and its path printed.
 #
 # Environment: OUTBOARD_FUZZ_CC / OUTBOARD_FUZZ_CXX (compilers, default clang / clang++),
 # OUTBOARD_FUZZ_SECONDS, OUTBOARD_FUZZ_BUILD_DIR (default <source>/build-fuzz).
@@ -25,26 +27,31 @@ cmake --preset fuzz -B "$build" -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$
   cat "$build/configure.log"
   exit 1
 }
-echo "== building fuzz_request"
-cmake --build "$build" --target fuzz_request
+echo "== building fuzz_request and fuzz_session"
+cmake --build "$build" --target fuzz_request fuzz_session
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/outboard-fuzz.XXXXXX")
 trap 'rm -rf "$work"' EXIT
-cp -R "$here/corpus" "$work/corpus"
-mkdir "$work/artifacts"
 
-echo "== fuzzing for ${seconds}s"
-rc=0
-(cd "$work" && "$build/bin/fuzz_request" \
-  -max_total_time="$seconds" -seed=1 -timeout=10 -rss_limit_mb=2048 -max_len=8192 \
-  -artifact_prefix="$work/artifacts/" -print_final_stats=1 "$work/corpus") || rc=$?
+# fuzz TARGET CORPUS [libFuzzer options]: fuzzes for $seconds from a scratch copy of CORPUS.
+fuzz() {
+  local target=$1 corpus=$2 rc=0
+  shift 2
+  cp -R "$here/$corpus" "$work/$corpus"
+  mkdir -p "$work/artifacts-$target"
+  echo "== fuzzing $target for ${seconds}s"
+  (cd "$work" && "$build/bin/$target" -max_total_time="$seconds" -seed=1 -rss_limit_mb=2048 \
+    -artifact_prefix="$work/artifacts-$target/" -print_final_stats=1 "$@" "$work/$corpus") || rc=$?
+  if [ "$rc" -ne 0 ] || [ -n "$(ls -A "$work/artifacts-$target")" ]; then
+    mkdir -p "$build/fuzz-findings"
+    cp "$work/artifacts-$target/"* "$build/fuzz-findings/" 2>/dev/null || true
+    echo "$target found a problem (exit status $rc); inputs kept in $build/fuzz-findings:" >&2
+    ls -l "$build/fuzz-findings" >&2 || true
+    echo "reproduce with: $build/bin/$target $build/fuzz-findings/<file>" >&2
+    exit 1
+  fi
+}
 
-if [ "$rc" -ne 0 ] || [ -n "$(ls -A "$work/artifacts")" ]; then
-  mkdir -p "$build/fuzz-findings"
-  cp "$work/artifacts/"* "$build/fuzz-findings/" 2>/dev/null || true
-  echo "fuzz_request found a problem (exit status $rc); inputs kept in $build/fuzz-findings:" >&2
-  ls -l "$build/fuzz-findings" >&2 || true
-  echo "reproduce with: $build/bin/fuzz_request $build/fuzz-findings/<file>" >&2
-  exit 1
-fi
+fuzz fuzz_request corpus -timeout=10 -max_len=8192
+fuzz fuzz_session session_corpus -timeout=60 -max_len=4096
 echo "== no findings"

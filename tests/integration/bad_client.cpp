@@ -11,7 +11,9 @@
 //          sink-unauthenticated, sink-oversized, sink-unknown, sink-counted,
 //          fft-unknown-plan, fft-other-session, fft-shape-mismatch, fft-overflow, fft-duplicate-plan,
 //          fft-many-plans, fft-release-then-execute, fft-huge-plan, fft-direct-unknown-plan (fft_mode,
-//          below), cl-malformed, cl-other-session, cl-out-of-bounds, cl-limits, cl-direct (cl_mode)
+//          below), cl-malformed, cl-other-session, cl-out-of-bounds, cl-limits, cl-direct (cl_mode),
+//          sealed-faults (a server with encrypt = true: plaintext, replayed, reordered, tampered and
+//          truncated messages after encryption started, each on a session of its own)
 // The quiet-* modes send streaming pings (no_reply), which the server consumes as they arrive;
 // the sink-* modes send the same payloads into the session's sink (no header at all).
 #include <cmath>
@@ -26,6 +28,7 @@
 
 #include "common/clock.hpp"
 #include "common/secret.hpp"
+#include "transport/seal.hpp"
 #include "transport/transport.hpp"
 #include "wire/messages.hpp"
 
@@ -85,8 +88,8 @@ struct Peer {
     return std::nullopt;
   }
 
-  bool authenticate(const Secret& secret) {
-    wire::Hello hello{random_nonce(), "bad_client"};
+  bool authenticate(const Secret& secret, bool encrypt = false) {
+    wire::Hello hello{random_nonce(), "bad_client", "", encrypt};
     send(wire::encode(hello));
     auto ch = expect<wire::Challenge>(5);
     if (!ch) return false;
@@ -94,10 +97,15 @@ struct Peer {
     send(wire::encode(wire::Auth{wire::client_proof(secret, ch->server_nonce, hello.client_nonce)}));
     auto r = expect<wire::AuthResult>(5);
     if (r && !r->accepted) std::printf("auth refused: %s\n", r->message.c_str());
+    if (r && r->accepted && r->encrypted) {
+      SessionKeys k = session_keys(secret, hello.client_nonce, ch->server_nonce);
+      keys = transport::SealKeys{k.client_to_server, k.server_to_client};
+    }
     return r && r->accepted;
   }
 
   Nonce server_nonce{};  // the handshake's
+  transport::SealKeys keys;  // an encrypted session's (this client seals by hand: it never protects)
 
   // The session's sink (wire::SinkRequest); 0 when the server offers none.
   uint32_t open_sink(uint64_t call_id) {
@@ -908,6 +916,67 @@ int cl_mode(Peer& p, const std::string& mode, const std::string& host, uint16_t 
 
 }  // namespace
 
+// Encrypted sessions: messages sealed by hand (never Worker::protect), then spoiled. Each fault on
+// a session of its own, which the server must end (the reason is in its log: session.seal_failed),
+// and the server must go on serving.
+int sealed_faults(const std::string& host, uint16_t port, const Secret& secret) {
+  struct Sealed {
+    std::vector<std::byte> header, payload;
+  };
+  auto seal = [](transport::Seal& s, const wire::Message& m, const std::vector<std::byte>& payload) {
+    Sealed out;
+    const uint64_t counter = s.seal_header(wire::encode(m), payload.size(), out.header);
+    out.payload.resize(payload.empty() ? 0 : transport::sealed_payload_bytes(payload.size()));
+    transport::Segment seg{payload.data(), payload.size()};
+    if (!payload.empty()) s.seal_payload(counter, {&seg, 1}, payload.size(), out.payload.data());
+    return out;
+  };
+  std::vector<std::byte> data(4096, std::byte{7});
+  const wire::Message ping = wire::Ping{1, data.size(), wire::Ping::no_reply};
+  int failures = 0;
+  for (std::string fault : {"plaintext", "replayed", "reordered", "tampered-header", "tampered-payload", "truncated"}) {
+    Peer q(host, port);
+    if (!q.authenticate(secret, true)) return std::printf("FAIL %s: could not authenticate\n", fault.c_str()), 1;
+    transport::Seal s(q.keys);
+    auto send = [&](const Sealed& m) {
+      std::vector<transport::Segment> segs;
+      if (!m.payload.empty()) segs.push_back({m.payload.data(), m.payload.size()});
+      q.send(m.header, segs);
+    };
+    Sealed good = seal(s, ping, data);
+    send(good);  // a good one first: the session is encrypted and working
+    if (fault == "plaintext") {
+      q.send(wire::encode(ping), {{data.data(), data.size()}});
+    } else if (fault == "replayed") {
+      send(good);
+    } else if (fault == "reordered") {
+      Sealed m1 = seal(s, ping, data), m2 = seal(s, ping, data);
+      send(m2), send(m1);
+    } else if (fault == "tampered-header") {
+      Sealed m = seal(s, ping, data);
+      m.header[transport::kSealPrefix + 2] ^= std::byte{1};
+      send(m);
+    } else if (fault == "tampered-payload") {
+      Sealed m = seal(s, ping, data);
+      m.payload[100] ^= std::byte{1};
+      send(m);
+    } else {  // truncated: the payload's last tag cut short
+      Sealed m = seal(s, ping, data);
+      m.payload.resize(m.payload.size() - 10);
+      send(m);
+    }
+    uint64_t end = now_ns() + 10'000'000'000ull;
+    while (!q.disconnected && now_ns() < end) q.worker->progress();
+    if (!q.disconnected) {
+      std::printf("FAIL sealed-faults %s: the server kept the session\n", fault.c_str());
+      ++failures;
+    } else {
+      std::printf("ok sealed-faults %s: disconnected\n", fault.c_str());
+    }
+  }
+  return failures ? 1 : 0;
+}
+
 int main(int argc, char** argv) {
   if (argc < 5) {
     std::fprintf(stderr, "usage: bad_client HOST PORT SECRET_FILE MODE [SECONDS]\n");
@@ -961,6 +1030,7 @@ int main(int argc, char** argv) {
     p.send(wire::encode(wire::SinkRequest{1}));
     return p.expect_rejection("sink-unauthenticated");
   }
+  if (mode == "sealed-faults") return sealed_faults(host, port, secret);
   if (!p.authenticate(secret)) return std::printf("FAIL: could not authenticate\n"), 1;
   if (mode == "quiet-mismatch") {  // announces more than it sends, after good ones (eager and rendezvous)
     std::vector<std::byte> data(256 << 10);

@@ -34,24 +34,38 @@ run_timed() {  # name, seconds, then the command
   ! grep -q "outboard: \(warning\|error\)" "$WORK/$name.log" || { cat "$WORK/$name.log"; fail "$name fell back to local execution"; }
 }
 
+# Under AddressSanitizer (scripts/sanitize.sh asan) a process forked after remote calls cannot get
+# the fresh copy of UCX it needs (src/transport/ucx.cpp: ASan does not support the second C library
+# dlmopen loads): there such a process must stop with that reason, and only spawn runs remotely.
+ASAN=0
+case "${OUTBOARD_SANITIZER_RUNTIME:-}" in *libasan*) ASAN=1 ;; esac
+
 # C: fork after calls (child, grandchild) and mid-call (4 children).
 forks=4 calls=3
-snapshot c-before
-run_timed fork_check 180 "$OUTBOARD" run -- "$PROGRAMS/fork_check" --forks $forks --calls $calls
-snapshot c-after
-grep -qE "^fork_check: [0-9]+ passed, 0 failed$" "$WORK/fork_check.log" || { cat "$WORK/fork_check.log"; fail "fork_check: no clean verdict"; }
-thread_calls=$(sed -nE 's/^fork_check: .* it made ([0-9]+) calls$/\1/p' "$WORK/fork_check.log")
-[ -n "$thread_calls" ] || { cat "$WORK/fork_check.log"; fail "fork_check did not say how many calls its second thread made"; }
-# parent: calls before the fork, calls while its child runs, one call after each mid-call fork;
-# child: calls, one more after forking; grandchild: calls; each mid-call child: calls.
-expected=$(( calls + calls + forks + thread_calls + calls + 1 + calls + forks * calls ))
-served=$(delta c-before c-after "s['calls_by_routine'].get('dgemm', 0)")
-[ "$served" = "$expected" ] || { cat "$WORK/fork_check.log"; fail "fork_check: the server served $served dgemm calls, not the $expected the processes made"; }
-conns=$(( $(delta c-before c-after "s['connections']") - status_cost ))
-[ "$conns" = $(( 3 + forks )) ] || fail "fork_check: $conns connections for $(( 3 + forks )) processes (one each)"
-inside=$(sed -nE 's/^fork_check: ([0-9]+) of [0-9]+ forks happened while.*/\1/p' "$WORK/fork_check.log")
-ok "fork_check: $served dgemm calls served remotely in $conns sessions, one per process ($inside of $forks forks inside another thread's call)"
-grep "first call of" "$WORK/fork_check.log" | sed 's/^fork_check: /  /'
+if [ "$ASAN" = 1 ]; then
+  rc=0
+  timeout -k 5 180 "$OUTBOARD" run -- "$PROGRAMS/fork_check" --forks $forks --calls $calls >"$WORK/fork_check.log" 2>&1 || rc=$?
+  [ "$rc" != 0 ] && [ "$rc" != 124 ] && [ "$rc" != 137 ] && grep -q "AddressSanitizer does not support a second C library" "$WORK/fork_check.log" ||
+    { cat "$WORK/fork_check.log"; fail "fork_check under ASan: no clear error from the forked processes (exit status $rc)"; }
+  ok "fork_check under ASan: the forked processes stop with the reason ($(grep -c "AddressSanitizer does not support" "$WORK/fork_check.log") messages)"
+else
+  snapshot c-before
+  run_timed fork_check 180 "$OUTBOARD" run -- "$PROGRAMS/fork_check" --forks $forks --calls $calls
+  snapshot c-after
+  grep -qE "^fork_check: [0-9]+ passed, 0 failed$" "$WORK/fork_check.log" || { cat "$WORK/fork_check.log"; fail "fork_check: no clean verdict"; }
+  thread_calls=$(sed -nE 's/^fork_check: .* it made ([0-9]+) calls$/\1/p' "$WORK/fork_check.log")
+  [ -n "$thread_calls" ] || { cat "$WORK/fork_check.log"; fail "fork_check did not say how many calls its second thread made"; }
+  # parent: calls before the fork, calls while its child runs, one call after each mid-call fork;
+  # child: calls, one more after forking; grandchild: calls; each mid-call child: calls.
+  expected=$(( calls + calls + forks + thread_calls + calls + 1 + calls + forks * calls ))
+  served=$(delta c-before c-after "s['calls_by_routine'].get('dgemm', 0)")
+  [ "$served" = "$expected" ] || { cat "$WORK/fork_check.log"; fail "fork_check: the server served $served dgemm calls, not the $expected the processes made"; }
+  conns=$(( $(delta c-before c-after "s['connections']") - status_cost ))
+  [ "$conns" = $(( 3 + forks )) ] || fail "fork_check: $conns connections for $(( 3 + forks )) processes (one each)"
+  inside=$(sed -nE 's/^fork_check: ([0-9]+) of [0-9]+ forks happened while.*/\1/p' "$WORK/fork_check.log")
+  ok "fork_check: $served dgemm calls served remotely in $conns sessions, one per process ($inside of $forks forks inside another thread's call)"
+  grep "first call of" "$WORK/fork_check.log" | sed 's/^fork_check: /  /'
+fi
 
 # Python's multiprocessing with Debian's numpy (which `outboard run` redirects to the shims).
 PYTHON=/usr/bin/python3  # Debian's python3 with Debian's numpy (another python3 may come first on PATH)
@@ -83,7 +97,9 @@ if __name__ == "__main__":
 PY
   # Small chunks: solve's dgesv and matmul's dgemm take the direct path (the server's copy lanes
   # reach into each process's memory).
-  for method in fork forkserver spawn; do
+  methods="fork forkserver spawn"
+  [ "$ASAN" = 1 ] && methods=spawn && echo "skip under ASan: pool_fork and pool_forkserver (their workers are forked after remote calls)"
+  for method in $methods; do
     snapshot "$method-before"
     OUTBOARD_CHUNK_BYTES=65536 run_timed "pool_$method" 120 "$OUTBOARD" run -- "$PYTHON" "$WORK/pool.py" $method
     snapshot "$method-after"

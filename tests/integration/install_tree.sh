@@ -14,7 +14,7 @@ BUILD=$(realpath "$BUILD")
 cmake --install "$BUILD" --prefix "$ROOT" >"$WORK/install.log" 2>&1 || { cat "$WORK/install.log"; fail "cmake --install"; }
 
 # ---- what is in place ----
-for f in bin/outboard lib/liboutboard-client.so.0 lib/liboutboard-blas.so lib/liboutboard-blas-compat.so \
+for f in bin/outboard lib/outboard/outboard-soak-client lib/liboutboard-client.so.0 lib/liboutboard-blas.so lib/liboutboard-blas-compat.so \
          lib/liboutboard-lapack.so lib/liboutboard-fftw3.so lib/liboutboard-opencl.so.0 share/outboard/outboard_plot.py \
          etc/outboard/outboard.toml etc/OpenCL/vendors/outboard.icd lib/systemd/system/outboard.service \
          lib/outboard/service-setup; do
@@ -84,7 +84,11 @@ ok "the installed server listens on 127.0.0.1:$PORT as $SERVICE_USER with ${unit
 # ---- programs through the installed tree ----
 INSTALLED="$ROOT/bin/outboard"
 "$INSTALLED" run -- sh -c 'echo "$LD_PRELOAD"; echo "$OCL_ICD_VENDORS"' >"$WORK/env.txt"
-grep -qx "$ROOT/lib/liboutboard-blas.so:$ROOT/lib/liboutboard-lapack.so:$ROOT/lib/liboutboard-fftw3.so" "$WORK/env.txt" ||
+preloaded=$(head -n 1 "$WORK/env.txt")
+if [ -n "${OUTBOARD_SANITIZER_RUNTIME:-}" ]; then  # scripts/sanitize.sh: its runtime comes first, and stays after
+  preloaded=${preloaded#"$OUTBOARD_SANITIZER_RUNTIME:"} preloaded=${preloaded%":$OUTBOARD_SANITIZER_RUNTIME"}
+fi
+[ "$preloaded" = "$ROOT/lib/liboutboard-blas.so:$ROOT/lib/liboutboard-lapack.so:$ROOT/lib/liboutboard-fftw3.so" ] ||
   { cat "$WORK/env.txt"; fail "outboard run does not preload the installed libraries"; }
 grep -qx "$ROOT/etc/OpenCL/vendors" "$WORK/env.txt" || { cat "$WORK/env.txt"; fail "outboard run does not use the installed vendor file"; }
 run_checked run-blas-lapack "$INSTALLED" run --offload always -- "$PROGRAMS/blas_lapack_check"

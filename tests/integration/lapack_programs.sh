@@ -48,6 +48,19 @@ for r in ssyevd dsyevd cheevd zheevd; do [ "$(routine_count $r)" -gt 0 ] || fail
 [ "$(status_field "s['errors']")" = 0 ] || fail "the server reported errors"
 ok "every offloaded LAPACK routine was served remotely, without errors"
 
+# A server whose OpenBLAS runs its SSE kernels (PRESCOTT, which it picks on CPUs it does not know,
+# as on the H200 host): they fault on arrays that are not aligned, and the payload packs the
+# arrays one after another (an array after an odd count of pivots is 4 bytes off). A GPU server
+# died of it on a zgesv. lapack_check's odd sizes, every routine, through that server.
+SAVED_SERVER=$SERVER_PID SAVED_SERVERS=$OUTBOARD_SERVERS
+mkdir -p "$WORK/prescott" && cp "$WORK/token" "$WORK/prescott/"
+OPENBLAS_CORETYPE=PRESCOTT start_local_server "$OUTBOARD" "$WORK/prescott" || fail "the PRESCOTT server did not start"
+run_checked lapack-prescott "$OUTBOARD" run --offload always -- "$PROGRAMS/lapack_check"
+[ "$(status_field "s['calls_by_routine'].get('zgesv', 0)")" -gt 0 ] || fail "the PRESCOTT server served no zgesv"
+stop_server
+SERVER_PID=$SAVED_SERVER OUTBOARD_SERVERS=$SAVED_SERVERS OUTBOARD_TOKEN_FILE=$WORK/token
+ok "lapack_check served by a server on OpenBLAS's PRESCOTT kernels (arrays realigned where the payload packs them off)"
+
 # LAPACKE callers: the C interface calls the same Fortran symbols, which the shim serves.
 before_gesv=$(routine_count dgesv) before_syevd=$(routine_count dsyevd) before_potrf=$(routine_count dpotrf)
 run_checked lapacke-local "$PROGRAMS/lapacke_check"

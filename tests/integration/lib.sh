@@ -15,8 +15,21 @@ cleanup() {
   if [ "${KEEP_WORK:-0}" = 1 ]; then echo "work dir kept: $WORK"; else rm -rf "$WORK"; fi
 }
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
+# fail MESSAGE: ends the test; the end of the server's log goes with it (what CI shows of a failure
+# is all there is to go on: a server that died says so there).
+fail() {
+  echo "FAIL: $*" >&2
+  if [ -s "$WORK/server.log" ]; then
+    echo "--- the last 40 lines of the server's log ($WORK/server.log):" >&2
+    tail -n 40 "$WORK/server.log" >&2
+  fi
+  exit 1
+}
 ok() { echo "ok: $*"; }
+
+# curl is not ours and hangs at start (in setlocale) with ASan's runtime preloaded, as
+# scripts/sanitize.sh preloads it into every test process: it runs without.
+curl() { LD_PRELOAD= command curl "$@"; }
 
 source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/local_server.sh"
 "$OUTBOARD" token --file "$TOKEN" >/dev/null

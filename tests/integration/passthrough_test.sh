@@ -23,6 +23,9 @@ check=$2
 [[ -x $check ]] || { echo "passthrough_test: $check is not an executable" >&2; exit 2; }
 case $lib in *[:\ ]*) echo "passthrough_test: LD_PRELOAD cannot take the path $lib" >&2; exit 2 ;; esac
 
+# Under a sanitizer (scripts/sanitize.sh) its runtime must stay the first preloaded library.
+preload="${OUTBOARD_SANITIZER_RUNTIME:+$OUTBOARD_SANITIZER_RUNTIME }$lib"
+
 multiarch=/usr/lib/x86_64-linux-gnu
 reference=$multiarch/blas/libblas.so.3
 [[ -f $reference ]] || { echo "passthrough_test: reference BLAS $reference is missing" >&2; exit 2; }
@@ -69,21 +72,21 @@ run_case() {
 }
 
 run_case "a: plain" no ""
-run_case "b: LD_PRELOAD" yes "" LD_PRELOAD="$lib"
+run_case "b: LD_PRELOAD" yes "" LD_PRELOAD="$preload"
 # Nothing follows the compat library, so it falls back to the system libblas.so.3.
 run_case "c: compat LD_LIBRARY_PATH" yes "$multiarch/libblas.so.3" LD_LIBRARY_PATH="$compat"
 run_case "d: compat + OUTBOARD_REAL_BLAS" yes "$reference" \
     LD_LIBRARY_PATH="$compat" OUTBOARD_REAL_BLAS="$reference"
 
 case_name="e: LD_PRELOAD into /bin/true"
-out=$(LD_PRELOAD="$lib" /bin/true 2>&1)
+out=$(LD_PRELOAD="$preload" /bin/true 2>&1)
 rc=$?
 if [[ $rc -ne 0 || -n $out ]]; then fail "exit $rc, output: $out"; else echo "passthrough_test: ok ($case_name)"; fi
 
 run_case "f: LD_PRELOAD over the reference BLAS" yes "$reference" \
-    LD_PRELOAD="$lib" LD_LIBRARY_PATH="$multiarch/blas"
+    LD_PRELOAD="$preload" LD_LIBRARY_PATH="$multiarch/blas"
 run_case "g: LD_PRELOAD + OUTBOARD_REAL_BLAS" yes "$reference" \
-    LD_PRELOAD="$lib" OUTBOARD_REAL_BLAS="$reference"
+    LD_PRELOAD="$preload" OUTBOARD_REAL_BLAS="$reference"
 
 # A missing real BLAS cannot be papered over: the first call must abort with the message.
 case_name="h: unusable OUTBOARD_REAL_BLAS"
@@ -97,7 +100,7 @@ fi
 
 if [[ ${PASSTHROUGH_TEST_VALGRIND:-0} == 1 ]]; then
     case_name="b under valgrind"
-    if ! out=$(LD_PRELOAD="$lib" valgrind -q --error-exitcode=1 "$check" 2>&1); then
+    if ! out=$(LD_PRELOAD="$preload" valgrind -q --error-exitcode=1 "$check" 2>&1); then
         fail "valgrind reported errors:"$'\n'"$out"
     else
         echo "passthrough_test: ok ($case_name)"

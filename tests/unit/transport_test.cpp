@@ -14,6 +14,7 @@
 
 #include "common/clock.hpp"
 #include "common/error.hpp"
+#include "progress_until.hpp"
 #include "transport/transport.hpp"
 
 using namespace outboard;
@@ -77,13 +78,7 @@ struct Pair {
 
   template <class Pred>
   bool run_until(Pred done, double seconds = 20) {
-    const uint64_t end = now_ns() + static_cast<uint64_t>(seconds * 1e9);
-    while (!done()) {
-      if (now_ns() > end) return false;
-      client->progress();
-      server->progress();
-    }
-    return true;
+    return progress_until(*client, *server, done, seconds);
   }
 
   // A message from server to client: sinks need one (Worker::send_to_sink).

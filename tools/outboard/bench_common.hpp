@@ -42,6 +42,8 @@ void add_bench_gemm_mode(CLI::App* bench, BenchModes& modes);    // gemm
 void add_bench_device_modes(CLI::App* bench, BenchModes& modes); // memcpy
 void add_bench_fft_mode(CLI::App* bench, BenchModes& modes);     // fft
 void add_bench_connect_mode(CLI::App* bench, BenchModes& modes); // connect
+void add_bench_soak_mode(CLI::App* bench, BenchModes& modes);    // soak
+void add_bench_seal_mode(CLI::App* bench, BenchModes& modes);    // seal
 
 // Exit status of a mode that cannot run here (no GPU, no FFT offload yet): skipped, not failed.
 inline constexpr int kUnavailable = 77;  // bench::kExitSkipped

@@ -10,7 +10,7 @@ std::unique_ptr<client::Connection> connect_from_flags(const std::string& server
   if (!server.empty()) s.servers = {client::parse_server_address(server)};
   if (!token_file.empty()) s.token_file = token_file;
   return std::make_unique<client::Connection>(s.servers.front(), read_secret(s.token_file), client_name,
-                                              s.connect_timeout_seconds, s.identity);
+                                              s.connect_timeout_seconds, s.identity, s.encrypt);
 }
 
 }  // namespace outboard::tool

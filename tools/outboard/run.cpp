@@ -1,7 +1,9 @@
+#include <link.h>
 #include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
+#include <string_view>
 
 #include "common/error.hpp"
 #include "tools/outboard/commands.hpp"
@@ -18,12 +20,30 @@ std::string shim_path(const char* file = "liboutboard-blas.so") {
   return lib.string();
 }
 
+// The sanitizer runtime this process runs with (ASan's or TSan's shared library), or "". In a
+// build with a sanitizer (the asan and tsan presets) the shims need it too, and it must be the
+// first library of the program: ASan stops the program otherwise, TSan misses what ran before it.
+std::string sanitizer_runtime() {
+  std::string found;
+  dl_iterate_phdr(
+      [](dl_phdr_info* info, size_t, void* out) {
+        const std::string_view path = info->dlpi_name ? info->dlpi_name : "";
+        const std::string_view base = path.substr(path.rfind('/') + 1);
+        if (!base.starts_with("libasan.so") && !base.starts_with("libtsan.so")) return 0;
+        *static_cast<std::string*>(out) = path;
+        return 1;
+      },
+      &found);
+  return found;
+}
+
 }  // namespace
 
 Runner add_run(CLI::App& app) {
   auto* cmd = app.add_subcommand("run", "Run a program with its BLAS, LAPACK and FFTW calls offloaded and the servers' OpenCL platforms as its own (outboard run -- PROGRAM ARGS)");
   struct Args {
     std::string server, token, offload, fallback;
+    bool encrypt = false;
     std::vector<std::string> command;
   };
   auto a = std::make_shared<Args>();
@@ -32,11 +52,13 @@ Runner add_run(CLI::App& app) {
   cmd->add_option("--offload", a->offload, "auto|always|never (sets OUTBOARD_OFFLOAD)")
       ->check(CLI::IsMember({"auto", "always", "never"}));
   cmd->add_option("--fallback", a->fallback, "local|fail (sets OUTBOARD_FALLBACK)")->check(CLI::IsMember({"local", "fail"}));
+  cmd->add_flag("--encrypt", a->encrypt, "Insist on encrypted sessions (sets OUTBOARD_ENCRYPT=1; README: Encryption)");
   cmd->add_option("command", a->command, "Program and its arguments")->required();
   return [=]() -> int {
     std::string preload =
         shim_path() + ":" + shim_path("liboutboard-lapack.so") + ":" + shim_path("liboutboard-fftw3.so");
     if (const char* old = std::getenv("LD_PRELOAD"); old && *old) preload += std::string(":") + old;
+    if (const std::string runtime = sanitizer_runtime(); !runtime.empty()) preload = runtime + ":" + preload;
     setenv("LD_PRELOAD", preload.c_str(), 1);
     // Remote OpenCL: the ICD loader (ocl-icd) reads its vendor files from here instead of
     // /etc/OpenCL/vendors, so the program sees the servers' platforms without anything installed.
@@ -47,6 +69,7 @@ Runner add_run(CLI::App& app) {
     if (!a->token.empty()) setenv("OUTBOARD_TOKEN_FILE", std::filesystem::absolute(a->token).c_str(), 1);
     if (!a->offload.empty()) setenv("OUTBOARD_OFFLOAD", a->offload.c_str(), 1);
     if (!a->fallback.empty()) setenv("OUTBOARD_FALLBACK", a->fallback.c_str(), 1);
+    if (a->encrypt) setenv("OUTBOARD_ENCRYPT", "1", 1);
     std::vector<char*> argv;
     for (auto& s : a->command) argv.push_back(s.data());
     argv.push_back(nullptr);

@@ -1,9 +1,11 @@
+#include <malloc.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
 
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <fstream>
 
 #include "backends/cpu/cpu_backend.hpp"
@@ -26,6 +28,15 @@ void on_hangup(int) {
   if (running) running->reload();  // rereads the identities
 }
 
+// A server lives for months and serves payloads of every size from many threads. glibc raises its
+// mmap threshold each time a large block is freed (up to 32 MiB), after which blocks of that size
+// come from its per-thread arenas and stay there, scattered, once freed: the one-hour soak (64
+// clients) measured 546 MB taken from the system for 287 MB in use, still rising. A fixed
+// threshold keeps large blocks in mmap and gives them back on free. MALLOC_MMAP_THRESHOLD_ wins.
+void keep_large_blocks_out_of_the_heap() {
+  if (!std::getenv("MALLOC_MMAP_THRESHOLD_")) mallopt(M_MMAP_THRESHOLD, 1 << 20);
+}
+
 }  // namespace
 
 Runner add_serve(CLI::App& app) {
@@ -46,6 +57,7 @@ Runner add_serve(CLI::App& app) {
   auto* gpus = cmd->add_option("--gpus", a->overrides.gpus, "GPUs to serve with, the first ones; 0: all (default)");
   cmd->add_option("--port-file", a->port_file, "Write the bound port to this file once listening");
   return [=] {
+    keep_large_blocks_out_of_the_heap();
     server::Config c;
     if (!a->config_file.empty()) c = server::load_config_file(a->config_file);
     // Flags given on the command line win over the file.

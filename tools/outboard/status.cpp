@@ -35,6 +35,8 @@ void print_status(const nlohmann::json& doc, bool json) {
     std::printf("%-6llu %-22s %-36s %8llu %14llu %14llu\n", (unsigned long long)c["id"],
                 c["address"].get<std::string>().c_str(), c["client"].get<std::string>().c_str(),
                 (unsigned long long)c["calls"], (unsigned long long)c["bytes_in"], (unsigned long long)c["bytes_out"]);
+  if (doc.value("clients_not_listed", 0) > 0)
+    std::printf("(%llu more not listed)\n", (unsigned long long)doc["clients_not_listed"].get<uint64_t>());
 }
 
 nlohmann::json fetch_status(client::Connection& conn) {

@@ -2,7 +2,10 @@
 // sized by LAPACK's own query (lwork = -1) and allocated here, per call.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "backends/cpu/cpu_backend.hpp"
@@ -43,6 +46,7 @@ SyevdFn ssyevd_, dsyevd_;
 HeevdFn cheevd_, zheevd_;
 GesvdRealFn sgesvd_, dgesvd_;
 GesvdComplexFn cgesvd_, zgesvd_;
+char* openblas_get_config(void);
 }
 
 namespace outboard::backends {
@@ -60,18 +64,56 @@ Fn* pick(Scalar s, Fn* sf, Fn* df, Fn* cf, Fn* zf) {
 
 int ld_of(int64_t rows) { return static_cast<int>(std::max<int64_t>(1, rows)); }
 
-// Workspace of `count` elements of `bytes` each (count from a query's work(1), as a real number).
+// OpenBLAS before 0.3.24 built by gcc 12 or later (Debian 12's 0.3.21 is) reads one element past
+// the last of x in complex gemv 'N', at x's stride: when x is a row of a matrix (zlatrd under
+// zheevd, zlabrd under zgesvd) that is up to a column past the matrix. The value is not used, but a
+// matrix that ends at an unmapped page faults: a server died in zgemv_n under zheevd in the soak.
+// So every array LAPACK gets from here has a column's worth of readable memory after it: the
+// workspaces are allocated that much longer, and on such a library a complex call's own arrays run
+// on copies that are (see cpu_lapack). The fix upstream: OpenBLAS commit c2fe9cb, issue #4013.
+bool gemv_reads_past_x() {
+  static const bool reads = [] {
+    int major = 0, minor = 0, patch = 0;
+    const char* config = openblas_get_config();
+    if (!config || std::sscanf(config, "OpenBLAS %d.%d.%d", &major, &minor, &patch) != 3) return false;
+    return major == 0 && (minor < 3 || (minor == 3 && patch < 24));
+  }();
+  return reads;
+}
+
+// The longest side of the call's arrays that hold anything; 0 when none does. Measured on the
+// arrays, not on the call's dimensions: an empty problem may name a huge dimension (m = 0,
+// n = 2^30), while the arrays, which the payload bounds, are all LAPACK reads.
+int64_t longest_side(const wire::LapackLayout& l) {
+  int64_t longest = 0;
+  for (const auto* arrays : {&l.inputs, &l.outputs})
+    for (const wire::LapackArray& a : *arrays)
+      if (a.rows > 0 && a.cols > 0) longest = std::max({longest, a.rows, a.cols});
+  return longest;
+}
+
+// Readable bytes every array of a call has after its end: a column of its largest matrix (sides
+// up to `longest`) and one element more, rounded up to whole cache lines.
+uint64_t tail_bytes(int64_t longest, Scalar s) {
+  return ((static_cast<uint64_t>(longest) + 1) * wire::element_bytes(s) + 63) / 64 * 64;
+}
+
+// Zeroed memory of `bytes` followed by `tail` readable bytes.
+std::vector<std::byte> with_tail(uint64_t bytes, uint64_t tail) { return std::vector<std::byte>(bytes + tail); }
+
+// Workspace of `count` elements of `bytes` each (count from a query's work(1), as a real number),
+// with `tail` readable bytes after it.
 struct Work {
   std::vector<std::byte> mem;
   int count = 0;
-  void size_from(const void* query_result, Scalar s, int minimum) {
+  void size_from(const void* query_result, Scalar s, int minimum, uint64_t tail) {
     const bool single = s == Scalar::s || s == Scalar::c;
     double v = single ? double(*static_cast<const float*>(query_result)) : *static_cast<const double*>(query_result);
     // A single-precision work(1) may round a large size down: allow a little more.
     double want = std::ceil(v * (single ? 1.0000002 : 1.0));
     if (!(want >= 0) || want > 2147483647.0) want = 2147483647.0;
     count = std::max(minimum, static_cast<int>(want));
-    mem.assign(static_cast<size_t>(count) * wire::element_bytes(s), std::byte{0});
+    mem = with_tail(static_cast<uint64_t>(count) * wire::element_bytes(s), tail);
   }
   void* data() { return mem.data(); }
 };
@@ -80,7 +122,79 @@ size_t real_bytes(Scalar s) { return (s == Scalar::s || s == Scalar::c) ? 4 : 8;
 
 }  // namespace
 
+namespace {
+
+// Runs the call on arrays that each have `tail` readable bytes after them.
+int64_t run_lapack(const LapackCall& c, uint64_t tail, std::span<const std::byte* const> in,
+                   std::span<std::byte* const> out);
+
+// Where an array's copy lives while LAPACK runs on it (kAlign-aligned, with a readable tail), and
+// where it came from.
+struct Copy {
+  std::unique_ptr<std::byte, decltype(&std::free)> mem{nullptr, &std::free};
+  std::byte* back = nullptr;  // an output: copied back here after the call
+  uint64_t bytes = 0;
+};
+
+constexpr uintptr_t kAlign = 64;
+
+// A copy of `bytes` at `from` on kAlign-aligned memory with `tail` readable bytes after it.
+Copy copy_of(const std::byte* from, uint64_t bytes, uint64_t tail) {
+  Copy r;
+  const uint64_t size = (std::max<uint64_t>(bytes + tail, 1) + kAlign - 1) / kAlign * kAlign;
+  r.mem.reset(static_cast<std::byte*>(std::aligned_alloc(kAlign, size)));
+  if (!r.mem) throw Error("out of memory for a LAPACK call's copy of an array");
+  std::memcpy(r.mem.get(), from, bytes);
+  std::memset(r.mem.get() + bytes, 0, size - bytes);
+  r.bytes = bytes;
+  return r;
+}
+
+bool aligned(const void* p) { return reinterpret_cast<uintptr_t>(p) % kAlign == 0; }
+
+}  // namespace
+
+// The arrays of a call lie one after the other in its payload, so an array after an odd number of
+// 4-byte pivots starts 4 bytes off a multiple of 8. OpenBLAS's SSE kernels, which it picks on CPUs
+// it does not know (PRESCOTT, on the H200 host), load such arrays with aligned instructions and
+// fault: a GPU server died on a zgesv of odd n in the soak. Arrays off a 64-byte boundary run on
+// an aligned copy (outputs copied back), and so do a complex call's arrays where the library reads
+// past them (gemv_reads_past_x): one copy of each such array at memory speed, small beside the
+// O(n^3) work of the routine.
 int64_t cpu_lapack(const LapackCall& c, std::span<const std::byte* const> in, std::span<std::byte* const> out) {
+  const wire::LapackLayout l = wire::layout(c);
+  if (in.size() != l.inputs.size() || out.size() != l.outputs.size()) throw Error("LAPACK call with the wrong arrays");
+  // Nothing to read or write: LAPACK would return at once, but the workspace minimums here follow
+  // the dimensions, and an empty problem may name a huge one (geqrf with m = 0, n = 2^30 asked for
+  // 16 GiB of workspace). Every dimension of a problem with an array is bounded by its payload.
+  const int64_t longest = longest_side(l);
+  if (longest == 0) return 0;
+  const bool copy_all = wire::is_complex(c.scalar) && gemv_reads_past_x();
+  const uint64_t tail = tail_bytes(longest, c.scalar);
+  std::vector<Copy> copies;
+  std::vector<const std::byte*> inputs(in.begin(), in.end());
+  std::vector<std::byte*> outputs(out.begin(), out.end());
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (copy_all || !aligned(inputs[i])) {
+      copies.push_back(copy_of(inputs[i], wire::array_bytes(l.inputs[i], c.scalar), tail));
+      inputs[i] = copies.back().mem.get();
+    }
+  for (size_t i = 0; i < outputs.size(); ++i)
+    if (copy_all || !aligned(outputs[i])) {
+      copies.push_back(copy_of(outputs[i], wire::array_bytes(l.outputs[i], c.scalar), tail));
+      copies.back().back = outputs[i];
+      outputs[i] = copies.back().mem.get();
+    }
+  const int64_t info = run_lapack(c, tail, inputs, outputs);
+  for (const Copy& r : copies)
+    if (r.back) std::memcpy(r.back, r.mem.get(), r.bytes);
+  return info;
+}
+
+namespace {
+
+int64_t run_lapack(const LapackCall& c, uint64_t tail, std::span<const std::byte* const> in,
+                   std::span<std::byte* const> out) {
   const Scalar s = c.scalar;
   const int m = static_cast<int>(c.m), n = static_cast<int>(c.n), nrhs = static_cast<int>(c.nrhs);
   int info = 0;
@@ -126,7 +240,7 @@ int64_t cpu_lapack(const LapackCall& c, std::span<const std::byte* const> in, st
       if (info != 0) break;
       Work w;
       const int mn = std::min(m, n);
-      w.size_from(query, s, std::max(1, mn + std::max(mn, nrhs)));
+      w.size_from(query, s, std::max(1, mn + std::max(mn, nrhs)), tail);
       f(&c.trans, &m, &n, &nrhs, out[0], &lda, out[1], &ldb, w.data(), &w.count, &info, 1);
       break;
     }
@@ -136,7 +250,7 @@ int64_t cpu_lapack(const LapackCall& c, std::span<const std::byte* const> in, st
       f(&m, &n, out[0], &lda, out[1], query, &minus_one, &info);
       if (info != 0) break;
       Work w;
-      w.size_from(query, s, std::max(1, n));
+      w.size_from(query, s, std::max(1, n), tail);
       f(&m, &n, out[0], &lda, out[1], w.data(), &w.count, &info);
       break;
     }
@@ -149,7 +263,9 @@ int64_t cpu_lapack(const LapackCall& c, std::span<const std::byte* const> in, st
       if (c.jobz == 'V') {
         a = out[0], w = out[1];
       } else {
-        scratch.assign(in[0], in[0] + static_cast<size_t>(n) * n * wire::element_bytes(s));
+        const size_t bytes = static_cast<size_t>(n) * n * wire::element_bytes(s);
+        scratch = with_tail(bytes, tail);
+        std::memcpy(scratch.data(), in[0], bytes);
         a = scratch.data(), w = out[0];
       }
       int iquery = 0;
@@ -158,7 +274,7 @@ int64_t cpu_lapack(const LapackCall& c, std::span<const std::byte* const> in, st
         f(&c.jobz, &c.uplo, &n, a, &lda, w, query, &minus_one, &iquery, &minus_one, &info, 1, 1);
         if (info != 0) break;
         Work work;
-        work.size_from(query, s, 1);
+        work.size_from(query, s, 1, tail);
         std::vector<int> iwork(std::max(1, iquery));
         int liwork = static_cast<int>(iwork.size());
         f(&c.jobz, &c.uplo, &n, a, &lda, w, work.data(), &work.count, iwork.data(), &liwork, &info, 1, 1);
@@ -168,9 +284,9 @@ int64_t cpu_lapack(const LapackCall& c, std::span<const std::byte* const> in, st
         f(&c.jobz, &c.uplo, &n, a, &lda, w, query, &minus_one, rquery, &minus_one, &iquery, &minus_one, &info, 1, 1);
         if (info != 0) break;
         Work work;
-        work.size_from(query, s, 1);
+        work.size_from(query, s, 1, tail);
         Work rwork;  // real workspace: sized in elements of the real type
-        rwork.size_from(rquery, s == Scalar::c ? Scalar::s : Scalar::d, 1);
+        rwork.size_from(rquery, s == Scalar::c ? Scalar::s : Scalar::d, 1, tail);
         std::vector<int> iwork(std::max(1, iquery));
         int liwork = static_cast<int>(iwork.size());
         f(&c.jobz, &c.uplo, &n, a, &lda, w, work.data(), &work.count, rwork.data(), &rwork.count, iwork.data(),
@@ -187,7 +303,9 @@ int64_t cpu_lapack(const LapackCall& c, std::span<const std::byte* const> in, st
       if (a_back) {
         a = out[next++];
       } else {
-        scratch.assign(in[0], in[0] + static_cast<size_t>(m) * n * wire::element_bytes(s));
+        const size_t bytes = static_cast<size_t>(m) * n * wire::element_bytes(s);
+        scratch = with_tail(bytes, tail);
+        std::memcpy(scratch.data(), in[0], bytes);
         a = scratch.data();
       }
       std::byte* sv = out[next++];
@@ -202,15 +320,15 @@ int64_t cpu_lapack(const LapackCall& c, std::span<const std::byte* const> in, st
         f(&c.jobu, &c.jobvt, &m, &n, a, &lda, sv, u, &ldu, vt, &ldvt, query, &minus_one, &info, 1, 1);
         if (info != 0) break;
         Work work;
-        work.size_from(query, s, std::max({1, 3 * k + std::max(m, n), 5 * k}));
+        work.size_from(query, s, std::max({1, 3 * k + std::max(m, n), 5 * k}), tail);
         f(&c.jobu, &c.jobvt, &m, &n, a, &lda, sv, u, &ldu, vt, &ldvt, work.data(), &work.count, &info, 1, 1);
       } else {
         auto* f = s == Scalar::c ? cgesvd_ : zgesvd_;
-        std::vector<std::byte> rwork(std::max<size_t>(1, 5 * static_cast<size_t>(k)) * real_bytes(s));
+        std::vector<std::byte> rwork = with_tail(std::max<size_t>(1, 5 * static_cast<size_t>(k)) * real_bytes(s), tail);
         f(&c.jobu, &c.jobvt, &m, &n, a, &lda, sv, u, &ldu, vt, &ldvt, query, &minus_one, rwork.data(), &info, 1, 1);
         if (info != 0) break;
         Work work;
-        work.size_from(query, s, std::max(1, 2 * k + std::max(m, n)));
+        work.size_from(query, s, std::max(1, 2 * k + std::max(m, n)), tail);
         f(&c.jobu, &c.jobvt, &m, &n, a, &lda, sv, u, &ldu, vt, &ldvt, work.data(), &work.count, rwork.data(), &info,
           1, 1);
       }
@@ -222,5 +340,7 @@ int64_t cpu_lapack(const LapackCall& c, std::span<const std::byte* const> in, st
   if (info < 0) throw Error(wire::call_name(c) + " rejected argument " + std::to_string(-info));
   return info;
 }
+
+}  // namespace
 
 }  // namespace outboard::backends

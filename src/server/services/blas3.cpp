@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <memory>
 
 #include "common/clock.hpp"
 #include "server/chunked.hpp"
 #include "server/cost_model.hpp"
+#include "server/device_load.hpp"
 #include "server/direct.hpp"
 #include "server/pipeline.hpp"
 #include "server/pool_pipeline.hpp"
@@ -27,6 +29,7 @@ class Blas3Service final : public Service {
       if (!slot) slot = b.get();
       if (b->has_device_memory()) devices_.push_back(b->executor<Blas3Executor>());
     }
+    load_ = std::make_unique<DeviceLoad>(devices_.size());
     if (!host_) host_ = device_;
     if (!host_) throw Error("no backend serves Level-3 BLAS");
   }
@@ -88,9 +91,15 @@ class Blas3Service final : public Service {
     s.bytes_in += in_bytes;
     auto buf = std::make_shared<Buffer>(std::move(payload));
     Blas3Executor* executor = backend->executor<Blas3Executor>();
+    std::shared_ptr<const void> on_device;  // the GPU's count of running calls, while this one runs
+    if (backend->has_device_memory() && devices_.size() > 1) {
+      const size_t d = load_->by_load().front();
+      executor = devices_[d];
+      on_device = load_->hold(d);
+    }
     PeerId peer = s.peer;
     uint64_t call_id = req.call_id;
-    core_.pool().submit([this, executor, c, buf, peer, call_id, in_bytes, arrived, received] {
+    core_.pool().submit([this, executor, on_device, c, buf, peer, call_id, in_bytes, arrived, received] {
       wire::CallReply reply{call_id, true, "", 0, received - arrived, now_ns() - received};
       const size_t out_bytes = wire::reply_bytes(c);
       const size_t out_offset = c.output_sent ? in_bytes - out_bytes : in_bytes;
@@ -129,7 +138,10 @@ class Blas3Service final : public Service {
   void set_up(Session& s, ChunkedCall& cc, const wire::Level3Call& call) {
     Backend* backend = backend_for(call);
     const bool device = backend->has_device_memory();
-    cc.answer = [this, call, device, id = cc.call_id, payload_bytes = cc.payload_bytes](const CallOutcome& o) {
+    // Where it runs, chosen below: the GPUs' counts of running calls hold it until the call is
+    // answered or dropped with its session (the token lives in `answer`).
+    auto on_devices = std::make_shared<std::vector<std::shared_ptr<const void>>>();
+    cc.answer = [this, call, device, id = cc.call_id, payload_bytes = cc.payload_bytes, on_devices](const CallOutcome& o) {
       if (o.ok) {
         const double flops = wire::flops(call);
         if (device && devices_.size() <= 1)  // spread: the sum is not one GPU's rate
@@ -145,10 +157,20 @@ class Blas3Service final : public Service {
     Plan plan = plan_pipeline(call, choose_block_cols(call, costs_.pipeline_rates()));
     core_.chunked().stage(s, cc, plan.staging_bytes, *backend);
     Blas3Executor& executor = *backend->executor<Blas3Executor>();
+    // Several GPUs: the call's pieces spread over all of them where none is busy; else a pipeline
+    // on the least loaded one that is free; else (below) whole on the least loaded one.
     cc.pipe = ChunkedCalls::offered(*backend, [&]() -> std::unique_ptr<Pipeline> {
-      if (device && devices_.size() > 1)
-        if (auto spread = make_spread_pipeline(devices_, plan, cc.staging.data())) return spread;
-      return executor.pipeline(plan, cc.staging.data());
+      if (!device || devices_.size() <= 1) return executor.pipeline(plan, cc.staging.data());
+      if (auto spread = make_spread_pipeline(devices_, plan, cc.staging.data())) {
+        for (size_t d = 0; d < devices_.size(); ++d) on_devices->push_back(load_->hold(d));
+        return spread;
+      }
+      for (size_t d : load_->by_load())
+        if (auto pipe = devices_[d]->pipeline(plan, cc.staging.data())) {
+          on_devices->push_back(load_->hold(d));
+          return pipe;
+        }
+      return nullptr;
     });
     if (!cc.pipe) {
       // On the compute threads with level3(). A device backend busy with another pipeline would
@@ -159,7 +181,13 @@ class Blas3Service final : public Service {
       plan = plan_pipeline(call, cols);
       // Host backends never read an output whose values were not sent, but keep it defined anyway.
       if (!call.output_sent) std::memset(cc.staging.data() + plan.output_offset, 0, plan.output_bytes);
-      cc.pipe = make_pool_pipeline(executor, plan, cc.staging.data(), core_.pool(), core_.chunked().wake());
+      Blas3Executor* whole = &executor;
+      if (device && devices_.size() > 1) {
+        const size_t d = load_->by_load().front();
+        whole = devices_[d];
+        on_devices->push_back(load_->hold(d));
+      }
+      cc.pipe = make_pool_pipeline(*whole, plan, cc.staging.data(), core_.pool(), core_.chunked().wake());
     }
     cc.pieces = plan.pieces;
     OrderCount& n = orders_[static_cast<size_t>(plan.order)];
@@ -174,6 +202,7 @@ class Blas3Service final : public Service {
   Backend* host_ = nullptr;              // the first host backend that serves Level-3 BLAS
   Backend* device_ = nullptr;            // the first device backend that does, for large calls
   std::vector<Blas3Executor*> devices_;  // every device backend's: big calls spread over them
+  std::unique_ptr<DeviceLoad> load_;     // this service's calls running on each of devices_
   struct OrderCount {
     uint64_t calls = 0, blocks = 0, pieces = 0;
   };

@@ -6,6 +6,7 @@
 
 #include "common/clock.hpp"
 #include "server/chunked.hpp"
+#include "server/device_load.hpp"
 #include "server/direct.hpp"
 #include "server/services/fft_executor.hpp"
 #include "server/pool_pipeline.hpp"
@@ -38,6 +39,7 @@ class FftService final : public Service {
       if (!e) continue;
       (b->has_device_memory() ? devices_ : hosts_).push_back({b.get(), e});
     }
+    load_ = std::make_unique<DeviceLoad>(devices_.size());
   }
 
   const char* name() const override { return "fft"; }
@@ -145,7 +147,17 @@ class FftService final : public Service {
     core_.send(s.peer, wire::FftReply{call_id, false, why, 0, 0, 0, 0, 0, 0, 0, ""});
   }
 
-  // cuFFT where it expresses the problem, else FFTW on the host.
+  // Several GPUs: the ones that serve the shape (indices into devices_), those with the fewest of
+  // this service's executions running first (the first on a tie); empty where none does.
+  std::vector<size_t> devices_for(const wire::FftShape& shape) const {
+    std::vector<size_t> serving;
+    for (size_t d = 0; d < devices_.size(); ++d)
+      if (devices_[d].executor->serves(shape)) serving.push_back(d);
+    return load_->by_load(std::move(serving));
+  }
+
+  // cuFFT where it expresses the problem, else FFTW on the host (with several GPUs: the first that
+  // serves it, whose page-locked staging every GPU uses; executions are placed by devices_for).
   Where where_for(const wire::FftShape& shape) const {
     for (const auto& w : devices_)
       if (w.executor->serves(shape)) return w;
@@ -179,16 +191,23 @@ class FftService final : public Service {
     // waits behind calls on the compute pool. A device backend's page-locked staging memory (the
     // input and the output, seconds to lock for GiBs) is readied too: allocated and released into
     // the buffer cache, where the execution finds it.
-    planner_.submit([this, e = w.executor, backend = w.backend, shape = p.shape] {
-      try {
-        e->prepare(shape);
-        if (backend->has_device_memory())
-          Buffer::allocate(wire::input_bytes(shape) + wire::output_bytes(shape), backend->staging());
-        ++prepared_;
-      } catch (const std::exception& ex) {
-        spdlog::warn("fft.plan_failed shape=\"{}\" executor={} error=\"{}\"", wire::shape_name(shape), e->where(), ex.what());
-      }
-    });
+    // With several GPUs, on each that serves the shape: its executions go to the least loaded.
+    std::vector<Where> where{w};
+    if (const auto order = devices_for(p.shape); order.size() > 1) {
+      where.clear();
+      for (size_t d : order) where.push_back(devices_[d]);
+    }
+    for (const Where& at : where)
+      planner_.submit([this, e = at.executor, backend = at.backend, shape = p.shape, first = &at == &where.front()] {
+        try {
+          e->prepare(shape);
+          if (first && backend->has_device_memory())  // one staging buffer serves every GPU
+            Buffer::allocate(wire::input_bytes(shape) + wire::output_bytes(shape), backend->staging());
+          ++prepared_;
+        } catch (const std::exception& ex) {
+          spdlog::warn("fft.plan_failed shape=\"{}\" executor={} error=\"{}\"", wire::shape_name(shape), e->where(), ex.what());
+        }
+      });
   }
 
   // A whole execution on the compute pool; the buffer holds the input, then the output.
@@ -199,7 +218,13 @@ class FftService final : public Service {
     if (payload.size() != in_bytes + out_bytes) return core_.reject(s.peer, "payload size does not match the FFT");
     s.bytes_in += in_bytes;
     auto buf = std::make_shared<Buffer>(std::move(payload));
-    core_.pool().submit([this, e = where_for(q.shape).executor, shape = q.shape, buf, peer = s.peer, id = q.call_id, in_bytes,
+    FftExecutor* e = where_for(q.shape).executor;
+    std::shared_ptr<const void> on_device;  // the GPU's count of running executions, while this one runs
+    if (const auto order = devices_for(q.shape); !order.empty()) {
+      e = devices_[order.front()].executor;
+      on_device = load_->hold(order.front());
+    }
+    core_.pool().submit([this, e, on_device, shape = q.shape, buf, peer = s.peer, id = q.call_id, in_bytes,
                          out_bytes, arrived = a.ns, received] {
       wire::FftReply r{id, true, "", 0, received - arrived, now_ns() - received, 0, 0, 0, 0, ""};
       try {
@@ -222,16 +247,34 @@ class FftService final : public Service {
   void set_up(Session& s, ChunkedCall& cc, const wire::FftShape& shape) {
     const Where w = where_for(shape);
     if (!w.executor) throw ProtocolError("this server has no backend that serves FFTs");
-    const std::string where = w.executor->where();
-    cc.answer = [id = cc.call_id, where](const CallOutcome& o) {
+    // Where it ran, for the reply: settled below, but the answer must exist before anything here
+    // can fail (a direct call that cannot be set up is answered with it).
+    struct Placed {
+      FftExecutor* executor;
+      std::shared_ptr<const void> on_device;  // the GPU's count of running executions, while this one runs
+    };
+    auto placed = std::make_shared<Placed>(Placed{w.executor, nullptr});
+    cc.answer = [id = cc.call_id, placed](const CallOutcome& o) {
       return wire::Message(wire::FftReply{id, o.ok, o.error, 0, o.receive_ns, 0, o.to_device_ns, o.compute_ns,
-                                          o.from_device_ns, 0, where});
+                                          o.from_device_ns, 0, placed->executor->where()});
     };
     cc.name = routine_name(shape);
     const FftPlanPieces p = plan_fft_pieces(shape, cc.chunk_bytes);
-    core_.chunked().stage(s, cc, p.staging_bytes, *w.backend);
-    FftExecutor& e = *w.executor;
-    cc.pipe = ChunkedCalls::offered(*w.backend, [&] { return e.pipeline(p, cc.staging.data()); });
+    core_.chunked().stage(s, cc, p.staging_bytes, *w.backend);  // (page-locked for every GPU)
+    // On GPUs: a pipeline on the least loaded one that has one free, else whole on the least loaded.
+    const std::vector<size_t> order = devices_for(shape);
+    auto place = [&](size_t d) { *placed = {devices_[d].executor, load_->hold(d)}; };
+    cc.pipe = ChunkedCalls::offered(*w.backend, [&]() -> std::unique_ptr<Pipeline> {
+      if (order.empty()) return w.executor->pipeline(p, cc.staging.data());
+      for (size_t d : order)
+        if (auto pipe = devices_[d].executor->pipeline(p, cc.staging.data())) {
+          place(d);
+          return pipe;
+        }
+      return nullptr;
+    });
+    if (!cc.pipe && !order.empty()) place(order.front());
+    FftExecutor& e = *placed->executor;
     if (!cc.pipe) {
       std::vector<size_t> all(p.pieces.size());
       for (size_t i = 0; i < all.size(); ++i) all[i] = i;
@@ -250,6 +293,7 @@ class FftService final : public Service {
 
   Core& core_;
   std::vector<Where> devices_, hosts_;
+  std::unique_ptr<DeviceLoad> load_;  // this service's executions running on each of devices_
   std::unordered_map<PeerId, std::unordered_map<uint64_t, SessionPlan>> plans_;
   std::atomic<uint64_t> prepared_{0};
   uint64_t over_limit_ = 0;  // plans never prepared: their executions are over max_request_bytes
