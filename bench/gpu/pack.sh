@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Packs this build for the GPU machine, which lacks UCX's headers, OpenBLAS and this Debian's
 # library versions: the binaries (stripped) and the shared libraries they need beyond the C/C++
-# runtime go to DIR (default .gpu-carry, which .git/info/exclude must ignore). There:
+# runtime go to DIR (default .gpu-carry, which .gitignore names). There:
 #   export LD_LIBRARY_PATH=$PWD/DIR/deps; DIR/bin/outboard ...
 set -euo pipefail
 cd "$(dirname "$0")/../.."

@@ -25,6 +25,11 @@ LapackPlan plan_lapack(const wire::LapackCall& c, uint64_t piece_bytes) {
       p.pieces.push_back({at + off, std::min(piece_bytes, bytes - off), at + off - p.input_bytes});
     at += bytes;
   }
+  // A call whose result is empty (getrs with nrhs = 0, say) still has one piece, of no bytes: the
+  // call is answered once that piece is finished, that is once the call has run (its inputs
+  // checked, its INFO known), not as soon as its input is in (found by fuzz_session: such a call
+  // was answered "done" or "bad pivot index" depending on which thread came first).
+  if (p.pieces.empty()) p.pieces.push_back({at, 0, 0});
   p.output_bytes = at - p.input_bytes;
   p.staging_bytes = at;
   return p;

@@ -492,10 +492,13 @@ class Run {
     if (!slots_[slot]) connect(slot);
     Connection& c = conns_[slots_[slot]];
     try {
-      std::visit([&](const auto& m) {
-        if (auto id = call_id_of(m)) c.call_ids.insert(*id);
-      }, decode(header));
+      const Message m = decode(header);
+      std::visit([&](const auto& x) {
+        if (auto id = call_id_of(x)) c.call_ids.insert(*id);
+      }, m);
+      trace(slot, m, header.size(), payload.size());
     } catch (const ProtocolError&) {
+      trace(slot, std::nullopt, header.size(), payload.size());
     }
     fake::Network::get().arrive(slots_[slot], header, payload, rendezvous);
   }
@@ -605,6 +608,24 @@ class Run {
     if (auto* x = std::get_if<InputTaken>(&m)) return text("input_taken", num(x->call_id));
     check(false, "the server sends only server-to-client messages");
     return "";
+  }
+
+  // OUTBOARD_FUZZ_TRACE=1 (reproducing a finding): each message sent, by the index of its type in
+  // wire::Message (-1: does not decode), its call id, a LAPACK call's routine and sizes.
+  void trace(int slot, const std::optional<Message>& m, size_t header, size_t payload) const {
+    static const bool on = getenv("OUTBOARD_FUZZ_TRACE") != nullptr;
+    if (!on) return;
+    std::string what = m ? "type " + std::to_string(m->index()) : "type -1";
+    if (m)
+      std::visit([&](const auto& x) {
+        if (auto id = call_id_of(x)) what += " call " + std::to_string(*id);
+        if constexpr (requires { x.call.nrhs; })
+          what += " routine " + std::to_string(int(x.call.routine)) + " scalar " + std::to_string(int(x.call.scalar)) +
+                  " m,n,nrhs " + std::to_string(x.call.m) + "," + std::to_string(x.call.n) + "," +
+                  std::to_string(x.call.nrhs);
+      }, *m);
+    std::fprintf(stderr, "[run %d] peer %d sends %s, header %zu B, payload %zu B\n", only_, slot, what.c_str(), header,
+                 payload);
   }
 
   int only_;

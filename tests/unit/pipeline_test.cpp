@@ -7,6 +7,7 @@
 #include <random>
 
 #include "backends/cpu/cpu_backend.hpp"
+#include "common/error.hpp"
 #include "server/cost_model.hpp"
 #include "server/lapack_pipeline.hpp"
 #include "server/pipeline.hpp"
@@ -408,7 +409,7 @@ TEST(LapackPlan, PiecesCoverEachOutputArray) {
     for (const ResultPiece& piece : p.pieces) {
       EXPECT_EQ(piece.result_offset, next);
       EXPECT_EQ(piece.staging_offset, p.input_bytes + piece.result_offset);
-      EXPECT_GT(piece.bytes, 0u);
+      EXPECT_TRUE(piece.bytes > 0 || p.output_bytes == 0);
       EXPECT_LE(piece.bytes, 100000u);
       size_t a = 0;
       while (a + 1 < p.output_offsets.size() && p.output_offsets[a + 1] <= piece.staging_offset) ++a;
@@ -417,6 +418,38 @@ TEST(LapackPlan, PiecesCoverEachOutputArray) {
       next += piece.bytes;
     }
     EXPECT_EQ(next, p.output_bytes);
+  }
+}
+
+// A call whose result is empty has one piece of no bytes, finished only once the call has run:
+// its inputs are checked (a bad pivot index fails it) and its INFO is known before it is answered.
+TEST(LapackPlan, AnEmptyResultIsFinishedOnlyOnceTheCallRan) {
+  auto cpu = backends::make_cpu_backend();
+  ComputePool pool(1);
+  wire::LapackCall c;
+  c.routine = wire::LapackRoutine::getrs;
+  c.scalar = Scalar::z;
+  c.n = 117, c.nrhs = 0;
+  const LapackPlan p = plan_lapack(c, 65536);
+  ASSERT_EQ(p.pieces.size(), 1u);
+  EXPECT_EQ(p.pieces[0].bytes, 0u);
+  for (const int32_t pivot : {1, 319554878}) {
+    std::vector<std::byte> staging(p.staging_bytes);
+    auto* ipiv = reinterpret_cast<int32_t*>(staging.data() + p.input_offsets[1]);
+    for (int64_t i = 0; i < c.n; ++i) ipiv[i] = pivot;
+    auto pipe = make_pool_lapack_pipeline(*cpu->executor<LapackExecutor>(), p, staging.data(), pool, [] {});
+    pipe->input(p.input_bytes);
+    if (pivot == 1) {
+      size_t done = 0;
+      while (done < p.pieces.size()) done += pipe->finished().size();
+      EXPECT_EQ(pipe->info(), 0);
+    } else {
+      EXPECT_THROW(
+          {
+            for (;;) EXPECT_TRUE(pipe->finished().empty()) << "the piece of a call that failed";
+          },
+          Error);
+    }
   }
 }
 
