@@ -37,6 +37,7 @@
 #include <vector>
 
 #include "backends/cpu/cpu_backend.hpp"
+#include "backends/cpu/openblas_core.hpp"
 #include "common/error.hpp"
 #include "common/secret.hpp"
 #include "fake_transport.hpp"
@@ -496,9 +497,9 @@ class Run {
       std::visit([&](const auto& x) {
         if (auto id = call_id_of(x)) c.call_ids.insert(*id);
       }, m);
-      trace(slot, m, header.size(), payload.size());
+      trace(slot, m, header.size(), payload);
     } catch (const ProtocolError&) {
-      trace(slot, std::nullopt, header.size(), payload.size());
+      trace(slot, std::nullopt, header.size(), payload);
     }
     fake::Network::get().arrive(slots_[slot], header, payload, rendezvous);
   }
@@ -612,7 +613,7 @@ class Run {
 
   // OUTBOARD_FUZZ_TRACE=1 (reproducing a finding): each message sent, by the index of its type in
   // wire::Message (-1: does not decode), its call id, a LAPACK call's routine and sizes.
-  void trace(int slot, const std::optional<Message>& m, size_t header, size_t payload) const {
+  void trace(int slot, const std::optional<Message>& m, size_t header, const Bytes& payload) const {
     static const bool on = getenv("OUTBOARD_FUZZ_TRACE") != nullptr;
     if (!on) return;
     std::string what = m ? "type " + std::to_string(m->index()) : "type -1";
@@ -622,10 +623,13 @@ class Run {
         if constexpr (requires { x.call.nrhs; })
           what += " routine " + std::to_string(int(x.call.routine)) + " scalar " + std::to_string(int(x.call.scalar)) +
                   " m,n,nrhs " + std::to_string(x.call.m) + "," + std::to_string(x.call.n) + "," +
-                  std::to_string(x.call.nrhs);
+                  std::to_string(x.call.nrhs) + " trans,uplo,jobz,jobu,jobvt " + x.call.trans + x.call.uplo +
+                  x.call.jobz + x.call.jobu + x.call.jobvt;
       }, *m);
-    std::fprintf(stderr, "[run %d] peer %d sends %s, header %zu B, payload %zu B\n", only_, slot, what.c_str(), header,
-                 payload);
+    std::string start;
+    for (size_t i = 0; i < std::min<size_t>(payload.size(), 8); ++i) start += " " + std::to_string(int(payload[i]));
+    std::fprintf(stderr, "[run %d] peer %d sends %s, header %zu B, payload %zu B:%s\n", only_, slot, what.c_str(), header,
+                 payload.size(), start.c_str());
   }
 
   int only_;
@@ -646,11 +650,14 @@ void print(const char* what, const std::vector<std::string>& t) {
 // handler it finds in place: a failed check then ended in UCX's backtrace, with no crash file
 // written. Without them (UCX_HANDLE_ERRORS=none, read when the library loads: hence the exec)
 // libFuzzer's and the sanitizers' own handlers report and save the input.
+// And OpenBLAS's kernels, as the server picks them (backends/cpu/openblas_core.hpp).
 extern "C" int LLVMFuzzerInitialize(int*, char*** argv) {
-  if (!getenv("UCX_HANDLE_ERRORS")) {
-    setenv("UCX_HANDLE_ERRORS", "none", 1);
-    execv("/proc/self/exe", *argv);  // returns only if it failed: go on with UCX's handlers
-  }
+  bool again = false;
+  if (!getenv("UCX_HANDLE_ERRORS")) setenv("UCX_HANDLE_ERRORS", "none", 1), again = true;
+  if (const char* core = backends::better_openblas_core(getenv("OPENBLAS_CORETYPE"), backends::openblas_core(),
+                                                        backends::this_cpu()))
+    setenv("OPENBLAS_CORETYPE", core, 1), again = true;
+  if (again) execv("/proc/self/exe", *argv);  // returns only if it failed: go on as it is
   return 0;
 }
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "backends/cpu/cpu_backend.hpp"
+#include "backends/cpu/openblas_core.hpp"
 #include "wire/lapack.hpp"
 
 namespace {
@@ -202,3 +203,18 @@ TEST(CpuLapack, AnEmptyProblemWithAHugeDimensionTakesNoMemory) {
 }
 
 }  // namespace
+
+// A server given OpenBLAS's generic PRESCOTT kernels runs again with the CPU's; the user's choice
+// (OPENBLAS_CORETYPE set, as it is on that second run) and kernels OpenBLAS chose itself stay.
+TEST(OpenblasCore, GenericKernelsGiveWayToTheCpusOwn) {
+  using backends::better_openblas_core;
+  const backends::CpuFeatures avx512{true, true, true}, avx2{true, true, false}, sse42{true, false, false}, old{};
+  EXPECT_STREQ(better_openblas_core(nullptr, "Prescott", avx512), "SkylakeX");
+  EXPECT_STREQ(better_openblas_core("", "PRESCOTT", avx2), "Haswell");
+  EXPECT_STREQ(better_openblas_core(nullptr, "prescott", sse42), "Nehalem");
+  EXPECT_EQ(better_openblas_core(nullptr, "Prescott", old), nullptr);
+  EXPECT_EQ(better_openblas_core("Prescott", "Prescott", avx512), nullptr);
+  EXPECT_EQ(better_openblas_core(nullptr, "Haswell", avx512), nullptr);
+  EXPECT_EQ(better_openblas_core(nullptr, nullptr, avx512), nullptr);
+  EXPECT_STRNE(backends::openblas_core(), "");
+}

@@ -1,10 +1,15 @@
 #include <cstdio>
 #include <map>
+#include <string_view>
 
+#include "backends/cpu/openblas_core.hpp"
 #include "common/error.hpp"
 #include "tools/outboard/commands.hpp"
 
 int main(int argc, char** argv) {
+  // OpenBLAS picked its kernels as it loaded: a server given its generic ones runs again with the
+  // CPU's (backends/cpu/openblas_core.hpp).
+  if (argc > 1 && std::string_view(argv[1]) == "serve") outboard::backends::reexec_with_better_openblas_core(argv);
   CLI::App app{"outboard: use accelerators on other machines of the cluster", "outboard"};
   app.set_version_flag("--version", OUTBOARD_VERSION);
   app.require_subcommand(1);

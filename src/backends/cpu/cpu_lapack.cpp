@@ -98,13 +98,32 @@ uint64_t tail_bytes(int64_t longest, Scalar s) {
   return ((static_cast<uint64_t>(longest) + 1) * wire::element_bytes(s) + 63) / 64 * 64;
 }
 
+constexpr uintptr_t kAlign = 64;
+
+// Zeroed memory on a kAlign boundary. Workspaces too, so that where malloc happened to put one
+// (which depends on what else the server has allocated) cannot change the rounding: OpenBLAS's
+// kernels treat a vector's unaligned head apart.
+struct Aligned {
+  std::unique_ptr<std::byte, decltype(&std::free)> mem{nullptr, &std::free};
+  std::byte* data() const { return mem.get(); }
+};
+
+Aligned aligned_zeroed(uint64_t bytes) {
+  const uint64_t size = (std::max<uint64_t>(bytes, 1) + kAlign - 1) / kAlign * kAlign;
+  Aligned r;
+  r.mem.reset(static_cast<std::byte*>(std::aligned_alloc(kAlign, size)));
+  if (!r.mem) throw Error("out of memory for a LAPACK call's workspace");
+  std::memset(r.mem.get(), 0, size);
+  return r;
+}
+
 // Zeroed memory of `bytes` followed by `tail` readable bytes.
-std::vector<std::byte> with_tail(uint64_t bytes, uint64_t tail) { return std::vector<std::byte>(bytes + tail); }
+Aligned with_tail(uint64_t bytes, uint64_t tail) { return aligned_zeroed(bytes + tail); }
 
 // Workspace of `count` elements of `bytes` each (count from a query's work(1), as a real number),
 // with `tail` readable bytes after it.
 struct Work {
-  std::vector<std::byte> mem;
+  Aligned mem;
   int count = 0;
   void size_from(const void* query_result, Scalar s, int minimum, uint64_t tail) {
     const bool single = s == Scalar::s || s == Scalar::c;
@@ -131,21 +150,16 @@ int64_t run_lapack(const LapackCall& c, uint64_t tail, std::span<const std::byte
 // Where an array's copy lives while LAPACK runs on it (kAlign-aligned, with a readable tail), and
 // where it came from.
 struct Copy {
-  std::unique_ptr<std::byte, decltype(&std::free)> mem{nullptr, &std::free};
+  Aligned mem;
   std::byte* back = nullptr;  // an output: copied back here after the call
   uint64_t bytes = 0;
 };
 
-constexpr uintptr_t kAlign = 64;
-
 // A copy of `bytes` at `from` on kAlign-aligned memory with `tail` readable bytes after it.
 Copy copy_of(const std::byte* from, uint64_t bytes, uint64_t tail) {
   Copy r;
-  const uint64_t size = (std::max<uint64_t>(bytes + tail, 1) + kAlign - 1) / kAlign * kAlign;
-  r.mem.reset(static_cast<std::byte*>(std::aligned_alloc(kAlign, size)));
-  if (!r.mem) throw Error("out of memory for a LAPACK call's copy of an array");
-  std::memcpy(r.mem.get(), from, bytes);
-  std::memset(r.mem.get() + bytes, 0, size - bytes);
+  r.mem = with_tail(bytes, tail);
+  std::memcpy(r.mem.data(), from, bytes);
   r.bytes = bytes;
   return r;
 }
@@ -177,17 +191,17 @@ int64_t cpu_lapack(const LapackCall& c, std::span<const std::byte* const> in, st
   for (size_t i = 0; i < inputs.size(); ++i)
     if (copy_all || !aligned(inputs[i])) {
       copies.push_back(copy_of(inputs[i], wire::array_bytes(l.inputs[i], c.scalar), tail));
-      inputs[i] = copies.back().mem.get();
+      inputs[i] = copies.back().mem.data();
     }
   for (size_t i = 0; i < outputs.size(); ++i)
     if (copy_all || !aligned(outputs[i])) {
       copies.push_back(copy_of(outputs[i], wire::array_bytes(l.outputs[i], c.scalar), tail));
       copies.back().back = outputs[i];
-      outputs[i] = copies.back().mem.get();
+      outputs[i] = copies.back().mem.data();
     }
   const int64_t info = run_lapack(c, tail, inputs, outputs);
   for (const Copy& r : copies)
-    if (r.back) std::memcpy(r.back, r.mem.get(), r.bytes);
+    if (r.back) std::memcpy(r.back, r.mem.data(), r.bytes);
   return info;
 }
 
@@ -257,7 +271,7 @@ int64_t run_lapack(const LapackCall& c, uint64_t tail, std::span<const std::byte
     case LapackRoutine::syevd: {
       const int lda = ld_of(n);
       // Eigenvalues only: A is destroyed, and does not travel back; work on a copy.
-      std::vector<std::byte> scratch;
+      Aligned scratch;
       std::byte* a = nullptr;
       std::byte* w = nullptr;
       if (c.jobz == 'V') {
@@ -297,7 +311,7 @@ int64_t run_lapack(const LapackCall& c, uint64_t tail, std::span<const std::byte
     case LapackRoutine::gesvd: {
       const int lda = ld_of(m), k = std::min(m, n);
       const bool a_back = c.jobu == 'O' || c.jobvt == 'O';
-      std::vector<std::byte> scratch;
+      Aligned scratch;
       std::byte* a;
       size_t next = 0;
       if (a_back) {
@@ -324,7 +338,7 @@ int64_t run_lapack(const LapackCall& c, uint64_t tail, std::span<const std::byte
         f(&c.jobu, &c.jobvt, &m, &n, a, &lda, sv, u, &ldu, vt, &ldvt, work.data(), &work.count, &info, 1, 1);
       } else {
         auto* f = s == Scalar::c ? cgesvd_ : zgesvd_;
-        std::vector<std::byte> rwork = with_tail(std::max<size_t>(1, 5 * static_cast<size_t>(k)) * real_bytes(s), tail);
+        Aligned rwork = with_tail(std::max<size_t>(1, 5 * static_cast<size_t>(k)) * real_bytes(s), tail);
         f(&c.jobu, &c.jobvt, &m, &n, a, &lda, sv, u, &ldu, vt, &ldvt, query, &minus_one, rwork.data(), &info, 1, 1);
         if (info != 0) break;
         Work work;
