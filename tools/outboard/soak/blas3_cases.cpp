@@ -74,6 +74,13 @@ std::string shape(const char* r, int m, int n, int k, std::string opts) {
 }
 
 // beta = 0 one time in five, with C full of NaN: C must not be read then.
+// C's old value's part of an expected entry: beta * c0 into the value and into its error bound.
+template <class B, class T> void add_beta(B beta, T c0, CL& want, long double& bound) {
+  if (beta == B(0)) return;
+  want += wide(beta) * wide(c0);
+  bound += mag(wide(beta)) * mag(wide(c0));
+}
+
 template <class T> T pick_beta(Context& c) { return c.uniform(0, 4) == 0 ? T(0) : random_value<T>(c); }
 template <class T> void poison(std::vector<T>& m, int rows, int cols, int ld) {
   for (int j = 0; j < cols; ++j)
@@ -105,10 +112,7 @@ template <class T> void gemm_case(Context& c, const char* name, Gemm fn, int lar
       }
       CL want = wide(alpha) * s;
       bound *= mag(wide(alpha));
-      if (beta != T(0)) {
-        want += wide(beta) * wide(c0[at(i, j, ldc)]);
-        bound += mag(wide(beta)) * mag(wide(c0[at(i, j, ldc)]));
-      }
+      add_beta(beta, c0[at(i, j, ldc)], want, bound);
       e.add(wide(cm[at(i, j, ldc)]), want, bound);
     }
   const bool intact = a == a0 && b == b0 && padding_intact(cm, m, n, ldc);
@@ -163,10 +167,7 @@ template <class T> void symm_case(Context& c, const char* name, Symm fn, bool he
       }
       CL want = wide(alpha) * s;
       bound *= mag(wide(alpha));
-      if (beta != T(0)) {
-        want += wide(beta) * wide(c0[at(i, j, ldc)]);
-        bound += mag(wide(beta)) * mag(wide(c0[at(i, j, ldc)]));
-      }
+      add_beta(beta, c0[at(i, j, ldc)], want, bound);
       e.add(wide(cm[at(i, j, ldc)]), want, bound);
     }
   const bool intact = a == a0 && b == b0 && padding_intact(cm, m, n, ldc);
@@ -234,10 +235,7 @@ template <class T, class S> void rank_k_case(Context& c, const char* name, Syrk 
       }
       CL want = two ? s : wide(alpha) * s;
       if (!two) bound *= mag(wide(alpha));
-      if (beta != S(0)) {
-        want += wide(beta) * wide(c0[at(i, j, ldc)]);
-        bound += mag(wide(beta)) * mag(wide(c0[at(i, j, ldc)]));
-      }
+      add_beta(beta, c0[at(i, j, ldc)], want, bound);
       if (herm && i == j) {
         want = want.real();
         real_diag &= wide(got).imag() == 0;
