@@ -28,6 +28,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <map>
 #include <memory>
@@ -104,9 +105,21 @@ struct Harness {
   }
 };
 
+// Made once; destroyed when the process exits, before the libraries' statics (spdlog's loggers):
+// left running, the server's threads could still be at work then (an FFT plan being made for an
+// earlier input logs its failure) and read a logger already freed. libFuzzer's fork mode ends each
+// job with exit(), so this happened now and then, with no input to blame (an empty crash file).
+Harness* the_harness = nullptr;
+
 Harness& harness() {
-  static Harness* h = new Harness;  // never destroyed: the process ends with the fuzzer
-  return *h;
+  if (!the_harness) {
+    the_harness = new Harness;
+    std::atexit([] {
+      delete the_harness;  // the server's destructor joins its threads
+      the_harness = nullptr;
+    });
+  }
+  return *the_harness;
 }
 
 // ---- the script ----
