@@ -73,7 +73,6 @@ std::string shape(const char* r, int m, int n, int k, std::string opts) {
   return s;
 }
 
-// beta = 0 one time in five, with C full of NaN: C must not be read then.
 // C's old value's part of an expected entry: beta * c0 into the value and into its error bound.
 template <class B, class T> void add_beta(B beta, T c0, CL& want, long double& bound) {
   if (beta == B(0)) return;
@@ -81,6 +80,7 @@ template <class B, class T> void add_beta(B beta, T c0, CL& want, long double& b
   bound += mag(wide(beta)) * mag(wide(c0));
 }
 
+// beta = 0 one time in five, with C full of NaN: C must not be read then.
 template <class T> T pick_beta(Context& c) { return c.uniform(0, 4) == 0 ? T(0) : random_value<T>(c); }
 template <class T> void poison(std::vector<T>& m, int rows, int cols, int ld) {
   for (int j = 0; j < cols; ++j)
