@@ -14,8 +14,8 @@ install -m 755 "$BUILD/bin/outboard" "$BUILD/bin/blas_demo" "$BUILD/bin/lapack_d
 # clpeak (Debian's), to run on the GPU machine's OpenCL directly and through Outboard.
 [ -x /usr/bin/clpeak ] && install -m 755 /usr/bin/clpeak "$DIR/bin/"
 cp -a "$BUILD"/lib/liboutboard-*.so* "$DIR/lib/"
-# dcuda: its library, GPU tests and benchmark (built where CUDA is).
-for f in dcuda_gpu_tests dcuda_proxy_gpu_check dcuda_bench proxy_hops ipc_probe peer_probe; do [ -x "$BUILD/bin/$f" ] && install -m 755 "$BUILD/bin/$f" "$DIR/bin/"; done
+# dcuda: its library, GPU tests, benchmark and probes (built where CUDA is), and the OpenCL wait probe.
+for f in dcuda_gpu_tests dcuda_proxy_gpu_check dcuda_bench proxy_hops ipc_probe peer_probe same_gpu_floor cl_wait_probe; do [ -x "$BUILD/bin/$f" ] && install -m 755 "$BUILD/bin/$f" "$DIR/bin/"; done
 cp -a "$BUILD"/lib/libdcuda.so* "$DIR/lib/" 2>/dev/null || true
 [ -e "$BUILD/lib/outboard" ] && cp -a "$BUILD/lib/outboard" "$DIR/lib/"
 # dcuda's case studies (bench/gpu/dcuda_cases.sh runs them).

@@ -5,7 +5,8 @@
 #   bench/opencl/side_by_side.sh OUT [cl_bench args...]
 #   BUILD=build (or a carried tree: OUTBOARD=.../bin/outboard CL_BENCH=.../bin/cl_bench
 #   ICD_DIR=.../etc/OpenCL/vendors), PLATFORM=Portable (the platform's name, e.g. NVIDIA),
-#   ROUNDS=2, VENDORS=/etc/OpenCL/vendors (where the native ICDs are registered)
+#   ROUNDS=2, VENDORS=/etc/OpenCL/vendors (where the native ICDs are registered), SERVER_CONFIG
+#   (a TOML file for the server, e.g. opencl_event_polling = "wait"; default: none)
 set -uo pipefail
 OUT=${1:?usage: side_by_side.sh OUT [cl_bench args...]}
 shift
@@ -20,9 +21,9 @@ W=$(mktemp -d)
 trap 'kill $SERVER_PID 2>/dev/null; rm -rf "$W"' EXIT
 source "$(dirname "$0")/../../scripts/local_server.sh"
 # The server sees the native platforms only (it ignores an installed Outboard ICD itself).
-OCL_ICD_VENDORS="$VENDORS" start_local_server "$OUTBOARD" "$W" || exit 1
+OCL_ICD_VENDORS="$VENDORS" start_local_server "$OUTBOARD" "$W" ${SERVER_CONFIG:+--config "$SERVER_CONFIG"} || exit 1
 R="$OUT/side_by_side.txt"
-{ echo "# $(date -u +%FT%TZ) $(uname -n) $(nproc) cores; cl_bench $*; platform '$PLATFORM'"; } >>"$R"
+{ echo "# $(date -u +%FT%TZ) $(uname -n) $(nproc) cores; cl_bench $*; platform '$PLATFORM'${SERVER_CONFIG:+; server config: $(tr '\n' ' ' <"$SERVER_CONFIG")}"; } >>"$R"
 for round in $(seq "${ROUNDS:-2}"); do
   echo "## round $round: direct" | tee -a "$R"
   OCL_ICD_VENDORS="$VENDORS" "$CL_BENCH" --platform "$PLATFORM" "$@" 2>&1 | tee -a "$R"

@@ -63,6 +63,7 @@ Config load_config_file(const std::string& path, Config c) {
       else if (key == "opencl_max_memory_bytes") c.opencl_max_memory_bytes = integer<uint64_t>(node, key, 0, INT64_MAX);
       else if (key == "opencl_direct_staging_bytes")
         c.opencl_direct_staging_bytes = integer<uint64_t>(node, key, kMinOpenclStagingBytes, INT64_MAX);
+      else if (key == "opencl_event_polling") c.opencl_event_polling = text(node, key);
       else if (key == "identities_dir") c.identities_dir = text(node, key);
       else if (key == "identity_max_sessions") c.identity_max_sessions = integer<unsigned>(node, key, 0, 1 << 20);
       else if (key == "identity_max_bytes") c.identity_max_bytes = integer<uint64_t>(node, key, 0, INT64_MAX);
@@ -98,6 +99,8 @@ void validate(const Config& c) {
     throw Error("setting 'max_request_bytes' must not exceed 'max_client_bytes'");
   if (c.fft_planner != "estimate" && c.fft_planner != "measure" && c.fft_planner != "patient")
     throw Error("setting 'fft_planner' must be one of estimate, measure, patient");
+  if (c.opencl_event_polling != "auto" && c.opencl_event_polling != "poll" && c.opencl_event_polling != "wait")
+    throw Error("setting 'opencl_event_polling' must be one of auto, poll, wait");
   if (c.opencl_direct_staging_bytes < kMinOpenclStagingBytes)
     throw Error("setting 'opencl_direct_staging_bytes' must be at least " + std::to_string(kMinOpenclStagingBytes));
 }

@@ -81,6 +81,10 @@ struct Config {
   // between the device and the client, at once: a transfer streams through it in pieces, and
   // queued transfers wait their turn. At least kMinOpenclStagingBytes (four of the smallest pieces).
   uint64_t opencl_direct_staging_bytes = 256ull << 20;
+  // How a session learns that the commands its client waits for have ended: "poll" (a thread
+  // polls their status: soonest, costs a core while commands are pending), "wait" (blocking waits
+  // and the platform's completion callbacks), "auto": poll with 8 or more hardware threads.
+  std::string opencl_event_polling = "auto";
   std::string log_level = "info";
   std::string log_format = "text";
   // Prometheus metrics over HTTP (GET /metrics, metrics.hpp) on this address; port 0: off.
@@ -95,7 +99,7 @@ struct Config {
 // gpu_min_flops, host_block_columns, gpus, gpu_memory_bytes, copy_lanes, direct_chunk_bytes,
 // auth_timeout_seconds, idle_spin_ns, fft_threads, fft_planner, fft_wisdom_file, fft_max_plans,
 // fft_gpu_memory_bytes, fft_batch_slices, pinned_reserve_bytes, opencl, opencl_max_objects,
-// opencl_max_memory_bytes, opencl_direct_staging_bytes, log_level, log_format, metrics_host,
+// opencl_max_memory_bytes, opencl_direct_staging_bytes, opencl_event_polling, log_level, log_format, metrics_host,
 // metrics_port), on top of `base`. Throws Error naming the file, line and key on unknown
 // keys, wrong types or out-of-range values.
 Config load_config_file(const std::string& path, Config base = {});

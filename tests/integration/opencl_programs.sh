@@ -3,7 +3,8 @@
 # run on PoCL directly and through Outboard's ICD (the same PoCL, behind a real server) must print
 # the same results and the same error codes, line for line; the server's counters must show the
 # work was served there. Then clinfo sees the same device properties, Debian's pyopencl runs a
-# kernel through it, and two clients run at once.
+# kernel through it, and two clients run at once; then opencl_check once more with the server
+# learning of ended commands the other way (opencl_event_polling).
 BUILD=$1
 PROGRAMS=$2
 source "$(dirname "$0")/lib.sh"
@@ -69,3 +70,14 @@ diff "$WORK/direct.txt" "$WORK/c1.txt" >/dev/null && diff "$WORK/direct.txt" "$W
 for _ in $(seq 50); do [ "$(status_field "s['opencl']['objects']")" = 0 ] && break; sleep 0.1; done
 [ "$(status_field "s['opencl']['objects']")" = 0 ] || fail "objects left behind by ended sessions"
 ok "two clients at once; no objects left once they ended"
+
+# Both ways of learning that commands ended (event_waiter.hpp): this machine's default was used
+# above; the other one now (polling where cores are few, or blocking waits where they are many).
+other=$([ "$(nproc)" -ge 8 ] && echo wait || echo poll)
+stop_server
+echo "opencl_event_polling = \"$other\"" >"$WORK/polling.toml"
+start_server --config "$WORK/polling.toml"
+OCL_ICD_VENDORS="$REMOTE" "$PROGRAMS/opencl_check" >"$WORK/other.txt" 2>"$WORK/other.err" || { cat "$WORK/other.err"; fail "opencl_check with opencl_event_polling = $other"; }
+diff "$WORK/direct.txt" "$WORK/other.txt" || fail "results or error codes differ with opencl_event_polling = $other"
+[ "$(status_field "s['opencl']['kernels']")" -ge 3 ] || fail "opencl_check's kernels were not served with opencl_event_polling = $other"
+ok "opencl_check with opencl_event_polling = $other: identical lines"

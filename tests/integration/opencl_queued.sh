@@ -42,3 +42,13 @@ kill -0 "$SERVER_PID" || fail "the server died with the client"
 [ "$(cl_counter objects)" = 0 ] || fail "$(cl_counter objects) objects left behind"
 run_checked opencl_queued timeout -s KILL 300 env OCL_ICD_VENDORS="$REMOTE" "$PROGRAMS/opencl_queued"
 ok "a client killed with transfers in flight: its session and staging freed, the next client served"
+
+# The same with the server learning of ended commands the other way (event_waiter.hpp: polling
+# where cores are few, blocking waits where they are many): the writes held back by a user event
+# must hold up nothing else there either.
+other=$([ "$(nproc)" -ge 8 ] && echo wait || echo poll)
+stop_server
+printf 'opencl_direct_staging_bytes = %s\nopencl_event_polling = "%s"\n' $budget "$other" >"$WORK/server.toml"
+start_server --config "$WORK/server.toml"
+opencl_side_by_side opencl_queued $((1024 << 20)) $((1024 << 20))
+ok "opencl_queued with opencl_event_polling = $other: identical lines"

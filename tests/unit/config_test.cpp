@@ -130,6 +130,15 @@ TEST_F(ConfigFileTest, OpenclDirectStaging) {
   EXPECT_THROW(validate(c), Error);
 }
 
+TEST_F(ConfigFileTest, OpenclEventPolling) {
+  EXPECT_EQ(Config{}.opencl_event_polling, "auto");
+  EXPECT_EQ(load_config_file(write("opencl_event_polling = \"poll\"\n")).opencl_event_polling, "poll");
+  Config c;
+  c.opencl_event_polling = "sometimes";
+  EXPECT_THROW(validate(c), Error);
+  EXPECT_TRUE(contains(error_of("opencl_event_polling = 1\n"), "opencl_event_polling"));
+}
+
 TEST_F(ConfigFileTest, IntegerTimeoutIsAccepted) {
   EXPECT_EQ(load_config_file(write("auth_timeout_seconds = 3\n")).auth_timeout_seconds, 3.0);
 }

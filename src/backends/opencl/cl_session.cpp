@@ -128,7 +128,8 @@ void CL_CALLBACK command_done(cl_event e, cl_int status, void* arg) {
 }
 
 // A completion reported by whichever comes first: the native callback or the event waiter
-// (event_waiter.hpp). Each path holds its own Shot; the Callback goes with the first to fire.
+// (event_waiter.hpp). Each path holds its own Shot; the Callback goes with the first to fire
+// (where the waiter polls, it is the only path for what it watches).
 struct Shot {
   Callback* callback;
   std::shared_ptr<std::atomic<bool>> fired;
@@ -169,7 +170,10 @@ class Session final : public server::ClSessionObjects {
         memory_(std::move(memory)),
         limits_(limits),
         counters_(counters),
-        staging_(std::make_shared<StagingBudget>(limits.direct_staging_bytes, counters.staging)) {}
+        staging_(std::make_shared<StagingBudget>(limits.direct_staging_bytes, counters.staging)),
+        waiter_(limits.event_polling == "poll"   ? EventWaiter::Mode::polling
+                : limits.event_polling == "wait" ? EventWaiter::Mode::blocking
+                                                 : EventWaiter::automatic()) {}
 
   ~Session() override {
     // Nothing may wait forever: user events never set fail their commands, then every queue drains.
@@ -302,10 +306,17 @@ class Session final : public server::ClSessionObjects {
     c.outstanding = outstanding_;
     return new Callback(std::move(c));
   }
-  // `watch`: the client waits for this command: the event waiter reports it too, sooner.
+  // `watch`: the client waits for this command: the event waiter reports it too, sooner. Where
+  // the waiter polls, it reports the command alone (a native callback would delay the event:
+  // event_waiter.hpp), unless it copies into or out of host memory.
   void register_done(cl_event e, Callback* c, bool watch = false) {
     ++*outstanding_;
     Shot shot{c, std::make_shared<std::atomic<bool>>(false)};
+    const bool host_copy = c->read || c->data;
+    if (waiter_.reports_alone(host_copy)) {
+      waiter_.watch(e, [e, shot](cl_int status) { fire(e, status, shot); });
+      return;
+    }
     auto native = std::make_unique<Shot>(shot);
     cl_int rc = clSetEventCallback(e, CL_COMPLETE, shot_done, native.get());
     if (rc != CL_SUCCESS) {
@@ -314,7 +325,7 @@ class Session final : public server::ClSessionObjects {
       return;
     }
     native.release();  // shot_done frees it
-    if (watch) waiter_.watch(e, [e, shot](cl_int status) { fire(e, status, shot); });
+    if (watch) waiter_.watch(e, [e, shot](cl_int status) { fire(e, status, shot); }, host_copy);
   }
   // After a command is enqueued with `e`: its event joins the table (if the client named one) and
   // its completion is reported as `c` says.

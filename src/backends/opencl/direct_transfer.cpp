@@ -15,7 +15,8 @@ cl_uint count(const std::vector<cl_event>& w) { return static_cast<cl_uint>(w.si
 const cl_event* list(const std::vector<cl_event>& w) { return w.empty() ? nullptr : w.data(); }
 
 // Runs fn(status) once `e` has completed or failed: from the native callback or the event
-// waiter, whichever is first (NVIDIA's callbacks come milliseconds late: event_waiter.hpp).
+// waiter, whichever is first (NVIDIA's callbacks come milliseconds late: event_waiter.hpp), or
+// from the waiter alone where it polls.
 struct Once {
   std::function<void(cl_int)> fn;
   std::atomic<bool> fired{false};
@@ -29,12 +30,21 @@ void fire(Once* o, cl_int status) {
   if (--o->holders == 0) delete o;
 }
 void CL_CALLBACK once_done(cl_event, cl_int status, void* arg) { fire(static_cast<Once*>(arg), status); }
-// The waiter first: it holds `e` until it has fired, as PoCL runs the callback of a command
-// already complete at once, and fn may release the caller's hold.
-void when_done(EventWaiter& waiter, cl_event e, std::function<void(cl_int)> fn) {
+// `e` is held here until its callback is registered: fn, run by whichever path fires first (the
+// waiter may before the registration), may release the caller's hold, and the waiter lets go of
+// its own once it has fired (the event freed under clSetEventCallback crashed the server, once
+// in ~30 runs of opencl_queued).
+void when_done(EventWaiter& waiter, cl_event e, bool host_copy, std::function<void(cl_int)> fn) {
   auto* o = new Once{std::move(fn)};
-  waiter.watch(e, [o](cl_int status) { fire(o, status); });
+  if (waiter.reports_alone(host_copy)) {
+    o->holders = 1;
+    waiter.watch(e, [o](cl_int status) { fire(o, status); });
+    return;
+  }
+  clRetainEvent(e);
+  waiter.watch(e, [o](cl_int status) { fire(o, status); }, host_copy);
   if (clSetEventCallback(e, CL_COMPLETE, once_done, o) != CL_SUCCESS && --o->holders == 0) delete o;  // the waiter alone
+  clReleaseEvent(e);
 }
 
 std::array<uint64_t, 4> profile_of(const std::vector<cl_event>& pieces) {
@@ -123,7 +133,7 @@ class Transfer final : public StagingBudget::Taker, public std::enable_shared_fr
       std::lock_guard lk(mu_);
       events_.push_back(e);  // released at the end, after its profile is read
     }
-    when_done(*s_.waiter, e, [self = shared_from_this(), p = std::move(p), then = std::move(then)](cl_int st) mutable {
+    when_done(*s_.waiter, e, /*host_copy=*/true, [self = shared_from_this(), p = std::move(p), then = std::move(then)](cl_int st) mutable {
       if (st < 0) self->failed(st);
       then(std::move(p));
     });
@@ -247,7 +257,7 @@ cl_event direct_transfer(const DirectSession& s, const DirectTransfer& t) {
   clRetainCommandQueue(t.mover);
   ++*s.outstanding;
   auto x = std::make_shared<Transfer>(s, t, gate);
-  when_done(*s.waiter, start, [x](cl_int st) { x->begin(st); });
+  when_done(*s.waiter, start, /*host_copy=*/false, [x](cl_int st) { x->begin(st); });
   clReleaseEvent(start);
   return end;
 }

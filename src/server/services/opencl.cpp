@@ -125,6 +125,7 @@ class OpenClService final : public Service {
     limits_.max_objects = core.config().opencl_max_objects;
     limits_.max_memory_bytes = core.config().opencl_max_memory_bytes;
     limits_.direct_staging_bytes = core.config().opencl_direct_staging_bytes;
+    limits_.event_polling = core.config().opencl_event_polling;
   }
   ~OpenClService() override {
     for (auto& [peer, r] : runners_) r->stop();

@@ -48,6 +48,7 @@ struct ClLimits {
   uint64_t max_objects = 1 << 16;         // objects a session holds at once
   uint64_t max_memory_bytes = 0;          // buffer and image bytes a session holds (0: no limit)
   uint64_t direct_staging_bytes = 256 << 20;  // host memory a session's direct transfers stage in at once
+  std::string event_polling = "auto";         // Config::opencl_event_polling
 };
 
 // Totals over all sessions, for `outboard status` and the tests' proof that work was served.
