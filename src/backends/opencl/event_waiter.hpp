@@ -8,9 +8,10 @@
 //   registered: on NVIDIA's OpenCL a callback on an event delays its completion, to any waiter
 //   (an empty kernel's barrier: 15 us without, 24-29 us with; bench/probes/cl_wait_probe.c).
 //   Events are polled side by side, so one that waits for a user event holds up no other.
-//   Commands that copy into or out of host memory (`host_copy`) are the exception: polled, a
-//   4-byte read answered 77 us after its request where a blocking wait took 43-48 (cl_bench on
-//   the H200 host, side by side; bench/results/h200/opencl): they take the blocking way.
+//   Transfers between the device and the client's data on the message path (`host_copy`) are
+//   the exception: polled, a 4-byte read answered 77 us after its request where a blocking wait
+//   took 43-48 (cl_bench on the H200 host, side by side; bench/results/h200/opencl): they take
+//   the blocking way (the direct path's pieces, through staging memory, are polled).
 // - blocking (few cores, where polling takes the core the implementation's worker needs): a
 //   thread blocks in clWaitForEvents on each in turn, and the caller registers the native
 //   callback as well, which reports whatever that wait is not yet at (reports_alone() is false).
