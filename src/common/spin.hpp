@@ -29,6 +29,22 @@ inline uint64_t spare_core_poll_ns() {
   return ns;
 }
 
+// Polls `ready` until `idle_ns` have passed since `busy` (work under way that more work follows)
+// was last true, and for `cap_ns` at most; whether it became true.
+template <class Ready, class Busy>
+bool poll_while_busy(Ready&& ready, Busy&& busy, uint64_t idle_ns, uint64_t cap_ns) {
+  if (idle_ns == 0) return ready();
+  const uint64_t start = now_ns();
+  uint64_t last_busy = start;
+  for (;;) {
+    if (ready()) return true;
+    const uint64_t now = now_ns();
+    if (busy()) last_busy = now;
+    if (now - last_busy >= idle_ns || now - start >= cap_ns) return ready();
+    pause_core(16);
+  }
+}
+
 // Polls `ready` for up to `ns`; whether it became true.
 template <class Ready>
 bool poll_for(Ready&& ready, uint64_t ns) {

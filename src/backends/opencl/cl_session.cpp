@@ -173,7 +173,8 @@ class Session final : public server::ClSessionObjects {
         staging_(std::make_shared<StagingBudget>(limits.direct_staging_bytes, counters.staging)),
         waiter_(limits.event_polling == "poll"   ? EventWaiter::Mode::polling
                 : limits.event_polling == "wait" ? EventWaiter::Mode::blocking
-                                                 : EventWaiter::automatic()) {}
+                                                 : EventWaiter::automatic(),
+                [o = outstanding_] { return o->load(std::memory_order_relaxed) > 0; }) {}
 
   ~Session() override {
     // Nothing may wait forever: user events never set fail their commands, then every queue drains.
@@ -198,6 +199,7 @@ class Session final : public server::ClSessionObjects {
   }
 
   uint64_t objects() const override { return objects_.size(); }
+  bool commands_pending() const override { return outstanding_->load(std::memory_order_relaxed) > 0; }
 
   void run(const wire::ClRequest& r, transport::Buffer payload) override {
     counters_.operations++;

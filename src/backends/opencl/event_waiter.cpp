@@ -33,7 +33,7 @@ bool ended(cl_int status) { return status == CL_COMPLETE || status < 0; }
 
 EventWaiter::Mode EventWaiter::automatic() { return spare_core_poll_ns() > 0 ? Mode::polling : Mode::blocking; }
 
-EventWaiter::EventWaiter(Mode mode) : mode_(mode) {
+EventWaiter::EventWaiter(Mode mode, std::function<bool()> busy) : mode_(mode), busy_(std::move(busy)) {
   if (mode_ == Mode::polling) polling_thread_ = std::thread([this] { polling_loop(polled_); });
   blocking_thread_ = std::thread([this] { blocking_loop(blocked_); });
 }
@@ -67,10 +67,16 @@ void EventWaiter::Queue::stop() {
   cv.notify_one();
 }
 
+bool EventWaiter::poll_for_work(Queue& q) const {
+  const auto ready = [&] { return q.queued.load(std::memory_order_acquire) > 0; };
+  if (!busy_) return poll_for(ready, spare_core_poll_ns());
+  return poll_while_busy(ready, busy_, spare_core_poll_ns(), kBusyPollNs);
+}
+
 void EventWaiter::blocking_loop(Queue& q) {
   for (;;) {
     Item item;
-    poll_for([&] { return q.queued.load(std::memory_order_acquire) > 0; }, spare_core_poll_ns());
+    poll_for_work(q);
     {
       std::unique_lock lk(q.mu);
       q.cv.wait(lk, [&] { return q.stopping || !q.items.empty(); });
@@ -86,9 +92,9 @@ void EventWaiter::blocking_loop(Queue& q) {
   }
 }
 
-bool EventWaiter::Queue::take(std::deque<Item>& into, uint64_t wake_at_ns) {
+bool EventWaiter::Queue::take(std::deque<Item>& into, uint64_t wake_at_ns, const std::function<bool()>& poll) {
   if (into.empty())  // the next command a client waits for usually follows within microseconds
-    poll_for([&] { return queued.load(std::memory_order_acquire) > 0; }, spare_core_poll_ns());
+    poll();
   else if (wake_at_ns <= now_ns() && queued.load(std::memory_order_acquire) == 0)
     return true;  // an event is due and nothing new: no lock
   std::unique_lock lk(mu);
@@ -115,7 +121,7 @@ void EventWaiter::polling_loop(Queue& q) {
   prctl(PR_SET_TIMERSLACK, 1000UL, 0, 0, 0);
   std::deque<Item> watched;
   uint64_t wake_at = UINT64_MAX;
-  while (q.take(watched, wake_at)) {
+  while (q.take(watched, wake_at, [&] { return poll_for_work(q); })) {
     const uint64_t now = now_ns();
     wake_at = UINT64_MAX;
     bool any_ended = false;

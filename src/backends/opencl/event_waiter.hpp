@@ -33,7 +33,9 @@ class EventWaiter {
   enum class Mode { polling, blocking };
   // Polling where there are spare cores (common/spin.hpp), else blocking.
   static Mode automatic();
-  explicit EventWaiter(Mode mode = automatic());
+  // `busy`: whether the session has commands under way, after which more are likely to follow:
+  // the threads poll for work until 100 us after it was last true (spin.hpp), then sleep.
+  explicit EventWaiter(Mode mode = automatic(), std::function<bool()> busy = {});
   ~EventWaiter();  // waits for the events still watched (the session has drained its queues)
   EventWaiter(const EventWaiter&) = delete;
   EventWaiter& operator=(const EventWaiter&) = delete;
@@ -63,13 +65,17 @@ class EventWaiter {
     void push(Item item);
     void stop();
     // Moves newly watched items to `into` (polling: returns at once if one of `into` is due at
-    // wake_at_ns), or waits for them; false: stopping, none left.
-    bool take(std::deque<Item>& into, uint64_t wake_at_ns);
+    // wake_at_ns), or, with none watched, polls (`poll`) and then waits for them; false:
+    // stopping, none left.
+    bool take(std::deque<Item>& into, uint64_t wake_at_ns, const std::function<bool()>& poll);
   };
-  static void blocking_loop(Queue& q);
-  static void polling_loop(Queue& q);
+  // Polls `q` for work while the session is busy (or briefly); whether some came.
+  bool poll_for_work(Queue& q) const;
+  void blocking_loop(Queue& q);
+  void polling_loop(Queue& q);
 
   const Mode mode_;
+  const std::function<bool()> busy_;
   Queue polled_, blocked_;
   std::thread polling_thread_, blocking_thread_;  // last: they start once the rest is ready
 };

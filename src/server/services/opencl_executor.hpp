@@ -70,6 +70,8 @@ class ClSessionObjects {
   // calls the native platform. Answers through the session's ClOutput (now or from a callback).
   virtual void run(const wire::ClRequest& r, transport::Buffer payload) = 0;
   virtual uint64_t objects() const = 0;
+  // Whether commands of the session have not ended yet (any thread may ask).
+  virtual bool commands_pending() const = 0;
 };
 
 class ClExecutor {
