@@ -3,7 +3,7 @@
  * or a barrier's event, on the enqueuing thread or on another one (as a server's waiter thread
  * does), polling the event's status, a completion callback, clFinish on another thread, and the
  * waits again with a completion callback registered on the event; then the same for a 4-byte
- * read into ordinary memory. It bounds
+ * read into ordinary memory, and polled into page-locked memory. It bounds
  * what a remote clFinish can cost above the native one (bench/results/h200/opencl).
  *   cl_wait_probe [--platform TEXT] [--reps R]
  * Output: one line per way, "wait.<way> median_us p90_us". Built with -lOpenCL -lpthread only. */
@@ -35,6 +35,7 @@ static cl_command_queue queue;
 static cl_kernel kernel;
 static cl_mem buffer;       /* what the reads read */
 static char landing[64];    /* where they land: ordinary (pageable) memory, as a server's */
+static void* pinned;        /* or page-locked memory */
 
 /* The helper thread: it takes an event (or, for `finish`, the queue), waits its way, says done. */
 enum Way { kWaitEvent, kPollEvent, kFinishQueue };
@@ -162,11 +163,12 @@ static void measure(const char* name, int way_index, int reps) {
       case 14: /* the same, waited for by another thread */
       case 15: /* the same, its status polled by another thread */
       case 16: /* the same, a callback registered, waited for by another thread (a server's way) */
-        CHECK(clEnqueueReadBuffer(queue, buffer, CL_FALSE, 0, 4, landing, 0, NULL, &e));
+      case 17: /* the same as 15 into page-locked memory (a mapped CL_MEM_ALLOC_HOST_PTR buffer) */
+        CHECK(clEnqueueReadBuffer(queue, buffer, CL_FALSE, 0, 4, way_index == 17 ? pinned : landing, 0, NULL, &e));
         if (way_index == 16) CHECK(clSetEventCallback(e, CL_COMPLETE, on_complete, NULL));
         CHECK(clFlush(queue));
         if (way_index == 13) CHECK(clWaitForEvents(1, &e));
-        else hand(way_index == 15 ? kPollEvent : kWaitEvent, e);
+        else hand(way_index == 15 || way_index == 17 ? kPollEvent : kWaitEvent, e);
         break;
     }
     double took = now_us() - start;
@@ -216,6 +218,10 @@ int main(int argc, char** argv) {
   CHECK(err);
   CHECK(clSetKernelArg(kernel, 0, sizeof x, &x));
   buffer = x;
+  cl_mem host = clCreateBuffer(context, CL_MEM_ALLOC_HOST_PTR, 4096, NULL, &err);
+  CHECK(err);
+  pinned = clEnqueueMapBuffer(queue, host, CL_TRUE, CL_MAP_READ | CL_MAP_WRITE, 0, 4096, 0, NULL, NULL, &err);
+  CHECK(err);
   pthread_t thread;
   pthread_create(&thread, NULL, helper, NULL);
   static const char* names[] = {"finish",          "kernel_event",    "barrier_event",
@@ -225,10 +231,14 @@ int main(int argc, char** argv) {
                                 "barrier_event_other_thread_with_callback",
                                 "barrier_poll_other_thread_with_callback", "finish_with_callback",
                                 "read4_blocking", "read4_event", "read4_event_other_thread",
-                                "read4_poll_other_thread", "read4_event_other_thread_with_callback"};
-  for (int w = 0; w < 17; ++w) measure(names[w], w, reps);
+                                "read4_poll_other_thread", "read4_event_other_thread_with_callback",
+                                "read4_pinned_poll_other_thread"};
+  for (int w = 0; w < 18; ++w) measure(names[w], w, reps);
   atomic_store(&stop_helper, 1);
   pthread_join(thread, NULL);
+  clEnqueueUnmapMemObject(queue, host, pinned, 0, NULL, NULL);
+  clFinish(queue);
+  clReleaseMemObject(host);
   clReleaseMemObject(x);
   clReleaseKernel(kernel);
   clReleaseProgram(program);
