@@ -6,7 +6,7 @@
 //   the first 2 ms of each, then at intervals of 1% of its age (at least 20 us, at most 1 ms), so
 //   a long command costs little of a core and is reported at most ~1% late. No native callback is
 //   registered: on NVIDIA's OpenCL a callback on an event delays its completion, to any waiter
-//   (an empty kernel's barrier: 15 us without, 24-29 us with; bench/probes/cl_wait_probe.c).
+//   (an empty kernel's barrier: 15 us without, 24-30 us with; bench/probes/cl_wait_probe.c).
 //   Events are polled side by side, so one that waits for a user event holds up no other.
 //   Transfers between the device and the client's data on the message path (`host_copy`) are
 //   the exception: polled, a 4-byte read answered 77 us after its request where a blocking wait
