@@ -29,6 +29,10 @@ inline uint64_t spare_core_poll_ns() {
   return ns;
 }
 
+// How long a remote OpenCL session polls, at most, while a command it waits for is under way
+// (the event waiter's status polls, the session's threads' polls for work); then paced or asleep.
+constexpr uint64_t kCommandPollNs = 2'000'000;
+
 // Polls `ready` until `idle_ns` have passed since `busy` (work under way that more work follows)
 // was last true, and for `cap_ns` at most; whether it became true.
 template <class Ready, class Busy>

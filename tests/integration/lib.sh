@@ -82,6 +82,10 @@ opencl_vendors() {
 # cl_counter NAME: the server's opencl.NAME status figure.
 cl_counter() { status_field "s['opencl']['$1']"; }
 
+# other_event_polling: the opencl_event_polling mode this machine's default ("auto") does not pick
+# (event_waiter.hpp: polling with 8 or more hardware threads).
+other_event_polling() { [ "$(nproc)" -ge 8 ] && echo wait || echo poll; }
+
 # opencl_side_by_side NAME MIN_READ MIN_WRITTEN: runs PROGRAMS/NAME (after opencl_vendors and
 # start_server) on PoCL directly (its output in WORK/NAME.pocl.txt), then through the ICD
 # (run_checked): the outputs must be the same line for line, the server's copy lanes must have

@@ -73,7 +73,7 @@ ok "two clients at once; no objects left once they ended"
 
 # Both ways of learning that commands ended (event_waiter.hpp): this machine's default was used
 # above; the other one now (polling where cores are few, or blocking waits where they are many).
-other=$([ "$(nproc)" -ge 8 ] && echo wait || echo poll)
+other=$(other_event_polling)
 stop_server
 echo "opencl_event_polling = \"$other\"" >"$WORK/polling.toml"
 start_server --config "$WORK/polling.toml"

@@ -46,7 +46,7 @@ ok "a client killed with transfers in flight: its session and staging freed, the
 # The same with the server learning of ended commands the other way (event_waiter.hpp: polling
 # where cores are few, blocking waits where they are many): the writes held back by a user event
 # must hold up nothing else there either.
-other=$([ "$(nproc)" -ge 8 ] && echo wait || echo poll)
+other=$(other_event_polling)
 stop_server
 printf 'opencl_direct_staging_bytes = %s\nopencl_event_polling = "%s"\n' $budget "$other" >"$WORK/server.toml"
 start_server --config "$WORK/server.toml"

@@ -174,7 +174,7 @@ class Session final : public server::ClSessionObjects {
         waiter_(limits.event_polling == "poll"   ? EventWaiter::Mode::polling
                 : limits.event_polling == "wait" ? EventWaiter::Mode::blocking
                                                  : EventWaiter::automatic(),
-                [o = outstanding_] { return o->load(std::memory_order_relaxed) > 0; }) {}
+                [this] { return commands_pending(); }) {}
 
   ~Session() override {
     // Nothing may wait forever: user events never set fail their commands, then every queue drains.

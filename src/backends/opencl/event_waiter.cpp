@@ -11,13 +11,13 @@
 namespace outboard::backends {
 namespace {
 
-// Polling: without pause for an event's first 2 ms, then every 1% of its age, 20 us to 1 ms.
-constexpr uint64_t kBusyPollNs = 2'000'000;
+// Polling: without pause for an event's first 2 ms (kCommandPollNs), then every 1% of its age,
+// 20 us to 1 ms.
 constexpr uint64_t kMinIntervalNs = 20'000;
 constexpr uint64_t kMaxIntervalNs = 1'000'000;
 
 uint64_t poll_interval(uint64_t age_ns) {
-  if (age_ns < kBusyPollNs) return 0;
+  if (age_ns < kCommandPollNs) return 0;
   return std::clamp(age_ns / 100, kMinIntervalNs, kMaxIntervalNs);
 }
 
@@ -33,7 +33,8 @@ bool ended(cl_int status) { return status == CL_COMPLETE || status < 0; }
 
 EventWaiter::Mode EventWaiter::automatic() { return spare_core_poll_ns() > 0 ? Mode::polling : Mode::blocking; }
 
-EventWaiter::EventWaiter(Mode mode, std::function<bool()> busy) : mode_(mode), busy_(std::move(busy)) {
+EventWaiter::EventWaiter(Mode mode, std::function<bool()> busy)
+    : mode_(mode), busy_(busy ? std::move(busy) : [] { return false; }) {
   if (mode_ == Mode::polling) polling_thread_ = std::thread([this] { polling_loop(polled_); });
   blocking_thread_ = std::thread([this] { blocking_loop(blocked_); });
 }
@@ -68,9 +69,8 @@ void EventWaiter::Queue::stop() {
 }
 
 bool EventWaiter::poll_for_work(Queue& q) const {
-  const auto ready = [&] { return q.queued.load(std::memory_order_acquire) > 0; };
-  if (!busy_) return poll_for(ready, spare_core_poll_ns());
-  return poll_while_busy(ready, busy_, spare_core_poll_ns(), kBusyPollNs);
+  return poll_while_busy([&] { return q.queued.load(std::memory_order_acquire) > 0; }, busy_, spare_core_poll_ns(),
+                         kCommandPollNs);
 }
 
 void EventWaiter::blocking_loop(Queue& q) {

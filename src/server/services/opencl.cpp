@@ -93,7 +93,7 @@ class Runner {
       // (as the event waiter's busy polling). Asleep past 100 us after the last operation, the
       // runner cost each of stream's 0.15-0.25 ms kernels a wake-up (bench/results/h200/opencl).
       poll_while_busy([&] { return queued_.load(std::memory_order_acquire) > 0; },
-                      [&] { return objects_->commands_pending(); }, spare_core_poll_ns(), kBusyPollNs);
+                      [&] { return objects_->commands_pending(); }, spare_core_poll_ns(), kCommandPollNs);
       {
         std::unique_lock lk(mu_);
         cv_.wait(lk, [&] { return stopping_ || !queue_.empty(); });
@@ -110,7 +110,6 @@ class Runner {
     done_ = true;
   }
 
-  static constexpr uint64_t kBusyPollNs = 2'000'000;
   std::shared_ptr<Output> out_;
   std::shared_ptr<ClientLanes> lanes_;
   std::unique_ptr<ClSessionObjects> objects_;
