@@ -12,12 +12,14 @@ opencl_vendors
 start_server
 
 OCL_ICD_VENDORS="$DIRECT" "$PROGRAMS/opencl_check" >"$WORK/direct.txt" 2>"$WORK/direct.err" || { cat "$WORK/direct.err"; fail "opencl_check on PoCL"; }
-before=$(status_field "s['opencl']['kernels']")
+before=$(status_field "s['opencl']['kernels']") pinned0=$(cl_counter pinned_bytes_read)
 OCL_ICD_VENDORS="$REMOTE" "$PROGRAMS/opencl_check" >"$WORK/remote.txt" 2>"$WORK/remote.err" || { cat "$WORK/remote.err"; fail "opencl_check through Outboard"; }
 diff "$WORK/direct.txt" "$WORK/remote.txt" || fail "results or error codes differ between PoCL and Outboard"
-after=$(status_field "s['opencl']['kernels']")
+after=$(status_field "s['opencl']['kernels']") pinned=$(($(cl_counter pinned_bytes_read) - pinned0))
 [ $((after - before)) -ge 3 ] || fail "the kernels were not run by the server (kernels $before -> $after)"
-ok "opencl_check: $(wc -l <"$WORK/remote.txt") identical lines; $((after - before)) kernels served remotely"
+# Its small reads landed in the server's page-locked slots (backends/opencl/pinned_reads.hpp).
+[ "$pinned" -gt 0 ] || fail "no read landed in page-locked memory"
+ok "opencl_check: $(wc -l <"$WORK/remote.txt") identical lines; $((after - before)) kernels served remotely; $pinned bytes read through page-locked slots"
 
 # outboard run registers the ICD for one program.
 "$OUTBOARD" run -- "$PROGRAMS/opencl_check" >"$WORK/run.txt" 2>&1 || { cat "$WORK/run.txt"; fail "opencl_check under outboard run"; }

@@ -14,6 +14,7 @@
 #include "backends/opencl/direct_transfer.hpp"
 #include "backends/opencl/event_waiter.hpp"
 #include "backends/opencl/native.hpp"
+#include "backends/opencl/pinned_reads.hpp"
 #include "common/error.hpp"
 #include <spdlog/spdlog.h>
 
@@ -83,6 +84,7 @@ struct Callback {
   std::shared_ptr<transport::Buffer> data;  // a read's result, or a write's source kept alive
   uint64_t bytes = 0;
   bool read = false;
+  bool pinned = false;  // a read into page-locked memory (pinned_reads.hpp): no host copy to wait for
   // Callbacks not yet run, of the session (its end waits for them); one-shot ones free themselves.
   std::shared_ptr<std::atomic<int64_t>> outstanding;
   bool one_shot = true;
@@ -187,6 +189,7 @@ class Session final : public server::ClSessionObjects {
       clReleaseCommandQueue(m);
     }
     movers_.clear();
+    pinned_.clear();
     // Dependants first: what a kernel or a command holds keeps its native parents alive anyway.
     for (Kind k : {Kind::event, Kind::user_event, Kind::kernel, Kind::program, Kind::sampler, Kind::image, Kind::pipe,
                    Kind::mem, Kind::queue, Kind::context, Kind::device})
@@ -314,7 +317,7 @@ class Session final : public server::ClSessionObjects {
   void register_done(cl_event e, Callback* c, bool watch = false) {
     ++*outstanding_;
     Shot shot{c, std::make_shared<std::atomic<bool>>(false)};
-    const bool host_copy = c->read || c->data;
+    const bool host_copy = (c->read || c->data) && !c->pinned;
     if (waiter_.reports_alone(host_copy)) {
       waiter_.watch(e, [e, shot](cl_int status) { fire(e, status, shot); });
       return;
@@ -831,7 +834,7 @@ class Session final : public server::ClSessionObjects {
       clSetUserEventStatus(static_cast<cl_event>(o.handle), CL_INVALID_EVENT);
     }
     if (holds_memory(o)) memory_bytes_ -= o.bytes;
-    if (o.kind == Kind::queue) release_mover(static_cast<cl_command_queue>(o.handle));
+    if (o.kind == Kind::queue) release_queue_helpers(static_cast<cl_command_queue>(o.handle));
     release_native(o);
     objects_.erase(it);
   }
@@ -905,9 +908,12 @@ class Session final : public server::ClSessionObjects {
     if (!r.call_id) throw ClFail{CL_INVALID_VALUE, "a read is answered"};
     Object& o = find(rd.mem, {Kind::mem, Kind::image});
     const uint64_t bytes = transfer_bytes(o, rd.at);
-    auto data = std::make_shared<transport::Buffer>(transport::Buffer::allocate(bytes));
-    cl_event e = enqueue_transfer(false, q, rd.cmd, o, rd.at, data->data());
     Callback c;
+    std::optional<transport::Buffer> slot = pinned_slot(q, bytes);
+    c.pinned = slot.has_value();
+    if (c.pinned) counters_.pinned_bytes_read += bytes;
+    auto data = std::make_shared<transport::Buffer>(c.pinned ? std::move(*slot) : transport::Buffer::allocate(bytes));
+    cl_event e = enqueue_transfer(false, q, rd.cmd, o, rd.at, data->data());
     c.call_id = r.call_id;
     c.data = std::move(data);
     c.bytes = bytes;
@@ -971,7 +977,16 @@ class Session final : public server::ClSessionObjects {
     movers_.emplace(q, m);
     return m;
   }
-  void release_mover(cl_command_queue q) {
+  // Page-locked memory for a read of `bytes` on q's message path, when q's slots have room.
+  std::optional<transport::Buffer> pinned_slot(cl_command_queue q, uint64_t bytes) {
+    if (bytes > PinnedReads::kSlotBytes) return std::nullopt;
+    auto it = pinned_.find(q);
+    if (it == pinned_.end()) it = pinned_.emplace(q, PinnedReads::make(q)).first;  // null: not to be had
+    return it->second ? it->second->take(bytes) : std::nullopt;
+  }
+  // What the session made for the client's queue `q`: its transfers' queue, its read slots.
+  void release_queue_helpers(cl_command_queue q) {
+    pinned_.erase(q);  // reads in flight keep their slots' memory
     if (auto it = movers_.find(q); it != movers_.end()) {
       clReleaseCommandQueue(it->second);  // its commands in flight keep it until they are done
       movers_.erase(it);
@@ -1261,6 +1276,7 @@ class Session final : public server::ClSessionObjects {
   uint64_t memory_bytes_ = 0;
   // Direct transfers: the pieces' queue per program queue, and the host memory they stage in.
   std::unordered_map<cl_command_queue, cl_command_queue> movers_;
+  std::unordered_map<cl_command_queue, std::shared_ptr<PinnedReads>> pinned_;  // null: none to be had
   std::shared_ptr<StagingBudget> staging_;
   // Contexts' callbacks, freed with the session after every native object.
   std::vector<std::unique_ptr<Callback>> callbacks_;

@@ -11,7 +11,8 @@
 //   Transfers between the device and the client's data on the message path (`host_copy`) are
 //   the exception: polled, a 4-byte read answered 77 us after its request where a blocking wait
 //   took 43-48 (cl_bench on the H200 host, side by side; bench/results/h200/opencl): they take
-//   the blocking way (the direct path's pieces, through staging memory, are polled).
+//   the blocking way. Reads into page-locked memory are not host copies (pinned_reads.hpp), nor
+//   are the direct path's pieces, through staging memory: both are polled.
 // - blocking (few cores, where polling takes the core the implementation's worker needs): a
 //   thread blocks in clWaitForEvents on each in turn, and the caller registers the native
 //   callback as well, which reports whatever that wait is not yet at (reports_alone() is false).

@@ -35,6 +35,7 @@ std::vector<wire::ClInfoValue> describe_device(cl_device_id d, wire::ClId platfo
 struct SharedCounters {
   std::atomic<uint64_t> operations{0}, kernels{0}, failures{0}, bytes_written{0}, bytes_read{0};
   std::atomic<uint64_t> direct_bytes_written{0}, direct_bytes_read{0};
+  std::atomic<uint64_t> pinned_bytes_read{0};
   StagingBudget::Gauge staging;  // the direct transfers' staging memory
 };
 

@@ -188,6 +188,7 @@ class OpenClService final : public Service {
                    {"direct_bytes_read", c.direct_bytes_read},
                    {"direct_staging_bytes", c.direct_staging_bytes},
                    {"direct_staging_peak_bytes", c.direct_staging_peak_bytes},
+                   {"pinned_bytes_read", c.pinned_bytes_read},
                    {"direct_staging_budget", limits_.direct_staging_bytes}};
   }
 

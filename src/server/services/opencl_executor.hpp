@@ -59,6 +59,8 @@ struct ClCounters {
   // The direct transfers' staging memory: in use now (all sessions), and the most one session
   // has used at once (never above its ClLimits::direct_staging_bytes).
   uint64_t direct_staging_bytes = 0, direct_staging_peak_bytes = 0;
+  // Bytes of reads on the message path that landed in page-locked memory (pinned_reads.hpp).
+  uint64_t pinned_bytes_read = 0;
 };
 
 // A session's objects on the native platforms. Used by one thread at a time (the session's).
