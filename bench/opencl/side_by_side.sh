@@ -6,7 +6,9 @@
 #   BUILD=build (or a carried tree: OUTBOARD=.../bin/outboard CL_BENCH=.../bin/cl_bench
 #   ICD_DIR=.../etc/OpenCL/vendors), PLATFORM=Portable (the platform's name, e.g. NVIDIA),
 #   ROUNDS=2, VENDORS=/etc/OpenCL/vendors (where the native ICDs are registered), SERVER_CONFIG
-#   (a TOML file for the server, e.g. opencl_event_polling = "wait"; default: none)
+#   (a TOML file for the server, e.g. opencl_event_polling = "wait"; default: none),
+#   OUTBOARD_CL_TRACE=1 (the server's stage times of each run's answered commands, appended;
+#   backends/opencl/stage_trace.hpp)
 set -uo pipefail
 OUT=${1:?usage: side_by_side.sh OUT [cl_bench args...]}
 shift
@@ -31,3 +33,7 @@ for round in $(seq "${ROUNDS:-2}"); do
   OCL_ICD_VENDORS="$ICD_DIR" "$CL_BENCH" --platform "$PLATFORM" "$@" 2>&1 | tee -a "$R"
 done
 "$OUTBOARD" status --json | python3 -c "import json,sys; print('server opencl', json.load(sys.stdin)['opencl'])" | tee -a "$R"
+if [ -n "${OUTBOARD_CL_TRACE:-}" ]; then
+  sleep 1  # the last session's objects are released on its runner's thread, then it reports
+  grep -h "opencl.trace" "$W/server.log" | tee -a "$R"
+fi

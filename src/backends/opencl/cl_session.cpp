@@ -15,6 +15,8 @@
 #include "backends/opencl/event_waiter.hpp"
 #include "backends/opencl/native.hpp"
 #include "backends/opencl/pinned_reads.hpp"
+#include "backends/opencl/stage_trace.hpp"
+#include "common/clock.hpp"
 #include "common/error.hpp"
 #include <spdlog/spdlog.h>
 
@@ -85,6 +87,8 @@ struct Callback {
   uint64_t bytes = 0;
   bool read = false;
   bool pinned = false;  // a read into page-locked memory (pinned_reads.hpp): no host copy to wait for
+  const char* op = "";  // the operation's name and stages, when traced (stage_trace.hpp)
+  StageTimes stages;
   // Callbacks not yet run, of the session (its end waits for them); one-shot ones free themselves.
   std::shared_ptr<std::atomic<int64_t>> outstanding;
   bool one_shot = true;
@@ -104,6 +108,7 @@ std::array<uint64_t, 4> profile_of(cl_event e) {
 
 void CL_CALLBACK command_done(cl_event e, cl_int status, void* arg) {
   auto* c = static_cast<Callback*>(arg);
+  if (c->stages.arrived_ns) stage_trace::record(c->op, c->stages);
   if (status < 0) c->counters->failures++;
   if (c->call_id) {
     if (status < 0) {
@@ -199,13 +204,16 @@ class Session final : public server::ClSessionObjects {
     // Completion callbacks may still be on their way from the implementation's threads.
     for (int i = 0; i < 5000 && *outstanding_ > 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     if (*outstanding_ > 0) spdlog::warn("opencl.callbacks_missing count={}", outstanding_->load());
+    if (stage_trace::enabled()) stage_trace::report();
   }
 
   uint64_t objects() const override { return objects_.size(); }
   bool commands_pending() const override { return outstanding_->load(std::memory_order_relaxed) > 0; }
 
-  void run(const wire::ClRequest& r, transport::Buffer payload) override {
+  void run(const wire::ClRequest& r, transport::Buffer payload, uint64_t arrived_ns) override {
     counters_.operations++;
+    traced_ = {};
+    if (r.call_id && stage_trace::enabled()) traced_ = {arrived_ns, now_ns(), 0}, traced_op_ = wire::op_name(r.op);
     ClId created = 0, event = 0;
     try {
       std::visit([&](const auto& op) { handle(r, op, payload, created, event); }, r.op);
@@ -309,6 +317,11 @@ class Session final : public server::ClSessionObjects {
     c.out = out_;
     c.counters = &counters_;
     c.outstanding = outstanding_;
+    if (traced_.arrived_ns && c.call_id) {
+      c.stages = traced_;
+      c.stages.enqueued_ns = now_ns();
+      c.op = traced_op_;
+    }
     return new Callback(std::move(c));
   }
   // `watch`: the client waits for this command: the event waiter reports it too, sooner. Where
@@ -1277,6 +1290,8 @@ class Session final : public server::ClSessionObjects {
   // Direct transfers: the pieces' queue per program queue, and the host memory they stage in.
   std::unordered_map<cl_command_queue, cl_command_queue> movers_;
   std::unordered_map<cl_command_queue, std::shared_ptr<PinnedReads>> pinned_;  // null: none to be had
+  StageTimes traced_;  // the operation running now, when traced
+  const char* traced_op_ = "";
   std::shared_ptr<StagingBudget> staging_;
   // Contexts' callbacks, freed with the session after every native object.
   std::vector<std::unique_ptr<Callback>> callbacks_;

@@ -63,7 +63,7 @@ class Runner {
   }
   void push(wire::ClRequest r, Buffer payload) {
     std::lock_guard lk(mu_);
-    queue_.push_back({std::move(r), std::move(payload)});
+    queue_.push_back({std::move(r), std::move(payload), now_ns()});
     queued_.fetch_add(1, std::memory_order_release);
     cv_.notify_one();
   }
@@ -84,6 +84,7 @@ class Runner {
   struct Item {
     wire::ClRequest request;
     Buffer payload;
+    uint64_t arrived_ns;
   };
   void loop() {
     for (;;) {
@@ -102,7 +103,7 @@ class Runner {
         queue_.pop_front();
         queued_.fetch_sub(1, std::memory_order_relaxed);
       }
-      objects_->run(item.request, std::move(item.payload));
+      objects_->run(item.request, std::move(item.payload), item.arrived_ns);
       objects_count_ = objects_->objects();
     }
     objects_.reset();

@@ -70,7 +70,8 @@ class ClSessionObjects {
   virtual ~ClSessionObjects() = default;
   // Runs one operation: checks every id, size and offset against what the session holds, then
   // calls the native platform. Answers through the session's ClOutput (now or from a callback).
-  virtual void run(const wire::ClRequest& r, transport::Buffer payload) = 0;
+  // `arrived_ns`: when the request reached the session's queue (now_ns).
+  virtual void run(const wire::ClRequest& r, transport::Buffer payload, uint64_t arrived_ns) = 0;
   virtual uint64_t objects() const = 0;
   // Whether commands of the session have not ended yet (any thread may ask).
   virtual bool commands_pending() const = 0;

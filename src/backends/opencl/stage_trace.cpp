@@ -1,0 +1,66 @@
+#include "backends/opencl/stage_trace.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <vector>
+
+#include "common/clock.hpp"
+
+namespace outboard::backends::stage_trace {
+namespace {
+
+struct Samples {
+  std::vector<uint64_t> queued, enqueue, completion, total;  // ns
+};
+// Samples kept per operation: enough for stable percentiles, bounded memory.
+constexpr size_t kMaxSamples = 1 << 20;
+
+std::mutex mu;
+std::map<std::string, Samples> by_op;
+
+double percentile_us(std::vector<uint64_t>& v, double q) {
+  if (v.empty()) return 0;
+  const size_t i = std::min(v.size() - 1, static_cast<size_t>(q * double(v.size())));
+  std::nth_element(v.begin(), v.begin() + i, v.end());
+  return double(v[i]) / 1e3;
+}
+
+}  // namespace
+
+bool enabled() {
+  static const bool on = [] {
+    const char* v = std::getenv("OUTBOARD_CL_TRACE");
+    return v && *v && std::string(v) != "0";
+  }();
+  return on;
+}
+
+void record(const char* op, const StageTimes& t) {
+  if (!t.arrived_ns) return;
+  const uint64_t done = now_ns();
+  std::lock_guard lk(mu);
+  Samples& s = by_op[op];
+  if (s.total.size() >= kMaxSamples) return;
+  s.queued.push_back(t.started_ns - t.arrived_ns);
+  s.enqueue.push_back(t.enqueued_ns - t.started_ns);
+  s.completion.push_back(done - t.enqueued_ns);
+  s.total.push_back(done - t.arrived_ns);
+}
+
+void report() {
+  std::lock_guard lk(mu);
+  for (auto& [op, s] : by_op)
+    spdlog::info(
+        "opencl.trace op={} count={} queued_us={:.2f}/{:.2f} enqueue_us={:.2f}/{:.2f} completion_us={:.2f}/{:.2f} "
+        "total_us={:.2f}/{:.2f} (median/p90)",
+        op, s.total.size(), percentile_us(s.queued, 0.5), percentile_us(s.queued, 0.9), percentile_us(s.enqueue, 0.5),
+        percentile_us(s.enqueue, 0.9), percentile_us(s.completion, 0.5), percentile_us(s.completion, 0.9),
+        percentile_us(s.total, 0.5), percentile_us(s.total, 0.9));
+  by_op.clear();
+}
+
+}  // namespace outboard::backends::stage_trace

@@ -1,0 +1,27 @@
+// Where an answered command's time goes on the server, for finding what a remote round trip pays
+// above the native one: with OUTBOARD_CL_TRACE=1 in the server's environment, every command a
+// client waits for (an answered request) records when its message reached the session's queue
+// (the progress thread), when the session's runner took it, when the native enqueue returned, and
+// when its completion was reported; at each session's end the server logs the medians and 90th
+// percentiles per operation ("opencl.trace ..."). Off, it costs one branch per command.
+#pragma once
+#include <cstdint>
+#include <string>
+
+namespace outboard::backends {
+
+struct StageTimes {
+  uint64_t arrived_ns = 0;   // 0: not traced
+  uint64_t started_ns = 0;   // the runner took it
+  uint64_t enqueued_ns = 0;  // the native call returned
+};
+
+namespace stage_trace {
+bool enabled();
+// One command's stages, ended now.
+void record(const char* op, const StageTimes& t);
+// Logs and forgets what was recorded.
+void report();
+}  // namespace stage_trace
+
+}  // namespace outboard::backends
