@@ -7,6 +7,7 @@
 #include <array>
 
 #include "common/clock.hpp"
+#include "common/spin.hpp"
 #include "common/error.hpp"
 #include "transport/seal.hpp"
 
@@ -25,8 +26,14 @@ uint64_t* call_id_of(wire::Message& m) {
 }
 
 // Spin this long before sleeping: a round trip on shared memory takes microseconds, a sleep and
-// wake-up tens of them.
-constexpr uint64_t kSpinNs = 200'000;
+// wake-up tens of them. Where cores are to spare (common/spin.hpp), as long as the server's busy
+// polling, 2 ms: a remote OpenCL kernel of 0.2-0.3 ms waited for by clFinish outlasted a 200 us
+// spin, and the wake-up after it cost stream's add, triad and dot 50-100 us on average on the
+// H200 host (bench/results/h200/opencl).
+uint64_t spin_ns() {
+  static const uint64_t ns = spare_core_poll_ns() ? kCommandPollNs : 200'000;
+  return ns;
+}
 constexpr useconds_t kBusyArmPauseUs = 200;  // see wait()
 
 }  // namespace
@@ -262,7 +269,7 @@ void Connection::wait(Lock& lk, Done done, double timeout_seconds, const char* w
       fail(std::string("no answer within ") + std::to_string(timeout_seconds) + " s while " + what);
       throw Error(dead_reason_);
     }
-    if (now - last_event < kSpinNs) {
+    if (now - last_event < spin_ns()) {
       // Let other application threads post their requests, and give up the core for a moment:
       // measured on a 2-core VM, a client and server that yield on every idle poll stream small
       // messages ~50% faster than ones spinning without system calls.

@@ -195,6 +195,7 @@ class Session final : public server::ClSessionObjects {
     }
     movers_.clear();
     pinned_.clear();
+    forget_last_kernels();
     // Dependants first: what a kernel or a command holds keeps its native parents alive anyway.
     for (Kind k : {Kind::event, Kind::user_event, Kind::kernel, Kind::program, Kind::sampler, Kind::image, Kind::pipe,
                    Kind::mem, Kind::queue, Kind::context, Kind::device})
@@ -213,7 +214,9 @@ class Session final : public server::ClSessionObjects {
   void run(const wire::ClRequest& r, transport::Buffer payload, uint64_t arrived_ns) override {
     counters_.operations++;
     traced_ = {};
-    if (r.call_id && stage_trace::enabled()) traced_ = {arrived_ns, now_ns(), 0}, traced_op_ = wire::op_name(r.op);
+    const bool tracing = stage_trace::enabled();
+    const uint64_t started = tracing ? now_ns() : 0;
+    if (r.call_id && tracing) traced_ = {arrived_ns, started, 0}, traced_op_ = wire::op_name(r.op);
     ClId created = 0, event = 0;
     try {
       std::visit([&](const auto& op) { handle(r, op, payload, created, event); }, r.op);
@@ -231,6 +234,7 @@ class Session final : public server::ClSessionObjects {
         out_->notice(std::move(n));
       }
     }
+    if (tracing) stage_trace::record_run(wire::op_name(r.op), arrived_ns, started);
   }
 
  private:
@@ -361,7 +365,22 @@ class Session final : public server::ClSessionObjects {
   cl_command_queue begin_command(const wire::ClCommand& cmd, ClId& event) {
     event = cmd.event ? cmd.event : cmd.queue;
     if (cmd.event) check_new(cmd.event);
-    return handle_of<cl_command_queue>(cmd.queue, Kind::queue);
+    cl_command_queue q = handle_of<cl_command_queue>(cmd.queue, Kind::queue);
+    forget_last_kernel(q);
+    return q;
+  }
+  // The event of the kernel last enqueued into q, while nothing else has been since: in an
+  // in-order queue a finish waits for it instead of a barrier of its own (which cost the round
+  // trip of a kernel and clFinish 2-3 us more on the H200 host: stage_trace.hpp).
+  void forget_last_kernel(cl_command_queue q) {
+    if (auto it = last_kernel_.find(q); it != last_kernel_.end()) {
+      clReleaseEvent(it->second);
+      last_kernel_.erase(it);
+    }
+  }
+  void forget_last_kernels() {
+    for (auto& [q, e] : last_kernel_) clReleaseEvent(e);
+    last_kernel_.clear();
   }
   // The command's completion answers the request (if asked) and reports its event (if named).
   void answer_when_done(cl_event e, const wire::ClRequest& r, const wire::ClCommand& cmd) {
@@ -834,6 +853,7 @@ class Session final : public server::ClSessionObjects {
 
   void handle(const wire::ClRequest&, const wire::ClRelease& rel, transport::Buffer&, ClId& created, ClId&) {
     created = rel.id;
+    forget_last_kernels();  // a release may enqueue (or end a queue)
     auto it = objects_.find(rel.id);
     if (it == objects_.end()) throw ClFail{CL_INVALID_VALUE, "no object " + std::to_string(rel.id)};
     Object& o = it->second;
@@ -1126,6 +1146,8 @@ class Session final : public server::ClSessionObjects {
     check(clEnqueueNDRangeKernel(q, kernel, k.dims, off, glob, k.local_given ? loc : nullptr, n(wait), p(wait), &e),
           "clEnqueueNDRangeKernel");
     counters_.kernels++;
+    clRetainEvent(e);
+    last_kernel_[q] = e;  // begin_command forgot the one before
     answer_when_done(e, r, k.cmd);
   }
 
@@ -1144,9 +1166,18 @@ class Session final : public server::ClSessionObjects {
     if (!r.call_id) throw ClFail{CL_INVALID_VALUE, "a finish is answered"};
     cl_command_queue q = handle_of<cl_command_queue>(f.queue, Kind::queue);
     cl_event e = nullptr;
-    // A barrier, not clFinish: this thread must stay free for the session's next operations (a
-    // user event the queue waits for is set by one of them).
-    check(clEnqueueBarrierWithWaitList(q, 0, nullptr, &e), "clFinish");
+    cl_command_queue_properties props = 0;
+    if (auto it = last_kernel_.find(q);
+        it != last_kernel_.end() &&
+        clGetCommandQueueInfo(q, CL_QUEUE_PROPERTIES, sizeof props, &props, nullptr) == CL_SUCCESS &&
+        !(props & CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE)) {
+      e = it->second;
+      last_kernel_.erase(it);  // its reference is ours now
+    } else {
+      // A barrier, not clFinish: this thread must stay free for the session's next operations (a
+      // user event the queue waits for is set by one of them).
+      check(clEnqueueBarrierWithWaitList(q, 0, nullptr, &e), "clFinish");
+    }
     clFlush(q);
     Callback cb;
     cb.call_id = r.call_id;
@@ -1290,6 +1321,7 @@ class Session final : public server::ClSessionObjects {
   // Direct transfers: the pieces' queue per program queue, and the host memory they stage in.
   std::unordered_map<cl_command_queue, cl_command_queue> movers_;
   std::unordered_map<cl_command_queue, std::shared_ptr<PinnedReads>> pinned_;  // null: none to be had
+  std::unordered_map<cl_command_queue, cl_event> last_kernel_;  // retained; forget_last_kernel
   StageTimes traced_;  // the operation running now, when traced
   const char* traced_op_ = "";
   std::shared_ptr<StagingBudget> staging_;

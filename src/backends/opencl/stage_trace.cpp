@@ -16,11 +16,15 @@ namespace {
 struct Samples {
   std::vector<uint64_t> queued, enqueue, completion, total;  // ns
 };
+struct Runs {
+  std::vector<uint64_t> queued, run;  // ns
+};
 // Samples kept per operation: enough for stable percentiles, bounded memory.
 constexpr size_t kMaxSamples = 1 << 20;
 
 std::mutex mu;
 std::map<std::string, Samples> by_op;
+std::map<std::string, Runs> runs_by_op;
 
 double percentile_us(std::vector<uint64_t>& v, double q) {
   if (v.empty()) return 0;
@@ -51,8 +55,22 @@ void record(const char* op, const StageTimes& t) {
   s.total.push_back(done - t.arrived_ns);
 }
 
+void record_run(const char* op, uint64_t arrived_ns, uint64_t started_ns) {
+  const uint64_t done = now_ns();
+  std::lock_guard lk(mu);
+  Runs& r = runs_by_op[op];
+  if (r.run.size() >= kMaxSamples) return;
+  r.queued.push_back(started_ns - arrived_ns);
+  r.run.push_back(done - started_ns);
+}
+
 void report() {
   std::lock_guard lk(mu);
+  for (auto& [op, r] : runs_by_op)
+    spdlog::info("opencl.trace op={} runs={} queued_us={:.2f}/{:.2f} run_us={:.2f}/{:.2f} (median/p90)", op,
+                 r.run.size(), percentile_us(r.queued, 0.5), percentile_us(r.queued, 0.9), percentile_us(r.run, 0.5),
+                 percentile_us(r.run, 0.9));
+  runs_by_op.clear();
   for (auto& [op, s] : by_op)
     spdlog::info(
         "opencl.trace op={} count={} queued_us={:.2f}/{:.2f} enqueue_us={:.2f}/{:.2f} completion_us={:.2f}/{:.2f} "
