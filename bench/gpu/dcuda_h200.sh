@@ -6,7 +6,7 @@
 # benchmark across two processes on the one GPU, through the host proxy over UCX — first
 # time-sliced (no MPS: correct, slow), then under an MPS daemon of our own if the machine has
 # one, so that both processes' grids are resident at once. `hops`: what each hop of the proxy path
-# costs (bench/dcuda/proxy_hops.cu). `ipc`: CUDA IPC between processes while kernels run
+# costs (bench/dcuda/proxy_hops.cu, bench/dcuda/small_write_probe.cu). `ipc`: CUDA IPC between processes while kernels run
 # (bench/dcuda/ipc_probe.cu), for the path that needs no host.
 #   bench/gpu/dcuda_h200.sh OUT_DIR [CARRY_DIR]
 #     STEPS="tests bench nvshmem proxy hops ipc" ITERATIONS=20000 THREADS="128 256 1024" PROXY_RANKS="1 66"
@@ -22,6 +22,7 @@ results_on_exit dcuda-results.tgz
 STEPS=${STEPS:-tests bench nvshmem proxy hops}
 want() { [[ " $STEPS " == *" $1 "* ]]; }
 want tests && step "dcuda GPU tests" timeout 300 "$CARRY/bin/dcuda_gpu_tests"
+want tests && step "dcuda device-link GPU tests" timeout 120 "$CARRY/bin/dcuda_link_gpu_tests"
 if want bench; then
   for t in ${THREADS:-128 256 1024}; do
     step "dcuda_bench, $t threads per rank" env DCUDA_BENCH_THREADS=$t timeout 120 "$CARRY/bin/dcuda_bench" \
@@ -84,4 +85,5 @@ if want ipc && mps_start; then
   mps_stop
 fi
 want hops && step "proxy hops" timeout 120 "$CARRY/bin/proxy_hops" "${ITERATIONS:-20000}"
+want hops && step "small writes (bench/dcuda/small_write_probe.cu)" timeout 120 "$CARRY/bin/small_write_probe" 2000
 log "done"

@@ -2,7 +2,8 @@
 // the network counters' writes on one stream, in issue order (a counter's write is a stream
 // memory operation, cuStreamWriteValue32, with its value captured when issued, so it lands after
 // its data and never shows a later value early); copies out on another; completions found by
-// polling events, so the proxy thread never blocks in CUDA.
+// polling events, so the proxy thread never blocks in CUDA. A small payload and its counter go
+// as value writes in one cuStreamBatchMemOp on the same stream (write_small).
 #pragma once
 #include <cuda.h>
 #include <cudaTypedefs.h>
@@ -12,6 +13,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <utility>
 #include <vector>
 
 #include "dcuda/runtime/device_link.hpp"
@@ -33,6 +35,8 @@ class CudaLink final : public runtime::DeviceLink {
 
   void copy_in(void* device_dst, const void* src, size_t bytes, std::function<void()> done) override;
   void write_u32(uint32_t* device_dst, uint32_t value) override;
+  bool small_write_fits(const void* device_dst, size_t bytes) const override;
+  void write_small(void* device_dst, const void* src, size_t bytes, uint32_t* counter, uint32_t counter_value) override;
   void copy_out(void* dst, const void* device_src, size_t bytes, std::function<void()> done) override;
   void fence(std::function<void()> done) override;
   bool poll() override;
@@ -53,6 +57,15 @@ class CudaLink final : public runtime::DeviceLink {
 
   int device_;
   PFN_cuStreamWriteValue32_v11070 write_value_ = nullptr;
+  // The value writes a small payload takes (64-bit where the device and the address allow).
+  unsigned payload_writes(uintptr_t device_dst, size_t bytes) const;
+  // Small writes as one batch of value writes; nullptr: none (small puts are copied), where the
+  // driver has no batches or does not support them, or DCUDA_PROXY_SMALL_WRITES=0 asks for it.
+  PFN_cuStreamBatchMemOp_v11070 batch_ = nullptr;
+  bool batch_64_ = false;  // the device takes 64-bit value writes (half the operations)
+  // Allocations the driver refused value writes into (managed memory, stream-ordered pools):
+  // their puts are copied. [start, end), few (windows of such memory), searched in order.
+  std::vector<std::pair<uintptr_t, uintptr_t>> no_value_writes_;
   PFN_cuMemGetAddressRange_v3020 address_range_ = nullptr;
   std::map<uint64_t, runtime::SharedMemory> shared_;               // ours, by allocation base
   std::map<std::array<uint8_t, 64>, void*> mapped_;                // others', by handle

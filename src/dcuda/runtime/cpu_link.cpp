@@ -17,6 +17,12 @@ void CpuLink::write_u32(uint32_t* device_dst, uint32_t value) {
   detail::store_release<detail::Scope::system>(device_dst, value);
 }
 
+void CpuLink::write_small(void* device_dst, const void* src, size_t bytes, uint32_t* counter, uint32_t counter_value) {
+  std::memcpy(device_dst, src, bytes);
+  ++small_writes_;
+  if (counter) detail::store_release<detail::Scope::system>(counter, counter_value);  // publishes the data
+}
+
 void CpuLink::copy_out(void* dst, const void* device_src, size_t bytes, std::function<void()> done) {
   if (bytes) std::memcpy(dst, device_src, bytes);
   ++copies_;

@@ -74,7 +74,7 @@ void Incoming::on_put(uint32_t p, const msg::Put& m, tp::Buffer payload, bool pa
   if (m.seq - s.next >= kMaxAhead || s.early.count(m.seq))
     throw ProtocolError("command " + std::to_string(m.seq) + " of rank " + std::to_string(m.source) +
                         " out of sequence (expected " + std::to_string(s.next) + ")");
-  Entry e{m, std::move(payload), {}};
+  Entry e{m, std::move(payload), {}, c_.trace.start()};
   e.refusal = check(m, payload_refused ? m.bytes : e.data.size());
   if (payload_refused && e.refusal.empty()) e.refusal = "no host memory for its payload";
   if (m.seq != s.next) {
@@ -102,19 +102,38 @@ void Incoming::apply(uint32_t p, Entry& e) {
   }
   const uint32_t r = c_.local_index(m.target);
   const bool notifies = m.op != uint32_t(Op::put);
-  std::shared_ptr<tp::Buffer> data;
-  if (m.bytes) {
-    const detail::WindowEntry w = read_window(c_.host[r].windows[m.window]);
-    data = std::make_shared<tp::Buffer>(std::move(e.data));  // kept until the link has read it
-    // With a notification behind it, the buffer is released after the counter's write (below):
-    // one completion to track instead of two, and none between the copy and the write.
-    c_.link->copy_in(reinterpret_cast<void*>(w.base + m.offset), data->data(), m.bytes,
-                     notifies ? std::function<void()>() : [data] {});
+  uint32_t* counter = notifies ? &c_.device[r].network_notes[m.tag] : nullptr;
+  ProxyTrace& trace = c_.trace;
+  void* dst = nullptr;
+  if (m.bytes) dst = reinterpret_cast<void*>(read_window(c_.host[r].windows[m.window]).base + m.offset);
+  if (m.bytes && c_.link->small_write_fits(dst, m.bytes)) {
+    // Data and counter in one call, on the same stream as everything else of this target (the
+    // order is kept); the bytes are taken now, so the payload's buffer goes with the entry.
+    const uint64_t t = trace.start();
+    c_.link->write_small(dst, e.data.data(), m.bytes, counter, notifies ? ++shadow_[r][m.tag] : 0);
+    trace.record(ProxyTrace::write_small, t);
+  } else {
+    std::shared_ptr<tp::Buffer> data;
+    if (m.bytes) {
+      data = std::make_shared<tp::Buffer>(std::move(e.data));  // kept until the link has read it
+      // With a notification behind it, the buffer is released after the counter's write (below):
+      // one completion to track instead of two, and none between the copy and the write.
+      const uint64_t t = trace.start();
+      c_.link->copy_in(dst, data->data(), m.bytes, notifies ? std::function<void()>() : [data] {});
+      trace.record(ProxyTrace::copy_in, t);
+    }
+    if (notifies) {
+      uint64_t t = trace.start();
+      c_.link->write_u32(counter, ++shadow_[r][m.tag]);
+      trace.record(ProxyTrace::write_u32, t);
+      if (data) {
+        t = trace.start();
+        c_.link->fence([data] {});
+        trace.record(ProxyTrace::fence, t);
+      }
+    }
   }
-  if (notifies) {
-    c_.link->write_u32(&c_.device[r].network_notes[m.tag], ++shadow_[r][m.tag]);
-    if (data) c_.link->fence([data] {});
-  }
+  trace.record(ProxyTrace::arrival_to_applied, e.arrived);
   ++applied_;
 }
 

@@ -1,7 +1,9 @@
 // The target side of the proxy: checks every command another process sends to our ranks, lands
 // its payload in host memory, and applies it through the device link: the data into the window
 // (copy_in), then for notifications the tag's network counter (write_u32 of the proxy's own
-// running count, which the link orders behind the data).
+// running count, which the link orders behind the data). A small payload (DeviceLink::
+// small_write_fits) goes with its counter in one write_small instead: value writes on CUDA, no
+// copy engine, no host buffer to keep until the copy is done.
 //
 // Order: each (source rank -> this process) stream is applied strictly in its sequence order,
 // whatever order the transport completes payloads in (a large rendezvous put followed by a small
@@ -52,6 +54,7 @@ class Incoming {
     msg::Put put;
     tp::Buffer data;
     std::string refusal;  // empty: valid
+    uint64_t arrived = 0;  // when on_put saw it (ProxyTrace::start(): 0 unless tracing)
   };
   struct Stream {
     uint32_t next = 0;                // sequence number to apply next

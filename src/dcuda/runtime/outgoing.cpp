@@ -43,6 +43,7 @@ bool Outgoing::read_ring(uint32_t r) {
     if (copies_out && buffered_ > 0 && buffered_ + cmd.bytes > kMaxBufferedBytes) break;  // after what is held
     Item& o = k.ops.emplace_back();
     o.cmd = cmd;
+    o.seen = c_.trace.start();
     start(r, k.head++, o);
     any = true;
   }
@@ -131,6 +132,8 @@ bool Outgoing::send_ready(uint32_t r) {
     o.sent = true;
     o.send_done = false;
     ++sent_;
+    c_.trace.record(ProxyTrace::ring_to_send, o.seen);
+    const uint64_t send_started = c_.trace.start();
     c_.send(c_.peers[p].out, m, payload, bytes, [this, r, position](bool ok) {
       Item& done = item(ranks_[r], position);
       done.send_done = done.staging_free = done.source_free = true;
@@ -140,6 +143,7 @@ bool Outgoing::send_ready(uint32_t r) {
       // A failed send means a failed connection: its on_disconnect fails what awaits answers.
       (void)ok;
     });
+    c_.trace.record(ProxyTrace::send_call, send_started);
     any = true;
   }
   return any;

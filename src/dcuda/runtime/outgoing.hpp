@@ -55,6 +55,7 @@ class Outgoing {
     bool staging_free = true;  // its ring slot's staging is no longer read
     bool source_free = true;   // its source is no longer read (dcuda_win_flush)
     bool delivered = true;     // the target has applied or refused it
+    uint64_t seen = 0;         // when read from the ring (ProxyTrace::start(): 0 unless tracing)
   };
   struct Rank {
     uint32_t head = 0;       // next ring position to read

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <thread>
 #include <unordered_map>
@@ -272,7 +273,10 @@ struct Proxy::Impl {
         sent.store(out->sent(), std::memory_order_relaxed);
         applied.store(in->applied(), std::memory_order_relaxed);
         refused.store(in->refused(), std::memory_order_relaxed);
-        if (stopping.load(std::memory_order_acquire) && finish()) return void(closed = true);
+        if (stopping.load(std::memory_order_acquire) && finish()) {
+          c.trace.print(stderr, "dcuda proxy trace, " + c.rank_range(c.self()));
+          return void(closed = true);
+        }
       } catch (const std::exception& e) {
         c.fail(std::string("proxy: ") + e.what());
       }

@@ -30,7 +30,10 @@
 // then does it close, so no peer sees it vanish before its `finished`. Then its thread ends. A peer that stays silent longer than the stop timeout is an error, not a hang.
 //
 // Configuration (environment): DCUDA_PROXY_HOST (interface to listen on and publish, default
-// 127.0.0.1), DCUDA_PROXY_PORT (default 0: any), DCUDA_PROXY_STOP_TIMEOUT (seconds, default 60).
+// 127.0.0.1), DCUDA_PROXY_PORT (default 0: any), DCUDA_PROXY_STOP_TIMEOUT (seconds, default 60),
+// DCUDA_PROXY_TRACE=1 (time each stage of a command in the proxy, a summary to stderr at the
+// end: proxy_trace.hpp), DCUDA_PROXY_SMALL_WRITES=0 (small payloads copied like the others, not
+// written as values: device_link.hpp, to compare).
 #pragma once
 #include <cstdint>
 #include <memory>

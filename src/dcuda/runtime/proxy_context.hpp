@@ -12,6 +12,7 @@
 
 #include "dcuda/detail/layout.hpp"
 #include "dcuda/runtime/device_link.hpp"
+#include "dcuda/runtime/proxy_trace.hpp"
 #include "dcuda/runtime/world.hpp"
 #include "transport/transport.hpp"
 #include "wire/dcuda.hpp"
@@ -44,6 +45,7 @@ class Context {
   // windows), and whether we mapped its ranks' state (its windows go into peer_windows).
   std::vector<uint8_t> same_host, mapped;
   detail::WindowEntry* peer_windows = nullptr;  // [world rank * kMaxWindows + window], host memory our ranks read
+  ProxyTrace trace;  // DCUDA_PROXY_TRACE (proxy_trace.hpp)
 
   uint32_t self() const { return world.self; }
   uint32_t processes() const { return static_cast<uint32_t>(world.processes.size()); }
