@@ -3,7 +3,8 @@
  * or a barrier's event, on the enqueuing thread or on another one (as a server's waiter thread
  * does), polling the event's status, a completion callback, clFinish on another thread, and the
  * waits again with a completion callback registered on the event; then the same for a 4-byte
- * read into ordinary memory, and polled into page-locked memory. It bounds
+ * read into ordinary memory, and polled into page-locked memory; then what the calls a server
+ * makes per command cost the calling thread ("call.<name> median_us p90_us"). It bounds
  * what a remote clFinish can cost above the native one (bench/results/h200/opencl).
  *   cl_wait_probe [--platform TEXT] [--reps R]
  * Output: one line per way, "wait.<way> median_us p90_us". Built with -lOpenCL -lpthread only. */
@@ -182,6 +183,42 @@ static void measure(const char* name, int way_index, int reps) {
   free(t);
 }
 
+/* What each call a forwarding server makes per command costs the calling thread: the median of
+ * single calls, the queue drained every 32 calls (outside the timing). */
+enum Call { kKernel, kKernelEvent, kSetArgKernel, kBarrierEvent, kFlush, kQueueInfo, kCalls };
+static void measure_call(const char* name, enum Call call, int reps) {
+  double* t = malloc(sizeof(double) * reps);
+  for (int i = 0; i < reps; ++i) {
+    if (i % 32 == 0) CHECK(clFinish(queue));
+    cl_event e = NULL;
+    cl_command_queue_properties props;
+    const size_t global = 1;
+    const double start = now_us();
+    switch (call) {
+      case kKernel: CHECK(clEnqueueNDRangeKernel(queue, kernel, 1, NULL, &global, NULL, 0, NULL, NULL)); break;
+      case kKernelEvent:
+        CHECK(clEnqueueNDRangeKernel(queue, kernel, 1, NULL, &global, NULL, 0, NULL, &e));
+        clReleaseEvent(e);
+        break;
+      case kSetArgKernel:
+        CHECK(clSetKernelArg(kernel, 0, sizeof buffer, &buffer));
+        CHECK(clEnqueueNDRangeKernel(queue, kernel, 1, NULL, &global, NULL, 0, NULL, NULL));
+        break;
+      case kBarrierEvent:
+        CHECK(clEnqueueBarrierWithWaitList(queue, 0, NULL, &e));
+        clReleaseEvent(e);
+        break;
+      case kFlush: CHECK(clFlush(queue)); break;
+      default: CHECK(clGetCommandQueueInfo(queue, CL_QUEUE_PROPERTIES, sizeof props, &props, NULL)); break;
+    }
+    t[i] = now_us() - start;
+  }
+  CHECK(clFinish(queue));
+  qsort(t, reps, sizeof(double), by_value);
+  printf("call.%s median_us %.2f p90_us %.2f\n", name, t[reps / 2], t[reps * 9 / 10]);
+  free(t);
+}
+
 int main(int argc, char** argv) {
   const char* want = "";
   int reps = 5000;
@@ -234,6 +271,9 @@ int main(int argc, char** argv) {
                                 "read4_poll_other_thread", "read4_event_other_thread_with_callback",
                                 "read4_pinned_poll_other_thread"};
   for (int w = 0; w < 18; ++w) measure(names[w], w, reps);
+  static const char* calls[] = {"kernel", "kernel_with_event", "set_arg_and_kernel", "barrier_with_event", "flush",
+                                "queue_info"};
+  for (int c = 0; c < kCalls; ++c) measure_call(calls[c], c, reps);
   atomic_store(&stop_helper, 1);
   pthread_join(thread, NULL);
   clEnqueueUnmapMemObject(queue, host, pinned, 0, NULL, NULL);
