@@ -7,6 +7,7 @@
 #include <optional>
 #include <thread>
 
+#include "client/call_trace.hpp"
 #include "client/runtime_internal.hpp"
 #include "common/clock.hpp"
 #include "common/error.hpp"
@@ -164,15 +165,20 @@ class ChannelImpl final : public Channel {
     struct Slot {
       bool done = false;
       Answer answer;
+      uint64_t received_ns = 0;
     };
     auto slot = std::make_shared<Slot>();
+    const bool traced = call_trace::enabled();
     try {
       in_order();
-      send_async(op, data, into, into_size, [slot](Answer& a) {
+      const uint64_t sent_ns = traced ? now_ns() : 0;
+      send_async(op, data, into, into_size, [slot, traced](Answer& a) {
         slot->answer = std::move(a);
         slot->done = true;
+        if (traced) slot->received_ns = now_ns();
       });
       await([&] { return slot->done; }, silence, "waiting for an OpenCL answer");
+      if (traced) call_trace::record(wire::op_name(op), sent_ns, slot->received_ns);
     } catch (const Error& e) {
       note_failure(e.what());
       if (!slot->done) return lost(e.what());

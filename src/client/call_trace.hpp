@@ -1,0 +1,15 @@
+// The client's half of OUTBOARD_CL_TRACE (the server's: backends/opencl/stage_trace.hpp): with it
+// set in a program's environment, every remote OpenCL call it waits for records how long its
+// answer took to arrive (sent to received, on whichever thread drives the connection) and how
+// long the waiting thread then took to see it; at exit the program prints the medians and 90th
+// percentiles per operation to stderr ("outboard.cl_trace ..."). Off, one branch per call.
+#pragma once
+#include <cstdint>
+
+namespace outboard::client::call_trace {
+
+bool enabled();
+// One call: sent at `sent_ns`, its answer received at `received_ns`, seen by the caller now.
+void record(const char* op, uint64_t sent_ns, uint64_t received_ns);
+
+}  // namespace outboard::client::call_trace
