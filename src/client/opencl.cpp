@@ -244,7 +244,7 @@ class ChannelImpl final : public Channel {
 
   void drive() {
     try {
-      conn_->wait_until([] { return false; }, 0, "serving OpenCL notices");
+      conn_->drive_in_background("serving OpenCL notices");
     } catch (const Error& e) {
       note_failure(e.what());
     }
