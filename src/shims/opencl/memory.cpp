@@ -61,10 +61,11 @@ cl_int check_mem_flags(cl_mem_flags flags) {
 cl_int read_into(cl_command_queue q, cl_mem mem, const wire::ClRegion& at, void* ptr, uint64_t bytes, bool blocking,
                  cl_uint n, const cl_event* wait, cl_event* event, cl_command_type type) {
   Command c;
-  // The program's event, or one of the ICD's own to wait for a blocking read.
-  cl_event internal = nullptr;
-  if (cl_int rc = begin_command(q, n, wait, event ? event : (blocking ? &internal : nullptr), type, c); rc != CL_SUCCESS)
-    return rc;
+  // A blocking read without the program's event is a call: the waiting thread receives the
+  // answer itself, which comes once the read has completed (an event of the ICD's own to wait
+  // on took a notice more and a wake-up from the thread that received it).
+  const bool as_call = blocking && !event;
+  if (cl_int rc = begin_command(q, n, wait, event, type, c); rc != CL_SUCCESS) return rc;
   std::shared_ptr<QueueReads> reads = q->reads;
   uint64_t seq;
   {
@@ -80,7 +81,16 @@ cl_int read_into(cl_command_queue q, cl_mem mem, const wire::ClRegion& at, void*
     reads->outstanding.erase(seq);
     reads->cv.notify_all();
   };
-  if (auto key = direct_key(q, at, ptr, bytes)) {
+  auto key = direct_key(q, at, ptr, bytes);
+  if (as_call) {
+    Answer a = key ? q->channel().call(wire::ClDirectRead{c.cmd, mem->id, at.origin[0], bytes, *key,
+                                                          reinterpret_cast<uint64_t>(ptr)})
+                   : q->channel().call(wire::ClRead{c.cmd, mem->id, at}, {}, ptr, bytes);
+    landed(a);
+    wait_reads(*reads, seq);  // earlier reads' data is here too (their answers may come later)
+    return a.status == CL_SUCCESS ? CL_SUCCESS : CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST;
+  }
+  if (key) {
     // Answered once the lanes have written all of it here; the key is released with the answer.
     wire::ClDirectRead rd{c.cmd, mem->id, at.origin[0], bytes, *key, reinterpret_cast<uint64_t>(ptr)};
     q->channel().call_async(rd, {}, nullptr, 0, [landed, key](Answer& a) mutable { landed(a); });
@@ -89,9 +99,7 @@ cl_int read_into(cl_command_queue q, cl_mem mem, const wire::ClRegion& at, void*
   }
   if (event) *event = c.event;
   if (!blocking) return CL_SUCCESS;
-  cl_int rc = wait_command(state);
-  if (internal) Api::clReleaseEvent(internal);
-  return rc;
+  return wait_command(state);
 }
 
 cl_int write_from(cl_command_queue q, cl_mem mem, const wire::ClRegion& at, const void* ptr, uint64_t bytes,
