@@ -9,18 +9,12 @@
 #include <vector>
 
 #include "common/clock.hpp"
+#include "common/trace.hpp"
 
 namespace outboard::client::call_trace {
 namespace {
 
 constexpr size_t kMaxSamples = 1 << 20;  // per operation
-
-double percentile_us(std::vector<uint64_t>& v, double q) {
-  if (v.empty()) return 0;
-  const size_t i = std::min(v.size() - 1, static_cast<size_t>(q * double(v.size())));
-  std::nth_element(v.begin(), v.begin() + i, v.end());
-  return double(v[i]) / 1e3;
-}
 
 // Printed when the program exits.
 struct Store {
@@ -29,8 +23,8 @@ struct Store {
   ~Store() {
     for (auto& [op, s] : by_op)
       std::fprintf(stderr, "outboard.cl_trace op=%s count=%zu answer_us=%.2f/%.2f handoff_us=%.2f/%.2f (median/p90)\n",
-                   op.c_str(), s.first.size(), percentile_us(s.first, 0.5), percentile_us(s.first, 0.9),
-                   percentile_us(s.second, 0.5), percentile_us(s.second, 0.9));
+                   op.c_str(), s.first.size(), trace::percentile_us(s.first, 0.5), trace::percentile_us(s.first, 0.9),
+                   trace::percentile_us(s.second, 0.5), trace::percentile_us(s.second, 0.9));
   }
 };
 Store& store() {
@@ -41,10 +35,7 @@ Store& store() {
 }  // namespace
 
 bool enabled() {
-  static const bool on = [] {
-    const char* v = std::getenv("OUTBOARD_CL_TRACE");
-    return v && *v && std::string(v) != "0";
-  }();
+  static const bool on = trace::env_flag("OUTBOARD_CL_TRACE");
   return on;
 }
 

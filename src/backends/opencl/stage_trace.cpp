@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/clock.hpp"
+#include "common/trace.hpp"
 
 namespace outboard::backends::stage_trace {
 namespace {
@@ -26,20 +27,10 @@ std::mutex mu;
 std::map<std::string, Samples> by_op;
 std::map<std::string, Runs> runs_by_op;
 
-double percentile_us(std::vector<uint64_t>& v, double q) {
-  if (v.empty()) return 0;
-  const size_t i = std::min(v.size() - 1, static_cast<size_t>(q * double(v.size())));
-  std::nth_element(v.begin(), v.begin() + i, v.end());
-  return double(v[i]) / 1e3;
-}
-
 }  // namespace
 
 bool enabled() {
-  static const bool on = [] {
-    const char* v = std::getenv("OUTBOARD_CL_TRACE");
-    return v && *v && std::string(v) != "0";
-  }();
+  static const bool on = trace::env_flag("OUTBOARD_CL_TRACE");
   return on;
 }
 
@@ -65,6 +56,7 @@ void record_run(const char* op, uint64_t arrived_ns, uint64_t started_ns) {
 }
 
 void report() {
+  using trace::percentile_us;
   std::lock_guard lk(mu);
   for (auto& [op, r] : runs_by_op)
     spdlog::info("opencl.trace op={} runs={} queued_us={:.2f}/{:.2f} run_us={:.2f}/{:.2f} (median/p90)", op,
