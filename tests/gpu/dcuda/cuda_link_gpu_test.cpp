@@ -11,15 +11,9 @@
 #include <vector>
 
 #include "cuda_link.hpp"
+#include "need_gpu.hpp"
 
 namespace {
-
-bool have_gpu() {
-  int n = 0;
-  return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-}
-#define NEED_GPU() \
-  if (!have_gpu()) GTEST_SKIP() << "no GPU"
 
 using dcuda::cuda::CudaLink;
 using dcuda::runtime::DeviceLink;

@@ -16,14 +16,9 @@
 #include "dcuda/dcuda.h"
 #include "dcuda/dcuda_device.cuh"
 
-namespace {
+#include "need_gpu.hpp"
 
-bool have_gpu() {
-  int n = 0;
-  return cudaGetDeviceCount(&n) == cudaSuccess && n > 0;
-}
-#define NEED_GPU() \
-  if (!have_gpu()) GTEST_SKIP() << "no GPU"
+namespace {
 
 // Device memory of `n` T, zeroed, freed at scope exit.
 template <class T>
