@@ -39,7 +39,11 @@ struct Ranks {
 class Rank {
  public:
   Rank(RankHost& host, RankDevice& device, uint32_t world_rank)
-      : host_(host), device_(device), me_(world_rank), tail_(load_acquire(&host.proxy.consumed)) {}
+      : host_(host),
+        device_(device),
+        me_(world_rank),
+        tail_(load_acquire(&host.proxy.consumed)),
+        seen_(tail_ - kRingSlots) {}
   uint32_t me() const { return me_; }
   uint32_t posted() const { return tail_; }
   // Waits give up after this long (a test that hangs is a failed test) and, unless errors are
@@ -66,7 +70,7 @@ class Rank {
     post(c, nullptr);
   }
   void post(Command c, const void* staged) {
-    wait_until([&] { return ring_has_room(host_, tail_); }, "room in the ring");
+    wait_until([&] { return ring_has_room(host_, tail_, seen_); }, "room in the ring");
     if (staged) std::memcpy(ring_staging(host_, tail_), staged, c.bytes);
     Command& slot = ring_slot(host_, tail_);
     c.seq = slot.seq;  // written last, by ring_post
@@ -109,6 +113,7 @@ class Rank {
   RankDevice& device_;
   uint32_t me_;
   uint32_t tail_;
+  uint32_t seen_;  // the proxy's ring count as last read
 };
 
 }  // namespace dcuda::test

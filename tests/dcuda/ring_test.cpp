@@ -40,9 +40,9 @@ void stream(uint32_t start, uint32_t count) {
       ring_release(r, head);
     }
   });
-  uint32_t tail = start;
+  uint32_t tail = start, seen = start - kRingSlots;
   for (uint32_t n = 0; n < count; ++n, ++tail) {
-    while (!ring_has_room(r, tail)) {
+    while (!ring_has_room(r, tail, seen)) {
     }
     Command& c = ring_slot(r, tail);
     c.op = uint32_t(Op::put), c.generation = tail, c.bytes = 8;
@@ -70,16 +70,16 @@ TEST(DcudaRing, FullRingHoldsTheProducerBackUntilReleased) {
   const uint32_t start = UINT32_MAX - 5;  // the full ring straddles the wrap
   RingFixture f(start);
   RankHost& r = *f.r;
-  uint32_t tail = start;
-  for (; ring_has_room(r, tail); ++tail) ring_post(r, tail);
+  uint32_t tail = start, seen = start - kRingSlots;
+  for (; ring_has_room(r, tail, seen); ++tail) ring_post(r, tail);
   EXPECT_EQ(tail - start, kRingSlots);
   // The consumer sees all of them and nothing beyond.
   for (uint32_t p = start; p != tail; ++p) EXPECT_NE(ring_peek(r, p), nullptr);
   EXPECT_EQ(ring_peek(r, tail), nullptr);
   ring_release(r, start + 1);
-  EXPECT_TRUE(ring_has_room(r, tail));
+  EXPECT_TRUE(ring_has_room(r, tail, seen));
   ring_post(r, tail++);
-  EXPECT_FALSE(ring_has_room(r, tail));
+  EXPECT_FALSE(ring_has_room(r, tail, seen));
   // The reused slot shows the new command only at its new position.
   EXPECT_NE(ring_peek(r, tail - 1), nullptr);
   EXPECT_EQ(ring_peek(r, start), nullptr);

@@ -41,6 +41,7 @@ struct BlockState {
   // only in dcuda_win_create/free, which this rank takes part in and which forget it.
   uint32_t cached_target, cached_window;
   WindowEntry cached;
+  uint32_t consumed_seen;  // the proxy's ring count as last read (ring_has_room)
 };
 
 }  // namespace dcuda::detail
@@ -149,7 +150,7 @@ __device__ __forceinline__ int post(BlockState& s, Op op, uint32_t target, uint3
                                     uint64_t bytes, const void* src, uint32_t tag, uint32_t generation) {
   RankHost& h = *s.host;
   const uint32_t position = s.self->ring_tail;  // read by every thread before thread 0 moves it
-  const int room = leader() ? wait_on_proxy(s, [&] { return ring_has_room(h, position); }) : 0;
+  const int room = leader() ? wait_on_proxy(s, [&] { return ring_has_room(h, position, s.consumed_seen); }) : 0;
   if (!broadcast(s, room)) return DCUDA_FAIL(s, DCUDA_ERROR_REMOTE);
   const bool staged = (op == Op::put || op == Op::put_notify) && bytes <= kInlineBytes;
   if (staged) block_copy(ring_staging(h, position), src, bytes);
@@ -165,7 +166,8 @@ __device__ __forceinline__ int post(BlockState& s, Op op, uint32_t target, uint3
     c.bytes = bytes;
     c.source = reinterpret_cast<uint64_t>(src);
     c.generation = generation;
-    __threadfence_system();
+    // The release is cumulative: after the barrier above it orders the block's staging and these
+    // fields ahead of seq (a fence of its own before it cost another system-scope fence).
     ring_post(h, position);
     s.self->ring_tail = position + 1;
     s.self->issued++;
@@ -259,6 +261,7 @@ __device__ __forceinline__ void dcuda_gpu_init(const dcuda_params& p, dcuda_cont
     state.host = p.host + state.local;
     state.self = p.device + state.local;
     state.cached_window = dcuda::detail::kNoWindow;
+    state.consumed_seen = state.self->ring_tail - dcuda::detail::kRingSlots;
   }
   __syncthreads();
   ctx.s = &state;

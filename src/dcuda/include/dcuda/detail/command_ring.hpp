@@ -13,9 +13,15 @@
 
 namespace dcuda::detail {
 
-// Producer side. `tail` is the producer's next position (kept by the rank).
-DCUDA_HD bool ring_has_room(const RankHost& r, uint32_t tail) {
-  return tail - load_acquire<Scope::system>(&r.proxy.consumed) < kRingSlots;
+// Producer side. `tail` is the producer's next position (kept by the rank); `seen` the
+// consumer's count as the producer last read it, read again only when the ring looks full: a
+// stale count understates the room, never overstates it, and the read it came from already
+// ordered the consumer's last use of those slots before their reuse. (On the GPU that read
+// crosses PCIe: ~1 us on every post until this.) Start `seen` at tail - kRingSlots.
+DCUDA_HD bool ring_has_room(const RankHost& r, uint32_t tail, uint32_t& seen) {
+  if (tail - seen < kRingSlots) return true;
+  seen = load_acquire<Scope::system>(&r.proxy.consumed);
+  return tail - seen < kRingSlots;
 }
 DCUDA_HD Command& ring_slot(RankHost& r, uint32_t position) { return r.ring[position % kRingSlots]; }
 DCUDA_HD unsigned char* ring_staging(RankHost& r, uint32_t position) { return r.staging[position % kRingSlots]; }
