@@ -99,7 +99,7 @@ class Blas3Service final : public Service {
     }
     PeerId peer = s.peer;
     uint64_t call_id = req.call_id;
-    core_.pool().submit([this, executor, on_device, c, buf, peer, call_id, in_bytes, arrived, received] {
+    core_.pool().submit([this, executor, on_device, c, buf, peer, call_id, in_bytes, arrived, received]() mutable {
       wire::CallReply reply{call_id, true, "", 0, received - arrived, now_ns() - received};
       const size_t out_bytes = wire::reply_bytes(c);
       const size_t out_offset = c.output_sent ? in_bytes - out_bytes : in_bytes;
@@ -128,6 +128,9 @@ class Blas3Service final : public Service {
         reply.ok = false;
         reply.message = e.what();
       }
+      // The GPU is free before the answer leaves: whoever sees the answer may count on it (the
+      // pool drops the job's captures only later; a next call placed meanwhile went elsewhere).
+      on_device.reset();
       core_.complete({peer, reply, buf, out_offset, reply.ok ? out_bytes : 0, wire::call_name(c), call_id, reply.ok,
                       reply.message});
     });

@@ -225,7 +225,7 @@ class FftService final : public Service {
       on_device = load_->hold(order.front());
     }
     core_.pool().submit([this, e, on_device, shape = q.shape, buf, peer = s.peer, id = q.call_id, in_bytes,
-                         out_bytes, arrived = a.ns, received] {
+                         out_bytes, arrived = a.ns, received]() mutable {
       wire::FftReply r{id, true, "", 0, received - arrived, now_ns() - received, 0, 0, 0, 0, ""};
       try {
         const FftTiming t = e->execute(shape, buf->data(), buf->data() + in_bytes);
@@ -237,6 +237,7 @@ class FftService final : public Service {
         r.ok = false;
         r.message = ex.what();
       }
+      on_device.reset();  // free before the answer leaves (as blas3's)
       core_.complete({peer, r, buf, in_bytes, r.ok ? out_bytes : 0, routine_name(shape), id, r.ok, r.message});
     });
   }
