@@ -2,8 +2,8 @@
 
 #include <bit>
 #include <cmath>
-#include <cstdlib>
-#include <cstring>
+
+#include "common/trace.hpp"
 
 namespace dcuda::runtime::proxy_detail {
 
@@ -47,12 +47,7 @@ const char* ProxyTrace::name(Stage s) {
   return "?";
 }
 
-static bool trace_requested() {
-  const char* v = std::getenv("DCUDA_PROXY_TRACE");
-  return v && *v && std::strcmp(v, "0") != 0;
-}
-
-ProxyTrace::ProxyTrace() : ProxyTrace(trace_requested()) {}
+ProxyTrace::ProxyTrace() : ProxyTrace(outboard::trace::env_flag("DCUDA_PROXY_TRACE")) {}
 
 ProxyTrace::ProxyTrace(bool on) : on_(on) {
   if (on_) stages_ = std::make_unique<LatencyHistogram[]>(kStages);
