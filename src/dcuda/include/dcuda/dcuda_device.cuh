@@ -36,7 +36,6 @@ struct BlockState {
   RankHost* host;      // this rank's part of the host region (mapped)
   RankDevice* self;    // and of the device region
   uint32_t local;      // index among this GPU's ranks
-  int result;          // broadcast of thread 0's answer
   // The last target window a put of this rank resolved on this GPU: a target's window changes
   // only in dcuda_win_create/free, which this rank takes part in and which forget it.
   uint32_t cached_target, cached_window;
@@ -58,14 +57,9 @@ __device__ __forceinline__ uint32_t thread_index() {
 }
 __device__ __forceinline__ uint32_t block_threads() { return blockDim.x * blockDim.y * blockDim.z; }
 
-// Thread 0's answer, to every thread of the block.
-__device__ __forceinline__ int broadcast(BlockState& s, int v) {
-  if (leader()) s.result = v;
-  __syncthreads();
-  v = s.result;
-  __syncthreads();
-  return v;
-}
+// Thread 0's yes or no, to every thread of the block: one barrier that also ORs a predicate
+// (no slot in shared memory, so no second barrier to keep the next answer from overwriting it).
+__device__ __forceinline__ bool broadcast(bool v) { return __syncthreads_or(leader() && v) != 0; }
 
 __device__ __forceinline__ int fail(BlockState& s, int code, uint32_t line) {
   if (leader() && s.self->error == 0) {
@@ -150,8 +144,8 @@ __device__ __forceinline__ int post(BlockState& s, Op op, uint32_t target, uint3
                                     uint64_t bytes, const void* src, uint32_t tag, uint32_t generation) {
   RankHost& h = *s.host;
   const uint32_t position = s.self->ring_tail;  // read by every thread before thread 0 moves it
-  const int room = leader() ? wait_on_proxy(s, [&] { return ring_has_room(h, position, s.consumed_seen); }) : 0;
-  if (!broadcast(s, room)) return DCUDA_FAIL(s, DCUDA_ERROR_REMOTE);
+  const bool room = leader() && wait_on_proxy(s, [&] { return ring_has_room(h, position, s.consumed_seen); });
+  if (!broadcast(room)) return DCUDA_FAIL(s, DCUDA_ERROR_REMOTE);
   const bool staged = (op == Op::put || op == Op::put_notify) && bytes <= kInlineBytes;
   if (staged) block_copy(ring_staging(h, position), src, bytes);
   __syncthreads();
@@ -195,8 +189,7 @@ __device__ __forceinline__ int world_barrier(BlockState& s) {
     wait_on_proxy(s, [&] { return reached(load_acquire<Scope::system>(&s.host->proxy.released), generation); });
   if (leader()) s.self->world_barriers = generation;
   device_barrier(s);
-  const int failed = leader() ? proxy_failed(s) : 0;
-  if (broadcast(s, failed)) return DCUDA_FAIL(s, DCUDA_ERROR_REMOTE);
+  if (broadcast(leader() && proxy_failed(s))) return DCUDA_FAIL(s, DCUDA_ERROR_REMOTE);
   return DCUDA_SUCCESS;
 }
 
@@ -353,10 +346,10 @@ __device__ __forceinline__ int dcuda_notify(dcuda_context& ctx, int target, int 
 __device__ __forceinline__ int dcuda_win_flush(dcuda_context& ctx, dcuda_win win) {
   using namespace dcuda::detail;
   BlockState& s = *ctx.s;
-  const int ok = leader() ? wait_on_proxy(s, [&] {
+  const bool ok = leader() && wait_on_proxy(s, [&] {
     return reached(load_acquire<Scope::system>(&s.host->proxy.completed), s.self->issued);
-  }) : 0;
-  if (!broadcast(s, ok)) return DCUDA_FAIL(s, DCUDA_ERROR_REMOTE);
+  });
+  if (!broadcast(ok)) return DCUDA_FAIL(s, DCUDA_ERROR_REMOTE);
   return DCUDA_SUCCESS;
 }
 
@@ -381,15 +374,15 @@ __device__ __forceinline__ int dcuda_test_notifications(dcuda_context& ctx, int 
   using namespace dcuda::detail;
   BlockState& s = *ctx.s;
   if (tag < 0 || tag >= static_cast<int>(kTags) || count < 0) return DCUDA_FAIL(s, DCUDA_ERROR_ARGUMENT);
-  int got = 0;
+  bool got = false;
   if (leader()) {
     uint32_t& consumed = s.self->consumed_notes[tag];
     if (arrived(s, tag, consumed) >= static_cast<uint32_t>(count)) {
       consumed += count;
-      got = 1;
+      got = true;
     }
   }
-  return broadcast(s, got);
+  return broadcast(got) ? 1 : 0;
 }
 
 // Waits until `count` notifications of `tag` have arrived, and consumes them.
@@ -397,19 +390,23 @@ __device__ __forceinline__ int dcuda_wait_notifications(dcuda_context& ctx, int 
   using namespace dcuda::detail;
   BlockState& s = *ctx.s;
   if (tag < 0 || tag >= static_cast<int>(kTags) || count < 0) return DCUDA_FAIL(s, DCUDA_ERROR_ARGUMENT);
-  int ok = 1;
+  bool ok = true;
   if (leader()) {
     const uint32_t consumed = s.self->consumed_notes[tag];
-    // Only with other processes can the notifications be lost with the proxy.
-    const uint32_t check_every = s.p.processes > 1 ? kFailureCheckSpins : 0xffffffffu;
-    for (uint32_t spins = 1; arrived(s, tag, consumed) < static_cast<uint32_t>(count); ++spins)
-      if (spins % check_every == 0 && proxy_failed(s)) {
-        ok = 0;
-        break;
+    // Only with other processes can the notifications be lost with the proxy: then the proxy's
+    // failure flag is read every kFailureCheckSpins polls (a countdown: no division per poll).
+    const bool alone = s.p.processes <= 1;
+    for (uint32_t spins = kFailureCheckSpins; arrived(s, tag, consumed) < static_cast<uint32_t>(count);)
+      if (!alone && --spins == 0) {
+        if (proxy_failed(s)) {
+          ok = false;
+          break;
+        }
+        spins = kFailureCheckSpins;
       }
     if (ok) s.self->consumed_notes[tag] = consumed + count;
   }
-  if (!broadcast(s, ok)) return DCUDA_FAIL(s, DCUDA_ERROR_REMOTE);
+  if (!broadcast(ok)) return DCUDA_FAIL(s, DCUDA_ERROR_REMOTE);
   return DCUDA_SUCCESS;
 }
 
