@@ -123,7 +123,21 @@ int setup(dcuda_host_context c, dcuda_kernel kernel, int threads) {
   CUDA_OR_FAIL(c, cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, reinterpret_cast<const void*>(kernel), threads, 0));
   const long resident = static_cast<long>(per_sm) * prop.multiProcessorCount;
   const long asked = env_number("DCUDA_RANKS_PER_GPU", resident);
-  if (resident < 1 || asked < 1 || asked > resident) {
+  if (resident < 1) {  // not even one rank fits: say what the kernel takes and what would help
+    cudaFuncAttributes f{};
+    CUDA_OR_FAIL(c, cudaFuncGetAttributes(&f, reinterpret_cast<const void*>(kernel)));
+    char text[640];
+    std::snprintf(text, sizeof text,
+                  "dcuda_host_init: not one block of %d threads of this kernel fits on an SM of %s: it takes %d "
+                  "registers per thread (%ld of the SM's %d) and %zu bytes of static shared memory (the SM has %zu "
+                  "per block); use fewer threads per rank, or bound the kernel's registers "
+                  "(__launch_bounds__(%d) on the kernel, or nvcc -maxrregcount)",
+                  threads, prop.name, f.numRegs, static_cast<long>(f.numRegs) * threads, prop.regsPerMultiprocessor,
+                  f.sharedSizeBytes, prop.sharedMemPerBlockOptin, threads);
+    c->error = text;
+    return DCUDA_ERROR_LAUNCH;
+  }
+  if (asked < 1 || asked > resident) {
     char text[512];
     std::snprintf(text, sizeof text,
                   "dcuda_host_init: %ld ranks of %d threads asked (DCUDA_RANKS_PER_GPU), but only %ld blocks of this "

@@ -321,6 +321,36 @@ TEST(Dcuda, GridThatCannotBeResidentIsRefused) {
   EXPECT_EQ(bad_threads.rc, DCUDA_ERROR_ARGUMENT);
 }
 
+// A kernel that keeps 128 loaded values live at once: far more registers than 64 per thread, so not
+// one block of 1024 threads fits on an SM.
+__global__ void register_hungry(dcuda_params p) {
+  dcuda_context c;
+  dcuda_gpu_init(p, c);
+  const float* in = static_cast<const float*>(dcuda_get_data(c));
+  float v[128];
+#pragma unroll
+  for (int i = 0; i < 128; ++i) v[i] = in[(threadIdx.x * 131 + i * 17) % 4096];
+  float sum = 0;
+#pragma unroll
+  for (int i = 0; i < 128; ++i) sum = sum * v[127 - i] + v[i];
+  if (sum == 12345.0f) dcuda_log(c, "unlikely", 0);
+  dcuda_gpu_finish(c);
+}
+
+TEST(Dcuda, KernelWithNoRoomForOneRankIsRefusedWithWhy) {
+  NEED_GPU();
+  cudaFuncAttributes f{};
+  ASSERT_EQ(cudaFuncGetAttributes(&f, reinterpret_cast<const void*>(register_hungry)), cudaSuccess);
+  if (f.numRegs * 1024 <= 65536) GTEST_SKIP() << "the compiler kept register_hungry at " << f.numRegs << " registers";
+  testing::internal::CaptureStderr();  // dcuda_host_init says why there
+  Session run(register_hungry, 1024, 0);
+  const std::string said = testing::internal::GetCapturedStderr();
+  EXPECT_EQ(run.rc, DCUDA_ERROR_LAUNCH);
+  EXPECT_EQ(run.ctx, nullptr);
+  EXPECT_NE(said.find("registers per thread"), std::string::npos) << said;
+  EXPECT_NE(said.find("__launch_bounds__(1024)"), std::string::npos) << said;
+}
+
 // Timers: stamps in order, one per phase.
 __global__ void timed(dcuda_params p) {
   dcuda_context c;
