@@ -12,10 +12,13 @@
 // 1 of the slab's edges (halos) and moves the particles that left the slab to the neighbour
 // (migration): a step is forces → update → migrate out → take migrants in → send halos.
 //
-// dcuda version (one launch): the halos of step s are put_notified at the end of step s-1; a rank
-// first computes the forces on its inner particles (farther than 1 from both edges: halo particles
-// cannot reach them, so their sums are the same with or without the halos), while the halos
-// travel, then waits for the halos and computes the particles near the edges; it put_notifies the
+// dcuda version (one launch): the halos of step s are put_notified at the end of step s-1; while
+// they travel a rank sums the forces of its own particles on all of its particles and updates the
+// inner ones (farther than 1 from both edges: halo particles cannot reach them, so their sums are
+// the same with or without the halos), then waits for the halos and adds their forces to the
+// particles near the edges (one pass over the particles before the wait: with a thread per
+// particle, splitting inner and edge particles into two passes would double the step's longest
+// sum, which the exchange on one GPU does not repay — measured, bench/results/h200/dcuda); it put_notifies the
 // particles that left (a count and the particles, only as many bytes as there are) and waits for
 // the neighbours' migrants. Messages go into double-buffered (by step parity) inboxes.
 //
@@ -110,24 +113,38 @@ __device__ Particle advance(Particle p, double fx, double fy, double dt, double 
   return p;
 }
 
-// Which particles a pass computes.
-enum Pass { kInner = 0, kEdges = 1, kAll = 2 };
+// What a pass computes: everything (the baseline), or the two halves the dcuda version splits a
+// step's forces into around the halos' arrival.
+enum Pass {
+  kAll = 0,    // every particle's forces (its own rank's particles, then the halos) and update
+  kOwn = 1,    // the forces of the rank's own particles on every particle; the inner ones (which
+               // halo particles cannot reach: see the header) updated at once, the others' sums
+               // kept in next (x, y) for kHalos
+  kHalos = 2,  // the particles near the edges: the halos' forces added to those sums, then updated
+};
 
-// Forces and the update of the rank's particles of `pass` into next (the same index). Inner
-// passes get no halos: halo particles are at least 1 away from inner ones (see the header).
-__device__ void forces(Particle* base, const Layout& L, int parity, double lo, double hi, Pass pass, const Args& a, bool halos) {
+// Forces and the update of the rank's particles into next (the same index). Every particle's sum
+// is added in one order (own particles, left halo, right halo), however it is split, so the dcuda
+// version and the baseline agree bitwise. The split keeps one pass over the particles before the
+// halos are needed: with a thread per particle the sums of inner and edge particles run at once.
+__device__ void forces(Particle* base, const Layout& L, int parity, double lo, double hi, Pass pass, const Args& a) {
   const Particle* parts = base + L.parts() + 1;
   Particle* next = base + L.next() + 1;
   const int n = count_of(base + L.parts());
   const Particle* from_left = base + L.inbox(kHalo, parity, kLeft);
   const Particle* from_right = base + L.inbox(kHalo, parity, kRight);
-  const int nl = halos ? count_of(from_left) : 0, nr = halos ? count_of(from_right) : 0;
+  const int nl = pass != kOwn ? count_of(from_left) : 0, nr = pass != kOwn ? count_of(from_right) : 0;
   for (int i = threadIdx.x; i < n; i += blockDim.x) {
     const Particle p = parts[i];
     const bool inner = p.x >= lo + 1.0 && p.x < hi - 1.0;
-    if ((pass == kInner && !inner) || (pass == kEdges && inner)) continue;
+    if (pass == kHalos && inner) continue;
     double fx = 0, fy = 0;
-    add_forces(p, parts, n, i, a.height, fx, fy);
+    if (pass == kHalos) fx = next[i].x, fy = next[i].y;
+    else add_forces(p, parts, n, i, a.height, fx, fy);
+    if (pass == kOwn && !inner) {
+      next[i].x = fx, next[i].y = fy;
+      continue;
+    }
     add_forces(p, from_left + 1, nl, -1, a.height, fx, fy);
     add_forces(p, from_right + 1, nr, -1, a.height, fx, fy);
     next[i] = advance(p, fx, fy, a.dt, a.width, a.height);
@@ -231,9 +248,9 @@ __global__ void particles_dcuda(dcuda_params p) {
   send(kHalo, 0);
   for (int s = 0; s < a.steps; ++s) {
     const int parity = s % 2;
-    forces(base, L, parity, lo, hi, kInner, a, false);  // while the halos travel
+    forces(base, L, parity, lo, hi, kOwn, a);  // while the halos travel
     receive(kHalo);
-    forces(base, L, parity, lo, hi, kEdges, a, true);
+    forces(base, L, parity, lo, hi, kHalos, a);
     __syncthreads();
     migrate(base, L, r, ranks, lo, hi, a.overflow + r);
     send(kMig, parity);
@@ -258,7 +275,7 @@ __global__ void step_kernel(Args a, int parity) {
   const int r = blockIdx.x;
   const double lo = static_cast<double>(r) * a.cells, hi = static_cast<double>(r + 1) * a.cells;
   Particle* base = a.all + r * a.layout.stride();
-  forces(base, a.layout, parity, lo, hi, kAll, a, true);
+  forces(base, a.layout, parity, lo, hi, kAll, a);
   __syncthreads();
   migrate(base, a.layout, r, gridDim.x, lo, hi, a.overflow + r);
 }
