@@ -6,6 +6,7 @@
 # Steps (STEPS):
 #   one      one process at two sizes per rank with every resident block a rank, and the smaller
 #            size with one rank per SM (DCUDA_RANKS_PER_GPU=$SMS); about two minutes of GPU time
+#   small    one process at smaller sizes per rank (the exchanges weigh more): a minute
 #   two      two processes on the one GPU through the host proxy (`outboard dcuda run -n 2`), small
 #            sizes, 8 ranks each, time-sliced (no MPS: correct, slow); then, where the machine has
 #            MPS, under a daemon of our own at MPS_RANKS ranks each (both grids resident at once)
@@ -72,6 +73,13 @@ else
       run power-32768 "$B/dcuda_power" --rows 32768 --band 8 --iterations 100
       run power-4096-"$SMS"-ranks env DCUDA_RANKS_PER_GPU="$SMS" "$B/dcuda_power" --rows 4096 --band 8 --iterations 200
     fi
+  fi
+  if step_wanted small; then  # smaller pieces per rank: the exchanges weigh more against the work
+    want stencil && run stencil-32x32x4 "$B/dcuda_stencil" --nx 32 --ny 32 --nz 4 --iterations 200
+    want particles && run particles-64 "$B/dcuda_particles" --particles 64 --cells 4 --steps 200
+    want spmv && run spmv-512 "$B/dcuda_spmv" --block 512 --nnz 16 --iterations 200
+    want spmv && run spmv-512-"$SMS"-ranks env DCUDA_RANKS_PER_GPU="$SMS" "$B/dcuda_spmv" --block 512 --nnz 16 --iterations 200
+    want power && run power-1024 "$B/dcuda_power" --rows 1024 --band 8 --iterations 200
   fi
   if step_wanted two; then
     if [ "${TIMESLICED:-1}" = 1 ]; then

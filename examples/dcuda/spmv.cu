@@ -13,9 +13,9 @@
 //
 // dcuda version (one launch): the partials travel with put_notify into per-source slots of the
 // diagonal rank (tag 16 + j: one per source column), which adds each as soon as it is there (in
-// order j = 0 .. P-1) while later ones still arrive, then put_notifies y_i into the x buffers of its
-// column. x buffers and slots are double buffered by the parity of the step (the argument is at
-// the kernel).
+// order j = 0 .. P-1) while later ones still arrive, then put_notifies y_i down its column as a
+// binomial tree (each rank passes it on, as the baseline's doubling copies do). x buffers and slots
+// are double buffered by the parity of the step (the argument is at the kernel).
 //
 // Baseline (host-driven): per step a kernel computes every partial (the same code), the host
 // gathers the partials of each row into the diagonal's slots (one cudaMemcpy2DAsync for all rows),
@@ -83,12 +83,27 @@ __global__ void spmv_dcuda(dcuda_params p) {
   // - (i, j) writes slot [q][j] of (i, i) in steps t and t+2. Its step t+2 needs x_j(t+2) from
   //   (j, j), which needs the partial of (j, i) of step t+1, which needs x_i(t+1) from (i, i),
   //   sent after (i, i) added the slots of step t. So the slot is read before it is rewritten.
-  // - (j, j) writes x[q] of (k, j) in steps t-1 (for step t) and t+1. Its step t+1 send needs the
-  //   partial of (j, k) of step t+1, which needs x_k(t+1) from (k, k), which needs the partial of
-  //   (k, j) of step t — computed from x[q]. So x[q] is read before it is rewritten.
+  // - x[q] of (k, j) is written in steps t-1 (for step t) and t+1, by its parent in column j's
+  //   tree, each time after x_j reached the parent from the diagonal's send of that step. The
+  //   diagonal's step t+1 send needs the partial of (j, k) of step t+1, which needs x_k(t+1) from
+  //   (k, k), which needs the partial of (k, j) of step t — computed from x[q]. So x[q] is read
+  //   before it is rewritten (and a parent passes on from its own x[1-q], written only in its
+  //   steps t-1 and t+1 as well).
   // - A diagonal reads x[q] and writes its own x[1-q]; nobody else writes a diagonal's x.
   // - Tags: one message per step from each sender on its tag; a sender can be one step ahead,
   //   not two (the chains above), and the message ahead went to the other parity.
+  // x_i goes down column i as a binomial tree rooted at the diagonal, as the baseline's doubling
+  // copies do: the rank d = (k - i) mod P below the diagonal gets it from the rank at d - msb(d)
+  // and passes it on to d + m for every power of two m > d (the largest subtree first), so the
+  // last rank has it after about log2 P hops instead of after P - 1 puts of the diagonal.
+  const int below = (i - j + P) % P;  // this rank's d in its column (j is the column)
+  auto pass_on = [&](const double* piece_src, int q) {
+    int top = 1;
+    while (top < P) top <<= 1;
+    for (int m = top >> 1; m > below; m >>= 1)
+      if (below + m < P) dcuda_put_notify(c, xwin, ((j + below + m) % P) * P + j, (1 - q) * piece, piece, piece_src, kX);
+    if (several_processes) dcuda_win_flush(c, xwin);
+  };
   if (used) {
     const int* cols = a.cols + r * nnz;
     const double* vals = a.vals + r * nnz;
@@ -101,6 +116,7 @@ __global__ void spmv_dcuda(dcuda_params p) {
         dcuda_put_notify(c, swin, i * P + i, (static_cast<size_t>(q) * P + j) * piece, piece, mine, kPartial + j);
         if (several_processes) dcuda_win_flush(c, swin);
         dcuda_wait_notifications(c, kX, 1);  // x_j of step t+1 is in x[1-q]
+        pass_on(x + (1 - q) * nb, q);
       } else {
         double* sum = x + (1 - q) * nb;
         for (int jj = 0; jj < P; ++jj) {  // add each partial as it comes, in column order
@@ -108,9 +124,7 @@ __global__ void spmv_dcuda(dcuda_params p) {
           add_partial(sum, slots + (static_cast<long>(q) * P + jj) * nb, nb, jj);
         }
         __syncthreads();
-        for (int k = 0; k < P; ++k)
-          if (k != i) dcuda_put_notify(c, xwin, k * P + i, (1 - q) * piece, piece, sum, kX);
-        if (several_processes) dcuda_win_flush(c, xwin);
+        pass_on(sum, q);
       }
     }
   }
