@@ -77,6 +77,7 @@ else
   if step_wanted small; then  # smaller pieces per rank: the exchanges weigh more against the work
     want stencil && run stencil-32x32x4 "$B/dcuda_stencil" --nx 32 --ny 32 --nz 4 --iterations 200
     want particles && run particles-64 "$B/dcuda_particles" --particles 64 --cells 4 --steps 200
+    want particles && run particles-32 "$B/dcuda_particles" --particles 32 --cells 4 --steps 200
     want spmv && run spmv-512 "$B/dcuda_spmv" --block 512 --nnz 16 --iterations 200
     want spmv && run spmv-512-"$SMS"-ranks env DCUDA_RANKS_PER_GPU="$SMS" "$B/dcuda_spmv" --block 512 --nnz 16 --iterations 200
     want power && run power-1024 "$B/dcuda_power" --rows 1024 --band 8 --iterations 200

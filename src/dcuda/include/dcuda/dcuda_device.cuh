@@ -61,7 +61,12 @@ __device__ __forceinline__ uint32_t block_threads() { return blockDim.x * blockD
 // (no slot in shared memory, so no second barrier to keep the next answer from overwriting it).
 __device__ __forceinline__ bool broadcast(bool v) { return __syncthreads_or(leader() && v) != 0; }
 
-__device__ __forceinline__ int fail(BlockState& s, int code, uint32_t line) {
+// An error's bookkeeping, out of line: inlined at every check it spreads the calls' hot paths over
+// more instruction memory (measured with the small copies below: no slower, and the kernels
+// take no more registers; the proxy's post and the window look-up out of line as well made
+// dcuda_bench's kernel take 88 registers instead of 64, for nothing measurable: run 18 in
+// bench/results/h200/dcuda).
+static __device__ __noinline__ int fail(BlockState& s, int code, uint32_t line) {
   if (leader() && s.self->error == 0) {
     s.self->error = code;
     s.self->error_line = line;
@@ -70,9 +75,15 @@ __device__ __forceinline__ int fail(BlockState& s, int code, uint32_t line) {
 }
 #define DCUDA_FAIL(s, code) ::dcuda::detail::fail(s, code, __LINE__)
 
-// All threads copy `bytes` from src to dst: 16-byte vectors when both are aligned alike.
+// All threads copy `bytes` from src to dst: 16-byte vectors when both are aligned alike; a
+// payload of up to 16 bytes a byte per thread, without the loops' arithmetic.
 __device__ __forceinline__ void block_copy(void* dst, const void* src, uint64_t bytes) {
   if (dst == src || bytes == 0) return;
+  if (bytes <= 16) {
+    const uint32_t t = thread_index();
+    if (t < bytes) static_cast<unsigned char*>(dst)[t] = static_cast<const unsigned char*>(src)[t];
+    return;
+  }
   const uint32_t t = thread_index(), n = block_threads();
   auto* d = static_cast<unsigned char*>(dst);
   auto* s = static_cast<const unsigned char*>(src);
@@ -193,6 +204,22 @@ __device__ __forceinline__ int world_barrier(BlockState& s) {
   return DCUDA_SUCCESS;
 }
 
+// Target rank t's window `win` as this process reaches it (remembered for the next put).
+__device__ __forceinline__ WindowEntry look_up_window(BlockState& s, const RankDevice* to, uint32_t t, dcuda_win win,
+                                                      bool peer) {
+  WindowEntry w;
+  if (peer) {  // written by our proxy in host memory: read past any cached copy
+    const WindowEntry* e = &s.p.peer_windows[static_cast<uint64_t>(t) * kMaxWindows + win];
+    w.bytes = load_acquire_u64(&e->bytes);
+    w.base = load_acquire_u64(&e->base);
+  } else {
+    w = to->windows[win];
+  }
+  __syncthreads();
+  if (leader()) s.cached_target = t, s.cached_window = win, s.cached = w;
+  return w;
+}
+
 __device__ __forceinline__ int put_common(BlockState& s, dcuda_win win, int target, uint64_t offset, uint64_t bytes,
                                           const void* src, int tag, Op op) {
   const Params& p = s.p;
@@ -215,20 +242,8 @@ __device__ __forceinline__ int put_common(BlockState& s, dcuda_win win, int targ
     peer = true;
   }
   if (op != Op::notify) {
-    WindowEntry w;
-    if (s.cached_target == t && s.cached_window == win) {
-      w = s.cached;
-    } else {
-      if (peer) {  // written by our proxy in host memory: read past any cached copy
-        const WindowEntry* e = &p.peer_windows[static_cast<uint64_t>(t) * kMaxWindows + win];
-        w.bytes = load_acquire_u64(&e->bytes);
-        w.base = load_acquire_u64(&e->base);
-      } else {
-        w = to->windows[win];
-      }
-      __syncthreads();
-      if (leader()) s.cached_target = t, s.cached_window = win, s.cached = w;
-    }
+    const bool known = s.cached_target == t && s.cached_window == win;
+    const WindowEntry w = known ? s.cached : look_up_window(s, to, t, win, peer);
     if (w.bytes == 0 || offset > w.bytes || bytes > w.bytes - offset) return DCUDA_FAIL(s, DCUDA_ERROR_WINDOW);
     block_copy(reinterpret_cast<unsigned char*>(w.base) + offset, src, bytes);
   }
