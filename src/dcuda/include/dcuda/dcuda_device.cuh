@@ -61,12 +61,7 @@ __device__ __forceinline__ uint32_t block_threads() { return blockDim.x * blockD
 // (no slot in shared memory, so no second barrier to keep the next answer from overwriting it).
 __device__ __forceinline__ bool broadcast(bool v) { return __syncthreads_or(leader() && v) != 0; }
 
-// An error's bookkeeping, out of line: inlined at every check it spreads the calls' hot paths over
-// more instruction memory (measured with the small copies below: no slower, and the kernels
-// take no more registers; the proxy's post and the window look-up out of line as well made
-// dcuda_bench's kernel take 88 registers instead of 64, for nothing measurable: run 18 in
-// bench/results/h200/dcuda).
-static __device__ __noinline__ int fail(BlockState& s, int code, uint32_t line) {
+__device__ __forceinline__ int fail(BlockState& s, int code, uint32_t line) {
   if (leader() && s.self->error == 0) {
     s.self->error = code;
     s.self->error_line = line;
@@ -75,15 +70,9 @@ static __device__ __noinline__ int fail(BlockState& s, int code, uint32_t line) 
 }
 #define DCUDA_FAIL(s, code) ::dcuda::detail::fail(s, code, __LINE__)
 
-// All threads copy `bytes` from src to dst: 16-byte vectors when both are aligned alike; a
-// payload of up to 16 bytes a byte per thread, without the loops' arithmetic.
+// All threads copy `bytes` from src to dst: 16-byte vectors when both are aligned alike.
 __device__ __forceinline__ void block_copy(void* dst, const void* src, uint64_t bytes) {
   if (dst == src || bytes == 0) return;
-  if (bytes <= 16) {
-    const uint32_t t = thread_index();
-    if (t < bytes) static_cast<unsigned char*>(dst)[t] = static_cast<const unsigned char*>(src)[t];
-    return;
-  }
   const uint32_t t = thread_index(), n = block_threads();
   auto* d = static_cast<unsigned char*>(dst);
   auto* s = static_cast<const unsigned char*>(src);
@@ -245,7 +234,16 @@ __device__ __forceinline__ int put_common(BlockState& s, dcuda_win win, int targ
     const bool known = s.cached_target == t && s.cached_window == win;
     const WindowEntry w = known ? s.cached : look_up_window(s, to, t, win, peer);
     if (w.bytes == 0 || offset > w.bytes || bytes > w.bytes - offset) return DCUDA_FAIL(s, DCUDA_ERROR_WINDOW);
-    block_copy(reinterpret_cast<unsigned char*>(w.base) + offset, src, bytes);
+    unsigned char* at = reinterpret_cast<unsigned char*>(w.base) + offset;
+    // A payload of up to 16 bytes a byte per thread, without block_copy's loop arithmetic: 0.12 us
+    // less per notified access (runs 17-18). Here, not in block_copy, where the same branch
+    // changed the register allocation of whole kernels (power iteration: 12% slower, run 21).
+    if (bytes <= 16) {
+      const uint32_t i = thread_index();
+      if (i < bytes && at != src) at[i] = static_cast<const unsigned char*>(src)[i];
+    } else {
+      block_copy(at, src, bytes);
+    }
   }
   __syncthreads();
   // A release is cumulative: it orders the block's copies (before the barrier) ahead of the
