@@ -30,9 +30,9 @@ struct Args {
   uint64_t* elapsed;     // per rank, ns
 };
 
-// kMaxThreads bounds the registers: unbounded the kernel takes more than 64 per thread, and not
-// one rank of 1024 threads would fit on an SM; bounded it spills a little, so smaller ranks run
-// the unbounded one.
+// kMaxThreads bounds the registers: bench<512> (ranks of up to 512 threads) needs no more than
+// it takes; bench<1024> is held to 64 registers per thread, without which not one rank of 1024
+// threads fits on an SM (it spills a little).
 template <int kMaxThreads>
 __global__ void __launch_bounds__(kMaxThreads) bench(dcuda_params p) {
   dcuda_context c;
@@ -91,7 +91,8 @@ int main(int argc, char** argv) {
   const char* json = argc > 2 ? argv[2] : nullptr;
   const int threads = std::getenv("DCUDA_BENCH_THREADS") ? std::atoi(std::getenv("DCUDA_BENCH_THREADS")) : 256;
   dcuda_host_context ctx;
-  if (iterations < 1 || dcuda_host_init(&argc, &argv, &ctx, threads > 512 ? bench<1024> : bench<512>, threads) != DCUDA_SUCCESS) return 1;
+  dcuda_kernel kernel = threads > 512 ? bench<1024> : bench<512>;
+  if (iterations < 1 || dcuda_host_init(&argc, &argv, &ctx, kernel, threads) != DCUDA_SUCCESS) return 1;
   int world = 0, ranks = 0, process = 0, processes = 0;  // `ranks`: this process's
   dcuda_host_get_rank_info(ctx, &world, nullptr, &ranks, &process, &processes);
   if (processes > 2) return std::fprintf(stderr, "dcuda_bench: one or two processes\n"), 1;

@@ -98,10 +98,12 @@ int main(int argc, char** argv) {
   if (iterations < 1 || dcuda_host_init(&argc, &argv, &ctx, pingpong, threads) != DCUDA_SUCCESS) return 1;
   int world = 0, processes = 0;
   dcuda_host_get_rank_info(ctx, &world, nullptr, nullptr, nullptr, &processes);
-  if (processes != 1 || world < 2) return std::fprintf(stderr, "same_gpu_breakdown: one process, two ranks or more\n"), 1;
+  if (processes != 1 || world < 2)
+    return std::fprintf(stderr, "same_gpu_breakdown: one process, two ranks or more\n"), 1;
   unsigned* buffers = nullptr;
   unsigned long long* elapsed = nullptr;
-  if (cudaMalloc(&buffers, 128 * world) != cudaSuccess || cudaMallocManaged(&elapsed, 2 * sizeof(unsigned long long)) != cudaSuccess)
+  if (cudaMalloc(&buffers, 128 * world) != cudaSuccess ||
+      cudaMallocManaged(&elapsed, 2 * sizeof(unsigned long long)) != cudaSuccess)
     return std::fprintf(stderr, "same_gpu_breakdown: out of device memory\n"), 1;
   cudaMemset(buffers, 1, 128 * world);
   std::printf("same_gpu_breakdown: %d ranks of %d threads, %d round trips, 4 bytes\n", world, threads, iterations);

@@ -17,10 +17,11 @@
 // inner ones (farther than 1 from both edges: halo particles cannot reach them, so their sums are
 // the same with or without the halos), then waits for the halos and adds their forces to the
 // particles near the edges (one pass over the particles before the wait: with a thread per
-// particle, splitting inner and edge particles into two passes would double the step's longest
-// sum, which the exchange on one GPU does not repay — measured, bench/results/h200/dcuda); it put_notifies the
-// particles that left (a count and the particles, only as many bytes as there are) and waits for
-// the neighbours' migrants. Messages go into double-buffered (by step parity) inboxes.
+// particle, inner and edge particles in two passes put two sums one after the other on the step's
+// critical path, which the exchange on one GPU does not repay — measured, see
+// bench/results/h200/dcuda); it put_notifies the particles that left (a count and the particles,
+// only as many bytes as there are) and waits for the neighbours' migrants. Messages go into
+// double-buffered (by step parity) inboxes.
 //
 // Baseline (host-driven): per step a kernel computes forces and updates and sorts out the
 // migrants (the same code, every particle with the halos), the host copies the migrant boxes

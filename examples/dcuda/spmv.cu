@@ -100,8 +100,10 @@ __global__ void spmv_dcuda(dcuda_params p) {
   auto pass_on = [&](const double* piece_src, int q) {
     int top = 1;
     while (top < P) top <<= 1;
-    for (int m = top >> 1; m > below; m >>= 1)
-      if (below + m < P) dcuda_put_notify(c, xwin, ((j + below + m) % P) * P + j, (1 - q) * piece, piece, piece_src, kX);
+    for (int m = top >> 1; m > below; m >>= 1) {
+      const int child = ((j + below + m) % P) * P + j;
+      if (below + m < P) dcuda_put_notify(c, xwin, child, (1 - q) * piece, piece, piece_src, kX);
+    }
     if (several_processes) dcuda_win_flush(c, xwin);
   };
   if (used) {
