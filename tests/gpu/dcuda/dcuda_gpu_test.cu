@@ -161,6 +161,50 @@ __global__ void order(dcuda_params p) {
   dcuda_gpu_finish(c);
 }
 
+// Payloads of 1 to 16 bytes (the small-copy path) around a ring of ranks of a few threads: every
+// byte arrives, none past the payload is touched.
+__global__ void small_puts(dcuda_params p) {
+  dcuda_context c;
+  dcuda_gpu_init(p, c);
+  Args a = args_of(c);
+  const int r = dcuda_comm_rank(c, DCUDA_COMM_WORLD), n = dcuda_comm_size(c, DCUDA_COMM_WORLD);
+  unsigned char* mine = reinterpret_cast<unsigned char*>(a.window) + 32 * r;
+  dcuda_win win;
+  if (dcuda_win_create(c, DCUDA_COMM_WORLD, mine, 32, &win) != DCUDA_SUCCESS) return;
+  __shared__ unsigned char source[16];
+  const int left = (r + n - 1) % n;
+  int bad = 0;
+  for (int k = 0; k < a.count; ++k) {
+    const int len = 1 + k % 16;
+    for (int i = threadIdx.x; i < 16; i += blockDim.x) source[i] = static_cast<unsigned char>(r * 31 + k + i);
+    __syncthreads();
+    dcuda_put_notify(c, win, (r + 1) % n, 8, len, source, 5);
+    dcuda_wait_notifications(c, 5, 1);
+    if (threadIdx.x == 0) {
+      for (int i = 0; i < len; ++i) bad += mine[8 + i] != static_cast<unsigned char>(left * 31 + k + i);
+      for (int i = 0; i < 8; ++i) bad += mine[i] != 0xee || mine[24 + i] != 0xee;  // untouched
+    }
+    dcuda_comm_barrier(c, DCUDA_COMM_WORLD);  // everyone checked before the next round writes
+  }
+  if (threadIdx.x == 0) a.out[r] = bad;
+  dcuda_win_free(c, win);
+  dcuda_gpu_finish(c);
+}
+
+TEST(Dcuda, SmallPayloadsFromRanksOfFewThreads) {
+  NEED_GPU();
+  for (int threads : {1, 8, 32}) {
+    const int ranks = 6;
+    Session run(small_puts, threads, ranks);
+    ASSERT_EQ(run.rc, DCUDA_SUCCESS) << dcuda_host_error(run.ctx);
+    DeviceArray<int> out(ranks), window(ranks * 8);
+    cudaMemset(window.p, 0xee, sizeof(int) * window.n);
+    Args a{out.p, window.p, 64, 0};
+    ASSERT_GE(dcuda_host_run(run.ctx, &a, sizeof a), 0) << dcuda_host_error(run.ctx);
+    for (int bad : out.get()) EXPECT_EQ(bad, 0) << threads << " threads per rank";
+  }
+}
+
 TEST(Dcuda, PutThenNotifyKeepsOrder) {
   NEED_GPU();
   const int count = 200;

@@ -238,9 +238,10 @@ __device__ __forceinline__ int put_common(BlockState& s, dcuda_win win, int targ
     // A payload of up to 16 bytes a byte per thread, without block_copy's loop arithmetic: 0.12 us
     // less per notified access (runs 17-18). Here, not in block_copy, where the same branch
     // changed the register allocation of whole kernels (power iteration: 12% slower, run 21).
-    if (bytes <= 16) {
-      const uint32_t i = thread_index();
-      if (i < bytes && at != src) at[i] = static_cast<const unsigned char*>(src)[i];
+    if (bytes <= 16) {  // a loop only for ranks of fewer than 16 threads
+      const auto* from = static_cast<const unsigned char*>(src);
+      if (at != from)
+        for (uint32_t i = thread_index(); i < bytes; i += block_threads()) at[i] = from[i];
     } else {
       block_copy(at, src, bytes);
     }
