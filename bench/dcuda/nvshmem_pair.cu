@@ -40,7 +40,9 @@ int main(int argc, char** argv) {
   if (argc < 3) return std::fprintf(stderr, "usage: nvshmem_pair DIR PE [ITERATIONS]\n"), 2;
   const std::string dir = argv[1];
   const int pe = std::atoi(argv[2]), iterations = argc > 3 ? std::atoi(argv[3]) : 20000;
-  if (cudaSetDevice(pe) != cudaSuccess) return std::fprintf(stderr, "nvshmem_pair: no GPU %d\n", pe), 1;
+  // The runtime's context first: NVSHMEM's initialisation fails without one.
+  if (cudaSetDevice(pe) != cudaSuccess || cudaFree(nullptr) != cudaSuccess)
+    return std::fprintf(stderr, "nvshmem_pair: no GPU %d\n", pe), 1;
   nvshmemx_uniqueid_t id = NVSHMEMX_UNIQUEID_INITIALIZER;
   const std::string path = dir + "/nvshmem-id";
   if (pe == 0) {

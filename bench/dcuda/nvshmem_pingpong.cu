@@ -35,6 +35,10 @@ __global__ void pingpong(uint64_t* signals, char* buffers, size_t bytes, int ite
 
 int main(int argc, char** argv) {
   const int iterations = argc > 1 ? std::atoi(argv[1]) : 20000;
+  // NVSHMEM's initialisation fails ("nvshmem initialization failed ... mutex destroy failed")
+  // unless the CUDA runtime already has a context on the device: make one first.
+  if (cudaSetDevice(0) != cudaSuccess || cudaFree(nullptr) != cudaSuccess)
+    return std::fprintf(stderr, "nvshmem_pingpong: no GPU\n"), 1;
   // One PE, no launcher: bootstrapped from a unique id of its own.
   nvshmemx_uniqueid_t id = NVSHMEMX_UNIQUEID_INITIALIZER;
   nvshmemx_init_attr_t attr = NVSHMEMX_INIT_ATTR_INITIALIZER;
