@@ -1,30 +1,29 @@
 #include "client/call_trace.hpp"
 
-#include <algorithm>
 #include <cstdio>
-#include <cstdlib>
 #include <map>
 #include <mutex>
 #include <string>
-#include <vector>
 
 #include "common/clock.hpp"
+#include "common/latency_histogram.hpp"
 #include "common/trace.hpp"
 
 namespace outboard::client::call_trace {
 namespace {
 
-constexpr size_t kMaxSamples = 1 << 20;  // per operation
-
 // Printed when the program exits.
 struct Store {
+  struct Op {
+    LatencyHistogram answer, handoff;
+  };
   std::mutex mu;
-  std::map<std::string, std::pair<std::vector<uint64_t>, std::vector<uint64_t>>> by_op;  // answer, hand-off (ns)
+  std::map<std::string, Op> by_op;
   ~Store() {
-    for (auto& [op, s] : by_op)
-      std::fprintf(stderr, "outboard.cl_trace op=%s count=%zu answer_us=%.2f/%.2f handoff_us=%.2f/%.2f (median/p90)\n",
-                   op.c_str(), s.first.size(), trace::percentile_us(s.first, 0.5), trace::percentile_us(s.first, 0.9),
-                   trace::percentile_us(s.second, 0.5), trace::percentile_us(s.second, 0.9));
+    for (const auto& [op, s] : by_op)
+      std::fprintf(stderr, "outboard.cl_trace op=%s count=%llu answer_us=%.2f/%.2f handoff_us=%.2f/%.2f (median/p90)\n",
+                   op.c_str(), static_cast<unsigned long long>(s.answer.count()), s.answer.quantile_us(0.5),
+                   s.answer.quantile_us(0.9), s.handoff.quantile_us(0.5), s.handoff.quantile_us(0.9));
   }
 };
 Store& store() {
@@ -43,10 +42,9 @@ void record(const char* op, uint64_t sent_ns, uint64_t received_ns) {
   const uint64_t now = now_ns();
   Store& s = store();
   std::lock_guard lk(s.mu);
-  auto& [answer, handoff] = s.by_op[op];
-  if (answer.size() >= kMaxSamples) return;
-  answer.push_back(received_ns - sent_ns);
-  handoff.push_back(now - received_ns);
+  Store::Op& o = s.by_op[op];
+  o.answer.add(received_ns - sent_ns);
+  o.handoff.add(now - received_ns);
 }
 
 }  // namespace outboard::client::call_trace

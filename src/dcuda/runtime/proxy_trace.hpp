@@ -13,36 +13,17 @@
 // Off, a stage costs one branch on a bool read once at the proxy's start; on, two clock reads and
 // a histogram increment, no allocation (the histograms are allocated once, at the start).
 #pragma once
-#include <array>
 #include <cstdint>
 #include <cstdio>
 #include <memory>
 #include <string>
 
 #include "common/clock.hpp"
+#include "common/latency_histogram.hpp"
 
 namespace dcuda::runtime::proxy_detail {
 
-// Durations in nanoseconds, in log-linear buckets: 16 per power of two (~6% wide), so a
-// percentile is read to within a few percent; values below 16 ns exactly.
-class LatencyHistogram {
- public:
-  static constexpr uint32_t kSubBits = 4;
-  static constexpr uint32_t kBuckets = (64 - kSubBits + 1) << kSubBits;
-
-  void add(uint64_t ns) { ++counts_[bucket(ns)], ++count_, max_ = ns > max_ ? ns : max_; }
-  uint64_t count() const { return count_; }
-  uint64_t max() const { return max_; }
-  // The smallest value of the bucket holding the q-quantile (0 <= q <= 1); 0 when empty.
-  uint64_t quantile(double q) const;
-
-  static uint32_t bucket(uint64_t ns);
-  static uint64_t bucket_floor(uint32_t bucket);
-
- private:
-  std::array<uint64_t, kBuckets> counts_{};
-  uint64_t count_ = 0, max_ = 0;
-};
+using outboard::LatencyHistogram;
 
 class ProxyTrace {
  public:
