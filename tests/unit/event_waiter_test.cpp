@@ -10,27 +10,16 @@
 #include <chrono>
 #include <thread>
 
+#include "opencl_context_test.hpp"
+
 namespace outboard::backends {
 namespace {
 
 using Mode = EventWaiter::Mode;
 
-// A context on the host's first OpenCL platform, and user events in it.
-class EventWaiterContext : public ::testing::Test {
+// The context, and user events in it.
+class EventWaiterContext : public OpenClContextTest {
  protected:
-  void SetUp() override {
-    cl_platform_id platform;
-    cl_uint n = 0;
-    if (clGetPlatformIDs(1, &platform, &n) != CL_SUCCESS || n == 0) GTEST_SKIP() << "no OpenCL platform";
-    cl_device_id device;
-    if (clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device, nullptr) != CL_SUCCESS) GTEST_SKIP() << "no device";
-    cl_int rc = CL_SUCCESS;
-    context_ = clCreateContext(nullptr, 1, &device, nullptr, nullptr, &rc);
-    ASSERT_EQ(rc, CL_SUCCESS);
-  }
-  void TearDown() override {
-    if (context_) clReleaseContext(context_);
-  }
   cl_event user_event() {
     cl_int rc = CL_SUCCESS;
     cl_event e = clCreateUserEvent(context_, &rc);
@@ -42,7 +31,6 @@ class EventWaiterContext : public ::testing::Test {
     for (int i = 0; i < 10000 && flag.load() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     return flag.load() != 0;
   }
-  cl_context context_ = nullptr;
 };
 
 class EventWaiterTest : public EventWaiterContext, public ::testing::WithParamInterface<Mode> {};

@@ -9,28 +9,25 @@
 #include <cstring>
 #include <vector>
 
+#include "opencl_context_test.hpp"
+
 namespace outboard::backends {
 namespace {
 
-class PinnedReadsTest : public ::testing::Test {
+// The context, and a queue on it.
+class PinnedReadsTest : public OpenClContextTest {
  protected:
   void SetUp() override {
-    cl_platform_id platform;
-    cl_uint n = 0;
-    if (clGetPlatformIDs(1, &platform, &n) != CL_SUCCESS || n == 0) GTEST_SKIP() << "no OpenCL platform";
-    if (clGetDeviceIDs(platform, CL_DEVICE_TYPE_ALL, 1, &device_, nullptr) != CL_SUCCESS) GTEST_SKIP() << "no device";
+    OpenClContextTest::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
     cl_int rc = CL_SUCCESS;
-    context_ = clCreateContext(nullptr, 1, &device_, nullptr, nullptr, &rc);
-    ASSERT_EQ(rc, CL_SUCCESS);
     queue_ = clCreateCommandQueue(context_, device_, 0, &rc);
     ASSERT_EQ(rc, CL_SUCCESS);
   }
   void TearDown() override {
     if (queue_) clReleaseCommandQueue(queue_);
-    if (context_) clReleaseContext(context_);
+    OpenClContextTest::TearDown();
   }
-  cl_device_id device_ = nullptr;
-  cl_context context_ = nullptr;
   cl_command_queue queue_ = nullptr;
 };
 
