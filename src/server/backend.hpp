@@ -19,6 +19,15 @@ struct DeviceTiming {
   uint64_t to_device_ns = 0, compute_ns = 0, from_device_ns = 0;
 };
 
+// A call failed because its device faulted (its context poisoned: backends/cuda/gpu_health.hpp);
+// the device is out of service until it is rebuilt. `rerunnable`: the call's inputs are as they
+// were, so the service may run it again on another device or the host.
+class DeviceFault : public Error {
+ public:
+  DeviceFault(const std::string& what, bool rerunnable) : Error(what), rerunnable(rerunnable) {}
+  bool rerunnable;
+};
+
 class Backend {
  public:
   virtual ~Backend() = default;
@@ -35,6 +44,14 @@ class Backend {
   virtual bool has_device_memory() const { return false; }
   // Device memory free now (0: no device, or unknown). Cheap enough for a periodic sample.
   virtual uint64_t free_device_bytes() const { return 0; }
+  // False while the device is out of service after a fault: services place no call on it.
+  virtual bool in_service() const { return true; }
+  // Its faults so far, for metrics (host backends have none).
+  struct Health {
+    bool in_service = true;
+    uint64_t faults = 0, recoveries = 0;
+  };
+  virtual Health health() const { return {}; }
   virtual uint64_t device_round_trip(const std::byte* in, std::byte* back, size_t bytes);
 
   // This backend's executor of an API family (Blas3Executor, LapackExecutor, ...), or nullptr

@@ -1,6 +1,7 @@
-// Calls running per GPU, for services that choose among several (blas3, fft): a call counts on
-// its GPU from the moment it is placed until the token it holds is dropped — when it is answered,
-// or dropped with its session — so no count outlives its call.
+// Calls running per GPU, for services that choose among several (blas3, lapack, fft): a call
+// counts on its GPU from the moment it is placed until the token it holds is dropped — when it is
+// answered, or dropped with its session — so no count outlives its call. A GPU out of service
+// after a fault (Backend::in_service) is never offered.
 #pragma once
 #include <algorithm>
 #include <atomic>
@@ -8,23 +9,29 @@
 #include <memory>
 #include <vector>
 
+#include "server/backend.hpp"
+
 namespace outboard::server {
 
 class DeviceLoad {
  public:
-  explicit DeviceLoad(size_t devices)
-      : devices_(devices), running_(std::make_shared<std::vector<std::atomic<int>>>(devices)) {}
+  // `devices`: the backends of devices 0 .. n-1, which outlive this.
+  explicit DeviceLoad(std::vector<const Backend*> devices)
+      : devices_(std::move(devices)), running_(std::make_shared<std::vector<std::atomic<int>>>(devices_.size())) {}
 
-  // The devices (0 .. n-1) among `candidates` from the fewest calls running to the most, the
-  // first candidate on a tie.
+  size_t size() const { return devices_.size(); }
+
+  // The devices (0 .. n-1) among `candidates` that are in service, from the fewest calls running
+  // to the most, the first candidate on a tie.
   std::vector<size_t> by_load(std::vector<size_t> candidates) const {
     const auto& running = *running_;
+    std::erase_if(candidates, [&](size_t d) { return !devices_[d]->in_service(); });
     std::stable_sort(candidates.begin(), candidates.end(), [&](size_t a, size_t b) { return running[a] < running[b]; });
     return candidates;
   }
   std::vector<size_t> by_load() const {
-    std::vector<size_t> all(devices_);
-    for (size_t d = 0; d < devices_; ++d) all[d] = d;
+    std::vector<size_t> all(devices_.size());
+    for (size_t d = 0; d < devices_.size(); ++d) all[d] = d;
     return by_load(std::move(all));
   }
   // Counts a call on device d until the returned token is dropped. The token shares the counts:
@@ -36,7 +43,7 @@ class DeviceLoad {
   }
 
  private:
-  size_t devices_;
+  std::vector<const Backend*> devices_;
   std::shared_ptr<std::vector<std::atomic<int>>> running_;
 };
 

@@ -83,6 +83,7 @@ struct Snapshot {
   std::map<std::string, uint64_t> sessions;                                   // identity -> open
   std::map<std::pair<std::string, std::string>, uint64_t> service_sessions;  // (service, identity) -> open
   uint64_t connections = 0, refused_auth = 0;
+  std::vector<DeviceHealth> devices;
 };
 
 // The bytes of payload a request carries: a chunk's own length, else the message's announced
@@ -139,6 +140,8 @@ struct Metrics::Impl {
   bool dirty = true;
   std::map<std::string, uint64_t> last_sessions;
   uint64_t last_connections = 0, last_refused = 0;
+  std::vector<DeviceHealth> last_devices;
+  uint64_t restarts = 0;  // set before serving, read by scrapes
 
   // Shared with the HTTP thread.
   mutable std::mutex mu;
@@ -348,13 +351,14 @@ void Metrics::session_ended(const Session& s) {
 }
 
 void Metrics::publish(const std::unordered_map<PeerId, Session>& sessions, uint64_t connections,
-                      uint64_t refused_auth) {
+                      uint64_t refused_auth, const std::vector<DeviceHealth>& devices) {
   Impl& m = *impl_;
   if (!m.enabled) return;
   std::map<std::string, uint64_t> open;
   for (const auto& [peer, s] : sessions)
     if (s.state == State::ready) ++open[metrics_identity(s)];
-  if (!m.dirty && open == m.last_sessions && connections == m.last_connections && refused_auth == m.last_refused)
+  if (!m.dirty && open == m.last_sessions && connections == m.last_connections && refused_auth == m.last_refused &&
+      devices == m.last_devices)
     return;
   auto snap = std::make_shared<Snapshot>();
   for (const auto& [identity, id] : m.identities)
@@ -364,6 +368,8 @@ void Metrics::publish(const std::unordered_map<PeerId, Session>& sessions, uint6
   snap->sessions = open;
   snap->connections = connections;
   snap->refused_auth = refused_auth;
+  snap->devices = devices;
+  m.last_devices = devices;
   m.last_sessions = std::move(open);
   m.last_connections = connections;
   m.last_refused = refused_auth;
@@ -374,6 +380,8 @@ void Metrics::publish(const std::unordered_map<PeerId, Session>& sessions, uint6
     old = std::exchange(m.published, std::move(snap));
   }  // the old copy is freed outside the lock
 }
+
+void Metrics::set_restarts(uint64_t count) { impl_->restarts = count; }
 
 std::string Metrics::render() const {
   std::shared_ptr<const Snapshot> snap;
@@ -396,6 +404,18 @@ std::string Metrics::render() const {
   out += "outboard_connections_total " + std::to_string(snap->connections) + "\n";
   family("outboard_refused_authentications_total", "counter", "Connections refused for a wrong secret.");
   out += "outboard_refused_authentications_total " + std::to_string(snap->refused_auth) + "\n";
+  family("outboard_server_restarts_total", "counter",
+         "Times the server started again in a new process because a GPU fault left its GPUs unusable.");
+  out += "outboard_server_restarts_total " + std::to_string(impl_->restarts) + "\n";
+  family("outboard_gpu_in_service", "gauge", "1 while the GPU serves, 0 while it is out of service after a fault.");
+  for (const auto& d : snap->devices)
+    out += "outboard_gpu_in_service{gpu=\"" + std::to_string(d.device) + "\"} " + (d.in_service ? "1" : "0") + "\n";
+  family("outboard_gpu_faults_total", "counter", "Faults that poisoned the GPU's context (it was taken out of service).");
+  for (const auto& d : snap->devices)
+    out += "outboard_gpu_faults_total{gpu=\"" + std::to_string(d.device) + "\"} " + std::to_string(d.faults) + "\n";
+  family("outboard_gpu_recoveries_total", "counter", "Times the GPU was rebuilt after a fault and served again.");
+  for (const auto& d : snap->devices)
+    out += "outboard_gpu_recoveries_total{gpu=\"" + std::to_string(d.device) + "\"} " + std::to_string(d.recoveries) + "\n";
   family("outboard_open_sessions", "gauge", "Authenticated sessions open, by client identity.");
   for (const auto& [identity, n] : snap->sessions)
     out += "outboard_open_sessions{identity=\"" + label(identity) + "\"} " + std::to_string(n) + "\n";

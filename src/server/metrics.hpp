@@ -8,6 +8,7 @@
 #include <memory>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "server/session.hpp"
 #include "wire/messages.hpp"
@@ -16,6 +17,14 @@ namespace outboard::server {
 
 // The `identity` label of a session's metrics: today the client name its Hello carried.
 std::string metrics_identity(const Session& s);
+
+// A GPU's service state, for outboard_gpu_* (its index among the server's GPUs).
+struct DeviceHealth {
+  int device = 0;
+  bool in_service = true;
+  uint64_t faults = 0, recoveries = 0;
+  bool operator==(const DeviceHealth&) const = default;
+};
 
 class Metrics {
  public:
@@ -41,7 +50,11 @@ class Metrics {
   void session_ended(const Session& s);
   // Publishes what was recorded, with the open sessions and the server's totals (cheap when
   // nothing changed). Call every housekeeping round.
-  void publish(const std::unordered_map<PeerId, Session>& sessions, uint64_t connections, uint64_t refused_auth);
+  void publish(const std::unordered_map<PeerId, Session>& sessions, uint64_t connections, uint64_t refused_auth,
+               const std::vector<DeviceHealth>& devices = {});
+
+  // Servers before this one that ended for a GPU fault (outboard_server_restarts_total). Before serve().
+  void set_restarts(uint64_t count);
 
   // The text a scrape gets now (from any thread).
   std::string render() const;

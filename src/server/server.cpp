@@ -64,6 +64,8 @@ struct Server::Impl final : Core {
   ChunkedCalls chunked_{*this};
   DirectPath direct_{*this, chunked_};
   Metrics metrics_;
+  int restarts = 0;  // servers before this one that ended for a GPU fault (Server::restarted)
+  std::string restart_reason;
   uint16_t port = 0;
 
   // ---- Core ----
@@ -516,7 +518,13 @@ struct Server::Impl final : Core {
       }
       close(p);
     }
-    metrics_.publish(sessions, total_connections, refused_auth);
+    std::vector<DeviceHealth> gpus;
+    for (const auto& b : backends_)
+      if (b->has_device_memory()) {
+        const Backend::Health h = b->health();
+        gpus.push_back({static_cast<int>(gpus.size()), h.in_service, h.faults, h.recoveries});
+      }
+    metrics_.publish(sessions, total_connections, refused_auth, gpus);
   }
 };
 
@@ -602,6 +610,12 @@ void Server::reload() {
   if (impl_->worker_) impl_->worker_->signal();
 }
 
+void Server::restarted(int count, const std::string& reason) {
+  impl_->restarts = count;
+  impl_->restart_reason = reason;
+  impl_->metrics_.set_restarts(static_cast<uint64_t>(count));
+}
+
 void Server::stop() {
   impl_->stopping.store(true);
   if (impl_->worker_) impl_->worker_->signal();
@@ -627,6 +641,7 @@ nlohmann::json Server::Impl::status() const {
                         {"server", m.server_name},
                         {"listen", m.config_.host + ":" + std::to_string(m.port)},
                         {"pid", static_cast<int64_t>(getpid())},  // a monitor on this host reads /proc/<pid>
+                        {"restarts", {{"count", m.restarts}, {"last_reason", m.restart_reason}}},
                         {"uptime_seconds", (now_ns() - m.started_ns) / 1e9},
                         {"backends", backends},
                         {"calls", m.total_calls},

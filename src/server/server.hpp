@@ -29,6 +29,10 @@ class Server {
   bool poll();
   // Rereads the identities (SIGHUP); safe from a signal handler, as stop() is.
   void reload();
+  // This server follows `count` others that ended because a GPU fault left their GPUs unusable
+  // (tools/outboard/serve_restarts.hpp), the last for `reason`: status and metrics say so. Call
+  // before start().
+  void restarted(int count, const std::string& reason);
   // The status document `outboard status` prints.
   nlohmann::json status() const;
 

@@ -7,6 +7,7 @@
 #include <complex>
 #include <cstring>
 #include <random>
+#include <thread>
 
 #include "backends/cpu/cpu_backend.hpp"
 #include "backends/cuda/cuda_backend.hpp"
@@ -338,6 +339,50 @@ TEST_F(GpuLevel3, TiledBlocks) {
     h.side = 'L', h.uplo = 'L', h.m = 90, h.n = 450;
     compare_pipelined(h, rng, 1 << 20, true);
   }
+}
+
+// ---- Several GPUs: whole calls of one size on two GPUs in turn, then from two threads at once
+// (skips with fewer). Each GPU must use device buffers of its own: the plugin once kept one set for
+// the process, so a call on GPU 1 ran cuBLAS on GPU 0's buffers, an illegal address that poisoned
+// GPU 1 (issue 32).
+TEST(GpuSpread, WholeCallsOnTwoGpusInTurnAndAtOnce) {
+  auto& b = backends_once();
+  if (!b.gpu) GTEST_SKIP() << "no GPU: " << b.why;
+  std::string why;
+  auto second = backends::make_cuda_backend(why, 1);
+  if (!second) GTEST_SKIP() << "no second GPU: " << why;
+  Level3Call c = base(Routine::gemm, Scalar::d);
+  c.m = c.n = c.k = 512, c.output_sent = true;
+  wire::validate(c);
+  std::mt19937 rng(5);
+  const size_t bytes = 512 * 512 * sizeof(double);
+  std::vector<std::byte> a(bytes), bm(bytes), out(bytes);
+  fill(a, c.scalar, rng, 0, 512, 512);
+  fill(bm, c.scalar, rng, 0, 512, 512);
+  fill(out, c.scalar, rng, 0, 512, 512);
+  const std::byte* in[] = {a.data(), bm.data()};  // C is read from the output
+  auto expected = out;
+  blas3(*b.cpu).level3(c, in, expected.data());
+  auto check = [&](server::Backend& gpu) {
+    auto actual = out;
+    blas3(gpu).level3(c, in, actual.data());
+    double worst = 0;
+    for (size_t i = 0; i < 512 * 512; ++i)
+      worst = std::max(worst, std::fabs(value_at(expected, i, c.scalar) - value_at(actual, i, c.scalar)));
+    return worst;
+  };
+  for (int round = 0; round < 3; ++round) {
+    EXPECT_LE(check(*b.gpu), 1e-9) << "GPU 0, round " << round;
+    EXPECT_LE(check(*second), 1e-9) << "GPU 1, round " << round;
+  }
+  double worst[2] = {0, 0};
+  std::thread other([&] {
+    for (int i = 0; i < 20; ++i) worst[1] = std::max(worst[1], check(*second));
+  });
+  for (int i = 0; i < 20; ++i) worst[0] = std::max(worst[0], check(*b.gpu));
+  other.join();
+  EXPECT_LE(worst[0], 1e-9);
+  EXPECT_LE(worst[1], 1e-9);
 }
 
 // ---- Several GPUs: one call's blocks spread over two devices (skips with fewer).

@@ -1,7 +1,9 @@
-// Where the blas3 and fft services run calls when the server has several GPUs
-// (services/blas3.cpp, services/fft.cpp, server/device_load.hpp): a call that runs whole goes to
-// the GPU with the fewest of the service's calls running, the first on a tie, and a GPU's count
-// drops when its call is done; an FFT plan is made ahead on every GPU. The GPUs are stand-ins
+// Where the blas3, lapack and fft services run calls when the server has several GPUs
+// (services/blas3.cpp, services/lapack.cpp, services/fft.cpp, server/device_load.hpp): a call
+// that runs whole goes to the GPU with the fewest of the service's calls running, the first on a
+// tie, and a GPU's count drops when its call is done; an FFT plan is made ahead on every GPU; a
+// GPU out of service after a fault gets no call, and a call whose GPU faulted under it runs again
+// on another. The GPUs are stand-ins
 // (backends that say they have device memory and count the calls they start, gated so that calls
 // overlap); the services, core and compute pool are the server's own. The real GPUs run the same
 // paths in bench/gpu/multi_gpu.sh.
@@ -18,29 +20,45 @@
 #include "server/services/blas3_executor.hpp"
 #include "server/services/fft.hpp"
 #include "server/services/fft_executor.hpp"
+#include "server/services/lapack.hpp"
+#include "server/services/lapack_executor.hpp"
 #include "server/services/service.hpp"
 
 namespace outboard::server {
 namespace {
 
-class StandInGpu final : public Backend, public Blas3Executor, public FftExecutor {
+class StandInGpu final : public Backend, public Blas3Executor, public FftExecutor, public LapackExecutor {
  public:
   explicit StandInGpu(std::string name) : name_(std::move(name)) {
     provide<Blas3Executor>(this);
     provide<FftExecutor>(this);
+    provide<LapackExecutor>(this);
   }
+  bool in_service() const override { return serving; }
+  std::atomic<bool> serving{true};
+  // The next call here faults as a poisoned GPU does: the GPU goes out of service and the call
+  // throws a rerunnable DeviceFault.
+  std::atomic<bool> fault_next{false};
   std::string name() const override { return name_; }
   nlohmann::json describe() const override { return {{"name", name_}}; }
   bool has_device_memory() const override { return true; }
 
   DeviceTiming level3(const wire::Level3Call&, std::span<const std::byte* const>, std::byte*, const LeadingDims&) override {
+    fault_if_asked();
     run();
     return {};
+  }
+  int64_t lapack(const wire::LapackCall&, std::span<const std::byte* const>, std::span<std::byte* const>,
+                 DeviceTiming&) override {
+    fault_if_asked();
+    run();
+    return 0;
   }
   std::string where() const override { return name_; }
   bool serves(const wire::FftShape&) const override { return true; }
   void prepare(const wire::FftShape&) override { ++prepared; }
   FftTiming execute(const wire::FftShape&, const std::byte*, std::byte*) override {
+    fault_if_asked();
     run();
     return {};
   }
@@ -60,6 +78,17 @@ class StandInGpu final : public Backend, public Blas3Executor, public FftExecuto
     std::lock_guard lk(mu_);
     return started;
   }
+
+ private:
+  void fault_if_asked() {
+    if (!fault_next.exchange(false)) return;
+    serving = false;
+    ++faulted;
+    throw DeviceFault(name_ + " faulted", true);
+  }
+
+ public:
+  std::atomic<int> faulted{0};
 
  private:
   int started = 0;
@@ -99,6 +128,7 @@ struct TwoGpus {
     core = std::make_unique<QuietCore>(std::move(backends), 4);
     service = make_blas3_service(*core);
     fft = make_fft_service(*core);
+    lapack = make_lapack_service(*core);
   }
   void call(uint64_t id) {
     const wire::Blas3Call c = gemm(id);
@@ -115,7 +145,7 @@ struct TwoGpus {
   }
   StandInGpu *gpu0, *gpu1;
   std::unique_ptr<QuietCore> core;
-  std::unique_ptr<Service> service, fft;
+  std::unique_ptr<Service> service, fft, lapack;
   Session session;
 };
 
@@ -171,6 +201,84 @@ TEST(SeveralGpus, FftPlansAreMadeOnEveryGpuAndExecutionsGoToTheLeastBusy) {
   ASSERT_EQ(done.size(), 2u);
   for (const auto& c : done) EXPECT_TRUE(c.ok) << c.error;
   EXPECT_TRUE(t.core->rejected.empty()) << t.core->rejected;
+}
+
+TEST(SeveralGpus, AGpuOutOfServiceGetsNoCall) {
+  TwoGpus t;
+  t.gpu0->serving = false;
+  t.gpu1->open();
+  t.call(1);
+  t.call(2);
+  const auto done = t.core->completions(2);
+  ASSERT_EQ(done.size(), 2u);
+  for (const auto& c : done) EXPECT_TRUE(c.ok) << c.error;
+  EXPECT_EQ(t.gpu0->count(), 0);
+  EXPECT_EQ(t.gpu1->count(), 2);
+}
+
+TEST(SeveralGpus, ABlas3CallWhoseGpuFaultsRunsAgainOnAnother) {
+  TwoGpus t;
+  t.gpu0->fault_next = true;
+  t.gpu1->open();
+  t.call(1);  // both idle: the first GPU, which faults; then the second
+  const auto done = t.core->completions(1);
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_TRUE(done[0].ok) << done[0].error;
+  EXPECT_EQ(t.gpu0->faulted, 1);
+  EXPECT_EQ(t.gpu1->count(), 1);
+  t.call(2);  // the faulted GPU is out of service: the second again
+  ASSERT_EQ(t.core->completions(2).size(), 2u);
+  EXPECT_EQ(t.gpu0->count(), 0);
+  EXPECT_EQ(t.gpu1->count(), 2);
+}
+
+TEST(SeveralGpus, LapackCallsSpreadOverTheGpusAndRunAgainAfterAFault) {
+  TwoGpus t;
+  auto call = [&](uint64_t id) {
+    wire::LapackRequest q;
+    q.call_id = id;
+    q.call.routine = wire::LapackRoutine::gesv;
+    q.call.scalar = wire::Scalar::d;
+    q.call.n = 2048;  // 5.7 GFLOP: above gpu_min_flops
+    q.call.nrhs = 1;
+    wire::validate(q.call);
+    q.payload_bytes = wire::request_bytes(q.call);
+    // What on_payload gives a whole call: room for its inputs, then its outputs.
+    t.lapack->on_message(t.session, wire::Message(q),
+                         transport::Buffer::allocate(q.payload_bytes + wire::reply_bytes(q.call)));
+  };
+  call(1);
+  ASSERT_TRUE(t.gpu0->started_at_least(1));
+  call(2);
+  ASSERT_TRUE(t.gpu1->started_at_least(1));  // the first is busy: the second
+  t.gpu0->open();
+  t.gpu1->open();
+  ASSERT_EQ(t.core->completions(2).size(), 2u);
+  t.gpu1->fault_next = true;
+  t.gpu0->serving = false;  // only the second serves, and it faults: no GPU is left
+  call(3);
+  const auto done = t.core->completions(3);
+  ASSERT_EQ(done.size(), 3u);
+  EXPECT_EQ(t.gpu1->faulted, 1);
+  EXPECT_FALSE(done[2].ok);  // nowhere to run it again (no host backend here): an error the client handles
+}
+
+TEST(SeveralGpus, AnFftExecutionWhoseGpuFaultsRunsAgainOnAnother) {
+  TwoGpus t;
+  wire::FftShape shape;
+  shape.n = {4096};
+  shape.batch = 64;
+  wire::validate(shape);
+  t.fft->on_message(t.session, wire::Message(wire::FftPlan{7, shape}), {});
+  t.gpu0->fault_next = true;
+  t.gpu1->open();
+  const uint64_t bytes = wire::input_bytes(shape), total = bytes + wire::output_bytes(shape);
+  t.fft->on_message(t.session, wire::Message(wire::FftExecute{1, 7, shape, bytes}), transport::Buffer::allocate(total));
+  const auto done = t.core->completions(1);
+  ASSERT_EQ(done.size(), 1u);
+  EXPECT_TRUE(done[0].ok) << done[0].error;
+  EXPECT_EQ(t.gpu0->faulted, 1);
+  EXPECT_EQ(t.gpu1->count(), 1);
 }
 
 }  // namespace

@@ -5,8 +5,10 @@
 #include "backends/cpu/openblas_core.hpp"
 #include "common/error.hpp"
 #include "tools/outboard/commands.hpp"
+#include "tools/outboard/serve_restarts.hpp"
 
 int main(int argc, char** argv) {
+  outboard::tool::remember_arguments(argc, argv);  // a supervised server runs them again
   // OpenBLAS picked its kernels as it loaded: a server given its generic ones runs again with the
   // CPU's (backends/cpu/openblas_core.hpp).
   if (argc > 1 && std::string_view(argv[1]) == "serve") outboard::backends::reexec_with_better_openblas_core(argv);

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <fstream>
 
@@ -14,18 +15,34 @@
 #include "common/log.hpp"
 #include "server/server.hpp"
 #include "tools/outboard/commands.hpp"
+#include "tools/outboard/serve_restarts.hpp"
 
 namespace outboard::tool {
 namespace {
 
-server::Server* running = nullptr;
+std::atomic<server::Server*> running{nullptr};
+std::atomic<bool> gpus_lost{false};
 
 void on_signal(int) {
-  if (running) running->stop();
+  if (server::Server* s = running.load()) s->stop();
 }
 
 void on_hangup(int) {
-  if (running) running->reload();  // rereads the identities
+  if (server::Server* s = running.load()) s->reload();  // rereads the identities
+}
+
+// A GPU faulted and cannot be rebuilt in this process (backends/cuda/gpu_health.hpp). Under the
+// supervisor the server ends, to start again in a new process (serve_restarts.hpp); otherwise its
+// calls stay on the GPUs still in service and the CPU backend until it is started again.
+void on_gpu_lost(const std::string& why) {
+  if (!is_supervised_child()) {
+    spdlog::error("serve.gpu_lost error=\"{}\" (served elsewhere until the server is started again)", why);
+    return;
+  }
+  if (gpus_lost.exchange(true)) return;
+  spdlog::error("serve.gpu_lost error=\"{}\" (the server ends and starts again in a new process)", why);
+  report_gpus_lost(why);
+  if (server::Server* s = running.load()) s->stop();
 }
 
 // A server lives for months and serves payloads of every size from many threads. glibc raises its
@@ -68,10 +85,14 @@ Runner add_serve(CLI::App& app) {
     if (level->count()) c.log_level = a->overrides.log_level;
     if (format->count()) c.log_format = a->overrides.log_format;
     if (gpus->count()) c.gpus = a->overrides.gpus;
+    if (should_supervise(c.restart_after_gpu_fault)) return supervise();
+    const Restart restart = restart_state();
+    if (restart.port) c.port = restart.port;  // where the clients reconnect
     log::setup(c.log_level, c.log_format);
+    if (restart.count) spdlog::warn("serve.restarted count={} reason=\"{}\"", restart.count, restart.reason);
     std::vector<std::unique_ptr<server::Backend>> backends;
     backends.push_back(backends::make_cpu_backend({c.fft_threads, c.fft_planner, c.fft_wisdom_file, c.fft_max_plans}));
-    backends::CudaOptions gpu_options{c.gpu_memory_bytes, c.fft_gpu_memory_bytes, c.fft_batch_slices, 0};
+    backends::CudaOptions gpu_options{c.gpu_memory_bytes, c.fft_gpu_memory_bytes, c.fft_batch_slices, 0, on_gpu_lost};
     const uint64_t ram = uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE));
     gpu_options.pinned_reserve_bytes =
         c.pinned_reserve_bytes >= 0 ? uint64_t(c.pinned_reserve_bytes) : std::min<uint64_t>(16ull << 30, ram / 8);
@@ -96,13 +117,16 @@ Runner add_serve(CLI::App& app) {
       }
     }
     server::Server srv(c, std::move(backends));
+    if (restart.count) srv.restarted(restart.count, restart.reason);
     uint16_t bound = srv.start();
     if (!a->port_file.empty()) {
       std::string tmp = a->port_file + ".tmp";
       std::ofstream(tmp) << bound << "\n";
       std::rename(tmp.c_str(), a->port_file.c_str());  // readers never see a half-written file
     }
+    report_port(bound);
     running = &srv;
+    if (gpus_lost) srv.stop();  // lost while starting
     struct sigaction sa{};
     sa.sa_handler = on_signal;
     sigaction(SIGINT, &sa, nullptr);
@@ -113,6 +137,13 @@ Runner add_serve(CLI::App& app) {
     signal(SIGPIPE, SIG_IGN);
     srv.run();
     running = nullptr;
+    if (gpus_lost) {
+      // What was made on the poisoned GPUs is not torn down: the process ends now, and the
+      // supervisor starts a new one.
+      spdlog::info("serve.stopped (to start again: GPUs lost)");
+      spdlog::shutdown();
+      std::_Exit(kExitGpusLost);
+    }
     spdlog::info("serve.stopped");
     return 0;
   };

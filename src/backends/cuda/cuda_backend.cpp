@@ -3,11 +3,14 @@
 #include <spdlog/spdlog.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <cstring>
+#include <shared_mutex>
 #include <thread>
 #include <mutex>
 #include <vector>
 
+#include "backends/cuda/gpu_health.hpp"
 #include "backends/cuda/gpu_pipeline.hpp"
 #include "server/lapack_pipeline.hpp"
 #include "server/pipeline.hpp"
@@ -115,6 +118,27 @@ outboard_cuda_lapack plugin_call(const wire::LapackCall& c, std::span<const std:
 
 namespace {
 
+// OUTBOARD_TEST_GPU_FAULT=DEVICE@N[,DEVICE@N...] (tests only): the Nth piece of work started on
+// GPU DEVICE first poisons it with a trapping kernel (gpu_health.hpp). 0 where none is set.
+uint64_t test_fault_at(int device) {
+  const char* v = std::getenv("OUTBOARD_TEST_GPU_FAULT");
+  if (!v) return 0;
+  const std::string spec(v);
+  for (size_t at = 0; at <= spec.size();) {
+    size_t end = spec.find(',', at);
+    if (end == std::string::npos) end = spec.size();
+    const std::string item = spec.substr(at, end - at);
+    int d = -1;
+    unsigned long long n = 0;
+    char tail = 0;
+    if (std::sscanf(item.c_str(), "%d@%llu%c", &d, &n, &tail) != 2 || d < 0 || n == 0)
+      throw Error("OUTBOARD_TEST_GPU_FAULT: \"" + item + "\" is not DEVICE@N (N >= 1)");
+    if (d == device) return n;
+    at = end + 1;
+  }
+  return 0;
+}
+
 class CudaBackend final : public server::Backend, public server::Blas3Executor, public server::LapackExecutor {
  public:
   CudaBackend(cuda::CudaPlugin plugin, int device, const CudaOptions& options)
@@ -122,24 +146,32 @@ class CudaBackend final : public server::Backend, public server::Blas3Executor, 
     uint64_t memory_budget = options.memory_budget, fft_memory_budget = options.fft_memory_budget;
     provide<server::Blas3Executor>(this);
     provide<server::LapackExecutor>(this);
+    provide<server::FftExecutor>(&fft_front_);
     g_api = &plugin_.api();
+    const uint64_t fault_at = test_fault_at(device_);
     plugin_.check(plugin_.api().set_device(device_), "selecting the GPU");
     plugin_.check(plugin_.api().device_describe(device_, &info_), "describing the GPU");
     // By default a pipelined call may use 85% of the GPU's memory (cuBLAS, cuSOLVER and the
     // non-pipelined path need the rest); larger calls are tiled.
-    if (memory_budget == 0) memory_budget = info_.total_memory / 100 * 85;
-    gpu_ = std::make_unique<GpuResources>(plugin_, device_, memory_budget);
-    if (fft_memory_budget == 0) fft_memory_budget = info_.total_memory / 100 * 40;
-    fft_ = make_gpu_fft(plugin_, device_, {fft_memory_budget, 16, options.fft_batch_slices});
-    provide<server::FftExecutor>(fft_.get());
+    memory_budget_ = memory_budget ? memory_budget : info_.total_memory / 100 * 85;
+    fft_options_ = {fft_memory_budget ? fft_memory_budget : info_.total_memory / 100 * 40, 16, options.fft_batch_slices};
+    make_parts();
     if (options.pinned_reserve_bytes > 0 && !g_reserve) make_reserve(options.pinned_reserve_bytes);
-    warm_up();
+    warm_up(false);
+    health_ = std::make_unique<GpuHealth>(plugin_, device_, [this] { rebuild(); }, options.on_gpu_lost, fault_at);
   }
 
   ~CudaBackend() override {
-    fft_.reset();  // its plans and buffers go while the device is still ours
-    if (buffer_) plugin_.api().device_free(buffer_);
+    health_.reset();  // no rebuild runs from here on
+    fft_.reset();     // its plans and buffers go while the device is still ours
+    if (buffer_) {
+      cuda::CudaPlugin::OnDevice on(plugin_, device_);
+      plugin_.api().device_free(buffer_);
+    }
   }
+
+  bool in_service() const override { return health_->serving(); }
+  server::Backend::Health health() const override { return health_->counts(); }
 
   std::string name() const override { return "cuda"; }
 
@@ -151,7 +183,8 @@ class CudaBackend final : public server::Backend, public server::Blas3Executor, 
             {"compute_capability", std::to_string(info_.compute_major) + "." + std::to_string(info_.compute_minor)},
             {"pcie", "Gen" + std::to_string(info_.pcie_gen_current) + " x" + std::to_string(info_.pcie_width_current)},
             {"serves", "Level-3 BLAS (cuBLAS), LAPACK (cuSOLVER), FFTs (cuFFT), device transfers"},
-            {"fft", fft_->describe()},
+            {"health", health_->describe()},
+            {"fft", fft_front_.describe()},
             {"pinned_reserve", describe_reserve()}};
   }
 
@@ -165,12 +198,19 @@ class CudaBackend final : public server::Backend, public server::Blas3Executor, 
     if (ld.a || ld.b || ld.out) throw Error("the GPU's level3 takes packed operands only");
     const outboard_cuda_level3 call = plugin_call(c);
     const size_t operands = wire::layout(c).inputs.size() - (c.output_sent ? 1 : 0);
-    std::lock_guard lk(mu_);
-    plugin_.check(plugin_.api().set_device(device_), "selecting the GPU");
-    uint64_t ns[3] = {0, 0, 0};
-    plugin_.check(plugin_.api().level3(&call, inputs[0], operands > 1 ? inputs[1] : nullptr, output, ns),
-                  wire::call_name(c).c_str());
-    return {ns[0], ns[1], ns[2]};
+    GpuHealth::Use use = health_->enter();
+    try {
+      std::lock_guard lk(mu_);
+      plugin_.check(plugin_.api().set_device(device_), "selecting the GPU");
+      uint64_t ns[3] = {0, 0, 0};
+      plugin_.check(plugin_.api().level3(&call, inputs[0], operands > 1 ? inputs[1] : nullptr, output, ns),
+                    wire::call_name(c).c_str());
+      return {ns[0], ns[1], ns[2]};
+    } catch (const std::exception& e) {
+      // The output is written only once the GPU's work succeeded, but a copy back cut short
+      // leaves it half written: a call that reads its output values may not run again.
+      health_->failed(e, !c.output_sent);
+    }
   }
   // cuSOLVER lacks some shapes of gels and gesvd (see plugin_api.h): those stay on the host.
   bool serves_lapack(const wire::LapackCall& c) const override {
@@ -182,30 +222,123 @@ class CudaBackend final : public server::Backend, public server::Blas3Executor, 
   int64_t lapack(const wire::LapackCall& c, std::span<const std::byte* const> inputs,
                  std::span<std::byte* const> outputs, server::DeviceTiming& timing) override {
     outboard_cuda_lapack call = plugin_call(c, inputs, outputs);
-    std::lock_guard lk(mu_);
-    plugin_.check(plugin_.api().set_device(device_), "selecting the GPU");
-    uint64_t ns[3] = {0, 0, 0};
-    int64_t info = 0;
-    plugin_.check(plugin_.api().lapack(&call, &info, ns), wire::call_name(c).c_str());
-    timing = {ns[0], ns[1], ns[2]};
-    return info;
+    GpuHealth::Use use = health_->enter();
+    try {
+      std::lock_guard lk(mu_);
+      plugin_.check(plugin_.api().set_device(device_), "selecting the GPU");
+      uint64_t ns[3] = {0, 0, 0};
+      int64_t info = 0;
+      plugin_.check(plugin_.api().lapack(&call, &info, ns), wire::call_name(c).c_str());
+      timing = {ns[0], ns[1], ns[2]};
+      return info;
+    } catch (const std::exception& e) {
+      health_->failed(e, true);  // the inputs are read only; the service sets the outputs up again
+    }
   }
 
   bool has_device_memory() const override { return true; }
   uint64_t free_device_bytes() const override {
     uint64_t free = 0, total = 0;
+    if (!health_->serving()) return 0;
     return plugin_.api().device_memory(device_, &free, &total) == OUTBOARD_CUDA_OK ? free : 0;
   }
   const transport::HostAllocator* staging() const override { return &kPinned; }
 
   std::unique_ptr<server::Pipeline> pipeline(const server::Plan& plan, std::byte* staging) override {
-    return gpu_->pipeline(plan, staging);
+    GpuHealth::Use use = health_->enter();
+    try {
+      return watched(gpu_->pipeline(plan, staging), *health_, use);
+    } catch (const std::exception& e) {
+      health_->failed(e, false);
+    }
   }
   std::unique_ptr<server::Pipeline> lapack_pipeline(const server::LapackPlan& plan, std::byte* staging) override {
-    return serves_lapack(plan.call) ? gpu_->lapack_pipeline(plan, staging) : nullptr;
+    if (!serves_lapack(plan.call)) return nullptr;
+    GpuHealth::Use use = health_->enter();
+    try {
+      return watched(gpu_->lapack_pipeline(plan, staging), *health_, use);
+    } catch (const std::exception& e) {
+      health_->failed(e, false);
+    }
   }
 
   uint64_t device_round_trip(const std::byte* in, std::byte* back, size_t bytes) override {
+    GpuHealth::Use use = health_->enter();
+    try {
+      return round_trip(in, back, bytes);
+    } catch (const std::exception& e) {
+      health_->failed(e, false);
+    }
+  }
+
+ private:
+  // The FFT executor the service sees: the GPU's cuFFT executor (which a rebuild replaces), with
+  // each use held and its failures checked for a fault.
+  class FftFront final : public server::FftExecutor {
+   public:
+    explicit FftFront(CudaBackend& b) : b_(b) {}
+    std::string where() const override { return "cuda:" + std::to_string(b_.device_); }
+    bool serves(const wire::FftShape& s) const override {
+      std::shared_lock lk(b_.parts_mu_);
+      return b_.fft_->serves(s);
+    }
+    void prepare(const wire::FftShape& s) override {
+      GpuHealth::Use use = b_.health_->enter();
+      try {
+        b_.fft_->prepare(s);
+      } catch (const std::exception& e) {
+        b_.health_->failed(e, true);
+      }
+    }
+    server::FftTiming execute(const wire::FftShape& s, const std::byte* in, std::byte* out) override {
+      GpuHealth::Use use = b_.health_->enter();
+      try {
+        return b_.fft_->execute(s, in, out);
+      } catch (const std::exception& e) {
+        b_.health_->failed(e, true);  // the input is read only
+      }
+    }
+    std::unique_ptr<server::Pipeline> pipeline(const server::FftPlanPieces& p, std::byte* staging) override {
+      GpuHealth::Use use = b_.health_->enter();
+      try {
+        return watched(b_.fft_->pipeline(p, staging), *b_.health_, use);
+      } catch (const std::exception& e) {
+        b_.health_->failed(e, false);
+      }
+    }
+    nlohmann::json describe() const override {
+      std::shared_lock lk(b_.parts_mu_);
+      return b_.fft_->describe();
+    }
+
+   private:
+    CudaBackend& b_;
+  };
+
+  // What the backend makes on its GPU: the pipelines' resources and the cuFFT executor.
+  void make_parts() {
+    gpu_ = std::make_unique<GpuResources>(plugin_, device_, memory_budget_);
+    fft_ = make_gpu_fft(plugin_, device_, fft_options_);
+  }
+
+  // GpuHealth's rebuild, once nothing runs on the faulted GPU: forget what was made on it, reset
+  // it, make it all again and run the start-up calls, which must succeed.
+  void rebuild() {
+    {
+      std::unique_lock parts(parts_mu_);
+      std::lock_guard lk(mu_);
+      gpu_->abandon();
+      fft_->abandon();
+      buffer_ = nullptr;
+      capacity_ = 0;
+      plugin_.check(plugin_.api().device_reset(device_), "resetting the GPU");
+      make_parts();
+    }
+    cuda::CudaPlugin::OnDevice on(plugin_, device_);
+    warm_up(true);
+  }
+
+  uint64_t round_trip(const std::byte* in, std::byte* back, size_t bytes) {
     std::lock_guard lk(mu_);  // one device buffer, reused: transfers take turns
     const auto& api = plugin_.api();
     plugin_.check(api.set_device(device_), "selecting the GPU");
@@ -223,7 +356,6 @@ class CudaBackend final : public server::Backend, public server::Blas3Executor, 
     return now_ns() - t0;
   }
 
- private:
   // Page-locking GiBs takes seconds and stalls the whole process meanwhile (measured on the H200
   // host: a server locking 16 GiB on a thread of its own left connecting clients unanswered for
   // over 5 s), so it happens here, before the server listens: it starts later, and then serves.
@@ -245,9 +377,9 @@ class CudaBackend final : public server::Backend, public server::Blas3Executor, 
   // A server's first GPU call paid for the pipeline's streams and device memory, the cuBLAS
   // handle and the loading of its GEMM kernels (measured on the H200 host: the first DGEMM 16384
   // against a server started right before computed for 271 ms, later ones 154 ms). Small pipelined
-  // GEMMs of each precision at start pay that before the server listens. Best effort: a failure
-  // here is the first call's to report.
-  void warm_up() {
+  // GEMMs of each precision at start pay that before the server listens. Best effort at start (a
+  // failure here is the first call's to report); after a rebuild (`strict`) a failure throws.
+  void warm_up(bool strict) {
     const uint64_t t0 = now_ns();
     try {
       for (wire::Scalar s : {wire::Scalar::s, wire::Scalar::d, wire::Scalar::c, wire::Scalar::z}) {
@@ -266,6 +398,7 @@ class CudaBackend final : public server::Backend, public server::Blas3Executor, 
       warm_up_lapack();
       spdlog::info("serve.gpu_warm_up device={} seconds={:.3f}", device_, (now_ns() - t0) / 1e9);
     } catch (const std::exception& e) {
+      if (strict) throw;
       spdlog::warn("serve.gpu_warm_up device={} error=\"{}\"", device_, e.what());
     }
   }
@@ -333,8 +466,16 @@ class CudaBackend final : public server::Backend, public server::Blas3Executor, 
   cuda::CudaPlugin plugin_;
   int device_;
   outboard_cuda_device_info info_{};
+  uint64_t memory_budget_ = 0;
+  GpuFftOptions fft_options_;
+  // gpu_ and fft_ are replaced by a rebuild, which holds parts_mu_ (and happens only while no
+  // work holds a GpuHealth::Use); what reads them without a Use (FftFront's serves and
+  // describe) holds it shared.
+  mutable std::shared_mutex parts_mu_;
   std::unique_ptr<GpuResources> gpu_;
-  std::unique_ptr<server::FftExecutor> fft_;
+  std::unique_ptr<GpuFftExecutor> fft_;
+  FftFront fft_front_{*this};
+  std::unique_ptr<GpuHealth> health_;
   std::mutex mu_;
   void* buffer_ = nullptr;
   size_t capacity_ = 0;

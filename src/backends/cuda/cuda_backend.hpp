@@ -3,6 +3,7 @@
 // and the device transfers that `outboard bench remote` measures.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -24,6 +25,9 @@ struct CudaOptions {
   // that had to lock its staging itself took seconds longer the first time. Staging comes from
   // the reserve while it has room, else is locked per call as before.
   uint64_t pinned_reserve_bytes = 0;
+  // Told why, from a thread of the backend's, when a GPU faulted and cannot be rebuilt in this
+  // process (gpu_health.hpp): its calls go elsewhere meanwhile.
+  std::function<void(const std::string&)> on_gpu_lost;
 };
 
 // nullptr, with the reason in `why`, where no CUDA device can be used.

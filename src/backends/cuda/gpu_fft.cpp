@@ -47,7 +47,9 @@ int64_t slices_of(const FftShape& s, int64_t max_slices) {
 
 // A cuFFT plan (for one batch slice) with the device memory and streams one execution uses.
 struct Slot {
+  const cuda::CudaPlugin* plugin = nullptr;
   const outboard_cuda_api_v1* api = nullptr;
+  int device = 0;
   outboard_cuda_fft fft{};  // one slice's problem
   void* plan = nullptr;
   void* in = nullptr;   // dense input on the device
@@ -57,13 +59,21 @@ struct Slot {
   int64_t slices = 1;
   uint64_t slice_in = 0, slice_out = 0;  // bytes of one slice's input and output
   uint64_t bytes = 0;   // device memory held, cuFFT's work area included
+  // Freed on its own GPU, whichever thread evicts it; the thread's GPU is left as it was.
   ~Slot() {
-    if (plan) api->fft_plan_destroy(plan);
-    if (out && out != in) api->device_free(out);
-    if (in) api->device_free(in);
-    if (stream) api->stream_destroy(stream);
-    if (back_stream) api->stream_destroy(back_stream);
+    if (!plan && !in && !out && !stream && !back_stream) return;
+    try {
+      cuda::CudaPlugin::OnDevice on(*plugin, device);
+      if (plan) api->fft_plan_destroy(plan);
+      if (out && out != in) api->device_free(out);
+      if (in) api->device_free(in);
+      if (stream) api->stream_destroy(stream);
+      if (back_stream) api->stream_destroy(back_stream);
+    } catch (const std::exception&) {
+      // The GPU cannot be selected (its context is poisoned): its reset frees all of this.
+    }
   }
+  void forget() { plan = in = out = stream = back_stream = nullptr; }
   // Enqueues slice k's transform on `stream`.
   int launch(int64_t k) {
     return api->fft_exec(plan, &fft, static_cast<std::byte*>(in) + uint64_t(k) * slice_in,
@@ -71,15 +81,22 @@ struct Slot {
   }
 };
 
-class GpuFft final : public server::FftExecutor {
+class GpuFft final : public GpuFftExecutor {
  public:
   GpuFft(const cuda::CudaPlugin& plugin, int device, GpuFftOptions o)
       : plugin_(plugin), api_(plugin.api()), device_(device), options_(o) {}
 
   ~GpuFft() override {
     std::lock_guard lk(mu_);
-    plugin_.check(api_.set_device(device_), "selecting the GPU");
+    cache_.clear();  // each slot frees itself on this GPU
+  }
+
+  void abandon() override {
+    std::lock_guard lk(mu_);
+    for (auto& [key, e] : cache_)
+      for (auto& slot : e.idle) slot->forget();
     cache_.clear();
+    held_bytes_ = 0;
   }
 
   std::string where() const override { return "cuda:" + std::to_string(device_); }
@@ -104,7 +121,7 @@ class GpuFft final : public server::FftExecutor {
       ~Back() { self.release(s, std::move(slot)); }
     } back{*this, s, slot};
     const uint64_t in_bytes = wire::input_bytes(s), out_bytes = wire::output_bytes(s);
-    plugin_.check(api_.set_device(device_), "selecting the GPU");
+    cuda::CudaPlugin::OnDevice on(plugin_, device_);
     uint64_t t0 = now_ns();
     plugin_.check(api_.memcpy_sync(OUTBOARD_CUDA_H2D, slot->in, in, in_bytes, slot->stream), "copying FFT input to the GPU");
     t.to_device_ns = now_ns() - t0;
@@ -196,13 +213,15 @@ class GpuFft final : public server::FftExecutor {
 
   std::unique_ptr<Slot> build(const FftShape& s) {
     auto slot = std::make_unique<Slot>();
+    slot->plugin = &plugin_;
     slot->api = &api_;
+    slot->device = device_;
     slot->fft = plugin_fft(s);
     const uint64_t in = wire::input_bytes(s), out = wire::output_bytes(s);
     slot->slices = slices_of(s, options_.max_slices);
     slot->fft.batch = s.batch / slot->slices;
     slot->slice_in = in / uint64_t(slot->slices), slot->slice_out = out / uint64_t(slot->slices);
-    plugin_.check(api_.set_device(device_), "selecting the GPU");
+    cuda::CudaPlugin::OnDevice on(plugin_, device_);
     plugin_.check(api_.stream_create(&slot->stream), "creating a CUDA stream");
     plugin_.check(api_.stream_create(&slot->back_stream), "creating a CUDA stream");
     plugin_.check(api_.device_alloc(&slot->in, in), "allocating GPU memory for an FFT");
@@ -429,7 +448,7 @@ std::unique_ptr<server::Pipeline> GpuFft::pipeline(const server::FftPlanPieces& 
 
 }  // namespace
 
-std::unique_ptr<server::FftExecutor> make_gpu_fft(const cuda::CudaPlugin& plugin, int device, GpuFftOptions options) {
+std::unique_ptr<GpuFftExecutor> make_gpu_fft(const cuda::CudaPlugin& plugin, int device, GpuFftOptions options) {
   return std::make_unique<GpuFft>(plugin, device, options);
 }
 

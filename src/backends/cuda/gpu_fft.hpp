@@ -18,7 +18,14 @@ struct GpuFftOptions {
   int64_t max_slices = 8;  // batch slices of a batched execution (gpu_fft.cpp); 1: one cuFFT call
 };
 
+class GpuFftExecutor : public server::FftExecutor {
+ public:
+  // After the GPU faulted, before it is reset: forgets every plan and buffer without touching the
+  // GPU (the reset frees them). Nothing may use the executor meanwhile or after.
+  virtual void abandon() = 0;
+};
+
 // `plugin` must outlive the executor.
-std::unique_ptr<server::FftExecutor> make_gpu_fft(const cuda::CudaPlugin& plugin, int device, GpuFftOptions options);
+std::unique_ptr<GpuFftExecutor> make_gpu_fft(const cuda::CudaPlugin& plugin, int device, GpuFftOptions options);
 
 }  // namespace outboard::backends

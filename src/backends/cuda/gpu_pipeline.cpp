@@ -202,12 +202,25 @@ class GpuPipeline final : public server::Pipeline {
   uint64_t to_device_ns_ = 0, compute_ns_ = 0, from_device_ns_ = 0;
 };
 
+void GpuResources::abandon() {
+  free_events_.clear();
+  for (void*& s : streams_) s = nullptr;
+  memory_ = nullptr;
+  capacity_ = 0;
+}
+
 GpuResources::~GpuResources() {
-  const auto& api = plugin_.api();
-  for (void* e : free_events_) api.event_destroy(e);
-  for (void* s : streams_)
-    if (s) api.stream_destroy(s);
-  if (memory_) api.device_free(memory_);
+  if (!memory_ && !streams_[0] && free_events_.empty()) return;
+  try {
+    cuda::CudaPlugin::OnDevice on(plugin_, device_);  // freed on this GPU, whichever thread ends us
+    const auto& api = plugin_.api();
+    for (void* e : free_events_) api.event_destroy(e);
+    for (void* s : streams_)
+      if (s) api.stream_destroy(s);
+    if (memory_) api.device_free(memory_);
+  } catch (const std::exception&) {
+    // The GPU cannot be selected (its context is poisoned): its reset frees all of this.
+  }
 }
 
 void* GpuResources::event() {

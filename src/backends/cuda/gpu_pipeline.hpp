@@ -40,6 +40,9 @@ class GpuResources {
   std::unique_ptr<server::Pipeline> pipeline(const server::Plan& plan, std::byte* staging);
   // The same for a LAPACK call (gpu_lapack_pipeline.cpp).
   std::unique_ptr<server::Pipeline> lapack_pipeline(const server::LapackPlan& plan, std::byte* staging);
+  // After the GPU faulted, before it is reset: forgets its streams, events and memory without
+  // touching the GPU (the reset frees them). No pipeline may be running.
+  void abandon();
 
  private:
   friend class GpuPipeline;

@@ -76,7 +76,9 @@ std::optional<CudaPlugin> CudaPlugin::load(std::string& why) {
       reinterpret_cast<const void*>(api->event_destroy), reinterpret_cast<const void*>(api->event_record),
       reinterpret_cast<const void*>(api->stream_wait_event), reinterpret_cast<const void*>(api->event_query),
       reinterpret_cast<const void*>(api->event_elapsed), reinterpret_cast<const void*>(api->level3_async),
-      reinterpret_cast<const void*>(api->lapack_device), reinterpret_cast<const void*>(api->device_memory)};
+      reinterpret_cast<const void*>(api->lapack_device), reinterpret_cast<const void*>(api->device_memory),
+      reinterpret_cast<const void*>(api->get_device),    reinterpret_cast<const void*>(api->device_health),
+      reinterpret_cast<const void*>(api->device_reset),  reinterpret_cast<const void*>(api->inject_fault)};
   for (const void* f : required)
     if (!f) {
       why = "the CUDA plugin " + path + " has an incomplete function table";
@@ -99,6 +101,16 @@ std::string CudaPlugin::error(int code) const {
   const char* detail = api_->last_error();
   if (detail && *detail) return detail;
   return api_->error_text(code);
+}
+
+CudaPlugin::OnDevice::OnDevice(const CudaPlugin& plugin, int device) : api_(plugin.api()) {
+  if (api_.get_device(&previous_) != OUTBOARD_CUDA_OK) previous_ = -1;
+  if (previous_ != device) plugin.check(api_.set_device(device), "selecting the GPU");
+}
+
+CudaPlugin::OnDevice::~OnDevice() {
+  int now = -1;
+  if (previous_ >= 0 && api_.get_device(&now) == OUTBOARD_CUDA_OK && now != previous_) api_.set_device(previous_);
 }
 
 void CudaPlugin::check(int code, const char* what) const {

@@ -31,6 +31,21 @@ class CudaPlugin {
   // Throws outboard::Error("<what>: <error(code)>") when code is not 0.
   void check(int code, const char* what) const;
 
+  // Makes `device` the calling thread's current GPU for a scope (throws Error where it cannot)
+  // and puts the thread's previous one back at its end: code that frees or makes things on one
+  // GPU never leaves a thread pointed at another GPU than the one its caller chose.
+  class OnDevice {
+   public:
+    OnDevice(const CudaPlugin& plugin, int device);
+    ~OnDevice();
+    OnDevice(const OnDevice&) = delete;
+    OnDevice& operator=(const OnDevice&) = delete;
+
+   private:
+    const outboard_cuda_api_v1& api_;
+    int previous_ = -1;
+  };
+
  private:
   CudaPlugin(const outboard_cuda_api_v1* api, int device_count, std::string path)
       : api_(api), device_count_(device_count), path_(std::move(path)) {}

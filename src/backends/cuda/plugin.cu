@@ -9,14 +9,17 @@
 #include <cuda_runtime.h>
 #include <limits.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <mutex>
 #include <new>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "backends/cuda/plugin_api.h"
@@ -140,28 +143,98 @@ void read_pcie_link(const std::string& bdf, outboard_cuda_device_info* info) {
   if (up_width && info->pcie_width_max && up_width < info->pcie_width_max) info->pcie_width_max = up_width;
 }
 
-// ---- cuBLAS handles, one per device ---------------------------------------------------------
+// ---- What the plugin keeps per GPU ----------------------------------------------------------
+// Each GPU has its own handles and Level-3 scratch, each set behind its own lock: calls on
+// different GPUs never wait for each other, and nothing made on one GPU is used on another (a
+// scratch buffer of GPU 0 read by a cuBLAS kernel on GPU 1 is an illegal address, which poisons
+// GPU 1's context: issue 32).
 
-std::mutex g_handles_mutex;
-std::vector<cublasHandle_t> g_handles;
+constexpr int kMaxDevices = 64;
 
-int handle_for_current_device(cublasHandle_t* out) {
+// Device copies of a whole Level-3 call's operands, kept and grown between calls (cudaMalloc costs
+// far more than a call's launch).
+struct DeviceScratch {
+  void* ptr[4] = {nullptr, nullptr, nullptr, nullptr};  // A, B, output, trmm's separate result
+  size_t bytes[4] = {0, 0, 0, 0};
+  int reserve(int slot, size_t need) {
+    if (bytes[slot] >= need) return OUTBOARD_CUDA_OK;
+    if (ptr[slot]) cudaFree(ptr[slot]);
+    ptr[slot] = nullptr;
+    bytes[slot] = 0;
+    if (int rc = check(cudaMalloc(&ptr[slot], need ? need : 1), "cudaMalloc (Level-3 operand)")) return rc;
+    bytes[slot] = need;
+    return OUTBOARD_CUDA_OK;
+  }
+  void release() {
+    for (int i = 0; i < 4; ++i) {
+      if (ptr[i]) cudaFree(ptr[i]);
+      ptr[i] = nullptr;
+      bytes[i] = 0;
+    }
+  }
+};
+
+struct PerDevice {
+  std::mutex level3_mutex;  // whole Level-3 calls (level3, gemm): one at a time per GPU
+  cublasHandle_t level3 = nullptr;
+  DeviceScratch scratch;
+  std::mutex async_mutex;  // level3_async's handle, whose stream each call sets
+  cublasHandle_t async = nullptr;
+  std::mutex solver_mutex;  // LAPACK calls: one at a time per GPU
+  cusolverDnHandle_t solver = nullptr;
+  cublasHandle_t solver_blas = nullptr;  // gels' triangular solve
+};
+PerDevice g_devices[kMaxDevices];
+
+// The calling thread's current GPU and its state.
+int current_device(PerDevice** out) {
   int device = 0;
   if (int rc = check(cudaGetDevice(&device), "cudaGetDevice")) return rc;
-  std::lock_guard<std::mutex> lock(g_handles_mutex);
-  if (g_handles.size() <= static_cast<size_t>(device)) g_handles.resize(device + 1, nullptr);
-  if (!g_handles[device]) {
-    cublasHandle_t h = nullptr;
-    if (int rc = check(cublasCreate(&h), "cublasCreate")) return rc;
-    if (int rc = check(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH), "cublasSetMathMode")) {
-      cublasDestroy(h);
-      return rc;
-    }
-    g_handles[device] = h;
-  }
-  *out = g_handles[device];
+  if (device < 0 || device >= kMaxDevices) return fail(OUTBOARD_CUDA_ERR_INVALID_ARGUMENT, "more GPUs than the plugin serves");
+  *out = &g_devices[device];
   return OUTBOARD_CUDA_OK;
 }
+
+// A cuBLAS handle in `slot`, made on the current GPU the first time (the caller holds its lock).
+int blas_handle(cublasHandle_t& slot) {
+  if (slot) return OUTBOARD_CUDA_OK;
+  cublasHandle_t h = nullptr;
+  if (int rc = check(cublasCreate(&h), "cublasCreate")) return rc;
+  if (int rc = check(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH), "cublasSetMathMode")) {
+    cublasDestroy(h);
+    return rc;
+  }
+  slot = h;
+  return OUTBOARD_CUDA_OK;
+}
+
+// Destroys what the plugin made on one GPU, under its locks; the first failure is returned (after
+// a fault, callers ignore it: the context is going anyway).
+int release_device(PerDevice& d) {
+  int rc = OUTBOARD_CUDA_OK;
+  auto keep_first = [&](int r) {
+    if (!rc) rc = r;
+  };
+  std::scoped_lock lock(d.level3_mutex, d.async_mutex, d.solver_mutex);
+  for (cublasHandle_t* h : {&d.level3, &d.async, &d.solver_blas})
+    if (*h) {
+      keep_first(check(cublasDestroy(*h), "cublasDestroy"));
+      *h = nullptr;
+    }
+  if (d.solver) {
+    keep_first(check(cusolverDnDestroy(d.solver), "cusolverDnDestroy"));
+    d.solver = nullptr;
+  }
+  d.scratch.release();
+  return rc;
+}
+
+// ---- Page-locked host memory -------------------------------------------------------------------
+// Our own mappings, registered with CUDA (portable: every GPU's context sees them page-locked).
+// Not cudaHostAlloc: that memory belongs to the context current when it was made, and resetting
+// that GPU after a fault (device_reset) would unmap staging that every other GPU is using.
+std::mutex g_pinned_mutex;
+std::map<void*, size_t> g_pinned;  // mapping -> bytes
 
 // One GEMM call of the given precision.
 int gemm_once(cublasHandle_t h, char precision, int n, const void* a, const void* b, void* c) {
@@ -322,14 +395,38 @@ static int ob_host_alloc_pinned(void** ptr, uint64_t bytes) {
   if (!ptr) return fail(OUTBOARD_CUDA_ERR_INVALID_ARGUMENT, "host_alloc_pinned: null ptr");
   return guarded([&] {
     *ptr = nullptr;
+    const size_t size = bytes ? bytes : 1;
+    void* p = mmap(nullptr, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return fail(OUTBOARD_CUDA_ERR_HOST_MEMORY, ("mmap(" + std::to_string(size) + " bytes)").c_str());
     // Portable: page-locked for every GPU's context, so one staging buffer serves all of them.
-    return check(cudaHostAlloc(ptr, bytes, cudaHostAllocPortable),
-                 ("cudaHostAlloc(" + std::to_string(bytes) + " bytes)").c_str());
+    if (int rc = check(cudaHostRegister(p, size, cudaHostRegisterPortable),
+                       ("cudaHostRegister(" + std::to_string(size) + " bytes)").c_str())) {
+      munmap(p, size);
+      return rc;
+    }
+    std::lock_guard<std::mutex> lock(g_pinned_mutex);
+    g_pinned[p] = size;
+    *ptr = p;
+    return OUTBOARD_CUDA_OK;
   });
 }
 
 static int ob_host_free_pinned(void* ptr) {
-  return guarded([&] { return check(cudaFreeHost(ptr), "cudaFreeHost"); });
+  if (!ptr) return OUTBOARD_CUDA_OK;
+  return guarded([&] {
+    size_t size = 0;
+    {
+      std::lock_guard<std::mutex> lock(g_pinned_mutex);
+      auto it = g_pinned.find(ptr);
+      if (it == g_pinned.end()) return fail(OUTBOARD_CUDA_ERR_INVALID_ARGUMENT, "host_free_pinned: not page-locked by the plugin");
+      size = it->second;
+      g_pinned.erase(it);
+    }
+    // A reset GPU may have taken the registration with it: unregistering can fail, unmapping not.
+    const int rc = check(cudaHostUnregister(ptr), "cudaHostUnregister");
+    munmap(ptr, size);
+    return rc == OUTBOARD_CUDA_OK || rc == OUTBOARD_CUDA_ERR_RUNTIME - int(cudaErrorHostMemoryNotRegistered) ? OUTBOARD_CUDA_OK : rc;
+  });
 }
 
 static int ob_stream_create(void** stream) {
@@ -416,8 +513,11 @@ static int ob_gemm(char precision, int n, const void* a, const void* b, void* c,
     return fail(OUTBOARD_CUDA_ERR_INVALID_ARGUMENT, "gemm: need n >= 1, repeats >= 1 and non-null pointers");
   return guarded([&] {
     *seconds = 0;
-    cublasHandle_t h = nullptr;
-    if (int rc = handle_for_current_device(&h)) return rc;
+    PerDevice* d = nullptr;
+    if (int rc = current_device(&d)) return rc;
+    std::lock_guard<std::mutex> lock(d->level3_mutex);
+    if (int rc = blas_handle(d->level3)) return rc;
+    cublasHandle_t h = d->level3;
     if (int rc = check(cublasSetStream(h, nullptr), "cublasSetStream")) return rc;
     EventPair ev;
     int rc = ev.create();
@@ -445,24 +545,6 @@ cublasOperation_t op_of(char t) { return t == 'N' ? CUBLAS_OP_N : t == 'T' ? CUB
 cublasFillMode_t fill_of(char u) { return u == 'U' ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER; }
 cublasSideMode_t side_of(char s) { return s == 'L' ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT; }
 cublasDiagType_t diag_of(char d) { return d == 'U' ? CUBLAS_DIAG_UNIT : CUBLAS_DIAG_NON_UNIT; }
-
-// Device copies of the operands, kept and grown between calls (cudaMalloc costs far more than a
-// call's launch).
-struct DeviceScratch {
-  void* ptr[4] = {nullptr, nullptr, nullptr, nullptr};  // A, B, output, trmm's separate result
-  size_t bytes[4] = {0, 0, 0, 0};
-  int reserve(int slot, size_t need) {
-    if (bytes[slot] >= need) return OUTBOARD_CUDA_OK;
-    if (ptr[slot]) cudaFree(ptr[slot]);
-    ptr[slot] = nullptr;
-    bytes[slot] = 0;
-    if (int rc = check(cudaMalloc(&ptr[slot], need ? need : 1), "cudaMalloc (Level-3 operand)")) return rc;
-    bytes[slot] = need;
-    return OUTBOARD_CUDA_OK;
-  }
-};
-std::mutex g_level3_mutex;
-DeviceScratch g_scratch;
 
 // The cuBLAS call for one precision. T: element type; R: its real type.
 template <class T, class R>
@@ -561,9 +643,12 @@ static int ob_level3(const outboard_cuda_level3* call, const void* a, const void
     const size_t elem = c.precision == 's' ? 4 : c.precision == 'z' ? 16 : 8;
     size_t bytes[3];
     for (int i = 0; i < 3; ++i) bytes[i] = static_cast<size_t>(c.rows[i]) * static_cast<size_t>(c.cols[i]) * elem;
-    std::lock_guard<std::mutex> lock(g_level3_mutex);
-    cublasHandle_t h = nullptr;
-    if (int rc = handle_for_current_device(&h)) return rc;
+    PerDevice* d = nullptr;
+    if (int rc = current_device(&d)) return rc;
+    std::lock_guard<std::mutex> lock(d->level3_mutex);
+    if (int rc = blas_handle(d->level3)) return rc;
+    cublasHandle_t h = d->level3;
+    DeviceScratch& g_scratch = d->scratch;
     if (int rc = check(cublasSetStream(h, nullptr), "cublasSetStream")) return rc;
     for (int i = 0; i < 3; ++i)
       if (int rc = g_scratch.reserve(i, bytes[i])) return rc;
@@ -651,27 +736,17 @@ static int ob_event_elapsed(void* start, void* end, float* ms) {
   });
 }
 
-extern "C++" {
-// cuBLAS handles for level3_async, one per device, apart from level3's (which syncs while holding
-// its own).
-std::mutex g_async_mutex;
-std::vector<cublasHandle_t> g_async_handles;
-}  // extern "C++"
-
 static int ob_level3_async(const outboard_cuda_level3* call, const void* a, const void* b, void* output, void* out2,
                            void* stream) {
   if (!call || !a || !output || call->routine < 0 || call->routine > 8 || (call->routine == 7 && !out2))
     return fail(OUTBOARD_CUDA_ERR_INVALID_ARGUMENT, "level3_async: bad call");
   return guarded([&] {
-    int device = 0;
-    if (int rc = check(cudaGetDevice(&device), "cudaGetDevice")) return rc;
-    std::lock_guard<std::mutex> lock(g_async_mutex);
-    if (g_async_handles.size() <= static_cast<size_t>(device)) g_async_handles.resize(device + 1, nullptr);
-    cublasHandle_t& h = g_async_handles[device];
-    if (!h) {
-      if (int rc = check(cublasCreate(&h), "cublasCreate")) return rc;
-      if (int rc = check(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH), "cublasSetMathMode")) return rc;
-    }
+    PerDevice* d = nullptr;
+    if (int rc = current_device(&d)) return rc;
+    // cuBLAS's handle of its own, apart from level3's (which syncs while holding its own).
+    std::lock_guard<std::mutex> lock(d->async_mutex);
+    if (int rc = blas_handle(d->async)) return rc;
+    cublasHandle_t h = d->async;
     if (int rc = check(cublasSetStream(h, static_cast<cudaStream_t>(stream)), "cublasSetStream")) return rc;
     const outboard_cuda_level3& c = *call;
     switch (c.precision) {
@@ -688,19 +763,14 @@ static int ob_level3_async(const outboard_cuda_level3* call, const void* a, cons
 
 extern "C++" {
 
-std::mutex g_solver_mutex;  // one LAPACK call at a time; also guards the handles below
-std::vector<cusolverDnHandle_t> g_solver_handles;
-
-int solver_for_current_device(cusolverDnHandle_t* out) {
-  int device = 0;
-  if (int rc = check(cudaGetDevice(&device), "cudaGetDevice")) return rc;
-  if (g_solver_handles.size() <= static_cast<size_t>(device)) g_solver_handles.resize(device + 1, nullptr);
-  if (!g_solver_handles[device]) {
+// The current GPU's cuSOLVER handle, made the first time (the caller holds its solver_mutex).
+int solver_handle(PerDevice& d, cusolverDnHandle_t* out) {
+  if (!d.solver) {
     cusolverDnHandle_t h = nullptr;
     if (int rc = check(cusolverDnCreate(&h), "cusolverDnCreate")) return rc;
-    g_solver_handles[device] = h;
+    d.solver = h;
   }
-  *out = g_solver_handles[device];
+  *out = d.solver;
   return OUTBOARD_CUDA_OK;
 }
 
@@ -756,7 +826,7 @@ bool is_zero(const T& v) {
 // Runs the call on device copies; `info_dev` receives cuSOLVER's INFO, *host_info any INFO found
 // on the host side (gels' zero diagonal). The caller copies arrays in before and out after.
 template <class T>
-int run_lapack(cusolverDnHandle_t h, const outboard_cuda_lapack& c, T* a, T* b, int* ipiv, void* vec, T* u, T* vt,
+int run_lapack(cusolverDnHandle_t h, cublasHandle_t& blas, const outboard_cuda_lapack& c, T* a, T* b, int* ipiv, void* vec, T* u, T* vt,
                int* info_dev, int64_t* host_info, DeviceArrays& mem) {
   using S = Solver<T>;
   using R = typename S::Real;
@@ -829,7 +899,8 @@ int run_lapack(cusolverDnHandle_t h, const outboard_cuda_lapack& c, T* a, T* b, 
           return OUTBOARD_CUDA_OK;
         }
       cublasHandle_t bh = nullptr;
-      if ((rc = handle_for_current_device(&bh))) return rc;
+      if ((rc = blas_handle(blas))) return rc;
+      bh = blas;
       if ((rc = check(cublasSetStream(bh, nullptr), "cublasSetStream"))) return rc;
       T one;
       if constexpr (std::is_same_v<T, R>) one = 1;
@@ -916,9 +987,12 @@ int check_lapack_call(const outboard_cuda_lapack* call, int64_t* info, LapackSha
 // The call on device arrays `d` (c's shapes, device pointers), on the legacy stream, waiting for
 // it; *info gets LAPACK's INFO.
 int lapack_on_device(const outboard_cuda_lapack& c, const outboard_cuda_lapack& d, int64_t* info) {
-  std::lock_guard<std::mutex> lock(g_solver_mutex);
+  PerDevice* pd = nullptr;
+  if (int rc = current_device(&pd)) return rc;
+  std::lock_guard<std::mutex> lock(pd->solver_mutex);
   cusolverDnHandle_t h = nullptr;
-  if (int rc = solver_for_current_device(&h)) return rc;
+  if (int rc = solver_handle(*pd, &h)) return rc;
+  cublasHandle_t& blas = pd->solver_blas;
   if (int rc = check(cusolverDnSetStream(h, nullptr), "cusolverDnSetStream")) return rc;
   DeviceArrays mem;
   int* info_dev = nullptr;
@@ -927,10 +1001,10 @@ int lapack_on_device(const outboard_cuda_lapack& c, const outboard_cuda_lapack& 
   int64_t host_info = 0;
   if (!rc) {
     switch (c.precision) {
-      case 's': rc = run_lapack<float>(h, c, (float*)d.a, (float*)d.b, d.ipiv, d.vec, (float*)d.u, (float*)d.vt, info_dev, &host_info, mem); break;
-      case 'd': rc = run_lapack<double>(h, c, (double*)d.a, (double*)d.b, d.ipiv, d.vec, (double*)d.u, (double*)d.vt, info_dev, &host_info, mem); break;
-      case 'c': rc = run_lapack<cuComplex>(h, c, (cuComplex*)d.a, (cuComplex*)d.b, d.ipiv, d.vec, (cuComplex*)d.u, (cuComplex*)d.vt, info_dev, &host_info, mem); break;
-      default: rc = run_lapack<cuDoubleComplex>(h, c, (cuDoubleComplex*)d.a, (cuDoubleComplex*)d.b, d.ipiv, d.vec, (cuDoubleComplex*)d.u, (cuDoubleComplex*)d.vt, info_dev, &host_info, mem); break;
+      case 's': rc = run_lapack<float>(h, blas, c, (float*)d.a, (float*)d.b, d.ipiv, d.vec, (float*)d.u, (float*)d.vt, info_dev, &host_info, mem); break;
+      case 'd': rc = run_lapack<double>(h, blas, c, (double*)d.a, (double*)d.b, d.ipiv, d.vec, (double*)d.u, (double*)d.vt, info_dev, &host_info, mem); break;
+      case 'c': rc = run_lapack<cuComplex>(h, blas, c, (cuComplex*)d.a, (cuComplex*)d.b, d.ipiv, d.vec, (cuComplex*)d.u, (cuComplex*)d.vt, info_dev, &host_info, mem); break;
+      default: rc = run_lapack<cuDoubleComplex>(h, blas, c, (cuDoubleComplex*)d.a, (cuDoubleComplex*)d.b, d.ipiv, d.vec, (cuDoubleComplex*)d.u, (cuDoubleComplex*)d.vt, info_dev, &host_info, mem); break;
     }
   }
   if (!rc) rc = check(cudaStreamSynchronize(nullptr), "LAPACK call");
@@ -1015,30 +1089,95 @@ static int ob_lapack_device(const outboard_cuda_lapack* call, int64_t* info, uin
 static int ob_release(void) {
   return guarded([&] {
     int rc = OUTBOARD_CUDA_OK;
-    std::lock_guard<std::mutex> async_lock(g_async_mutex);
-    for (cublasHandle_t& h : g_async_handles)
-      if (h) {
-        int r = check(cublasDestroy(h), "cublasDestroy");
-        if (!rc) rc = r;
-        h = nullptr;
-      }
-    {
-      std::lock_guard<std::mutex> lock(g_solver_mutex);
-      for (cusolverDnHandle_t& h : g_solver_handles)
-        if (h) {
-          int r = check(cusolverDnDestroy(h), "cusolverDnDestroy");
-          if (!rc) rc = r;
-          h = nullptr;
-        }
-    }
-    std::lock_guard<std::mutex> lock(g_handles_mutex);
-    for (cublasHandle_t& h : g_handles)
-      if (h) {
-        int r = check(cublasDestroy(h), "cublasDestroy");
-        if (!rc) rc = r;
-        h = nullptr;
-      }
+    for (PerDevice& d : g_devices)
+      if (int r = release_device(d); !rc) rc = r;
     return rc;
+  });
+}
+
+// ---- Faults: a GPU's health, its reset, and the test-only trap --------------------------------
+
+extern "C++" {
+// Makes `device` current for a scope and puts the caller's device back after.
+struct OnDevice {
+  int previous = -1;
+  cudaError_t selected;
+  explicit OnDevice(int device) {
+    if (cudaGetDevice(&previous) != cudaSuccess) previous = -1;
+    selected = cudaSetDevice(device);
+  }
+  ~OnDevice() {
+    if (previous >= 0) cudaSetDevice(previous);
+    cudaGetLastError();
+  }
+};
+
+bool valid_device(int device) {
+  int count = 0;
+  return cudaGetDeviceCount(&count) == cudaSuccess && device >= 0 && device < count && device < kMaxDevices;
+}
+
+__global__ void trap_kernel() { __trap(); }
+}  // extern "C++"
+
+static int ob_get_device(int* device) {
+  if (!device) return fail(OUTBOARD_CUDA_ERR_INVALID_ARGUMENT, "get_device: null device");
+  return guarded([&] { return check(cudaGetDevice(device), "cudaGetDevice"); });
+}
+
+static int ob_device_health(int device) {
+  return guarded([&] {
+    if (!valid_device(device)) return fail(OUTBOARD_CUDA_ERR_INVALID_ARGUMENT, "device_health: no such GPU");
+    OnDevice on(device);
+    if (on.selected != cudaSuccess) return check(on.selected, "cudaSetDevice");
+    // A sticky error (illegal address, a trap, ECC) fails every later call in the context: a
+    // wait for the device's work returns it, where a healthy device only waits.
+    return check(cudaDeviceSynchronize(), "cudaDeviceSynchronize");
+  });
+}
+
+static int ob_device_reset(int device) {
+  return guarded([&] {
+    if (!valid_device(device)) return fail(OUTBOARD_CUDA_ERR_INVALID_ARGUMENT, "device_reset: no such GPU");
+    OnDevice on(device);
+    release_device(g_devices[device]);  // errors expected: the context is going
+    cudaGetLastError();
+    if (int rc = check(cudaDeviceReset(), "cudaDeviceReset")) return rc;
+    // A new context, given a few seconds: the driver may still be tearing the old one down. (On
+    // the H100 hosts of issue 32, driver 580, none could be made in the same process for 20 s
+    // after a fault: cudaErrorDevicesUnavailable; the server then starts again instead.)
+    cudaError_t made = cudaFree(nullptr);
+    for (int i = 0; made != cudaSuccess && i < 30; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      made = cudaFree(nullptr);
+    }
+    if (int rc = check(made, "making the GPU's context again after cudaDeviceReset")) return rc;
+    // Registrations made while this GPU's old context was current may have gone with it.
+    {
+      std::lock_guard<std::mutex> lock(g_pinned_mutex);
+      for (const auto& [p, size] : g_pinned) {
+        unsigned flags = 0;
+        if (cudaHostGetFlags(&flags, p) == cudaSuccess) continue;
+        cudaGetLastError();
+        const cudaError_t e = cudaHostRegister(p, size, cudaHostRegisterPortable);
+        if (e != cudaSuccess && e != cudaErrorHostMemoryAlreadyRegistered) return check(e, "cudaHostRegister (after reset)");
+        cudaGetLastError();
+      }
+    }
+    // The new context must run work: a kernel (a fill) and a wait.
+    void* p = nullptr;
+    if (int rc = check(cudaMalloc(&p, 1 << 20), "cudaMalloc (after reset)")) return rc;
+    int rc = check(cudaMemset(p, 0, 1 << 20), "cudaMemset (after reset)");
+    if (!rc) rc = check(cudaDeviceSynchronize(), "cudaDeviceSynchronize (after reset)");
+    cudaFree(p);
+    return rc;
+  });
+}
+
+static int ob_inject_fault(void* stream) {
+  return guarded([&] {
+    trap_kernel<<<1, 1, 0, static_cast<cudaStream_t>(stream)>>>();
+    return check(cudaGetLastError(), "launching the test fault");
   });
 }
 
@@ -1083,6 +1222,10 @@ static const outboard_cuda_api_v1 g_api = {
     ob_fft_plan_destroy,
     ob_fft_exec,
     ob_device_memory,
+    ob_get_device,
+    ob_device_health,
+    ob_device_reset,
+    ob_inject_fault,
 };
 
 const outboard_cuda_api_v1* outboard_cuda_plugin_v1(void) { return &g_api; }

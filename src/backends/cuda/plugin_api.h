@@ -10,7 +10,8 @@
  * A change to any signature, struct or meaning here makes a new version; the loader accepts only
  * its own. Version 2 added, at the end of the table, the events and level3_async (pipelined calls)
  * and lapack (cuSOLVER); version 3 lapack_device (pipelined LAPACK calls); version 4 the cuFFT
- * plans (fft_plan_create, fft_exec, fft_plan_destroy); version 5 device_memory.
+ * plans (fft_plan_create, fft_exec, fft_plan_destroy); version 5 device_memory; version 6 the
+ * faults (get_device, device_health, device_reset, inject_fault), and state kept per GPU.
  *
  * Threads: functions act on the calling thread's current device (set_device), as CUDA does.
  * last_error() is per thread. */
@@ -23,7 +24,7 @@
 extern "C" {
 #endif
 
-#define OUTBOARD_CUDA_API_VERSION 5
+#define OUTBOARD_CUDA_API_VERSION 6
 #define OUTBOARD_CUDA_PLUGIN_SYMBOL "outboard_cuda_plugin_v1"
 #define OUTBOARD_CUDA_PLUGIN_FILE "liboutboard-cuda.so"
 
@@ -132,8 +133,9 @@ struct outboard_cuda_api_v1 {
   int (*set_device)(int device);
   int (*device_synchronize)(void);
 
-  /* Memory. Device memory with cudaMalloc, pinned host memory with cudaHostAlloc; no managed
-   * memory. */
+  /* Memory. Device memory with cudaMalloc; pinned host memory is the plugin's own mapping,
+   * registered with cudaHostRegister (portable), so that resetting a GPU never unmaps it; no
+   * managed memory. */
   int (*device_alloc)(void** ptr, uint64_t bytes);
   int (*device_free)(void* ptr);
   int (*host_alloc_pinned)(void** ptr, uint64_t bytes);
@@ -172,7 +174,7 @@ struct outboard_cuda_api_v1 {
   /* One Level-3 call on the current device with cuBLAS: copies the host operands a, b (null where
    * the routine has no B) and `output` to the device, computes, and copies the output back over
    * `output` (C, or B for trmm/trsm; its values are read as BLAS defines). Device memory is kept
-   * between calls and reused; one call at a time per process. timing_ns, if not null, receives
+   * between calls and reused, per GPU; one call at a time per GPU. timing_ns, if not null, receives
    * {to GPU, compute, from GPU} in nanoseconds. */
   int (*level3)(const struct outboard_cuda_level3* call, const void* a, const void* b, void* output,
                 uint64_t timing_ns[3]);
@@ -198,7 +200,7 @@ struct outboard_cuda_api_v1 {
 
   /* One LAPACK call on the current device with cuSOLVER (and cuBLAS for gels' triangular
    * solve): copies the host arrays in, computes, copies the outputs back, and stores LAPACK's INFO
-   * in *info (>= 0; the caller passes valid arguments only). One call at a time per process.
+   * in *info (>= 0; the caller passes valid arguments only). One call at a time per GPU.
    * timing_ns as for level3. */
   int (*lapack)(const struct outboard_cuda_lapack* call, int64_t* info, uint64_t timing_ns[3]);
 
@@ -227,6 +229,22 @@ struct outboard_cuda_api_v1 {
   /* Free and total memory of `device` now (cudaMemGetInfo on it; the calling thread's current
    * device is left as it was). */
   int (*device_memory)(int device, uint64_t* free_bytes, uint64_t* total_bytes);
+
+  /* ---- version 6: faults ---- */
+
+  int (*get_device)(int* device);
+  /* 0 when `device`'s context still runs work; else the sticky error that poisoned it (an illegal
+   * address, a trap, an uncorrectable ECC error), which every later call on it would return too.
+   * Waits for the work queued on the device. The caller's current device is left as it was. */
+  int (*device_health)(int device);
+  /* Destroys the plugin's handles and scratch on `device` and resets it (cudaDeviceReset: every
+   * allocation, stream, event and plan made on it is gone), re-registers the page-locked host
+   * memory, and checks that the new context runs a kernel. Nothing may use the device meanwhile.
+   * The caller's current device is left as it was. */
+  int (*device_reset)(int device);
+  /* Tests only: enqueues a kernel that traps on `stream`, which poisons the current device's
+   * context as a real fault would. */
+  int (*inject_fault)(void* stream);
 };
 
 #if defined(__GNUC__)

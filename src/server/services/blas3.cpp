@@ -23,13 +23,17 @@ using transport::Buffer;
 class Blas3Service final : public Service {
  public:
   explicit Blas3Service(Core& core) : core_(core), costs_(core.config().gpu_min_flops) {
+    std::vector<const Backend*> gpus;
     for (const auto& b : core.backends()) {
       if (!b->executor<Blas3Executor>()) continue;
       Backend*& slot = b->has_device_memory() ? device_ : host_;
       if (!slot) slot = b.get();
-      if (b->has_device_memory()) devices_.push_back(b->executor<Blas3Executor>());
+      if (b->has_device_memory()) {
+        devices_.push_back(b->executor<Blas3Executor>());
+        gpus.push_back(b.get());
+      }
     }
-    load_ = std::make_unique<DeviceLoad>(devices_.size());
+    load_ = std::make_unique<DeviceLoad>(std::move(gpus));
     if (!host_) host_ = device_;
     if (!host_) throw Error("no backend serves Level-3 BLAS");
   }
@@ -70,9 +74,10 @@ class Blas3Service final : public Service {
   // Where the output goes when its values were not sent: after the inputs.
   static uint64_t extra_output_bytes(const wire::Level3Call& c) { return c.output_sent ? 0 : wire::reply_bytes(c); }
 
-  // The cost model, for now: large calls on the GPU, small ones where no copies are needed.
+  // The cost model, for now: large calls on the GPU, small ones where no copies are needed; all
+  // on the host while every GPU is out of service.
   Backend* backend_for(const wire::Level3Call& c) const {
-    if (!device_) return host_;
+    if (!device_ || load_->by_load().empty()) return host_;
     const double bytes = static_cast<double>(wire::request_bytes(c) + wire::reply_bytes(c));
     return costs_.prefer_device(wire::flops(c), bytes) ? device_ : host_;
   }
@@ -92,11 +97,7 @@ class Blas3Service final : public Service {
     auto buf = std::make_shared<Buffer>(std::move(payload));
     Blas3Executor* executor = backend->executor<Blas3Executor>();
     std::shared_ptr<const void> on_device;  // the GPU's count of running calls, while this one runs
-    if (backend->has_device_memory() && devices_.size() > 1) {
-      const size_t d = load_->by_load().front();
-      executor = devices_[d];
-      on_device = load_->hold(d);
-    }
+    if (backend->has_device_memory()) place_whole(executor, on_device);
     PeerId peer = s.peer;
     uint64_t call_id = req.call_id;
     core_.pool().submit([this, executor, on_device, c, buf, peer, call_id, in_bytes, arrived, received]() mutable {
@@ -112,7 +113,19 @@ class Blas3Service final : public Service {
           offset += o.rows * o.cols * wire::element_bytes(c.scalar);
         }
         uint64_t t0 = now_ns();
-        DeviceTiming device = executor->level3(c, inputs, buf->data() + out_offset);
+        DeviceTiming device;
+        for (size_t attempt = 0;; ++attempt) {
+          try {
+            device = executor->level3(c, inputs, buf->data() + out_offset);
+            break;
+          } catch (const DeviceFault& f) {
+            // Its GPU faulted (and is out of service now): again on another, else on the host.
+            if (!f.rerunnable || attempt >= devices_.size()) throw;
+            on_device.reset();
+            place_whole(executor, on_device);
+            t0 = now_ns();
+          }
+        }
         reply.compute_ns = now_ns() - t0;
         if (device.compute_ns) {  // a device backend says how its time divided
           reply.to_device_ns = device.to_device_ns;
@@ -134,6 +147,18 @@ class Blas3Service final : public Service {
       core_.complete({peer, reply, buf, out_offset, reply.ok ? out_bytes : 0, wire::call_name(c), call_id, reply.ok,
                       reply.message});
     });
+  }
+
+  // A whole call's GPU: the least loaded in service (counted in `on_device` while it runs), or the
+  // host where none is.
+  void place_whole(Blas3Executor*& executor, std::shared_ptr<const void>& on_device) {
+    const std::vector<size_t> order = load_->by_load();
+    if (order.empty()) {
+      executor = host_->executor<Blas3Executor>();
+      return;
+    }
+    executor = devices_[order.front()];
+    on_device = load_->hold(order.front());
   }
 
   // A pipelined call: blocks planned from the rates measured so far, on the backend the cost
@@ -164,8 +189,12 @@ class Blas3Service final : public Service {
     // on the least loaded one that is free; else (below) whole on the least loaded one.
     cc.pipe = ChunkedCalls::offered(*backend, [&]() -> std::unique_ptr<Pipeline> {
       if (!device || devices_.size() <= 1) return executor.pipeline(plan, cc.staging.data());
-      if (auto spread = make_spread_pipeline(devices_, plan, cc.staging.data())) {
-        for (size_t d = 0; d < devices_.size(); ++d) on_devices->push_back(load_->hold(d));
+      std::vector<size_t> live = load_->by_load();
+      std::sort(live.begin(), live.end());
+      std::vector<Blas3Executor*> spread_over;
+      for (size_t d : live) spread_over.push_back(devices_[d]);
+      if (auto spread = make_spread_pipeline(spread_over, plan, cc.staging.data())) {
+        for (size_t d : live) on_devices->push_back(load_->hold(d));
         return spread;
       }
       for (size_t d : load_->by_load())
@@ -185,10 +214,10 @@ class Blas3Service final : public Service {
       // Host backends never read an output whose values were not sent, but keep it defined anyway.
       if (!call.output_sent) std::memset(cc.staging.data() + plan.output_offset, 0, plan.output_bytes);
       Blas3Executor* whole = &executor;
-      if (device && devices_.size() > 1) {
-        const size_t d = load_->by_load().front();
-        whole = devices_[d];
-        on_devices->push_back(load_->hold(d));
+      if (device) {
+        std::shared_ptr<const void> on_device;
+        place_whole(whole, on_device);
+        if (on_device) on_devices->push_back(std::move(on_device));
       }
       cc.pipe = make_pool_pipeline(*whole, plan, cc.staging.data(), core_.pool(), core_.chunked().wake());
     }

@@ -34,12 +34,14 @@ struct SessionPlan {
 class FftService final : public Service {
  public:
   explicit FftService(Core& core) : core_(core), planner_(2) {
+    std::vector<const Backend*> gpus;
     for (const auto& b : core.backends()) {
       FftExecutor* e = b->executor<FftExecutor>();
       if (!e) continue;
       (b->has_device_memory() ? devices_ : hosts_).push_back({b.get(), e});
+      if (b->has_device_memory()) gpus.push_back(b.get());
     }
-    load_ = std::make_unique<DeviceLoad>(devices_.size());
+    load_ = std::make_unique<DeviceLoad>(std::move(gpus));
   }
 
   const char* name() const override { return "fft"; }
@@ -160,7 +162,7 @@ class FftService final : public Service {
   // serves it, whose page-locked staging every GPU uses; executions are placed by devices_for).
   Where where_for(const wire::FftShape& shape) const {
     for (const auto& w : devices_)
-      if (w.executor->serves(shape)) return w;
+      if (w.backend->in_service() && w.executor->serves(shape)) return w;
     for (const auto& w : hosts_)
       if (w.executor->serves(shape)) return w;
     return {};
@@ -228,7 +230,23 @@ class FftService final : public Service {
                          out_bytes, arrived = a.ns, received]() mutable {
       wire::FftReply r{id, true, "", 0, received - arrived, now_ns() - received, 0, 0, 0, 0, ""};
       try {
-        const FftTiming t = e->execute(shape, buf->data(), buf->data() + in_bytes);
+        FftTiming t;
+        for (size_t attempt = 0;; ++attempt) {
+          try {
+            t = e->execute(shape, buf->data(), buf->data() + in_bytes);
+            break;
+          } catch (const DeviceFault& f) {
+            // Its GPU faulted (and is out of service now): again on another, else on the host.
+            if (!f.rerunnable || attempt >= devices_.size()) throw;
+            on_device.reset();
+            e = where_for(shape).executor;
+            if (!e) throw;
+            if (const auto order = devices_for(shape); !order.empty()) {
+              e = devices_[order.front()].executor;
+              on_device = load_->hold(order.front());
+            }
+          }
+        }
         r.plan_wait_ns = t.plan_wait_ns, r.to_device_ns = t.to_device_ns, r.compute_ns = t.compute_ns;
         r.from_device_ns = t.from_device_ns;
         r.payload_bytes = out_bytes;
