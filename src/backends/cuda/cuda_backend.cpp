@@ -165,8 +165,12 @@ class CudaBackend final : public server::Backend, public server::Blas3Executor, 
     health_.reset();  // no rebuild runs from here on
     fft_.reset();     // its plans and buffers go while the device is still ours
     if (buffer_) {
-      cuda::CudaPlugin::OnDevice on(plugin_, device_);
-      plugin_.api().device_free(buffer_);
+      try {
+        cuda::CudaPlugin::OnDevice on(plugin_, device_);
+        plugin_.api().device_free(buffer_);
+      } catch (const std::exception&) {
+        // The GPU cannot be selected (its context is poisoned): the process's end frees it.
+      }
     }
   }
 
