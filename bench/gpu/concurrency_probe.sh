@@ -5,14 +5,8 @@
 # OUTBOARD_REPORT (where its time went) and the server's pinned-reserve and call counters after
 # each run.   bench/gpu/concurrency_probe.sh OUT_DIR [CARRY_DIR]
 set -uo pipefail
-OUT=${1:?usage: concurrency_probe.sh OUT_DIR [CARRY_DIR]}
-mkdir -p "$OUT"
-OUT=$(cd "$OUT" && pwd)
-CARRY=$(cd "${2:-.gpu-carry}" && pwd)
-export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
-export LD_LIBRARY_PATH=$CARRY/lib:$CARRY/openblas-as-lapack:$CARRY/deps
-R=$(mktemp -d)
 source "$(dirname "$0")/steps.sh"
+carried_setup concurrency_probe.sh "$@"
 source "$(dirname "$0")/../../scripts/local_server.sh"
 results_on_exit concurrency-probe.tgz
 B=$CARRY/bin

@@ -17,17 +17,8 @@
 # NVLink multicast stays off (the variables below; nothing here calls cuMulticastCreate).
 #   bench/gpu/multi_gpu.sh OUT_DIR [CARRY_DIR]     STEPS="raw dcuda blas fft cases tests nvshmem" CASE_RANKS=132
 set -uo pipefail
-OUT=${1:?usage: multi_gpu.sh OUT_DIR [CARRY_DIR]}
-mkdir -p "$OUT"
-OUT=$(cd "$OUT" && pwd)
-CARRY=$(cd "${2:-.gpu-carry}" && pwd)
-export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
-export LD_LIBRARY_PATH=$CARRY/lib:$CARRY/openblas-as-lapack:$CARRY/deps
-CORETYPE=Haswell
-grep -q avx512f /proc/cpuinfo && CORETYPE=SkylakeX
-export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-$CORETYPE}
-R=$(mktemp -d)
 source "$(dirname "$0")/steps.sh"
+carried_setup multi_gpu.sh "$@"
 results_on_exit multi-gpu-results.tgz
 B=$CARRY/bin
 OB=$B/outboard

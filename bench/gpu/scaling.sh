@@ -7,14 +7,8 @@
 # Writes OUT/scaling.csv (gpus,kind,n,clients,gflops_sum,calls,per_gpu_uses) and prints a table.
 #   bench/gpu/scaling.sh OUT_DIR [CARRY_DIR]    KINDS="gemm gesv fft" CLIENTS="1 2 4 8" SECONDS_EACH=6
 set -uo pipefail
-OUT=${1:?usage: scaling.sh OUT_DIR [CARRY_DIR]}
-mkdir -p "$OUT"
-OUT=$(cd "$OUT" && pwd)
-CARRY=$(cd "${2:-.gpu-carry}" && pwd)
-export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
-export LD_LIBRARY_PATH=$CARRY/lib:$CARRY/openblas-as-lapack:$CARRY/deps
-R=$(mktemp -d)
 source "$(dirname "$0")/steps.sh"
+carried_setup scaling.sh "$@"
 source "$(dirname "$0")/../../scripts/local_server.sh"
 B=$CARRY/bin
 GPUS=$(nvidia-smi -L | grep -c '^GPU')

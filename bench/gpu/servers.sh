@@ -11,18 +11,9 @@
 #   scaling  bench/gpu/scaling.sh: throughput over 1, 2 (4) GPUs
 #   bench/gpu/servers.sh OUT_DIR [CARRY_DIR]     STEPS="before mixed fault tests scaling"
 set -uo pipefail
-OUT=${1:?usage: servers.sh OUT_DIR [CARRY_DIR]}
-mkdir -p "$OUT"
-OUT=$(cd "$OUT" && pwd)
-CARRY=$(cd "${2:-.gpu-carry}" && pwd)
 HERE=$(cd "$(dirname "$0")" && pwd)
-export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
-export LD_LIBRARY_PATH=$CARRY/lib:$CARRY/openblas-as-lapack:$CARRY/deps
-CORETYPE=Haswell
-grep -q avx512f /proc/cpuinfo && CORETYPE=SkylakeX
-export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-$CORETYPE}
-R=$(mktemp -d)
 source "$HERE/steps.sh"
+carried_setup servers.sh "$@"
 results_on_exit servers-results.tgz
 STEPS=${STEPS:-probe before mixed fault tests scaling}
 want() { [[ " $STEPS " == *" $1 "* ]]; }

@@ -26,6 +26,24 @@ _results_finish() {
 }
 # What pack.sh compressed, restored once.
 if [ -n "${CARRY:-}" ] && [ -x "$CARRY/unpack.sh" ]; then "$CARRY/unpack.sh"; fi
+# carried_setup SCRIPT OUT_DIR [CARRY_DIR]: for the scripts that source this file before anything
+# else: OUT and CARRY as absolute paths (OUT made), NVLink multicast off, the carried libraries
+# and OpenBLAS's kernels for this CPU in the environment, R a fresh folder, the carry unpacked.
+carried_setup() {
+  local script=$1
+  OUT=${2:?usage: $script OUT_DIR [CARRY_DIR]}
+  mkdir -p "$OUT"
+  OUT=$(cd "$OUT" && pwd)
+  CARRY=$(cd "${3:-.gpu-carry}" && pwd)
+  export NCCL_NVLS_ENABLE=0 NVSHMEM_DISABLE_NVLS=1 TORCH_SYMM_MEM_DISABLE_MULTICAST=1
+  export LD_LIBRARY_PATH=$CARRY/lib:$CARRY/openblas-as-lapack:$CARRY/deps
+  local core=Haswell
+  grep -q avx512f /proc/cpuinfo && core=SkylakeX
+  export OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-$core}
+  R=$(mktemp -d)
+  [ -x "$CARRY/unpack.sh" ] && "$CARRY/unpack.sh"
+  return 0
+}
 # build_nvshmem_probe NAME: builds bench/dcuda/NAME.cu into $R/NAME against the NVSHMEM of the
 # machine's Python environment (its headers and libraries; NV is set to its folder). Fails where
 # there is none.

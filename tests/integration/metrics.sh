@@ -55,8 +55,12 @@ for _ in $(seq 600); do [ -e "$hold" ] || ! kill -0 $pid 2>/dev/null && break; s
 [ -e "$hold" ] || { wait $pid; cat "$WORK/small.log"; fail "blas_lapack_check did not make its calls"; }
 id=small
 until_metric open 1 outboard_open_sessions "identity=$id"
-[ "$(metric open outboard_open_service_sessions service=blas3 "identity=$id")" = 1 ] || fail "no open blas3 session"
-[ "$(metric open outboard_open_service_sessions service=lapack "identity=$id")" = 1 ] || fail "no open lapack session"
+# The session is published open as it authenticates, its services once it has used them: a
+# scrape can come between the two (a run once failed so), so each is waited for.
+until_metric open 1 outboard_open_service_sessions service=blas3 "identity=$id"
+until_metric open 1 outboard_open_service_sessions service=lapack "identity=$id"
+[ "$(metric open outboard_open_service_sessions service=blas3 "identity=$id")" = 1 ] || fail "more than one open blas3 session"
+[ "$(metric open outboard_open_service_sessions service=lapack "identity=$id")" = 1 ] || fail "more than one open lapack session"
 rm -f "$hold"
 wait $pid || { cat "$WORK/small.log"; fail "blas_lapack_check"; }
 grep -qE "^blas_lapack_check: [0-9]+ passed, 0 failed$" "$WORK/small.log" || { cat "$WORK/small.log"; fail "no clean verdict"; }

@@ -134,6 +134,19 @@ struct TwoGpus {
     const wire::Blas3Call c = gemm(id);
     service->on_message(session, wire::Message(c), transport::Buffer::allocate(c.payload_bytes));
   }
+  // A plan (id 7) for a batch of 64 FFTs of 4096 points; returns its shape.
+  wire::FftShape plan_fft() {
+    wire::FftShape shape;
+    shape.n = {4096};
+    shape.batch = 64;
+    wire::validate(shape);
+    fft->on_message(session, wire::Message(wire::FftPlan{7, shape}), {});
+    return shape;
+  }
+  void execute_fft(uint64_t id, const wire::FftShape& shape) {
+    const uint64_t bytes = wire::input_bytes(shape), total = bytes + wire::output_bytes(shape);
+    fft->on_message(session, wire::Message(wire::FftExecute{id, 7, shape, bytes}), transport::Buffer::allocate(total));
+  }
   // The calls started on g, a moment after the last was sent (one sent there would have started).
   int started(StandInGpu* g) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -178,22 +191,14 @@ TEST(SeveralGpus, AGpuIsFreeAgainOnceItsCallIsDone) {
 
 TEST(SeveralGpus, FftPlansAreMadeOnEveryGpuAndExecutionsGoToTheLeastBusy) {
   TwoGpus t;
-  wire::FftShape shape;
-  shape.n = {4096};
-  shape.batch = 64;
-  wire::validate(shape);
-  t.fft->on_message(t.session, wire::Message(wire::FftPlan{7, shape}), {});
+  const wire::FftShape shape = t.plan_fft();
   for (int i = 0; i < 1000 && (t.gpu0->prepared < 1 || t.gpu1->prepared < 1); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   EXPECT_EQ(t.gpu0->prepared, 1);  // made ahead on both
   EXPECT_EQ(t.gpu1->prepared, 1);
-  const uint64_t bytes = wire::input_bytes(shape), total = bytes + wire::output_bytes(shape);
-  auto execute = [&](uint64_t id) {
-    t.fft->on_message(t.session, wire::Message(wire::FftExecute{id, 7, shape, bytes}), transport::Buffer::allocate(total));
-  };
-  execute(1);
+  t.execute_fft(1, shape);
   ASSERT_TRUE(t.gpu0->started_at_least(1));
-  execute(2);
+  t.execute_fft(2, shape);
   ASSERT_TRUE(t.gpu1->started_at_least(1));  // the first is busy: the second
   t.gpu0->open();
   t.gpu1->open();
@@ -265,15 +270,10 @@ TEST(SeveralGpus, LapackCallsSpreadOverTheGpusAndRunAgainAfterAFault) {
 
 TEST(SeveralGpus, AnFftExecutionWhoseGpuFaultsRunsAgainOnAnother) {
   TwoGpus t;
-  wire::FftShape shape;
-  shape.n = {4096};
-  shape.batch = 64;
-  wire::validate(shape);
-  t.fft->on_message(t.session, wire::Message(wire::FftPlan{7, shape}), {});
+  const wire::FftShape shape = t.plan_fft();
   t.gpu0->fault_next = true;
   t.gpu1->open();
-  const uint64_t bytes = wire::input_bytes(shape), total = bytes + wire::output_bytes(shape);
-  t.fft->on_message(t.session, wire::Message(wire::FftExecute{1, 7, shape, bytes}), transport::Buffer::allocate(total));
+  t.execute_fft(1, shape);
   const auto done = t.core->completions(1);
   ASSERT_EQ(done.size(), 1u);
   EXPECT_TRUE(done[0].ok) << done[0].error;

@@ -528,7 +528,7 @@ static int ob_gemm(char precision, int n, const void* a, const void* b, void* c,
     float ms = 0;
     if (!rc) rc = check(cudaEventElapsedTime(&ms, ev.start, ev.stop), "cudaEventElapsedTime");
     if (rc) {
-      cudaDeviceSynchronize();
+      cudaStreamSynchronize(cudaStreamLegacy);
       cudaGetLastError();
       return rc;
     }
@@ -648,37 +648,39 @@ static int ob_level3(const outboard_cuda_level3* call, const void* a, const void
     std::lock_guard<std::mutex> lock(d->level3_mutex);
     if (int rc = blas_handle(d->level3)) return rc;
     cublasHandle_t h = d->level3;
-    DeviceScratch& g_scratch = d->scratch;
+    DeviceScratch& scratch = d->scratch;
     if (int rc = check(cublasSetStream(h, nullptr), "cublasSetStream")) return rc;
     for (int i = 0; i < 3; ++i)
-      if (int rc = g_scratch.reserve(i, bytes[i])) return rc;
+      if (int rc = scratch.reserve(i, bytes[i])) return rc;
     if (c.routine == 7)
-      if (int rc = g_scratch.reserve(3, bytes[2])) return rc;
+      if (int rc = scratch.reserve(3, bytes[2])) return rc;
     auto clock = [] { return std::chrono::steady_clock::now(); };
     auto ns = [](auto d) { return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(d).count()); };
     auto t0 = clock();
-    int rc = check(cudaMemcpy(g_scratch.ptr[0], a, bytes[0], cudaMemcpyHostToDevice), "cudaMemcpy A");
-    if (!rc && b && bytes[1]) rc = check(cudaMemcpy(g_scratch.ptr[1], b, bytes[1], cudaMemcpyHostToDevice), "cudaMemcpy B");
-    if (!rc) rc = check(cudaMemcpy(g_scratch.ptr[2], output, bytes[2], cudaMemcpyHostToDevice), "cudaMemcpy C");
-    if (!rc) rc = check(cudaDeviceSynchronize(), "copies to the GPU");
+    // All on the legacy stream, and only it is waited for: not the other calls' pipelines on
+    // their own streams of this GPU (a device-wide wait made a whole call wait for them).
+    int rc = check(cudaMemcpy(scratch.ptr[0], a, bytes[0], cudaMemcpyHostToDevice), "cudaMemcpy A");
+    if (!rc && b && bytes[1]) rc = check(cudaMemcpy(scratch.ptr[1], b, bytes[1], cudaMemcpyHostToDevice), "cudaMemcpy B");
+    if (!rc) rc = check(cudaMemcpy(scratch.ptr[2], output, bytes[2], cudaMemcpyHostToDevice), "cudaMemcpy C");
+    if (!rc) rc = check(cudaStreamSynchronize(cudaStreamLegacy), "copies to the GPU");
     auto t1 = clock();
     if (!rc) {
-      void* out2 = g_scratch.ptr[3];
+      void* out2 = scratch.ptr[3];
       switch (c.precision) {
-        case 's': rc = run_level3<float, float>(h, c, (const float*)g_scratch.ptr[0], (const float*)g_scratch.ptr[1], (float*)g_scratch.ptr[2], (float*)out2); break;
-        case 'd': rc = run_level3<double, double>(h, c, (const double*)g_scratch.ptr[0], (const double*)g_scratch.ptr[1], (double*)g_scratch.ptr[2], (double*)out2); break;
-        case 'c': rc = run_level3<cuComplex, float>(h, c, (const cuComplex*)g_scratch.ptr[0], (const cuComplex*)g_scratch.ptr[1], (cuComplex*)g_scratch.ptr[2], (cuComplex*)out2); break;
-        case 'z': rc = run_level3<cuDoubleComplex, double>(h, c, (const cuDoubleComplex*)g_scratch.ptr[0], (const cuDoubleComplex*)g_scratch.ptr[1], (cuDoubleComplex*)g_scratch.ptr[2], (cuDoubleComplex*)out2); break;
+        case 's': rc = run_level3<float, float>(h, c, (const float*)scratch.ptr[0], (const float*)scratch.ptr[1], (float*)scratch.ptr[2], (float*)out2); break;
+        case 'd': rc = run_level3<double, double>(h, c, (const double*)scratch.ptr[0], (const double*)scratch.ptr[1], (double*)scratch.ptr[2], (double*)out2); break;
+        case 'c': rc = run_level3<cuComplex, float>(h, c, (const cuComplex*)scratch.ptr[0], (const cuComplex*)scratch.ptr[1], (cuComplex*)scratch.ptr[2], (cuComplex*)out2); break;
+        case 'z': rc = run_level3<cuDoubleComplex, double>(h, c, (const cuDoubleComplex*)scratch.ptr[0], (const cuDoubleComplex*)scratch.ptr[1], (cuDoubleComplex*)scratch.ptr[2], (cuDoubleComplex*)out2); break;
         default: rc = fail(OUTBOARD_CUDA_ERR_INVALID_ARGUMENT, "level3: precision must be s, d, c or z");
       }
     }
-    if (!rc) rc = check(cudaDeviceSynchronize(), "Level-3 call");
+    if (!rc) rc = check(cudaStreamSynchronize(cudaStreamLegacy), "Level-3 call");
     auto t2 = clock();
-    void* result = c.routine == 7 ? g_scratch.ptr[3] : g_scratch.ptr[2];
+    void* result = c.routine == 7 ? scratch.ptr[3] : scratch.ptr[2];
     if (!rc) rc = check(cudaMemcpy(output, result, bytes[2], cudaMemcpyDeviceToHost), "cudaMemcpy result");
     auto t3 = clock();
     if (rc) {
-      cudaDeviceSynchronize();
+      cudaStreamSynchronize(cudaStreamLegacy);
       cudaGetLastError();
       return rc;
     }
@@ -1047,7 +1049,7 @@ static int ob_lapack(const outboard_cuda_lapack* call, int64_t* info, uint64_t t
     if (!rc) rc = check(cudaMemcpy(d.a, c.a, x.a, cudaMemcpyHostToDevice), "cudaMemcpy A");
     if (!rc && x.b) rc = check(cudaMemcpy(d.b, c.b, x.b, cudaMemcpyHostToDevice), "cudaMemcpy B");
     if (!rc && c.routine == 2) rc = check(cudaMemcpy(d.ipiv, c.ipiv, x.ipiv_count * 4, cudaMemcpyHostToDevice), "cudaMemcpy ipiv");
-    if (!rc) rc = check(cudaDeviceSynchronize(), "copies to the GPU");
+    if (!rc) rc = check(cudaStreamSynchronize(cudaStreamLegacy), "copies to the GPU");
     const uint64_t to_device = elapsed_ns(t0);
     const auto t1 = std::chrono::steady_clock::now();
     if (!rc) rc = lapack_on_device(c, d, info);
@@ -1061,7 +1063,7 @@ static int ob_lapack(const outboard_cuda_lapack* call, int64_t* info, uint64_t t
     if (!rc && x.u) rc = check(cudaMemcpy(c.u, d.u, x.u, cudaMemcpyDeviceToHost), "cudaMemcpy U back");
     if (!rc && x.vt) rc = check(cudaMemcpy(c.vt, d.vt, x.vt, cudaMemcpyDeviceToHost), "cudaMemcpy VT back");
     if (rc) {
-      cudaDeviceSynchronize();
+      cudaStreamSynchronize(cudaStreamLegacy);
       cudaGetLastError();
       return rc;
     }
