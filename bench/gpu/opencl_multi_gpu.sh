@@ -23,7 +23,7 @@ run() {  # LABEL VENDORS ARGS...: one cl_multi run, its line kept
   local label=$1 vendors=$2; shift 2
   local line
   line=$(OCL_ICD_VENDORS=$vendors timeout 120 "$B/cl_multi" "$@" "${JOB[@]}" 2>&1 | tail -1)
-  printf '%-34s %s\n' "$label" "$line" | tee -a "$OUT/opencl_multi_gpu.txt"
+  printf '%s\t%s\n' "$label" "$line" | tee -a "$OUT/opencl_multi_gpu.txt"
 }
 step "devices natively" env OCL_ICD_VENDORS="$NATIVE" "$B/cl_multi" --list
 run "native, 1 GPU" "$NATIVE" --devices 1
@@ -51,7 +51,7 @@ SERVER_PID=""
 python3 - "$OUT/opencl_multi_gpu.txt" <<'PY'
 import re, sys
 rows = [l.rstrip("\n") for l in open(sys.argv[1])]
-t = {l[:34].strip(): float(re.search(r"seconds=([0-9.]+)", l).group(1)) for l in rows if "seconds=" in l}
+t = {l.split("\t")[0]: float(re.search(r"seconds=([0-9.]+)", l).group(1)) for l in rows if "seconds=" in l}
 answers = {re.search(r"best=\S+ index=\d+", l).group(0) for l in rows if "best=" in l}
 for a, b in [("native, 1 GPU", "native, 2 GPUs"), ("one server with 2 GPUs, 1 GPU", "one server with 2 GPUs, 2 GPUs"),
              ("two servers with 1 GPU each, 1 GPU", "two servers with 1 GPU each, 2 GPUs")]:
