@@ -66,7 +66,7 @@ class DirectPath {
              const std::vector<wire::Extent>& input, const std::vector<wire::Extent>& output, bool gated,
              const ChunkedCalls::SetUp& set_up);
   void copy_range(const std::shared_ptr<ChunkedCall>& call, const std::vector<wire::Extent>& extents, uint64_t begin,
-                  uint64_t end, std::byte* local, bool put, uint64_t index, unsigned lane);
+                  uint64_t end, std::byte* local, bool put, uint64_t index);
   void put_piece(Session& s, const std::shared_ptr<ChunkedCall>& call, size_t index);
 
   // A copy that ended, handed from a copy lane's thread to the progress thread.
@@ -77,6 +77,8 @@ class DirectPath {
     bool ok = false;
   };
 
+  // The lane the next copy goes to: copies are dealt to the lanes in turn, across calls.
+  std::atomic<unsigned> next_lane_{0};
   Core& core_;
   ChunkedCalls& calls_;
   std::shared_ptr<transport::CopyLanes> lanes_;  // null when off
