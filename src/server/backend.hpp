@@ -44,14 +44,15 @@ class Backend {
   virtual bool has_device_memory() const { return false; }
   // Device memory free now (0: no device, or unknown). Cheap enough for a periodic sample.
   virtual uint64_t free_device_bytes() const { return 0; }
-  // False while the device is out of service after a fault: services place no call on it.
-  virtual bool in_service() const { return true; }
-  // Its faults so far, for metrics (host backends have none).
+  // Whether the device serves (not out of service after a fault) and its faults so far, for
+  // placement and metrics (host backends have none).
   struct Health {
     bool in_service = true;
     uint64_t faults = 0, recoveries = 0;
   };
   virtual Health health() const { return {}; }
+  // False while the device is out of service after a fault: services place no call on it.
+  bool in_service() const { return health().in_service; }
   virtual uint64_t device_round_trip(const std::byte* in, std::byte* back, size_t bytes);
 
   // This backend's executor of an API family (Blas3Executor, LapackExecutor, ...), or nullptr

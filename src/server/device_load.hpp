@@ -20,6 +20,9 @@ class DeviceLoad {
       : devices_(std::move(devices)), running_(std::make_shared<std::vector<std::atomic<int>>>(devices_.size())) {}
 
   size_t size() const { return devices_.size(); }
+  bool any_in_service() const {
+    return std::any_of(devices_.begin(), devices_.end(), [](const Backend* b) { return b->in_service(); });
+  }
 
   // The devices (0 .. n-1) among `candidates` that are in service, from the fewest calls running
   // to the most, the first candidate on a tie.

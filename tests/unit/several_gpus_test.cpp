@@ -34,7 +34,7 @@ class StandInGpu final : public Backend, public Blas3Executor, public FftExecuto
     provide<FftExecutor>(this);
     provide<LapackExecutor>(this);
   }
-  bool in_service() const override { return serving; }
+  Health health() const override { return {serving, 0, 0}; }
   std::atomic<bool> serving{true};
   // The next call here faults as a poisoned GPU does: the GPU goes out of service and the call
   // throws a rerunnable DeviceFault.

@@ -164,17 +164,9 @@ class CudaBackend final : public server::Backend, public server::Blas3Executor, 
   ~CudaBackend() override {
     health_.reset();  // no rebuild runs from here on
     fft_.reset();     // its plans and buffers go while the device is still ours
-    if (buffer_) {
-      try {
-        cuda::CudaPlugin::OnDevice on(plugin_, device_);
-        plugin_.api().device_free(buffer_);
-      } catch (const std::exception&) {
-        // The GPU cannot be selected (its context is poisoned): the process's end frees it.
-      }
-    }
+    if (buffer_) plugin_.free_on(device_, [&] { plugin_.api().device_free(buffer_); });
   }
 
-  bool in_service() const override { return health_->serving(); }
   server::Backend::Health health() const override { return health_->counts(); }
 
   std::string name() const override { return "cuda"; }
@@ -202,19 +194,16 @@ class CudaBackend final : public server::Backend, public server::Blas3Executor, 
     if (ld.a || ld.b || ld.out) throw Error("the GPU's level3 takes packed operands only");
     const outboard_cuda_level3 call = plugin_call(c);
     const size_t operands = wire::layout(c).inputs.size() - (c.output_sent ? 1 : 0);
-    GpuHealth::Use use = health_->enter();
-    try {
+    // The output is written only once the GPU's work succeeded, but a copy back cut short leaves
+    // it half written: a call that reads its output values may not run again.
+    return health_->guard(!c.output_sent, [&]() -> server::DeviceTiming {
       std::lock_guard lk(mu_);
       plugin_.check(plugin_.api().set_device(device_), "selecting the GPU");
       uint64_t ns[3] = {0, 0, 0};
       plugin_.check(plugin_.api().level3(&call, inputs[0], operands > 1 ? inputs[1] : nullptr, output, ns),
                     wire::call_name(c).c_str());
       return {ns[0], ns[1], ns[2]};
-    } catch (const std::exception& e) {
-      // The output is written only once the GPU's work succeeded, but a copy back cut short
-      // leaves it half written: a call that reads its output values may not run again.
-      health_->failed(e, !c.output_sent);
-    }
+    });
   }
   // cuSOLVER lacks some shapes of gels and gesvd (see plugin_api.h): those stay on the host.
   bool serves_lapack(const wire::LapackCall& c) const override {
@@ -226,8 +215,8 @@ class CudaBackend final : public server::Backend, public server::Blas3Executor, 
   int64_t lapack(const wire::LapackCall& c, std::span<const std::byte* const> inputs,
                  std::span<std::byte* const> outputs, server::DeviceTiming& timing) override {
     outboard_cuda_lapack call = plugin_call(c, inputs, outputs);
-    GpuHealth::Use use = health_->enter();
-    try {
+    // The inputs are read only; the service sets the outputs up again.
+    return health_->guard(true, [&] {
       std::lock_guard lk(mu_);
       plugin_.check(plugin_.api().set_device(device_), "selecting the GPU");
       uint64_t ns[3] = {0, 0, 0};
@@ -235,9 +224,7 @@ class CudaBackend final : public server::Backend, public server::Blas3Executor, 
       plugin_.check(plugin_.api().lapack(&call, &info, ns), wire::call_name(c).c_str());
       timing = {ns[0], ns[1], ns[2]};
       return info;
-    } catch (const std::exception& e) {
-      health_->failed(e, true);  // the inputs are read only; the service sets the outputs up again
-    }
+    });
   }
 
   bool has_device_memory() const override { return true; }
@@ -249,30 +236,15 @@ class CudaBackend final : public server::Backend, public server::Blas3Executor, 
   const transport::HostAllocator* staging() const override { return &kPinned; }
 
   std::unique_ptr<server::Pipeline> pipeline(const server::Plan& plan, std::byte* staging) override {
-    GpuHealth::Use use = health_->enter();
-    try {
-      return watched(gpu_->pipeline(plan, staging), *health_, use);
-    } catch (const std::exception& e) {
-      health_->failed(e, false);
-    }
+    return health_->guard_pipeline([&] { return gpu_->pipeline(plan, staging); });
   }
   std::unique_ptr<server::Pipeline> lapack_pipeline(const server::LapackPlan& plan, std::byte* staging) override {
     if (!serves_lapack(plan.call)) return nullptr;
-    GpuHealth::Use use = health_->enter();
-    try {
-      return watched(gpu_->lapack_pipeline(plan, staging), *health_, use);
-    } catch (const std::exception& e) {
-      health_->failed(e, false);
-    }
+    return health_->guard_pipeline([&] { return gpu_->lapack_pipeline(plan, staging); });
   }
 
   uint64_t device_round_trip(const std::byte* in, std::byte* back, size_t bytes) override {
-    GpuHealth::Use use = health_->enter();
-    try {
-      return round_trip(in, back, bytes);
-    } catch (const std::exception& e) {
-      health_->failed(e, false);
-    }
+    return health_->guard(false, [&] { return round_trip(in, back, bytes); });
   }
 
  private:
@@ -287,28 +259,13 @@ class CudaBackend final : public server::Backend, public server::Blas3Executor, 
       return b_.fft_->serves(s);
     }
     void prepare(const wire::FftShape& s) override {
-      GpuHealth::Use use = b_.health_->enter();
-      try {
-        b_.fft_->prepare(s);
-      } catch (const std::exception& e) {
-        b_.health_->failed(e, true);
-      }
+      b_.health_->guard(true, [&] { b_.fft_->prepare(s); });
     }
     server::FftTiming execute(const wire::FftShape& s, const std::byte* in, std::byte* out) override {
-      GpuHealth::Use use = b_.health_->enter();
-      try {
-        return b_.fft_->execute(s, in, out);
-      } catch (const std::exception& e) {
-        b_.health_->failed(e, true);  // the input is read only
-      }
+      return b_.health_->guard(true, [&] { return b_.fft_->execute(s, in, out); });  // the input is read only
     }
     std::unique_ptr<server::Pipeline> pipeline(const server::FftPlanPieces& p, std::byte* staging) override {
-      GpuHealth::Use use = b_.health_->enter();
-      try {
-        return watched(b_.fft_->pipeline(p, staging), *b_.health_, use);
-      } catch (const std::exception& e) {
-        b_.health_->failed(e, false);
-      }
+      return b_.health_->guard_pipeline([&] { return b_.fft_->pipeline(p, staging); });
     }
     nlohmann::json describe() const override {
       std::shared_lock lk(b_.parts_mu_);

@@ -62,16 +62,13 @@ struct Slot {
   // Freed on its own GPU, whichever thread evicts it; the thread's GPU is left as it was.
   ~Slot() {
     if (!plan && !in && !out && !stream && !back_stream) return;
-    try {
-      cuda::CudaPlugin::OnDevice on(*plugin, device);
+    plugin->free_on(device, [&] {
       if (plan) api->fft_plan_destroy(plan);
       if (out && out != in) api->device_free(out);
       if (in) api->device_free(in);
       if (stream) api->stream_destroy(stream);
       if (back_stream) api->stream_destroy(back_stream);
-    } catch (const std::exception&) {
-      // The GPU cannot be selected (its context is poisoned): its reset frees all of this.
-    }
+    });
   }
   void forget() { plan = in = out = stream = back_stream = nullptr; }
   // Enqueues slice k's transform on `stream`.

@@ -40,6 +40,20 @@ class GpuHealth {
   using Use = std::shared_ptr<void>;
   Use enter();
 
+  // Runs `work` on the GPU holding a Use; a failure goes through failed() (`rerunnable` as there).
+  template <class F>
+  auto guard(bool rerunnable, F&& work) -> decltype(work()) {
+    Use use = enter();
+    try {
+      return work();
+    } catch (const std::exception& e) {
+      failed(e, rerunnable);
+    }
+  }
+  // The pipeline `make` returns (nullptr: none free), watched for as long as it lives.
+  template <class F>
+  std::unique_ptr<server::Pipeline> guard_pipeline(F&& make);
+
   // After an operation on the GPU threw `e`: where the GPU's context is poisoned, the GPU goes out
   // of service (the first fault's reason is kept) and a server::DeviceFault takes e's place;
   // otherwise e is rethrown as it is. `rerunnable`: whether the operation left its inputs as they
@@ -75,5 +89,15 @@ class GpuHealth {
 // A pipeline on a GPU that holds the GPU's Use while it lives and reports a poisoned context
 // through GpuHealth::failed.
 std::unique_ptr<server::Pipeline> watched(std::unique_ptr<server::Pipeline> pipe, GpuHealth& health, GpuHealth::Use use);
+
+template <class F>
+std::unique_ptr<server::Pipeline> GpuHealth::guard_pipeline(F&& make) {
+  Use use = enter();
+  try {
+    return watched(make(), *this, use);
+  } catch (const std::exception& e) {
+    failed(e, false);
+  }
+}
 
 }  // namespace outboard::backends

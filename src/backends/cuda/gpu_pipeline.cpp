@@ -211,16 +211,13 @@ void GpuResources::abandon() {
 
 GpuResources::~GpuResources() {
   if (!memory_ && !streams_[0] && free_events_.empty()) return;
-  try {
-    cuda::CudaPlugin::OnDevice on(plugin_, device_);  // freed on this GPU, whichever thread ends us
+  plugin_.free_on(device_, [&] {  // on this GPU, whichever thread ends us
     const auto& api = plugin_.api();
     for (void* e : free_events_) api.event_destroy(e);
     for (void* s : streams_)
       if (s) api.stream_destroy(s);
     if (memory_) api.device_free(memory_);
-  } catch (const std::exception&) {
-    // The GPU cannot be selected (its context is poisoned): its reset frees all of this.
-  }
+  });
 }
 
 void* GpuResources::event() {

@@ -113,6 +113,14 @@ CudaPlugin::OnDevice::~OnDevice() {
   if (previous_ >= 0 && api_.get_device(&now) == OUTBOARD_CUDA_OK && now != previous_) api_.set_device(previous_);
 }
 
+void CudaPlugin::free_on(int device, const std::function<void()>& frees) const noexcept {
+  try {
+    OnDevice on(*this, device);
+    frees();
+  } catch (...) {
+  }
+}
+
 void CudaPlugin::check(int code, const char* what) const {
   if (code != OUTBOARD_CUDA_OK) throw Error(std::string(what) + ": " + error(code));
 }

@@ -1,6 +1,7 @@
 // Finds and loads the CUDA plugin (liboutboard-cuda.so) with dlopen. This library has no CUDA
 // dependency: on a host without CUDA, load() just says why there is no CUDA backend.
 #pragma once
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -30,6 +31,11 @@ class CudaPlugin {
   std::string error(int code) const;
   // Throws outboard::Error("<what>: <error(code)>") when code is not 0.
   void check(int code, const char* what) const;
+
+  // Runs `frees` (releasing what was made on `device`) with `device` current, the thread's GPU put
+  // back after; not at all where the GPU cannot be selected (its context poisoned by a fault: a
+  // reset or the process's end frees it). For destructors: throws nothing.
+  void free_on(int device, const std::function<void()>& frees) const noexcept;
 
   // Makes `device` the calling thread's current GPU for a scope (throws Error where it cannot)
   // and puts the thread's previous one back at its end: code that frees or makes things on one

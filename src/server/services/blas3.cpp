@@ -77,7 +77,7 @@ class Blas3Service final : public Service {
   // The cost model, for now: large calls on the GPU, small ones where no copies are needed; all
   // on the host while every GPU is out of service.
   Backend* backend_for(const wire::Level3Call& c) const {
-    if (!device_ || load_->by_load().empty()) return host_;
+    if (!device_ || !load_->any_in_service()) return host_;
     const double bytes = static_cast<double>(wire::request_bytes(c) + wire::reply_bytes(c));
     return costs_.prefer_device(wire::flops(c), bytes) ? device_ : host_;
   }

@@ -62,7 +62,7 @@ class LapackService final : public Service {
   // host. The device backend named here gives the staging memory; the GPU is chosen by load.
   Backend* backend_for(const wire::LapackCall& c) const {
     if (device_ && wire::flops(c) >= core_.config().gpu_min_flops &&
-        device_->executor<LapackExecutor>()->serves_lapack(c) && !load_->by_load().empty())
+        device_->executor<LapackExecutor>()->serves_lapack(c) && load_->any_in_service())
       return device_;
     return host_;
   }
