@@ -10,8 +10,8 @@
 #            reference Level-3 testers and level3_check through a 2-GPU server that takes every call
 #   fft      one server with 1 GPU, then with 2: fftw_check through it, then four fft_demo clients
 #            at once (a batch of 128 c2c transforms of 2^20 each), and each GPU's plan cache
-#   cases    the four dcuda case studies weak-scaled: one process on one GPU, then two on two
-#            (same size per rank, DCUDA_RANKS_PER_GPU=CASE_RANKS each)
+#   cases    the four dcuda case studies weak-scaled: one process on one GPU, then one per GPU on
+#            two (and four) GPUs (same size per rank, DCUDA_RANKS_PER_GPU=CASE_RANKS each)
 #   tests    the GPU tests (gpu_tests, dcuda_gpu_tests): the multi-GPU ones run here
 #   nvshmem  NVSHMEM's put-with-signal between the two GPUs (bench/dcuda/nvshmem_pair.cu, built here)
 # NVLink multicast stays off (the variables below; nothing here calls cuMulticastCreate).
@@ -124,11 +124,14 @@ fi
 
 if want cases; then
   n=${CASE_RANKS:-132}
-  case_run() {  # NAME PROGRAM ARGS...: one process on GPU 0, then two processes on GPUs 0 and 1
+  case_run() {  # NAME PROGRAM ARGS...: one process on GPU 0, then one per GPU on 2 (and 4) GPUs
     local name=$1; shift
     step "$name, 1 GPU ($n ranks)" env DCUDA_RANKS_PER_GPU=$n timeout 200 "$@" --json "$R/$name-1gpu.json"
-    step "$name, 2 GPUs ($n ranks each)" env DCUDA_RANKS_PER_GPU=$n timeout 200 "$OB" dcuda run -n 2 -- "$@" \
-      --json "$R/$name-2gpu.json"
+    for g in 2 4; do
+      [ "$g" -le "$GPUS" ] || continue
+      step "$name, $g GPUs ($n ranks each)" env DCUDA_RANKS_PER_GPU=$n timeout 200 "$OB" dcuda run -n $g -- "$@" \
+        --json "$R/$name-${g}gpu.json"
+    done
     cp "$R/$name"-*.json "$OUT/" 2>/dev/null
   }
   case_run stencil-64x64x4 "$B/dcuda_stencil" --nx 64 --ny 64 --nz 4 --iterations 200

@@ -5,7 +5,9 @@
 # DGESV 8192, batches of 64 double complex FFTs of 2^18 points), every result checked. The
 # aggregate is the sum of the clients' rates (they run side by side over the same seconds).
 # Writes OUT/scaling.csv (gpus,kind,n,clients,gflops_sum,calls,per_gpu_uses) and prints a table.
-#   bench/gpu/scaling.sh OUT_DIR [CARRY_DIR]    KINDS="gemm gesv fft" CLIENTS="1 2 4 8" SECONDS_EACH=6
+# WORKERS=1: the servers of 2 and more GPUs run a process per GPU (worker_per_gpu), the clients
+# naming the first; the CSV is then OUT/scaling-workers.csv.
+#   bench/gpu/scaling.sh OUT_DIR [CARRY_DIR]    KINDS="gemm gesv fft" CLIENTS="1 2 4 8" SECONDS_EACH=6 GPU_COUNTS="1 2 4"
 set -uo pipefail
 source "$(dirname "$0")/steps.sh"
 carried_setup scaling.sh "$@"
@@ -16,23 +18,39 @@ KINDS=${KINDS:-gemm gesv fft}
 CLIENTS=${CLIENTS:-1 2 4 8}
 SECONDS_EACH=${SECONDS_EACH:-6}
 size_of() { case $1 in gemm|gesv) echo 8192 ;; fft) echo 262144 ;; esac; }
-echo "gpus,kind,n,clients,gflops_sum,calls,per_gpu_uses" >"$OUT/scaling.csv"
-for g in 1 2 4; do
+CSV=$OUT/scaling$([ "${WORKERS:-0}" = 1 ] && echo -workers).csv
+# Every worker's GPU uses, in worker order (one server process: its GPUs').
+uses() {
+  "$B/outboard" status --json | python3 -c "
+import json, subprocess, sys
+d = json.load(sys.stdin)
+docs = [d] + [json.loads(subprocess.run(['$B/outboard', 'status', '--json', '--server', f'127.0.0.1:{p}'], capture_output=True,
+                                        text=True).stdout) for p in d.get('worker', {}).get('sibling_ports', [])]
+docs.sort(key=lambda x: x.get('worker', {}).get('index', 0))
+print(' '.join(str(b['health']['uses']) for x in docs for b in x['backends'] if b.get('name') == 'cuda'))"
+}
+echo "gpus,kind,n,clients,gflops_sum,calls,per_gpu_uses" >"$CSV"
+for g in ${GPU_COUNTS:-1 2 4}; do
   [ "$g" -le "$GPUS" ] || continue
   printf 'gpus = %d\n' "$g" >"$R/serve-$g.toml"
+  [ "${WORKERS:-0}" = 1 ] && echo "worker_per_gpu = true" >>"$R/serve-$g.toml"
   start_local_server "$B/outboard" "$R" --compute-threads 16 --config "$R/serve-$g.toml" || { log "FAILED: server ($g GPUs)"; continue; }
+  for _ in $(seq 300); do  # every worker listening
+    [ "$(uses | wc -w)" -ge "$g" ] && break
+    sleep 0.2
+  done
   for kind in $KINDS; do
     n=$(size_of "$kind")
     for c in $CLIENTS; do
-      before=$("$B/outboard" status --json | python3 -c "import json,sys; d=json.load(sys.stdin); print(' '.join(str(b['health']['uses']) for b in d['backends'] if b.get('name')=='cuda'))")
+      before=$(uses)
       pids=()
       for k in $(seq "$c"); do
         "$B/outboard" run --offload always -- "$B/scale_client" "$kind" "$n" "$SECONDS_EACH" >"$R/s-$g-$kind-$c-$k.txt" 2>&1 &
         pids+=($!)
       done
       wait "${pids[@]}"
-      after=$("$B/outboard" status --json | python3 -c "import json,sys; d=json.load(sys.stdin); print(' '.join(str(b['health']['uses']) for b in d['backends'] if b.get('name')=='cuda'))")
-      python3 - "$R" "$g" "$kind" "$n" "$c" "$before" "$after" >>"$OUT/scaling.csv" <<'PY'
+      after=$(uses)
+      python3 - "$R" "$g" "$kind" "$n" "$c" "$before" "$after" >>"$CSV" <<'PY'
 import glob, sys
 r, g, kind, n, c, before, after = sys.argv[1:]
 total, calls, bad = 0.0, 0, []
@@ -46,14 +64,14 @@ for f in sorted(glob.glob(f"{r}/s-{g}-{kind}-{c}-*.txt")):
 uses = "/".join(str(int(a) - int(b)) for a, b in zip(after.split(), before.split()))
 print(f"{g},{kind},{n},{c},{total:.1f},{calls},{uses}" + (f",FAILED {len(bad)}" if bad else ""))
 PY
-      tail -1 "$OUT/scaling.csv"
+      tail -1 "$CSV"
     done
   done
   "$B/outboard" status --json >"$R/status-$g.json"
   kill "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null
   cp "$R/server.log" "$OUT/server-scaling-$g.log" 2>/dev/null
 done
-python3 - "$OUT/scaling.csv" <<'PY'
+python3 - "$CSV" <<'PY'
 import csv, sys
 rows = list(csv.DictReader(open(sys.argv[1])))
 base = {(r["kind"], r["clients"]): float(r["gflops_sum"]) for r in rows if r["gpus"] == "1"}

@@ -7,15 +7,16 @@
 #            by hand from the older commit): it must fail there
 #   mixed    tests/gpu/servers/mixed_clients.sh: eight mixed clients, one server owning every GPU
 #   fault    tests/gpu/servers/gpu_fault.sh on every GPU, then on GPU 0 alone
+#   workers  tests/gpu/servers/gpu_fault_workers.sh: a process per GPU, the last one's GPU faults
 #   tests    the GPU unit tests (gpu_tests)
 #   scaling  bench/gpu/scaling.sh: throughput over 1, 2 (4) GPUs
-#   bench/gpu/servers.sh OUT_DIR [CARRY_DIR]     STEPS="before mixed fault tests scaling"
+#   bench/gpu/servers.sh OUT_DIR [CARRY_DIR]     STEPS="probe before mixed fault workers tests scaling"
 set -uo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 source "$HERE/steps.sh"
 carried_setup servers.sh "$@"
 results_on_exit servers-results.tgz
-STEPS=${STEPS:-probe before mixed fault tests scaling}
+STEPS=${STEPS:-probe before mixed fault workers tests scaling}
 want() { [[ " $STEPS " == *" $1 "* ]]; }
 T=$HERE/../../tests/gpu/servers
 step "GPUs and their links" nvidia-smi topo -m
@@ -34,6 +35,7 @@ fi
 want mixed && step "mixed clients, every GPU" env KEEP="$R" timeout 500 "$T/mixed_clients.sh" "$CARRY/bin" "$CARRY/testers" "${MIXED_ROUNDS:-2}"
 want fault && step "GPU fault, every GPU" env KEEP="$R" timeout 500 "$T/gpu_fault.sh" "$CARRY/bin" "$CARRY/testers"
 want fault && step "GPU fault, GPU 0 alone" env CUDA_VISIBLE_DEVICES=0 timeout 500 "$T/gpu_fault.sh" "$CARRY/bin" "$CARRY/testers"
+want workers && step "GPU fault, a process per GPU" env KEEP="$R" timeout 500 "$T/gpu_fault_workers.sh" "$CARRY/bin" "$CARRY/testers"
 want tests && step "gpu_tests" timeout 300 "$CARRY/bin/gpu_tests"
 want scaling && step "scaling" timeout 590 "$HERE/scaling.sh" "$OUT" "$CARRY"
 exit 0

@@ -72,6 +72,7 @@ Connection::Connection(const ServerAddress& server, const Secret& secret, const 
     if (encrypt && !result->encrypted)
       throw Error("client requires encryption (OUTBOARD_ENCRYPT=1); server " + where + " does not offer it");
     if (result->encrypted && !encrypt) throw Error("the server started encryption the client did not ask for");
+    siblings_ = result->siblings;
     if (result->encrypted) {
       // Both proofs are verified (the server's above, ours by its acceptance): the keys now.
       SessionKeys k = session_keys(secret, hello.client_nonce, server_nonce_);

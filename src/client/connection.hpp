@@ -125,6 +125,9 @@ class Connection {
   // Every message of this connection is sealed (transport::Worker::protect): no copy lanes, no
   // direct path, no sink; all data travels in messages.
   bool encrypted() const { return encrypted_; }
+  // The ports of the server's other processes (a worker per GPU) at this connection's host, as
+  // it said when it accepted the connection.
+  const std::vector<uint16_t>& siblings() const { return siblings_; }
   // The server's load as its last answer reported it (wire::ServerLoad): calls queued or running
   // there, and its GPUs' free memory (0: none or unknown). A count older than kLoadFreshNs reads
   // as 0: answers are the only news of a server's load, so a figure that kept a client away
@@ -198,6 +201,7 @@ class Connection {
   // Handshake state.
   std::optional<wire::Message> handshake_reply_;
   std::string server_name_;
+  std::vector<uint16_t> siblings_;
   bool encrypted_ = false;
   Nonce server_nonce_{};  // the handshake's: proves this process's id to the server (LanesRequest)
 };

@@ -1,5 +1,6 @@
 #include "client/opencl.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <condition_variable>
 #include <future>
@@ -30,7 +31,7 @@ Answer lost(const std::string& why) {
 class ChannelImpl final : public Channel {
  public:
   ChannelImpl(const ServerAddress& server, const Settings& settings, const Secret& secret)
-      : address_(server.text()), timeout_(settings.timeout_seconds) {
+      : address_(server.text()), host_(server.host), timeout_(settings.timeout_seconds) {
     conn_ = std::make_unique<Connection>(server, secret, Runtime::client_name(), settings.connect_timeout_seconds,
                                          settings.identity, settings.encrypt);
     // Part of connecting: a server that stops answering meanwhile costs the connect timeout.
@@ -49,6 +50,12 @@ class ChannelImpl final : public Channel {
   }
 
   const std::string& address() const override { return address_; }
+  // The server's other processes (a worker per GPU), which show their platforms too.
+  std::vector<ServerAddress> siblings() const {
+    std::vector<ServerAddress> out;
+    for (uint16_t port : conn_->siblings()) out.push_back({host_, port});
+    return out;
+  }
   const wire::ClSnapshot& platforms() const override { return snapshot_; }
   bool alive() const override { return conn_->alive(); }
   std::string failure() const override {
@@ -262,6 +269,7 @@ class ChannelImpl final : public Channel {
   }
 
   const std::string address_;
+  const std::string host_;  // as the program named it: the server's siblings are found there
   const double timeout_;
   std::atomic<uint64_t> payloads_in_flight_{0};
   std::optional<bool> direct_cma_;  // set: lanes were asked for (with CMA or not)
@@ -290,18 +298,35 @@ const std::vector<std::shared_ptr<Channel>>& opencl_channels(std::vector<std::st
       return out;
     }
     // In parallel: an unreachable server costs the connect timeout once, not once per server.
-    std::vector<std::future<std::shared_ptr<Channel>>> pending;
-    for (const ServerAddress& s : settings.servers)
-      pending.push_back(std::async(std::launch::async, [&settings, &secret, s]() -> std::shared_ptr<Channel> {
-        return std::make_shared<ChannelImpl>(s, settings, secret);
-      }));
-    for (auto& f : pending) {
-      try {
-        out->push_back(f.get());
-      } catch (const std::exception& e) {
-        first_errors->push_back(e.what());
+    // Then the servers' other processes they named (a worker per GPU), once each.
+    auto connect_all = [&](const std::vector<ServerAddress>& servers) {
+      std::vector<std::future<std::shared_ptr<ChannelImpl>>> pending;
+      for (const ServerAddress& s : servers)
+        pending.push_back(std::async(std::launch::async, [&settings, &secret, s] {
+          return std::make_shared<ChannelImpl>(s, settings, secret);
+        }));
+      std::vector<std::shared_ptr<ChannelImpl>> made;
+      for (auto& f : pending) {
+        try {
+          made.push_back(f.get());
+        } catch (const std::exception& e) {
+          first_errors->push_back(e.what());
+        }
       }
+      return made;
+    };
+    std::vector<std::string> known;
+    for (const ServerAddress& s : settings.servers) known.push_back(s.text());
+    std::vector<ServerAddress> siblings;
+    for (auto& c : connect_all(settings.servers)) {
+      for (const ServerAddress& s : c->siblings())
+        if (std::find(known.begin(), known.end(), s.text()) == known.end()) {
+          known.push_back(s.text());
+          siblings.push_back(s);
+        }
+      out->push_back(std::move(c));
     }
+    for (auto& c : connect_all(siblings)) out->push_back(std::move(c));
     return out;
   }();
   if (errors) *errors = *first_errors;

@@ -176,6 +176,7 @@ Runtime::Lease Runtime::lease(std::string& why, const std::vector<const Server*>
       if (!have_secret) secret = read_secret(settings_.token_file), have_secret = true;
       s->conn = std::make_shared<Connection>(s->address, secret, client_name(), settings_.connect_timeout_seconds,
                                                 settings_.identity, settings_.encrypt);
+      add_siblings(*s);
       return Lease(s, s->conn);
     } catch (const Error& e) {
       s->last_error = e.what();
@@ -186,6 +187,17 @@ Runtime::Lease Runtime::lease(std::string& why, const std::vector<const Server*>
   // After failed attempts, the last one's reason is the call's; otherwise why none could be had.
   if (tried.empty()) why = reasons.empty() ? std::string("no server (OUTBOARD_SERVERS is empty)") : reasons;
   return {};
+}
+
+void Runtime::add_siblings(const Server& s) {
+  for (uint16_t port : s.conn->siblings()) {
+    const ServerAddress sibling{s.address.host, port};
+    auto same = [&](const std::unique_ptr<Server>& k) { return k->address.text() == sibling.text(); };
+    if (std::none_of(servers_.begin(), servers_.end(), same)) {
+      servers_.push_back(std::make_unique<Server>());
+      servers_.back()->address = sibling;
+    }
+  }
 }
 
 void Runtime::attempt_failed(const Lease& lease, const std::string& why) {

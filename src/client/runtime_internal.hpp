@@ -137,6 +137,8 @@ class Runtime {
  private:
   void print_report();
   void write_trace();
+  // The server processes `s` named as its siblings (a worker per GPU) join the list, once each.
+  void add_siblings(const Server& s);
 
   Settings settings_;
   std::mutex mu_;

@@ -12,7 +12,7 @@ namespace {
 constexpr size_t kQueuedLines = 16384;
 }  // namespace
 
-void setup(const std::string& level, const std::string& format) {
+void setup(const std::string& level, const std::string& format, int worker) {
   auto lvl = spdlog::level::from_str(level);
   if (lvl == spdlog::level::off && level != "off")
     throw Error("unknown log level '" + level + "' (trace, debug, info, warn, error, off)");
@@ -24,9 +24,10 @@ void setup(const std::string& level, const std::string& format) {
   auto logger = spdlog::create_async_nb<spdlog::sinks::stderr_sink_mt>("outboard");
   std::atexit([] { spdlog::shutdown(); });
   if (format == "json")
-    logger->set_pattern(R"({"time":"%Y-%m-%dT%H:%M:%S.%f%z","level":"%l","event":"%v"})");
+    logger->set_pattern(R"({"time":"%Y-%m-%dT%H:%M:%S.%f%z","level":"%l",)" +
+                        (worker >= 0 ? "\"worker\":" + std::to_string(worker) + "," : std::string()) + R"("event":"%v"})");
   else if (format == "text")
-    logger->set_pattern("%Y-%m-%dT%H:%M:%S.%f %l %v");
+    logger->set_pattern("%Y-%m-%dT%H:%M:%S.%f %l " + (worker >= 0 ? "worker=" + std::to_string(worker) + " " : std::string()) + "%v");
   else
     throw Error("unknown log format '" + format + "' (text, json)");
   logger->set_level(lvl);

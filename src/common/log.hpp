@@ -7,7 +7,8 @@
 
 namespace outboard::log {
 
-// level: trace|debug|info|warn|error; format: text|json. Throws Error on unknown names.
-void setup(const std::string& level, const std::string& format);
+// level: trace|debug|info|warn|error; format: text|json. Throws Error on unknown names. `worker`
+// >= 0: every line names that worker (a server process per GPU shares its supervisor's stderr).
+void setup(const std::string& level, const std::string& format, int worker = -1);
 
 }  // namespace outboard::log

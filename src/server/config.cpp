@@ -47,6 +47,7 @@ Config load_config_file(const std::string& path, Config c) {
       else if (key == "max_clients") c.max_clients = integer<unsigned>(node, key, 1, 1 << 20);
       else if (key == "gpus") c.gpus = integer<unsigned>(node, key, 0, 1024);
       else if (key == "restart_after_gpu_fault") c.restart_after_gpu_fault = boolean(node, key);
+      else if (key == "worker_per_gpu") c.worker_per_gpu = boolean(node, key);
       else if (key == "gpu_memory_bytes") c.gpu_memory_bytes = integer<uint64_t>(node, key, 0, INT64_MAX);
       else if (key == "host_block_columns") c.host_block_columns = integer<uint64_t>(node, key, 1, INT32_MAX);
       else if (key == "copy_lanes") c.copy_lanes = integer<unsigned>(node, key, 0, 256);

@@ -30,6 +30,9 @@ struct Config {
   // Where the host has NVIDIA GPUs, `outboard serve` runs the server in a child process and starts
   // it again when a GPU fault has left the GPUs unusable in that process (serve_restarts.hpp).
   bool restart_after_gpu_fault = true;
+  // With it on, a process per GPU (worker i on port + i, serve_restarts.hpp): a fault then costs
+  // only its GPU, the others serve on; a single call no longer spreads over several GPUs.
+  bool worker_per_gpu = false;
   uint64_t gpu_memory_bytes = 0;     // most GPU memory one pipelined call uses before it is tiled; 0: 85%
   // The direct path (LAPACK calls whose arrays the server copies itself, see direct.hpp): threads
   // that copy at once (each ~6 GB/s between processes of one host; on the 16-core H200 host 8
@@ -99,7 +102,7 @@ struct Config {
 
 // Reads a TOML file whose keys are the field names above (host, port, token_file,
 // compute_threads, max_request_bytes, max_client_bytes, max_clients, buffer_cache_bytes,
-// gpu_min_flops, host_block_columns, gpus, restart_after_gpu_fault, gpu_memory_bytes, copy_lanes, direct_chunk_bytes,
+// gpu_min_flops, host_block_columns, gpus, restart_after_gpu_fault, worker_per_gpu, gpu_memory_bytes, copy_lanes, direct_chunk_bytes,
 // auth_timeout_seconds, idle_spin_ns, fft_threads, fft_planner, fft_wisdom_file, fft_max_plans,
 // fft_gpu_memory_bytes, fft_batch_slices, pinned_reserve_bytes, opencl, opencl_max_objects,
 // opencl_max_memory_bytes, opencl_direct_staging_bytes, opencl_event_polling, log_level, log_format, metrics_host,

@@ -66,6 +66,13 @@ struct Server::Impl final : Core {
   Metrics metrics_;
   int restarts = 0;  // servers before this one that ended for a GPU fault (Server::restarted)
   std::string restart_reason;
+  unsigned worker_index = 0, workers = 1;  // Server::set_worker
+  mutable std::mutex siblings_mu;          // guards `siblings`: set from the supervisor's thread
+  std::vector<uint16_t> siblings;
+  std::vector<uint16_t> sibling_ports() const {
+    std::lock_guard lk(siblings_mu);
+    return siblings;
+  }
   uint16_t port = 0;
 
   // ---- Core ----
@@ -397,7 +404,7 @@ struct Server::Impl final : Core {
     ++ready_sessions;
     spdlog::info("session.authenticated peer={} addr={} identity={} client=\"{}\" encrypted={}", s.peer, s.addr,
                  s.identity, s.client_name, config_.encrypt);
-    send(s.peer, wire::AuthResult{true, "welcome", {}, config_.encrypt});
+    send(s.peer, wire::AuthResult{true, "welcome", {}, config_.encrypt, sibling_ports()});
     if (config_.encrypt) {
       // Both proofs verified: the keys now. The answer above left in plaintext; from here on
       // everything either way is sealed (the client switches when it reads that answer).
@@ -616,6 +623,18 @@ void Server::restarted(int count, const std::string& reason) {
   impl_->metrics_.set_restarts(static_cast<uint64_t>(count));
 }
 
+void Server::set_worker(unsigned index, unsigned count) {
+  impl_->worker_index = index;
+  impl_->workers = count;
+}
+
+void Server::set_siblings(std::vector<uint16_t> ports) {
+  std::erase(ports, impl_->port);
+  if (ports.size() > wire::kMaxSiblings) ports.resize(wire::kMaxSiblings);
+  std::lock_guard lk(impl_->siblings_mu);
+  impl_->siblings = std::move(ports);
+}
+
 void Server::stop() {
   impl_->stopping.store(true);
   if (impl_->worker_) impl_->worker_->signal();
@@ -642,6 +661,7 @@ nlohmann::json Server::Impl::status() const {
                         {"listen", m.config_.host + ":" + std::to_string(m.port)},
                         {"pid", static_cast<int64_t>(getpid())},  // a monitor on this host reads /proc/<pid>
                         {"restarts", {{"count", m.restarts}, {"last_reason", m.restart_reason}}},
+                        {"worker", {{"index", m.worker_index}, {"of", m.workers}, {"sibling_ports", m.sibling_ports()}}},
                         {"uptime_seconds", (now_ns() - m.started_ns) / 1e9},
                         {"backends", backends},
                         {"calls", m.total_calls},

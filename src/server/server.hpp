@@ -4,6 +4,8 @@
 #pragma once
 #include <atomic>
 #include <memory>
+#include <cstdint>
+#include <mutex>
 #include <nlohmann/json.hpp>
 #include <vector>
 
@@ -33,6 +35,12 @@ class Server {
   // (tools/outboard/serve_restarts.hpp), the last for `reason`: status and metrics say so. Call
   // before start().
   void restarted(int count, const std::string& reason);
+  // This server is worker `index` of `count` (a process per GPU, tools/outboard/serve_restarts.hpp).
+  // Call before start().
+  void set_worker(unsigned index, unsigned count);
+  // The other workers' ports (this one's own is left out), which every client is told when it
+  // authenticates. Any thread.
+  void set_siblings(std::vector<uint16_t> ports);
   // The status document `outboard status` prints.
   nlohmann::json status() const;
 

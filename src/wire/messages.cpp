@@ -208,6 +208,8 @@ std::vector<std::byte> encode(const Message& m) {
                    w.str(a.message);
                    put_load(w, a.load);
                    w.u8(a.encrypted);
+                   w.u32(static_cast<uint32_t>(a.siblings.size()));
+                   for (uint16_t port : a.siblings) w.u16(port);
                  },
                  [&](const Blas3Call& b) {
                    w.u64(b.call_id);
@@ -398,6 +400,15 @@ Message decode(std::span<const std::byte> bytes) {
       a.message = r.str(kMaxText);
       a.load = get_load(r);
       a.encrypted = get_bool(r);
+      const uint32_t siblings = r.u32();
+      if (siblings > kMaxSiblings)
+        throw ProtocolError("authentication result names " + std::to_string(siblings) + " sibling servers (at most " +
+                            std::to_string(kMaxSiblings) + ")");
+      for (uint32_t i = 0; i < siblings; ++i) {
+        const uint16_t port = r.u16();
+        if (port == 0) throw ProtocolError("authentication result names a sibling server on port 0");
+        a.siblings.push_back(port);
+      }
       m = a;
       break;
     }

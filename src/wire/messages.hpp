@@ -19,7 +19,8 @@
 namespace outboard::wire {
 
 inline constexpr uint32_t kMagic = 0x4452424f;  // "OBRD"
-inline constexpr uint16_t kProtocolVersion = 3;  // 2: answers carry the server's load; 3: encryption negotiated
+// 2: answers carry the server's load; 3: encryption negotiated; 4: AuthResult names sibling workers
+inline constexpr uint16_t kProtocolVersion = 4;
 inline constexpr size_t kMaxText = 4096;  // longest string field
 inline constexpr size_t kMaxIdentity = 64;  // longest identity name
 
@@ -81,7 +82,12 @@ struct AuthResult {
   // Accepted and encrypted: every later message either way is sealed (transport::Worker::protect)
   // with keys derived from the handshake (seal_keys in common/secret.hpp).
   bool encrypted = false;
+  // The ports of the other server processes of this host's server (a worker per GPU,
+  // tools/outboard/serve_restarts.hpp), at the address the client reached this one: it may spread
+  // its calls over them, and move to them while this one is restarting.
+  std::vector<uint16_t> siblings;
 };
+inline constexpr size_t kMaxSiblings = 64;
 struct Blas3Call {
   uint64_t call_id = 0;
   Level3Call call;

@@ -206,6 +206,18 @@ TEST(WireRoundTrip, AuthResult) {
     EXPECT_EQ(d.accepted, a.accepted);
     EXPECT_EQ(d.message, a.message);
   }
+  AuthResult w{true, "welcome"};
+  w.siblings = {7701, 7702, 65535};
+  EXPECT_EQ(decode_as<AuthResult>(encode(w)).siblings, w.siblings);
+}
+
+TEST(WireReject, AuthResultWithTooManyOrZeroSiblings) {
+  AuthResult many{true, "welcome"};
+  many.siblings.assign(kMaxSiblings + 1, 7701);
+  EXPECT_THROW(decode(encode(many)), ProtocolError);
+  AuthResult zero{true, "welcome"};
+  zero.siblings = {7701, 0};
+  EXPECT_THROW(decode(encode(zero)), ProtocolError);
 }
 
 TEST(WireRoundTrip, Blas3CallEveryRoutineAndPrecision) {

@@ -2,12 +2,16 @@
 #include <signal.h>
 #include <spdlog/spdlog.h>
 
+#include <fcntl.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <fstream>
+#include <mutex>
+#include <sstream>
 
 #include "backends/cpu/cpu_backend.hpp"
 #include "backends/cuda/cuda_backend.hpp"
@@ -22,6 +26,9 @@ namespace {
 
 std::atomic<server::Server*> running{nullptr};
 std::atomic<bool> gpus_lost{false};
+// The server the supervisor's sibling announcements go to (a worker's), while it lives.
+std::mutex following_mu;
+server::Server* following = nullptr;
 
 void on_signal(int) {
   if (server::Server* s = running.load()) s->stop();
@@ -52,6 +59,53 @@ void on_gpu_lost(const std::string& why) {
 // threshold keeps large blocks in mmap and gives them back on free. MALLOC_MMAP_THRESHOLD_ wins.
 void keep_large_blocks_out_of_the_heap() {
   if (!std::getenv("MALLOC_MMAP_THRESHOLD_")) mallopt(M_MMAP_THRESHOLD, 1 << 20);
+}
+
+// The GPUs a server started here would see, as CUDA_VISIBLE_DEVICES entries: counted in a child
+// process, so that this one (the supervisor) never initialises CUDA.
+std::vector<std::string> visible_gpus() {
+  int fds[2];
+  if (pipe2(fds, O_CLOEXEC) != 0) return {};
+  const pid_t pid = fork();
+  if (pid < 0) return {};
+  if (pid == 0) {
+    std::string why;
+    const int n = backends::cuda_device_count(why);
+    const ssize_t w = write(fds[1], &n, sizeof n);
+    _exit(w == sizeof n ? 0 : 1);
+  }
+  close(fds[1]);
+  int count = 0;
+  if (read(fds[0], &count, sizeof count) != sizeof count) count = 0;
+  close(fds[0]);
+  waitpid(pid, nullptr, 0);
+  std::vector<std::string> names;
+  if (const char* v = std::getenv("CUDA_VISIBLE_DEVICES")) {
+    std::stringstream list(v);
+    for (std::string item; std::getline(list, item, ',');) names.push_back(item);
+  }
+  std::vector<std::string> out;
+  for (int i = 0; i < count; ++i) out.push_back(i < int(names.size()) ? names[i] : std::to_string(i));
+  return out;
+}
+
+// What the supervisor starts: a worker per GPU where asked for and there are two or more GPUs
+// (or OUTBOARD_TEST_WORKERS), else one child owning them all.
+Supervision plan_children(const server::Config& c) {
+  Supervision plan;
+  plan.port = c.port;
+  if (const unsigned n = workers_for_test()) {
+    plan.workers = n;
+    return plan;
+  }
+  if (!c.worker_per_gpu) return plan;
+  std::vector<std::string> gpus = visible_gpus();
+  if (c.gpus && gpus.size() > c.gpus) gpus.resize(c.gpus);
+  if (gpus.size() >= 2) {
+    plan.workers = static_cast<unsigned>(gpus.size());
+    plan.devices = gpus;
+  }
+  return plan;
 }
 
 }  // namespace
@@ -85,17 +139,26 @@ Runner add_serve(CLI::App& app) {
     if (level->count()) c.log_level = a->overrides.log_level;
     if (format->count()) c.log_format = a->overrides.log_format;
     if (gpus->count()) c.gpus = a->overrides.gpus;
-    if (should_supervise(c.restart_after_gpu_fault)) return supervise();
+    if (should_supervise(c.restart_after_gpu_fault)) return supervise(plan_children(c));
     const Restart restart = restart_state();
-    if (restart.port) c.port = restart.port;  // where the clients reconnect
-    log::setup(c.log_level, c.log_format);
+    if (restart.port) c.port = restart.port;  // where the clients reconnect (worker i: port + i)
+    const bool worker = restart.workers > 1;
+    log::setup(c.log_level, c.log_format, worker ? int(restart.worker) : -1);
+    if (worker) {
+      // Its one GPU is the one CUDA_VISIBLE_DEVICES names; the staging reserve is shared out.
+      c.gpus = 0;
+      if (c.metrics_port) c.metrics_port = static_cast<uint16_t>(c.metrics_port + restart.worker);
+      spdlog::info("serve.worker index={} of={} gpu={}", restart.worker, restart.workers,
+                   restart.gpu.empty() ? "none" : restart.gpu);
+    }
     if (restart.count) spdlog::warn("serve.restarted count={} reason=\"{}\"", restart.count, restart.reason);
     std::vector<std::unique_ptr<server::Backend>> backends;
     backends.push_back(backends::make_cpu_backend({c.fft_threads, c.fft_planner, c.fft_wisdom_file, c.fft_max_plans}));
     backends::CudaOptions gpu_options{c.gpu_memory_bytes, c.fft_gpu_memory_bytes, c.fft_batch_slices, 0, on_gpu_lost};
     const uint64_t ram = uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE));
-    gpu_options.pinned_reserve_bytes =
-        c.pinned_reserve_bytes >= 0 ? uint64_t(c.pinned_reserve_bytes) : std::min<uint64_t>(16ull << 30, ram / 8);
+    gpu_options.pinned_reserve_bytes = c.pinned_reserve_bytes >= 0
+                                           ? uint64_t(c.pinned_reserve_bytes)
+                                           : std::min<uint64_t>(16ull << 30, ram / 8 / restart.workers);
     // One GPU backend per GPU: a big call's blocks spread over all of them.
     for (int device = 0; c.gpus == 0 || device < static_cast<int>(c.gpus); ++device) {
       std::string why;
@@ -109,7 +172,8 @@ Runner add_serve(CLI::App& app) {
     }
     if (c.opencl) {
       std::string why;
-      if (auto cl = backends::make_opencl_backend(why)) {
+      // A worker per GPU: the CPU platforms once, in the first.
+      if (auto cl = backends::make_opencl_backend(why, !restart.gpu.empty() && restart.worker > 0)) {
         spdlog::info("serve.backend name=opencl {}", cl->describe().dump());
         backends.push_back(std::move(cl));
       } else {
@@ -118,8 +182,17 @@ Runner add_serve(CLI::App& app) {
     }
     server::Server srv(c, std::move(backends));
     if (restart.count) srv.restarted(restart.count, restart.reason);
+    if (worker) srv.set_worker(restart.worker, restart.workers);
     uint16_t bound = srv.start();
-    if (!a->port_file.empty()) {
+    if (worker) {
+      std::lock_guard lk(following_mu);
+      following = &srv;
+      follow_siblings([](std::vector<uint16_t> ports) {
+        std::lock_guard lk(following_mu);  // the server may be going
+        if (following) following->set_siblings(std::move(ports));
+      });
+    }
+    if (!a->port_file.empty() && restart.worker == 0) {  // the first worker's port is the server's
       std::string tmp = a->port_file + ".tmp";
       std::ofstream(tmp) << bound << "\n";
       std::rename(tmp.c_str(), a->port_file.c_str());  // readers never see a half-written file
@@ -137,6 +210,10 @@ Runner add_serve(CLI::App& app) {
     signal(SIGPIPE, SIG_IGN);
     srv.run();
     running = nullptr;
+    {
+      std::lock_guard lk(following_mu);
+      following = nullptr;
+    }
     if (gpus_lost) {
       // What was made on the poisoned GPUs is not torn down: the process ends now, and the
       // supervisor starts a new one.

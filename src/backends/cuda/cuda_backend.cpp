@@ -444,6 +444,11 @@ class CudaBackend final : public server::Backend, public server::Blas3Executor, 
 
 }  // namespace
 
+int cuda_device_count(std::string& why) {
+  auto plugin = cuda::CudaPlugin::load(why);
+  return plugin ? plugin->device_count() : 0;
+}
+
 std::unique_ptr<server::Backend> make_cuda_backend(std::string& why, int device, const CudaOptions& options) {
   auto plugin = cuda::CudaPlugin::load(why);
   if (!plugin) return nullptr;

@@ -32,5 +32,8 @@ struct CudaOptions {
 
 // nullptr, with the reason in `why`, where no CUDA device can be used.
 std::unique_ptr<server::Backend> make_cuda_backend(std::string& why, int device = 0, const CudaOptions& options = {});
+// The GPUs this process can use (0, with the reason in `why`, where none). Initialises CUDA in
+// the calling process.
+int cuda_device_count(std::string& why);
 
 }  // namespace outboard::backends

@@ -26,8 +26,9 @@ struct NativePlatforms {
   std::vector<std::byte> snapshot;                       // wire::ClSnapshot, encoded
 };
 
-// Finds the host's platforms and devices and describes them (platform_scan.cpp).
-NativePlatforms scan_platforms();
+// Finds the host's platforms and devices and describes them (platform_scan.cpp); only those with
+// a GPU device where `gpu_platforms_only`.
+NativePlatforms scan_platforms(bool gpu_platforms_only = false);
 // Every info value of a device, as clients see it (ids for CL_DEVICE_PLATFORM and
 // CL_DEVICE_PARENT_DEVICE; no native kernels, no SVM).
 std::vector<wire::ClInfoValue> describe_device(cl_device_id d, wire::ClId platform, wire::ClId parent);

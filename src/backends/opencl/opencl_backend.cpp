@@ -48,13 +48,14 @@ class OpenClBackend final : public server::Backend, public server::ClExecutor {
 
 }  // namespace
 
-std::unique_ptr<server::Backend> make_opencl_backend(std::string& why) {
+std::unique_ptr<server::Backend> make_opencl_backend(std::string& why, bool gpu_platforms_only) {
   // The server forwards to the host's real platforms: Outboard's own ICD, if installed here,
   // must not show the server its own remote platforms (or itself).
   setenv("OUTBOARD_ICD_DISABLE", "1", 1);
-  NativePlatforms n = scan_platforms();
+  NativePlatforms n = scan_platforms(gpu_platforms_only);
   if (n.platforms.empty()) {
-    why = "the ICD loader finds no OpenCL platform on this host";
+    why = gpu_platforms_only ? "the ICD loader finds no OpenCL platform with a GPU here"
+                             : "the ICD loader finds no OpenCL platform on this host";
     return nullptr;
   }
   return std::make_unique<OpenClBackend>(std::move(n));

@@ -10,6 +10,8 @@
 namespace outboard::backends {
 
 // Serves server::ClExecutor. Returns nullptr (with `why` set) when the host has no OpenCL platform.
-std::unique_ptr<server::Backend> make_opencl_backend(std::string& why);
+// `gpu_platforms_only`: only the platforms with a GPU (a server process per GPU shows the CPU
+// platforms once, in its first worker).
+std::unique_ptr<server::Backend> make_opencl_backend(std::string& why, bool gpu_platforms_only = false);
 
 }  // namespace outboard::backends

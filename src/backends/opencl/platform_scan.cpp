@@ -55,7 +55,7 @@ std::vector<wire::ClInfoValue> describe_device(cl_device_id d, wire::ClId platfo
   return info;
 }
 
-NativePlatforms scan_platforms() {
+NativePlatforms scan_platforms(bool gpu_platforms_only) {
   NativePlatforms n;
   cl_uint count = 0;
   if (clGetPlatformIDs(0, nullptr, &count) != CL_SUCCESS || count == 0) return n;
@@ -63,6 +63,13 @@ NativePlatforms scan_platforms() {
   if (clGetPlatformIDs(count, n.platforms.data(), nullptr) != CL_SUCCESS) {
     n.platforms.clear();
     return n;
+  }
+  if (gpu_platforms_only) {
+    std::erase_if(n.platforms, [](cl_platform_id p) {
+      cl_uint gpus = 0;
+      return clGetDeviceIDs(p, CL_DEVICE_TYPE_GPU, 0, nullptr, &gpus) != CL_SUCCESS || gpus == 0;
+    });
+    count = static_cast<cl_uint>(n.platforms.size());
   }
   wire::ClSnapshot snap;
   wire::ClId next_device = count + 1;
