@@ -52,7 +52,7 @@ if want blas; then
   source "$(dirname "$0")/../../scripts/local_server.sh"
   checksums() { grep -h '^checksum' "$@" | sort | uniq -c; }
   for g in 1 2; do
-    printf 'gpus = %d\n' "$g" >"$R/serve-$g.toml"
+    printf 'gpus = %d\nworker_per_gpu = false\n' "$g" >"$R/serve-$g.toml"
     start_local_server "$OB" "$R" --compute-threads 8 --config "$R/serve-$g.toml" || { log "FAILED: server ($g GPUs)"; continue; }
     log "server with $g GPU(s): $(grep -o 'serve.backend.*' "$R/server.log" | tr '\n' ' ')"
     for p in d s; do
@@ -73,7 +73,7 @@ if want blas; then
   done
   # Every call on the GPUs (gpu_min_flops = 0): the reference testers and level3_check, then four
   # level3_check at once (whole calls and pipelines spread by load over the two GPUs).
-  printf 'gpus = 2\ngpu_min_flops = 0\ndirect_chunk_bytes = 65536\n' >"$R/serve-testers.toml"
+  printf 'gpus = 2\ngpu_min_flops = 0\ndirect_chunk_bytes = 65536\nworker_per_gpu = false\n' >"$R/serve-testers.toml"
   if start_local_server "$OB" "$R" --compute-threads 8 --config "$R/serve-testers.toml"; then
     (cd "$R" && export LD_LIBRARY_PATH=$CARRY/lib:$CARRY/deps && for t in s d c z; do
        "$OB" run --offload always -- "$CARRY/testers/xblat3$t" <"$CARRY/testers/${t}blat3.in" >"xblat3$t.log" 2>&1
@@ -102,7 +102,7 @@ fi
 if want fft; then
   source "$(dirname "$0")/../../scripts/local_server.sh"
   for g in 1 2; do
-    printf 'gpus = %d\n' "$g" >"$R/serve-fft-$g.toml"
+    printf 'gpus = %d\nworker_per_gpu = false\n' "$g" >"$R/serve-fft-$g.toml"
     start_local_server "$OB" "$R" --compute-threads 8 --config "$R/serve-fft-$g.toml" || { log "FAILED: server ($g GPUs)"; continue; }
     step "fftw_check, $g GPU(s)" timeout 200 "$OB" run --offload always -- "$CARRY/testers/fftw_check"
     step "fft_demo -b 128 c2c 1048576, one client, $g GPU(s)" timeout 120 "$OB" run --offload always -- "$B/fft_demo" -r 5 -b 128 c2c 1048576

@@ -18,7 +18,7 @@ NV=$(ldconfig -p | awk '/libnvidia-opencl.so.1/ {print $NF; exit}')
 [ -n "$NV" ] || NV=$(find / -xdev -name 'libnvidia-opencl.so.1' 2>/dev/null | head -1)
 echo "$NV" >"$NATIVE/nvidia.icd"
 JOB=(--items "${ITEMS:-268435456}" --rounds "${ROUNDS:-1024}")
-printf 'pinned_reserve_bytes = 0\n' >"$R/serve.toml"
+printf 'pinned_reserve_bytes = 0\nworker_per_gpu = false\n' >"$R/serve.toml"
 run() {  # LABEL VENDORS ARGS...: one cl_multi run, its line kept
   local label=$1 vendors=$2; shift 2
   local line

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Issue 32, item 3: throughput of one server over its GPUs. For 1 GPU, then 2 (then 4 where the
-# machine has them), a server owning that many GPUs; against it 1, 2, 4 and 8 scale_client
+# machine has them), one server process owning that many GPUs; against it 1, 2, 4 and 8 scale_client
 # processes at once, each making the same large call again and again for SECONDS (DGEMM 8192,
 # DGESV 8192, batches of 64 double complex FFTs of 2^18 points), every result checked. The
 # aggregate is the sum of the clients' rates (they run side by side over the same seconds).
@@ -33,7 +33,7 @@ echo "gpus,kind,n,clients,gflops_sum,calls,per_gpu_uses" >"$CSV"
 for g in ${GPU_COUNTS:-1 2 4}; do
   [ "$g" -le "$GPUS" ] || continue
   printf 'gpus = %d\n' "$g" >"$R/serve-$g.toml"
-  [ "${WORKERS:-0}" = 1 ] && echo "worker_per_gpu = true" >>"$R/serve-$g.toml"
+  echo "worker_per_gpu = $([ "${WORKERS:-0}" = 1 ] && echo true || echo false)" >>"$R/serve-$g.toml"
   start_local_server "$B/outboard" "$R" --compute-threads 16 --config "$R/serve-$g.toml" || { log "FAILED: server ($g GPUs)"; continue; }
   for _ in $(seq 300); do  # every worker listening
     [ "$(uses | wc -w)" -ge "$g" ] && break

@@ -89,8 +89,8 @@ ok "OpenCL: a device per worker, both ran kernels ($remote)"
 
 # 4. Each worker's metrics on its own port (metrics_port + i).
 for i in 0 1; do
-  curl -sf "http://127.0.0.1:$((METRICS_PORT + i))/metrics" | grep -q '^outboard_calls_total' ||
-    fail "worker $i does not answer /metrics on port $((METRICS_PORT + i))"
+  text=$(curl -sf "http://127.0.0.1:$((METRICS_PORT + i))/metrics") || text=""  # (grep -q in a pipe: curl's SIGPIPE)
+  grep -q '^outboard_calls_total' <<<"$text" || fail "worker $i does not answer /metrics on port $((METRICS_PORT + i))"
 done
 ok "metrics on ports $METRICS_PORT and $((METRICS_PORT + 1))"
 

@@ -26,6 +26,13 @@ void print_status(const nlohmann::json& doc, bool json) {
   std::printf("server %s (%s), outboard %s, up %.0f s\n", doc["server"].get<std::string>().c_str(),
               doc["listen"].get<std::string>().c_str(), doc["version"].get<std::string>().c_str(),
               doc["uptime_seconds"].get<double>());
+  if (doc.contains("worker") && doc["worker"].value("of", 1u) > 1) {
+    std::string others;
+    for (const auto& p : doc["worker"]["sibling_ports"]) others += (others.empty() ? "" : ", ") + p.dump();
+    std::printf("worker %u of %u (a process per GPU; the others on ports %s: --server HOST:PORT)\n",
+                doc["worker"]["index"].get<unsigned>(), doc["worker"]["of"].get<unsigned>(),
+                others.empty() ? "not yet known" : others.c_str());
+  }
   for (const auto& b : doc["backends"]) std::printf("backend %s\n", b.dump().c_str());
   std::printf("calls %llu, errors %llu, connections %llu, refused authentications %llu\n",
               (unsigned long long)doc["calls"], (unsigned long long)doc["errors"],

@@ -13,7 +13,7 @@ source "$(dirname "$0")/lib.sh"
 needs_gpus 1
 G=$((GPUS - 1))
 METRICS_PORT=$((20000 + RANDOM % 20000))
-printf 'gpu_min_flops = 0\nmetrics_port = %d\n' "$METRICS_PORT" >"$W/serve.toml"
+printf 'gpu_min_flops = 0\nmetrics_port = %d\nworker_per_gpu = false\n' "$METRICS_PORT" >"$W/serve.toml"
 OUTBOARD_TEST_GPU_FAULT="$G@$FAULT_AT" start_local_server "${SERVER_OUTBOARD:-$BIN/outboard}" "$W" --compute-threads 8 \
   --config "$W/serve.toml" || fail "server did not start"
 mixed_clients

@@ -8,7 +8,7 @@ set -uo pipefail
 BIN=$(cd "$1" && pwd) PROGRAMS=$(cd "$2" && pwd) ROUNDS=${3:-2}
 source "$(dirname "$0")/lib.sh"
 needs_gpus 1
-printf 'gpu_min_flops = 0\n' >"$W/serve.toml"
+printf 'gpu_min_flops = 0\nworker_per_gpu = false\n' >"$W/serve.toml"
 start_local_server "${SERVER_OUTBOARD:-$BIN/outboard}" "$W" --compute-threads 8 --config "$W/serve.toml" || fail "server did not start"
 export OUTBOARD_FALLBACK=fail
 for r in $(seq "$ROUNDS"); do
