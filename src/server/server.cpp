@@ -69,6 +69,11 @@ struct Server::Impl final : Core {
   unsigned worker_index = 0, workers = 1;  // Server::set_worker
   mutable std::mutex siblings_mu;          // guards `siblings`: set from the supervisor's thread
   std::vector<uint16_t> siblings;
+  nlohmann::json transport_tables() const {
+    if (!worker_) return nullptr;
+    const transport::Worker::Tables t = worker_->tables();
+    return {{"peers", t.peers}, {"retiring", t.retiring}, {"closes_in_flight", t.closes_in_flight}};
+  }
   std::vector<uint16_t> sibling_ports() const {
     std::lock_guard lk(siblings_mu);
     return siblings;
@@ -574,7 +579,9 @@ uint16_t Server::start() {
   if (cache == 0) cache = uint64_t(sysconf(_SC_PHYS_PAGES)) * uint64_t(sysconf(_SC_PAGESIZE)) / 8;
   Buffer::set_cache_limit(cache);
   m.metrics_.serve(m.config_.metrics_host, m.config_.metrics_port);  // before the listener: a bad port fails first
-  m.worker_ = std::make_unique<transport::Worker>(std::move(ev));
+  transport::Options options;
+  options.log_busy_without_work = true;
+  m.worker_ = std::make_unique<transport::Worker>(std::move(ev), options);
   m.port = m.worker_->listen(m.config_.host, m.config_.port);
   m.pool_ = std::make_unique<ComputePool>(m.config_.compute_threads);
   m.direct_.open(m.config_.copy_lanes);
@@ -674,6 +681,7 @@ nlohmann::json Server::Impl::status() const {
                         {"encrypt", m.config_.encrypt},
                         {"load", {{"calls", m.load().calls}, {"sessions", m.ready_sessions}, {"free_device_bytes", m.free_device_bytes}}},
                         {"pings", m.total_pings},
+                        {"transport", m.transport_tables()},
                         {"held_bytes", held},  // the sessions' payload memory of calls in progress
                         {"buffer_bytes", transport::Buffer::bytes_in_use()}};  // all payload buffers in use
   for (const auto& service : m.services) service->status(doc);

@@ -106,6 +106,9 @@ class Registration {
 struct Options {
   // Seconds between keepalive probes, so a dead peer is noticed during a long wait.
   double keepalive_seconds = 1.0;
+  // Log (spdlog, once) when UCX keeps reporting progress with nothing of ours under way: the
+  // server's log; a client inside an application writes nothing.
+  bool log_busy_without_work = false;
 };
 
 // A Worker belongs to the process that made it. In a process forked from that one it must not be
@@ -175,6 +178,13 @@ class Worker {
   void protect(PeerId peer, const SealKeys& keys);
   bool is_protected(PeerId peer) const;
 
+  // What the worker holds per connection: peers connected, peers dropped whose endpoint is still
+  // closing (freed at a later progress()), and of those the closes UCX has not finished.
+  struct Tables {
+    size_t peers = 0, retiring = 0, closes_in_flight = 0;
+  };
+  Tables tables() const;
+
   // Makes progress and delivers events; returns true if anything happened.
   bool progress();
   // Blocking wait, in two steps so a client can release its lock between them: arm() (like the
@@ -183,9 +193,9 @@ class Worker {
   // timeout_ms passed.
   bool arm();
   void block(int timeout_ms);
-  void wait(int timeout_ms) {
-    if (arm()) block(timeout_ms);
-  }
+  // arm() then block(); where UCX keeps reporting progress with nothing of ours under way (and so
+  // will not arm), sleeps a few milliseconds instead of returning at once.
+  void wait(int timeout_ms);
   // Wakes a thread in block(). Thread-safe.
   void signal();
 

@@ -14,11 +14,13 @@
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
+#include <spdlog/spdlog.h>
 #include <ucp/api/ucp.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <algorithm>
 #include <deque>
 #include <unordered_map>
 
@@ -211,11 +213,17 @@ struct Worker::Impl {
   std::deque<std::pair<void*, const SendDone*>> borrowed;
   RecvOp recvs;  // sentinel of the in-flight list
   RecvOp* free_recvs = nullptr;
-  std::vector<void*> closing;  // ep-close requests still in flight
   Buffer scratch;              // where discarded rendezvous payloads land; contents never read
   std::vector<std::byte> verify_scratch;  // where a protected peer's discarded eager payloads are opened
   std::vector<Buffer> old_scratch;
   size_t scratch_users = 0;    // discarded rendezvous payloads being received
+  // Rounds in a row in which UCX reported progress but nothing of ours happened or was in flight
+  // (Worker::progress); past kEmptyRoundsBeforeSleep, wait() sleeps kBusySleepMs when UCX will
+  // not arm its wakeup.
+  static constexpr unsigned kEmptyRoundsBeforeSleep = 1000;
+  static constexpr int kBusySleepMs = 5;
+  unsigned empty_rounds = 0;
+  bool warned_empty_progress = false;
   std::vector<std::unique_ptr<Sink>> sinks;    // by id - kFirstSinkId
   std::deque<uint32_t> free_sinks;             // closed ids, longest closed first
   std::unordered_map<PeerId, uint32_t> sink_of_peer;
@@ -691,25 +699,37 @@ struct Worker::Impl {
     p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
     p.flags = force ? UCP_EP_CLOSE_FLAG_FORCE : 0;
     ucs_status_ptr_t r = ucx->ucp_ep_close_nbx(ep, &p);
-    if (r && !UCS_PTR_IS_ERR(r)) closing.push_back(r);
-    // The Peer object is the error handler's argument: keep it until the close has finished.
-    retired.push_back(std::move(it->second));
+    // The Peer object is the error handler's argument: kept until its close has finished — the
+    // next progress() frees it (not here: drop_peer may run inside a UCX callback that has it).
+    retiring.push_back({std::move(it->second), r && !UCS_PTR_IS_ERR(r) ? r : nullptr});
     peers.erase(it);
     if (report && events.on_disconnect) events.on_disconnect(id, reason);
   }
-  std::vector<std::unique_ptr<Peer>> retired;
+  // Peers dropped, each with its endpoint's close request (null: the close ended at once).
+  struct Retiring {
+    std::unique_ptr<Peer> peer;
+    void* close_request;
+  };
+  std::vector<Retiring> retiring;
 
-  void reap_closing() {
-    for (size_t i = 0; i < closing.size();) {
-      if (ucx->ucp_request_check_status(closing[i]) != UCS_INPROGRESS) {
-        ucx->ucp_request_free(closing[i]);
-        closing[i] = closing.back();
-        closing.pop_back();
-      } else {
+  // Frees the peers whose close has ended. Each peer's own request decides: a peer whose close
+  // ended at once used to wait for every other close in flight to end first (issue 33: a server
+  // under steady connection churn held a Peer per connection ever made).
+  void reap_retiring() {
+    for (size_t i = 0; i < retiring.size();) {
+      void* r = retiring[i].close_request;
+      if (r && ucx->ucp_request_check_status(r) == UCS_INPROGRESS) {
         ++i;
+        continue;
       }
+      if (r) ucx->ucp_request_free(r);
+      retiring[i] = std::move(retiring.back());
+      retiring.pop_back();
     }
-    if (closing.empty()) retired.clear();
+  }
+  size_t closes_in_flight() const {
+    return static_cast<size_t>(
+        std::count_if(retiring.begin(), retiring.end(), [](const Retiring& x) { return x.close_request != nullptr; }));
   }
 
   void run(Event& e) {
@@ -852,10 +872,10 @@ Worker::~Worker() {
   // Let cancelled operations and closes finish, within reason: a peer that stopped progressing
   // never answers a close, so the wait is bounded in time, not in progress calls.
   const uint64_t give_up = now_ns() + kCloseGraceNs;
-  while ((!m.closing.empty() || m.sends.next != &m.sends || m.recvs.next != &m.recvs || !m.borrowed.empty()) &&
+  while ((m.closes_in_flight() > 0 || m.sends.next != &m.sends || m.recvs.next != &m.recvs || !m.borrowed.empty()) &&
          now_ns() < give_up) {
     m.ucx->ucp_worker_progress(m.worker);
-    m.reap_closing();
+    m.reap_retiring();
   }
   // A send still queued on an endpoint whose wire-up never finished (its peer stopped answering)
   // is one UCX 1.13 cannot purge: ucp_worker_destroy aborts the process on it ("pending request
@@ -1047,6 +1067,10 @@ void Worker::close(PeerId peer, bool force) { impl_->drop_peer(peer, "", false, 
 
 bool Worker::connected(PeerId peer) const { return impl_->peers.count(peer) != 0; }
 
+Worker::Tables Worker::tables() const {
+  return {impl_->peers.size(), impl_->retiring.size(), impl_->closes_in_flight()};
+}
+
 void Worker::protect(PeerId peer, const SealKeys& keys) {
   auto it = impl_->peers.find(peer);
   if (it == impl_->peers.end()) throw Error("no such peer");
@@ -1061,14 +1085,35 @@ bool Worker::is_protected(PeerId peer) const {
 
 bool Worker::progress() {
   Impl& m = *impl_;
-  bool any = false;
-  while (m.ucx->ucp_worker_progress(m.worker)) any = true;
+  bool ucx_progressed = false;
+  // Bounded: the caller comes back at once while there is work, and a UCX that always reports
+  // progress cannot keep this call from returning.
+  for (int round = 0; round < 256 && m.ucx->ucp_worker_progress(m.worker); ++round) ucx_progressed = true;
+  bool ours = false;
   if (!m.incoming.empty()) {
     m.accept_incoming();
-    any = true;
+    ours = true;
   }
-  if (!m.closing.empty()) m.reap_closing();
-  return m.run_deferred() || any;
+  if (!m.retiring.empty()) m.reap_retiring();
+  ours = m.run_deferred() || ours;
+  const bool ours_in_flight = m.sends.next != &m.sends || m.recvs.next != &m.recvs || !m.borrowed.empty() ||
+                              m.closes_in_flight() > 0 || m.scratch_users > 0;
+  if (ours || ours_in_flight) {
+    m.empty_rounds = 0;
+    return true;
+  }
+  if (!ucx_progressed) return false;
+  // UCX's own progress with nothing of ours under way (wiring up shared memory, keepalives) counts
+  // as work for a while, not forever: UCX may report it round after round (issue 33: an idle
+  // server's progress thread spun on a core for good that way).
+  if (++m.empty_rounds < Impl::kEmptyRoundsBeforeSleep) return true;
+  if (!m.warned_empty_progress && m.options.log_busy_without_work) {
+    m.warned_empty_progress = true;
+    spdlog::warn("transport.ucx_busy_without_work peers={} (UCX reports progress with nothing of ours in flight: "
+                 "the worker sleeps between rounds while that lasts)",
+                 m.peers.size());
+  }
+  return false;
 }
 
 bool Worker::arm() {
@@ -1076,6 +1121,13 @@ bool Worker::arm() {
   if (!m.deferred.empty() || !m.incoming.empty()) return false;
   if (m.ucx_fd < 0) return true;
   return m.ucx->ucp_worker_arm(m.worker) != UCS_ERR_BUSY;
+}
+
+void Worker::wait(int timeout_ms) {
+  if (arm()) return block(timeout_ms);
+  // UCX has events pending: normally the next progress() takes them. Where it keeps saying so
+  // while nothing of ours happens, sleep a little (the signal still wakes us) rather than spin.
+  if (impl_->empty_rounds >= Impl::kEmptyRoundsBeforeSleep) block(std::min(timeout_ms, Impl::kBusySleepMs));
 }
 
 void Worker::block(int timeout_ms) {

@@ -506,4 +506,54 @@ TEST(Transport, PendingBorrowedSendsFailWhenTheWorkerGoes) {
   EXPECT_EQ(c.ok + c.failed, 1);
 }
 
+// Issue 33: a server that sees a connection per program run for months must not keep anything
+// per connection once it is gone, however its endpoint's close ended (at once, or later). Before
+// the fix a dropped Peer was freed only once no other close was in flight, so closes that ended
+// at once left theirs behind for good (807 after a day of test suites).
+TEST(Transport, NothingIsKeptPerConnectionOnceItIsGone) {
+  std::vector<PeerId> connected, lost;
+  transport::Events se;
+  se.on_connect = [&](PeerId p, const std::string&) { connected.push_back(p); };
+  se.on_disconnect = [&](PeerId p, const std::string&) { lost.push_back(p); };
+  se.on_message = [](PeerId, std::vector<std::byte>, Buffer, bool) {};
+  transport::Worker server(std::move(se));
+  const uint16_t port = server.listen("127.0.0.1", 0);
+  for (int k = 0; k < 60; ++k) {
+    const size_t n = connected.size();
+    {
+      transport::Worker client(transport::Events{});
+      const PeerId to = client.connect("127.0.0.1", port);
+      client.send(to, std::as_bytes(std::span("R", 1)), {}, nullptr);
+      ASSERT_TRUE(progress_until(client, server, [&] { return connected.size() > n; }));
+      // Half the connections the server ends (forced close), half the client (it goes away).
+      if (k % 2 == 0) {
+        server.close(connected.back(), true);
+        ASSERT_EQ(server.tables().peers, 0u);
+      }
+    }
+    const uint64_t end = now_ns() + 10'000'000'000ull;
+    while (server.tables().peers > 0 && now_ns() < end) server.progress();
+    ASSERT_EQ(server.tables().peers, 0u) << "the server did not notice connection " << k << " go";
+  }
+  const uint64_t end = now_ns() + 5'000'000'000ull;
+  while (server.tables().retiring > 0 && now_ns() < end) server.progress();
+  const auto t = server.tables();
+  EXPECT_EQ(t.peers, 0u);
+  EXPECT_EQ(t.retiring, 0u) << "dropped peers still held after 60 connections came and went";
+  EXPECT_EQ(t.closes_in_flight, 0u);
+}
+
+// Issue 33: with nothing of ours under way, progress() reports no work even where UCX counts
+// progress of its own, so an idle server's loop sleeps.
+TEST(Transport, IdleWorkerReportsNoWork) {
+  transport::Worker server(transport::Events{});
+  server.listen("127.0.0.1", 0);
+  int busy = 0;
+  for (int k = 0; k < 100; ++k) busy += server.progress() ? 1 : 0;
+  EXPECT_EQ(busy, 0);
+  const uint64_t t0 = now_ns();
+  server.wait(20);
+  EXPECT_GE(now_ns() - t0, 5'000'000u) << "wait() returned at once with nothing to do";
+}
+
 }  // namespace
