@@ -73,6 +73,7 @@ Connection::Connection(const ServerAddress& server, const Secret& secret, const 
       throw Error("client requires encryption (OUTBOARD_ENCRYPT=1); server " + where + " does not offer it");
     if (result->encrypted && !encrypt) throw Error("the server started encryption the client did not ask for");
     siblings_ = result->siblings;
+    last_hold_ns_ = 0;  // holds renew the handshake's waits only
     if (result->encrypted) {
       // Both proofs are verified (the server's above, ours by its acceptance): the keys now.
       SessionKeys k = session_keys(secret, hello.client_nonce, server_nonce_);
@@ -195,6 +196,10 @@ void Connection::on_message(std::vector<std::byte> header, transport::Buffer pay
     handshake_reply_ = std::move(m);
     return;
   }
+  if (std::holds_alternative<wire::Hold>(m)) {
+    last_hold_ns_ = now_ns();
+    return;
+  }
   if (std::holds_alternative<wire::ClNotice>(m)) {
     if (notice_handler_) notice_handler_(m);
     wake_waiters();  // a wait_until() may be waiting for what the notice changed
@@ -288,7 +293,12 @@ void Connection::wait(Lock& lk, Done done, double timeout_seconds, const char* w
     }
     const uint64_t now = now_ns();
     if (last_event == 0) last_event = now;
-    if (now > deadline) {
+    // A server that says it is busy with other handshakes (wire::Hold) renews the deadline: the
+    // timeout counts its silence only.
+    const uint64_t renewed = last_hold_ns_ && timeout_seconds > 0
+                                 ? last_hold_ns_ + static_cast<uint64_t>(timeout_seconds * 1e9)
+                                 : 0;
+    if (now > std::max(deadline, renewed)) {
       fail(std::string("no answer within ") + std::to_string(timeout_seconds) + " s while " + what);
       throw Error(dead_reason_);
     }

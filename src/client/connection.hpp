@@ -202,6 +202,7 @@ class Connection {
   std::optional<wire::Message> handshake_reply_;
   std::string server_name_;
   std::vector<uint16_t> siblings_;
+  uint64_t last_hold_ns_ = 0;  // when the server last said it is busy, keep waiting (wire::Hold)
   bool encrypted_ = false;
   Nonce server_nonce_{};  // the handshake's: proves this process's id to the server (LanesRequest)
 };

@@ -20,7 +20,9 @@ struct Config {
   unsigned compute_threads = 4;    // calls executed at once (each backend call may use many cores)
   uint64_t max_request_bytes = 8ull << 30;      // largest payload of one call
   uint64_t max_client_bytes = 16ull << 30;      // payload memory one client may hold at once
-  unsigned max_clients = 256;
+  // Sessions at once, and (a bound of their own) connections still authenticating: a storm of
+  // clients starting together (an MPI job's ranks) is held, not refused, up to this many.
+  unsigned max_clients = 1024;
   uint64_t buffer_cache_bytes = 0;  // freed payload memory kept for reuse; 0: an eighth of the RAM
   double gpu_min_flops = 1e9;        // smaller Level-3 calls run on the CPU backend even with a GPU
   // Pipelined calls on a host backend run in column blocks at least this wide: a CPU BLAS loses

@@ -99,6 +99,7 @@ struct Server::Impl final : Core {
   // ---- load, as answers carry it (wire/load.hpp) ----
 
   uint32_t ready_sessions = 0;
+  uint64_t total_holds = 0;
   uint64_t free_device_bytes = 0;  // sampled by housekeeping: asking the GPUs is no work for every reply
   uint64_t housekeeping_rounds = 0;
 
@@ -192,6 +193,9 @@ struct Server::Impl final : Core {
     s.close_at_ns = now_ns() + kCloseGraceNs;
   }
   static constexpr uint64_t kCloseGraceNs = 1'000'000'000;
+  // How often a handshake that waits its turn is told to hold on (wire::Hold): well within the
+  // clients' default connect timeout (5 s), which a Hold renews.
+  static constexpr uint64_t kHoldEveryNs = 1'000'000'000;
 
   // A graceful close, so the last message still reaches the peer.
   void close(PeerId peer) {
@@ -223,7 +227,11 @@ struct Server::Impl final : Core {
     s.peer = peer;
     s.addr = addr;
     spdlog::info("session.start peer={} addr={}", peer, addr);
-    if (sessions.size() > config_.max_clients) reject(peer, "server is serving its maximum number of clients");
+    // Connections still authenticating have a bound of their own, so that a storm of clients
+    // starting at once is held (wire::Hold) rather than refused; sessions are bounded at the end
+    // of their handshake (on_auth).
+    if (sessions.size() - ready_sessions > config_.max_clients)
+      reject(peer, "server is setting up its maximum number of connections (max_clients)");
   }
 
   void count_ping(Session& s, uint64_t bytes) {
@@ -353,6 +361,7 @@ struct Server::Impl final : Core {
     s.wants_encryption = h.encrypt;
     s.server_nonce = random_nonce();
     s.state = State::awaiting_auth;
+    s.handshake_step_ns = s.last_hold_ns = now_ns();
     s.identity = h.identity.empty() ? Identities::kDefault : printable(h.identity);  // a valid name is printable
     // An unknown identity is answered as a wrong secret would be: a challenge nobody can meet
     // (a refusal at once would tell a stranger which identities exist).
@@ -402,6 +411,12 @@ struct Server::Impl final : Core {
         close_soon(s);
         return;
       }
+    }
+    if (ready_sessions >= config_.max_clients) {
+      spdlog::warn("session.refused peer={} addr={} identity={} reason=max_clients", s.peer, s.addr, s.identity);
+      send(s.peer, wire::AuthResult{false, "server is serving its maximum number of clients (max_clients)"});
+      close_soon(s);
+      return;
     }
     identities->succeeded(host);
     s.authenticated = true;
@@ -510,9 +525,19 @@ struct Server::Impl final : Core {
     const uint64_t limit = static_cast<uint64_t>(config_.auth_timeout_seconds * 1e9);
     const uint64_t now = now_ns();
     std::vector<PeerId> late, done;
+    uint32_t handshaking = 0;
+    for (const auto& [peer, s] : sessions)
+      handshaking += s.state == State::awaiting_hello || s.state == State::awaiting_auth;
     for (auto& [peer, s] : sessions) {
-      if ((s.state == State::awaiting_hello || s.state == State::awaiting_auth) && now - s.connected_ns > limit)
-        late.push_back(peer);
+      const bool in_handshake = s.state == State::awaiting_hello || s.state == State::awaiting_auth;
+      if (in_handshake && now - s.handshake_step_ns > limit) late.push_back(peer);
+      // A handshake that waits its turn: the client hears the server is alive, and keeps waiting.
+      // The first after half the interval (the connection's own step began then), then every interval.
+      if (in_handshake && now - s.last_hold_ns > (s.last_hold_ns == s.handshake_step_ns ? kHoldEveryNs / 2 : kHoldEveryNs)) {
+        send(peer, wire::Hold{handshaking});
+        s.last_hold_ns = now;
+        ++total_holds;
+      }
       if (s.state == State::closing && now >= s.close_at_ns) done.push_back(peer);
     }
     for (PeerId p : late) reject(p, "authentication not completed in time");
@@ -681,6 +706,7 @@ nlohmann::json Server::Impl::status() const {
                         {"encrypt", m.config_.encrypt},
                         {"load", {{"calls", m.load().calls}, {"sessions", m.ready_sessions}, {"free_device_bytes", m.free_device_bytes}}},
                         {"pings", m.total_pings},
+                        {"handshake_holds", m.total_holds},  // wire::Hold sent to handshakes waiting their turn
                         {"transport", m.transport_tables()},
                         {"held_bytes", held},  // the sessions' payload memory of calls in progress
                         {"buffer_bytes", transport::Buffer::bytes_in_use()}};  // all payload buffers in use

@@ -185,7 +185,8 @@ class Worker {
   };
   Tables tables() const;
 
-  // Makes progress and delivers events; returns true if anything happened.
+  // Makes progress and delivers events; returns true if anything happened (with no connection
+  // open, UCX's own progress alone counts only for 1000 rounds in a row: issue 33's idle spin).
   bool progress();
   // Blocking wait, in two steps so a client can release its lock between them: arm() (like the
   // other methods, one thread at a time) returns false if events are already pending; block()
@@ -193,8 +194,8 @@ class Worker {
   // timeout_ms passed.
   bool arm();
   void block(int timeout_ms);
-  // arm() then block(); where UCX keeps reporting progress with nothing of ours under way (and so
-  // will not arm), sleeps a few milliseconds instead of returning at once.
+  // arm() then block(); where UCX keeps reporting progress with no connection open (and so will
+  // not arm), sleeps a few milliseconds instead of returning at once.
   void wait(int timeout_ms);
   // Wakes a thread in block(). Thread-safe.
   void signal();

@@ -17,10 +17,10 @@
 #include <spdlog/spdlog.h>
 #include <ucp/api/ucp.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <algorithm>
 #include <deque>
 #include <unordered_map>
 
@@ -217,9 +217,9 @@ struct Worker::Impl {
   std::vector<std::byte> verify_scratch;  // where a protected peer's discarded eager payloads are opened
   std::vector<Buffer> old_scratch;
   size_t scratch_users = 0;    // discarded rendezvous payloads being received
-  // Rounds in a row in which UCX reported progress but nothing of ours happened or was in flight
-  // (Worker::progress); past kEmptyRoundsBeforeSleep, wait() sleeps kBusySleepMs when UCX will
-  // not arm its wakeup.
+  // Rounds in a row in which UCX reported progress with no connection open and nothing of ours
+  // happening (Worker::progress); past kEmptyRoundsBeforeSleep, wait() sleeps kBusySleepMs when
+  // UCX will not arm its wakeup.
   static constexpr unsigned kEmptyRoundsBeforeSleep = 1000;
   static constexpr int kBusySleepMs = 5;
   unsigned empty_rounds = 0;
@@ -1096,22 +1096,25 @@ bool Worker::progress() {
   }
   if (!m.retiring.empty()) m.reap_retiring();
   ours = m.run_deferred() || ours;
-  const bool ours_in_flight = m.sends.next != &m.sends || m.recvs.next != &m.recvs || !m.borrowed.empty() ||
-                              m.closes_in_flight() > 0 || m.scratch_users > 0;
-  if (ours || ours_in_flight) {
+  if (ours) {
     m.empty_rounds = 0;
     return true;
   }
   if (!ucx_progressed) return false;
-  // UCX's own progress with nothing of ours under way (wiring up shared memory, keepalives) counts
-  // as work for a while, not forever: UCX may report it round after round (issue 33: an idle
-  // server's progress thread spun on a core for good that way).
+  if (!m.peers.empty() || m.closes_in_flight() > 0) {
+    // With a connection, UCX's own progress may be work for it (ucp_get/ucp_put, which UCX 1.13
+    // emulates with messages this side must serve): it counts.
+    m.empty_rounds = 0;
+    return true;
+  }
+  // With no connection at all it counts for a while (endpoints closing, wiring up), not forever:
+  // an idle server's progress thread spun on a core for good that way, UCX reporting progress
+  // round after round with only the listener open (issue 33).
   if (++m.empty_rounds < Impl::kEmptyRoundsBeforeSleep) return true;
   if (!m.warned_empty_progress && m.options.log_busy_without_work) {
     m.warned_empty_progress = true;
-    spdlog::warn("transport.ucx_busy_without_work peers={} (UCX reports progress with nothing of ours in flight: "
-                 "the worker sleeps between rounds while that lasts)",
-                 m.peers.size());
+    spdlog::warn("transport.ucx_busy_without_work (UCX reports progress with no connection open: the worker "
+                 "sleeps between rounds while that lasts)");
   }
   return false;
 }

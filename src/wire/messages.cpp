@@ -177,7 +177,7 @@ Type type_of(const Message& m) {
                                     Type::sink_request,   Type::sink_reply,   Type::fft_plan,
                                     Type::fft_release,    Type::fft_execute,  Type::fft_chunk, Type::fft_reply,
                                     Type::direct_fft,     Type::direct_blas3, Type::cl_request,
-                                    Type::cl_reply,       Type::cl_notice};
+                                    Type::cl_reply,       Type::cl_notice,   Type::hold};
   static_assert(std::size(kTypes) == std::variant_size_v<Message>);
   return kTypes[m.index()];
 }
@@ -224,6 +224,7 @@ std::vector<std::byte> encode(const Message& m) {
                    put_times(w, r);
                  },
                  [&](const StatusRequest& s) { w.u64(s.call_id); },
+                 [&](const Hold& h) { w.u32(h.handshakes_waiting); },
                  [&](const StatusReply& s) {
                    w.u64(s.call_id);
                    w.str(s.json);
@@ -441,6 +442,12 @@ Message decode(std::span<const std::byte> bytes) {
       s.call_id = r.u64();
       s.json = r.str(kMaxStatusJson);
       m = s;
+      break;
+    }
+    case Type::hold: {
+      Hold h;
+      h.handshakes_waiting = r.u32();
+      m = h;
       break;
     }
     case Type::error: {

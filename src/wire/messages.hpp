@@ -19,7 +19,8 @@
 namespace outboard::wire {
 
 inline constexpr uint32_t kMagic = 0x4452424f;  // "OBRD"
-// 2: answers carry the server's load; 3: encryption negotiated; 4: AuthResult names sibling workers
+// 2: answers carry the server's load; 3: encryption negotiated; 4: AuthResult names sibling
+// workers, Hold
 inline constexpr uint16_t kProtocolVersion = 4;
 inline constexpr size_t kMaxText = 4096;  // longest string field
 inline constexpr size_t kMaxIdentity = 64;  // longest identity name
@@ -58,6 +59,7 @@ enum class Type : uint16_t {
   cl_request = 31,    // client -> server: an OpenCL operation (wire/opencl.hpp); payload = its data
   cl_reply = 32,      // server -> client: the answer to an answered OpenCL operation; payload = its data
   cl_notice = 33,     // server -> client: an event's status, or a failure nobody waits for
+  hold = 34,          // server -> client during the handshake: alive, busy with others: keep waiting
 };
 
 struct Hello {
@@ -136,6 +138,12 @@ struct StatusReply {
 };
 struct ErrorMessage {
   std::string message;
+};
+// Sent by a server while a connection's handshake waits its turn (at once when the connection
+// arrives, then about every second): a client that hears it keeps waiting rather than give up at
+// its connect timeout, which then counts only the server's silence.
+struct Hold {
+  uint32_t handshakes_waiting = 0;  // handshakes the server has under way (a hint, for the log)
 };
 
 struct Ping {
@@ -283,7 +291,7 @@ using Message = std::variant<Hello, Challenge, Auth, AuthResult, Blas3Call, Call
                              ErrorMessage, Ping, Pong, LapackRequest, LapackReply, CallChunk, ReplyChunk, LapackChunk,
                              LanesRequest, LanesReply, DirectLapack, Proceed, InputTaken, SinkRequest, SinkReply,
                              FftPlan, FftRelease, FftExecute, FftChunk, FftReply, DirectFft, DirectBlas3,
-                             ClRequest, ClReply, ClNotice>;
+                             ClRequest, ClReply, ClNotice, Hold>;
 // The Type of a message (its variant alternative).
 Type type_of(const Message& m);
 

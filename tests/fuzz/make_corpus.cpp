@@ -65,6 +65,7 @@ std::map<std::string, std::vector<std::byte>> seeds() {
   out["status_request"] = encode(StatusRequest{8});
   out["status_reply"] = encode(StatusReply{9, "{}"});
   out["error"] = encode(ErrorMessage{"bye"});
+  out["hold"] = encode(Hold{3});
   out["ping"] = encode(Ping{10, 64});
   out["pong"] = encode(Pong{11});
   {

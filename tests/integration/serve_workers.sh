@@ -10,21 +10,29 @@ BUILD=$1
 PROGRAMS=$2
 source "$(dirname "$0")/lib.sh"
 opencl_vendors
-METRICS_PORT=$((20000 + RANDOM % 20000))
-printf 'metrics_port = %d\n' "$METRICS_PORT" >"$WORK/serve.toml"
-OCL_ICD_VENDORS=$DIRECT OUTBOARD_TEST_WORKERS=2 start_server --config "$WORK/serve.toml"
 export OUTBOARD_TOKEN_FILE="$TOKEN" OUTBOARD_FALLBACK=fail
-FIRST=$PORT
 status_of() {  # PORT EXPR: a Python expression on that worker's status document `s`
   OUTBOARD_SERVERS="127.0.0.1:$1" "$OUTBOARD" status --json 2>/dev/null |
     python3 -c "import json,sys; s=json.load(sys.stdin); print(($2))"
 }
-# The second worker listens once the first has been told its port.
+# Two workers, their metrics on METRICS_PORT and the next (below the ephemeral ports; another
+# pair where one is taken, which stops both workers). The second listens once the first knows it.
 SECOND=""
-for _ in $(seq 300); do
-  SECOND=$(status_of "$FIRST" "s['worker']['sibling_ports'][0] if s['worker']['sibling_ports'] else ''" || true)
+for attempt in 1 2 3 4 5; do
+  METRICS_PORT=$((20000 + RANDOM % 12000))
+  printf 'metrics_port = %d\n' "$METRICS_PORT" >"$WORK/serve.toml"
+  OCL_ICD_VENDORS=$DIRECT OUTBOARD_TEST_WORKERS=2 start_server --config "$WORK/serve.toml"
+  FIRST=$PORT
+  for _ in $(seq 300); do
+    SECOND=$(status_of "$FIRST" "s['worker']['sibling_ports'][0] if s['worker']['sibling_ports'] else ''" 2>/dev/null || true)
+    [ -n "$SECOND" ] && break
+    kill -0 "$SERVER_PID" 2>/dev/null || break
+    sleep 0.1
+  done
   [ -n "$SECOND" ] && break
-  sleep 0.1
+  grep -q "metrics: cannot listen" "$WORK/server.log" || break
+  stop_server
+  mv "$WORK/server.log" "$WORK/server-$attempt.log"
 done
 [ -n "$SECOND" ] || fail "the first worker never learned of the second"
 [ "$(status_of "$FIRST" "s['worker']['index'], s['worker']['of']")" = "(0, 2)" ] || fail "worker 0 does not say it is one of two"

@@ -163,6 +163,7 @@ std::vector<Bytes> sample_messages() {
   v.push_back(encode(ClRequest{13, launch, 0}));
   v.push_back(encode(ClReply{13, -30, ClBlob(4, std::byte{1}), 0}));
   v.push_back(encode(ClNotice{uint8_t(ClNoticeKind::failed), kFirstClientId, -38, {}, "no buffer"}));
+  v.push_back(encode(Hold{37}));
   return v;
 }
 
@@ -424,6 +425,10 @@ TEST(WireRoundTrip, CallReply) {
   }
 }
 
+TEST(WireRoundTrip, Hold) {
+  EXPECT_EQ(decode_as<Hold>(encode(Hold{1234})).handshakes_waiting, 1234u);
+}
+
 TEST(WireRoundTrip, StatusRequest) {
   auto d = decode_as<StatusRequest>(encode(StatusRequest{77}));
   EXPECT_EQ(d.call_id, 77u);
@@ -590,7 +595,7 @@ TEST(WireRoundTrip, TypeIdsFollowTheVariant) {
   const Type expected[] = {Type::hello, Type::challenge, Type::auth, Type::auth_result, Type::blas3_call,
                            Type::blas3_call, Type::call_reply, Type::status_request, Type::status_reply,
                            Type::error, Type::ping, Type::pong, Type::call_chunk, Type::reply_chunk,
-                           Type::cl_request, Type::cl_reply, Type::cl_notice};
+                           Type::cl_request, Type::cl_reply, Type::cl_notice, Type::hold};
   ASSERT_EQ(v.size(), std::size(expected));
   for (size_t i = 0; i < v.size(); ++i) {
     uint16_t type;
@@ -619,7 +624,7 @@ TEST(WireReject, WrongVersion) {
 }
 
 TEST(WireReject, UnknownType) {
-  for (uint16_t t : {uint16_t(0), uint16_t(34), uint16_t(35), uint16_t(0x100), uint16_t(0xffff)}) {
+  for (uint16_t t : {uint16_t(0), uint16_t(35), uint16_t(36), uint16_t(0x100), uint16_t(0xffff)}) {
     auto b = encode(Pong{1});
     put_u16(b, 6, t);
     EXPECT_NE(protocol_error_of([&] { decode(b); }).find("unknown message type"), std::string::npos) << t;

@@ -125,8 +125,11 @@ class Supervisor {
   int run() {
     for (;;) {
       const double now = seconds_now();
-      for (Child& c : children_)
-        if (!c.ended && !c.pid && !g_stopping && now >= c.start_at && !start(c)) return 1;
+      for (Child& c : children_) {
+        if (c.ended || c.pid) continue;
+        if (g_stopping) c.ended = true;  // stopped while waiting to start again
+        else if (now >= c.start_at && !start(c)) return 1;
+      }
       if (std::all_of(children_.begin(), children_.end(), [](const Child& c) { return c.ended; })) return status_;
       wait_and_read();
       reap();
