@@ -532,8 +532,9 @@ struct Server::Impl final : Core {
       const bool in_handshake = s.state == State::awaiting_hello || s.state == State::awaiting_auth;
       if (in_handshake && now - s.handshake_step_ns > limit) late.push_back(peer);
       // A handshake that waits its turn: the client hears the server is alive, and keeps waiting.
-      // The first after half the interval (the connection's own step began then), then every interval.
-      if (in_handshake && now - s.last_hold_ns > (s.last_hold_ns == s.handshake_step_ns ? kHoldEveryNs / 2 : kHoldEveryNs)) {
+      // The first after half the interval, then every interval.
+      const uint64_t hold_after = s.last_hold_ns == s.handshake_step_ns ? kHoldEveryNs / 2 : kHoldEveryNs;
+      if (in_handshake && now - s.last_hold_ns > hold_after) {
         send(peer, wire::Hold{handshaking});
         s.last_hold_ns = now;
         ++total_holds;

@@ -216,6 +216,10 @@ bool Worker::progress() {
 
 bool Worker::arm() { return !impl_->busy(); }
 void Worker::block(int) {}
+void Worker::wait(int timeout_ms) {
+  if (arm()) block(timeout_ms);
+}
+Worker::Tables Worker::tables() const { return {impl_->peers.size(), 0, 0}; }
 void Worker::signal() {}
 
 std::vector<std::byte> Worker::address() const { return std::vector<std::byte>(16, std::byte{0x42}); }

@@ -139,9 +139,16 @@ class Supervisor {
  private:
   bool start(Child& c) {
     int up[2], down[2];
-    if (pipe2(up, O_CLOEXEC) != 0 || pipe2(down, O_CLOEXEC) != 0) return say("error", "serve.supervise error=\"pipe\""), false;
+    if (pipe2(up, O_CLOEXEC) != 0) return say("error", "serve.supervise error=\"pipe\""), false;
+    if (pipe2(down, O_CLOEXEC) != 0) {
+      close(up[0]), close(up[1]);
+      return say("error", "serve.supervise error=\"pipe\""), false;
+    }
     const pid_t pid = fork();
-    if (pid < 0) return say("error", "serve.supervise error=\"fork\""), false;
+    if (pid < 0) {
+      for (int fd : {up[0], up[1], down[0], down[1]}) close(fd);
+      return say("error", "serve.supervise error=\"fork\""), false;
+    }
     if (pid == 0) {
       prctl(PR_SET_PDEATHSIG, SIGTERM);  // no server outlives its supervisor
       signal(SIGPIPE, SIG_DFL);
