@@ -40,13 +40,28 @@ done
   fail "worker 1 does not name worker 0 as its sibling"
 ok "two workers: $FIRST and $SECOND, each naming the other"
 
+# clients NAME N ARGS...: N threads_check clients through `outboard run` in the background, each
+# naming only the first worker; their output in WORK/NAME-k.log, their pids in PIDS.
+clients() {
+  local name=$1 n=$2
+  shift 2
+  PIDS=()
+  for k in $(seq "$n"); do
+    "$OUTBOARD" run --offload always -- "$PROGRAMS/threads_check" --threads 2 "$@" >"$WORK/$name-$k.log" 2>&1 &
+    PIDS+=($!)
+  done
+}
+# wait_clients NAME WHY: every client of the last clients() must pass.
+wait_clients() {
+  for k in $(seq "${#PIDS[@]}"); do
+    wait "${PIDS[$((k - 1))]}" || { cat "$WORK/$1-$k.log"; fail "client $k failed$2"; }
+    grep -q "passed" "$WORK/$1-$k.log" || { cat "$WORK/$1-$k.log"; fail "client $k: no result"; }
+  done
+}
+
 # 1. Spread: eight clients naming only the first worker; both serve.
-pids=()
-for k in $(seq 8); do
-  "$OUTBOARD" run --offload always -- "$PROGRAMS/threads_check" --threads 2 --iters 20 >"$WORK/spread-$k.log" 2>&1 &
-  pids+=($!)
-done
-for k in $(seq 8); do wait "${pids[$((k - 1))]}" || { cat "$WORK/spread-$k.log"; fail "client $k failed"; }; done
+clients spread 8 --iters 20
+wait_clients spread ""
 a=$(status_of "$FIRST" "s['calls']") b=$(status_of "$SECOND" "s['calls']")
 [ "$a" -gt 0 ] && [ "$b" -gt 0 ] || fail "the clients' calls did not spread over both workers ($a, $b)"
 ok "8 clients spread over the workers: $a calls on worker 0, $b on worker 1"
@@ -54,18 +69,10 @@ ok "8 clients spread over the workers: $a calls on worker 0, $b on worker 1"
 # 2. A worker killed mid-run: the supervisor starts it again on its port; the other serves on,
 # every call is answered remotely, and worker 0 is the process it was.
 pid0=$(status_of "$FIRST" "s['pid']") pid1=$(status_of "$SECOND" "s['pid']")
-pids=()
-for k in $(seq 4); do
-  OUTBOARD_RETRY_SECONDS=1 "$OUTBOARD" run --offload always -- "$PROGRAMS/threads_check" --threads 2 --iters 400 --size 48 \
-    >"$WORK/kill-$k.log" 2>&1 &
-  pids+=($!)
-done
+OUTBOARD_RETRY_SECONDS=1 clients kill 4 --iters 400 --size 48
 for _ in $(seq 100); do [ "$(status_of "$SECOND" "s['calls']")" -gt $((b + 20)) ] && break; sleep 0.05; done
 kill -9 "$pid1"
-for k in $(seq 4); do
-  wait "${pids[$((k - 1))]}" || { cat "$WORK/kill-$k.log"; fail "client $k failed when worker 1 was killed (no local fallback allowed)"; }
-  grep -q "passed" "$WORK/kill-$k.log" || { cat "$WORK/kill-$k.log"; fail "client $k: no result"; }
-done
+wait_clients kill " when worker 1 was killed (no local fallback allowed)"
 server_logged "serve.restart worker=1 count=1 port=$SECOND reason=\"killed by signal" || fail "the supervisor did not restart worker 1"
 back=""
 for _ in $(seq 100); do
@@ -77,12 +84,8 @@ done
 [ "$(status_of "$FIRST" "s['pid'], s['restarts']['count']")" = "($pid0, 0)" ] || fail "worker 0 was disturbed"
 ok "worker 1 killed mid-run: 4 clients finished remotely, worker 1 restarted on port $SECOND, worker 0 untouched"
 before=$(status_of "$SECOND" "s['calls']")
-pids=()
-for k in $(seq 4); do
-  "$OUTBOARD" run --offload always -- "$PROGRAMS/threads_check" --threads 2 --iters 20 >"$WORK/again-$k.log" 2>&1 &
-  pids+=($!)
-done
-for k in $(seq 4); do wait "${pids[$((k - 1))]}" || { cat "$WORK/again-$k.log"; fail "client $k failed after the restart"; }; done
+clients again 4 --iters 20
+wait_clients again " after the restart"
 [ "$(status_of "$SECOND" "s['calls']")" -gt "$before" ] || fail "the restarted worker 1 served nothing"
 ok "the restarted worker 1 serves again"
 
