@@ -5,7 +5,7 @@
 #include <cstring>
 #include <optional>
 
-#include "client/runtime_internal.hpp"
+#include "client/level3_paths.hpp"
 #include "common/clock.hpp"
 #include "common/error.hpp"
 
@@ -120,7 +120,62 @@ bool direct_level3(Runtime& rt, Connection& conn, const wire::Level3Call& call, 
 
 }  // namespace
 
-bool offload_level3(wire::Level3Call call, const MatrixRef* inputs, MatrixRef output) noexcept {
+bool level3_on(Runtime& rt, const std::shared_ptr<Connection>& conn, const FallBack& fall_back, const wire::Level3Call& call,
+               const wire::Layout& l, const MatrixRef* inputs, MatrixRef output, const std::string& name) {
+  const uint64_t t0 = now_ns();
+  const uint64_t chunk = static_cast<uint64_t>(rt.settings().chunk_bytes);
+  const bool chunked = chunk && wire::request_bytes(call) >= 2 * chunk;  // result comes in pieces, not in the reply
+  if (chunked && rt.settings().direct) {
+    uint32_t lanes = 0;
+    try {
+      lanes = conn->direct_lanes(rt.settings().timeout_seconds, rt.settings().direct_cma);
+    } catch (const Error& e) {
+      return fall_back(e.what());
+    }
+    if (lanes) return direct_level3(rt, *conn, call, l, inputs, output, t0, fall_back, name);
+  }
+  std::vector<transport::Buffer> scratch;
+  std::vector<transport::Segment> payload;
+  for (size_t i = 0; i < l.inputs.size(); ++i) {
+    bool is_output = call.output_sent && i + 1 == l.inputs.size();
+    payload.push_back(pack(l.inputs[i], is_output ? output : inputs[i], call.scalar, scratch));
+  }
+  const uint64_t reply_bytes = wire::reply_bytes(call);
+  // With beta = 0 the old C is never needed, even by a local rerun after a failure: a contiguous
+  // C can take the result directly. Otherwise the result lands aside and is copied in on success.
+  const bool into_c = !call.output_sent && !l.output_triangle && (l.output.cols <= 1 || output.ld == l.output.rows);
+  transport::Buffer result = into_c ? transport::Buffer::borrow(const_cast<void*>(output.data), reply_bytes)
+                                    : transport::Buffer::allocate(reply_bytes);
+
+  const uint64_t t1 = now_ns();
+  wire::Message reply;
+  try {
+    std::optional<Prefault> prefault;
+    if (into_c && chunked) prefault.emplace(result.data(), reply_bytes, unsigned(rt.settings().copy_threads));
+    if (chunked)
+      reply = conn->chunked_request(
+          wire::CallChunk{0, call, wire::request_bytes(call), chunk, 0}, std::move(payload),
+          [&result](uint64_t offset, uint64_t) { return result.data() + offset; }, reply_bytes,
+          rt.settings().timeout_seconds, static_cast<unsigned>(rt.settings().chunk_window));
+    else
+      reply = conn->request(wire::Blas3Call{0, call, wire::request_bytes(call)}, std::move(payload), result.data(),
+                            reply_bytes, rt.settings().timeout_seconds);
+  } catch (const Error& e) {
+    return fall_back(e.what());
+  }
+  const uint64_t t2 = now_ns();
+  auto* r = std::get_if<wire::CallReply>(&reply);
+  if (!r || !r->ok || r->payload_bytes != (chunked ? 0 : reply_bytes))
+    return fall_back(r && !r->ok ? "server: " + r->message : std::string("unexpected reply"));
+  if (!into_c) unpack(result.data(), l.output, output, call, l.output_triangle);
+  rt.remote_succeeded(t0);
+  const uint64_t t3 = now_ns(), sent = wire::request_bytes(call);
+  account(rt, name, name + " " + std::to_string(call.m) + "x" + std::to_string(call.n) + "x" + std::to_string(call.k),
+          *r, {t0, t1, t2, t3}, sent, reply_bytes);
+  return true;
+}
+
+bool offload_level3(wire::Level3Call call, const MatrixRef* inputs, MatrixRef output, LocalLevel3 local) noexcept {
   std::string name;
   return guarded(name, [&] {
     Runtime& rt = runtime();
@@ -130,59 +185,10 @@ bool offload_level3(wire::Level3Call call, const MatrixRef* inputs, MatrixRef ou
     const bool in_place = call.routine == wire::Routine::trmm || call.routine == wire::Routine::trsm;
     call.output_sent = in_place || call.beta[0] != 0 || call.beta[1] != 0;
     wire::validate(call);
+    if (std::optional<bool> spread = split_level3(rt, call, inputs, output, local, name)) return *spread;
     const wire::Layout l = wire::layout(call);
     return on_servers(rt, name, [&](const std::shared_ptr<Connection>& conn, const FallBack& fall_back) {
-      const uint64_t t0 = now_ns();
-      const uint64_t chunk = static_cast<uint64_t>(rt.settings().chunk_bytes);
-      const bool chunked = chunk && wire::request_bytes(call) >= 2 * chunk;  // result comes in pieces, not in the reply
-      if (chunked && rt.settings().direct) {
-        uint32_t lanes = 0;
-        try {
-          lanes = conn->direct_lanes(rt.settings().timeout_seconds, rt.settings().direct_cma);
-        } catch (const Error& e) {
-          return fall_back(e.what());
-        }
-        if (lanes) return direct_level3(rt, *conn, call, l, inputs, output, t0, fall_back, name);
-      }
-      std::vector<transport::Buffer> scratch;
-      std::vector<transport::Segment> payload;
-      for (size_t i = 0; i < l.inputs.size(); ++i) {
-        bool is_output = call.output_sent && i + 1 == l.inputs.size();
-        payload.push_back(pack(l.inputs[i], is_output ? output : inputs[i], call.scalar, scratch));
-      }
-      const uint64_t reply_bytes = wire::reply_bytes(call);
-      // With beta = 0 the old C is never needed, even by a local rerun after a failure: a contiguous
-      // C can take the result directly. Otherwise the result lands aside and is copied in on success.
-      const bool into_c = !call.output_sent && !l.output_triangle && (l.output.cols <= 1 || output.ld == l.output.rows);
-      transport::Buffer result = into_c ? transport::Buffer::borrow(const_cast<void*>(output.data), reply_bytes)
-                                        : transport::Buffer::allocate(reply_bytes);
-
-      const uint64_t t1 = now_ns();
-      wire::Message reply;
-      try {
-        std::optional<Prefault> prefault;
-        if (into_c && chunked) prefault.emplace(result.data(), reply_bytes, unsigned(rt.settings().copy_threads));
-        if (chunked)
-          reply = conn->chunked_request(
-              wire::CallChunk{0, call, wire::request_bytes(call), chunk, 0}, std::move(payload),
-              [&result](uint64_t offset, uint64_t) { return result.data() + offset; }, reply_bytes,
-              rt.settings().timeout_seconds, static_cast<unsigned>(rt.settings().chunk_window));
-        else
-          reply = conn->request(wire::Blas3Call{0, call, wire::request_bytes(call)}, std::move(payload), result.data(),
-                                reply_bytes, rt.settings().timeout_seconds);
-      } catch (const Error& e) {
-        return fall_back(e.what());
-      }
-      const uint64_t t2 = now_ns();
-      auto* r = std::get_if<wire::CallReply>(&reply);
-      if (!r || !r->ok || r->payload_bytes != (chunked ? 0 : reply_bytes))
-        return fall_back(r && !r->ok ? "server: " + r->message : std::string("unexpected reply"));
-      if (!into_c) unpack(result.data(), l.output, output, call, l.output_triangle);
-      rt.remote_succeeded(t0);
-      const uint64_t t3 = now_ns(), sent = wire::request_bytes(call);
-      account(rt, name, name + " " + std::to_string(call.m) + "x" + std::to_string(call.n) + "x" + std::to_string(call.k),
-              *r, {t0, t1, t2, t3}, sent, reply_bytes);
-      return true;
+      return level3_on(rt, conn, fall_back, call, l, inputs, output, name);
     });
   });
 }

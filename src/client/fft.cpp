@@ -4,10 +4,13 @@
 // straight in the program's output where it is dense and not the input, else aside and scattered.
 #include "client/fft.hpp"
 
+#include <algorithm>
 #include <atomic>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <mutex>
+#include <optional>
 
 #include "client/fft_layout.hpp"
 #include "client/runtime_internal.hpp"
@@ -40,9 +43,15 @@ class RemoteFft {
   // Tells the server the plan is gone, where it knows it on a live connection (never connects:
   // a server drops a session's plans when the session ends anyway).
   void release() {
+    for (auto& part : parts) part->release();
     std::lock_guard lk(mu_);
     if (auto c = known_by_.lock(); c && c->alive()) c->notify(wire::FftRelease{id});
   }
+
+  // A large batch spread over several servers (spread_plan): the plans of its shares, share i
+  // holding transforms [first[i], first[i + 1]) of the batch. Empty: not spread.
+  std::vector<std::unique_ptr<RemoteFft>> parts;
+  std::vector<int64_t> first;
 
  private:
   std::string shape_label() const {
@@ -94,6 +103,43 @@ bool goes_in_pieces(const Settings& s, const wire::FftShape& shape) {
   return chunk && wire::input_bytes(shape) >= 2 * chunk;
 }
 
+// A batch of transforms of at least OUTBOARD_SPLIT_FFT_BYTES of input, dense on both sides, goes
+// over several idle servers (the workers of a host's GPUs, or several servers): a plan for each
+// server's share of the batch, announced there now, so that each is ready by the first execution
+// (as any plan). One server process moves data at a bounded rate; the shares move at once.
+bool spread_plan(Runtime& rt, RemoteFft& p, uint64_t next_id) {
+  const Settings& s = rt.settings();
+  const FftLayout& l = p.layout;
+  if (s.split_servers < 2 || l.shape.batch < 2 || !l.in.dense || !l.out.dense || l.in.split || l.out.split ||
+      double(wire::input_bytes(l.shape)) < s.split_fft_bytes)
+    return false;
+  std::string why;
+  std::vector<Runtime::Lease> leases =
+      rt.spread(std::min<size_t>(static_cast<size_t>(s.split_servers), static_cast<size_t>(l.shape.batch)), why);
+  if (leases.size() < 2) return false;
+  const int64_t parts = static_cast<int64_t>(leases.size()), batch = l.shape.batch;
+  for (int64_t i = 0; i < parts; ++i) {
+    FftLayout share = l;
+    const int64_t first = batch * i / parts, count = batch * (i + 1) / parts - first;
+    share.shape.batch = count;
+    share.in.elements = l.in.elements / batch * count;
+    share.out.elements = l.out.elements / batch * count;
+    auto part = std::make_unique<RemoteFft>(std::move(share), next_id + uint64_t(i), p.routine);
+    try {
+      part->announce(*leases[i].conn, leases[i].conn);
+      if (s.direct && goes_in_pieces(s, part->layout.shape)) leases[i].conn->ask_direct_lanes(s.direct_cma);
+    } catch (const Error&) {
+      for (auto& made : p.parts) made->release();
+      p.parts.clear(), p.first.clear();
+      return false;  // the plan goes the usual way
+    }
+    p.parts.push_back(std::move(part));
+    p.first.push_back(first);
+  }
+  p.first.push_back(batch);
+  return true;
+}
+
 void measured_link(double bytes, uint64_t ns) {
   if (ns == 0) return;
   const double rate = bytes / (ns / 1e9);
@@ -114,6 +160,12 @@ RemoteFft* fft_plan(const FftGuru& g) noexcept {
     if (!layout) return false;  // a problem no server runs (rank 0, say): local
     if (s.offload == OffloadMode::automatic && !worth_remote(s, layout->shape)) return false;
     auto p = std::make_unique<RemoteFft>(std::move(*layout), g_next_plan.fetch_add(1), name);
+    // Spread: the shares' plans are made; the whole plan is announced where an execution that is
+    // not spread first goes.
+    if (spread_plan(rt, *p, g_next_plan.fetch_add(uint64_t(rt.settings().split_servers)))) {
+      plan = p.release();
+      return true;
+    }
     return on_servers(rt, name, [&](const std::shared_ptr<Connection>& conn, const FallBack& fall_back) {
       try {
         p->announce(*conn, conn);
@@ -128,8 +180,42 @@ RemoteFft* fft_plan(const FftGuru& g) noexcept {
   return plan;
 }
 
+namespace {
+
+// The shares of a spread plan, each on its server at once, where the arrays allow (the output not
+// the input: a failed share leaves the input intact for the local rerun of the whole) and every
+// share's server is alive and idle; nullopt where not (the whole execution goes the usual way).
+// False when a share could not run anywhere: the caller runs the whole transform locally.
+std::optional<bool> execute_parts(RemoteFft& p, const FftArrays& a) {
+  const bool in_place = a.out_re == a.in_re;
+  if (p.parts.empty() || in_place) return std::nullopt;
+  for (auto& part : p.parts) {
+    const std::shared_ptr<Connection> c = part->server();
+    if (!c || c->server_calls() > 1) return std::nullopt;
+  }
+  const uint64_t in_each = wire::input_bytes_per_transform(p.layout.shape);
+  const uint64_t out_each = wire::output_bytes_per_transform(p.layout.shape);
+  std::vector<char> ran(p.parts.size(), 0);
+  auto run = [&](size_t i) {
+    const uint64_t first = uint64_t(p.first[i]);
+    FftArrays share{static_cast<const std::byte*>(a.in_re) + first * in_each, nullptr,
+                    static_cast<std::byte*>(a.out_re) + first * out_each, nullptr};
+    ran[i] = fft_execute(p.parts[i].get(), share);
+  };
+  run_at_once(p.parts.size(), run);
+  return std::all_of(ran.begin(), ran.end(), [](char r) { return r != 0; });
+}
+
+}  // namespace
+
 bool fft_execute(RemoteFft* p, const FftArrays& a) noexcept {
   if (!p) return false;
+  if (!p->parts.empty()) {
+    try {
+      if (std::optional<bool> spread = execute_parts(*p, a)) return *spread;
+    } catch (const std::exception&) {  // a thread could not be started, say: the usual way
+    }
+  }
   std::string name = p->routine;
   return guarded(name, [&] {
     Runtime& rt = runtime();

@@ -48,8 +48,9 @@ class RemoteFft;  // the runtime's handle of a remote plan
 OUTBOARD_CLIENT_API RemoteFft* fft_plan(const FftGuru& plan) noexcept;
 
 // Runs a remote plan on `arrays`, which satisfy FFTW's new-array rules for the plan. True: the
-// output holds the result. False: the caller must run the transform locally; nothing was written
-// (the remote path failed and fallback is allowed: a warning was printed). Thread-safe: one plan
+// output holds the result. False: the caller must run the transform locally; the input is as it
+// was (a plan spread over several servers may have written part of an output that is not its
+// input) (the remote path failed and fallback is allowed: a warning was printed). Thread-safe: one plan
 // may run on different arrays from several threads at once. Never throws; with
 // OUTBOARD_FALLBACK=fail a remote failure ends the process with a message.
 OUTBOARD_CLIENT_API bool fft_execute(RemoteFft* plan, const FftArrays& arrays) noexcept;

@@ -12,6 +12,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <system_error>
 #include <thread>
 
 #include "common/clock.hpp"
@@ -189,6 +190,20 @@ Runtime::Lease Runtime::lease(std::string& why, const std::vector<const Server*>
   return {};
 }
 
+std::vector<Runtime::Lease> Runtime::spread(size_t most, std::string& why) {
+  std::vector<Lease> leases;
+  std::vector<const Server*> tried;
+  while (leases.size() < most) {
+    Lease l = lease(why, tried);
+    if (!l.conn) break;
+    tried.push_back(l.server);
+    // Servers come least loaded first: once one is busy, so are the rest.
+    if (!leases.empty() && l.conn->server_calls() + (l.server->calls.load() - 1) > 1) break;
+    leases.push_back(std::move(l));
+  }
+  return leases;
+}
+
 void Runtime::add_siblings(const Server& s) {
   for (uint16_t port : s.conn->siblings()) {
     const ServerAddress sibling{s.address.host, port};
@@ -324,6 +339,22 @@ bool offload_considered(double flops) noexcept {
   } catch (...) {
     return false;
   }
+}
+
+void run_at_once(size_t n, const std::function<void(size_t)>& run) {
+  std::vector<std::thread> threads;
+  std::vector<size_t> deferred;
+  threads.reserve(n), deferred.reserve(n);
+  for (size_t i = 1; i < n; ++i) {
+    try {
+      threads.emplace_back(run, i);
+    } catch (const std::system_error&) {  // no thread to be had: this one runs it after its own
+      deferred.push_back(i);
+    }
+  }
+  if (n) run(0);
+  for (size_t i : deferred) run(i);
+  for (auto& t : threads) t.join();
 }
 
 void parallel_copy(std::byte* dst, const std::byte* src, uint64_t bytes, unsigned threads) {

@@ -17,13 +17,19 @@ struct MatrixRef {
   int64_t ld;  // leading dimension in elements
 };
 
+// Runs a Level-3 call on this process's own BLAS: the shim's way to compute a block of a call that
+// was spread over several servers (split_level3) when no server could run that block.
+using LocalLevel3 = void (*)(const wire::Level3Call& call, const MatrixRef* inputs, MatrixRef output);
+
 // Offers a valid Level-3 call (argument checking is the caller's job). `inputs` follow
 // wire::layout(call).inputs without the output matrix; `output` is the matrix updated in place.
 // Returns true when the call ran remotely and `output` holds the result; false when the caller
 // must run it locally (too small, offload off, or the remote path failed and fallback is
 // allowed: a warning was printed). Never throws; with OUTBOARD_FALLBACK=fail a remote failure ends
-// the process with a message.
-OUTBOARD_CLIENT_API bool offload_level3(wire::Level3Call call, const MatrixRef* inputs, MatrixRef output) noexcept;
+// the process with a message. With `local`, a large GEMM may be spread over several servers
+// (OUTBOARD_SPLIT_SERVERS), and a block of it that no server could run is computed by `local`.
+OUTBOARD_CLIENT_API bool offload_level3(wire::Level3Call call, const MatrixRef* inputs, MatrixRef output,
+                                        LocalLevel3 local = nullptr) noexcept;
 
 // Offers a valid LAPACK call (argument checking, quick returns and workspace queries are the
 // caller's job). `inputs` and `outputs` follow wire::layout(call): each array in the application's

@@ -106,6 +106,11 @@ class Runtime {
   // next call to try again.
   Lease lease(std::string& why, const std::vector<const Server*>& tried = {}, const Connection* prefer = nullptr,
               bool early = false);
+  // Leases on at most `most` distinct servers for one call spread over them: the first as lease()
+  // gives it, then more while the next best is idle (no call there but at most one the server
+  // last reported, which may be this process's own call just answered). Empty, with `why`, when no
+  // server can be had.
+  std::vector<Lease> spread(size_t most, std::string& why);
   // The live connection to the best server (as lease()), for callers that hold no lease.
   std::shared_ptr<Connection> connection(std::string& why, bool early = false) { return lease(why, {}, nullptr, early).conn; }
   // A call failed on the lease's server: if its connection died, the server is marked failed
@@ -230,6 +235,10 @@ transport::Segment pack_columns(int64_t rows, int64_t cols, size_t elem, MatrixR
                                 std::vector<transport::Buffer>& scratch);
 // The packed array at `src` copied into `m`.
 void unpack_columns(const std::byte* src, int64_t rows, int64_t cols, size_t elem, MatrixRef m);
+
+// Runs run(i) for every i < n at once: i >= 1 on threads of their own, 0 on the caller's (and,
+// where no thread can be had, the rest after it); returns when all have.
+void run_at_once(size_t n, const std::function<void(size_t)>& run);
 
 // Copies `bytes` from src to dst with `threads` threads (the caller's among them): one thread
 // copies memory at a fraction of what the machine can.

@@ -157,6 +157,13 @@ Settings settings_from_environment() {
     s.problems.push_back("OUTBOARD_COPY_THREADS must be a whole number from 1 to 64");
     s.copy_threads = Settings{}.copy_threads;
   }
+  number("OUTBOARD_SPLIT_SERVERS", s.split_servers, 1, s.problems);
+  if (s.split_servers > 64 || s.split_servers != std::floor(s.split_servers)) {
+    s.problems.push_back("OUTBOARD_SPLIT_SERVERS must be a whole number from 1 to 64");
+    s.split_servers = Settings{}.split_servers;
+  }
+  number("OUTBOARD_SPLIT_FLOPS", s.split_flops, 0, s.problems);
+  number("OUTBOARD_SPLIT_FFT_BYTES", s.split_fft_bytes, 0, s.problems);
   for (auto [name, value] : {std::pair{"OUTBOARD_FFT_LOCAL_GFLOPS", &s.fft_local_gflops},
                               std::pair{"OUTBOARD_LINK_GBYTES", &s.link_gbytes}}) {
     number(name, *value, 1e-6, s.problems);

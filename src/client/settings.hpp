@@ -43,6 +43,12 @@ struct Settings {
   // Threads that keep the values of arrays updated in place, on the direct path, while the server
   // works (so a failed call can still run locally).
   double copy_threads = 4;
+  // A GEMM of at least split_flops is spread over at most split_servers idle servers (the workers
+  // of a host's GPUs, or several servers), C's columns dealt out in blocks; 1: never.
+  double split_servers = 16;
+  double split_flops = 4e12;
+  // A batch of FFTs of at least this many bytes of input is spread the same way, by transforms.
+  double split_fft_bytes = 256 << 20;
   // The FFT cost model (OUTBOARD_OFFLOAD=auto): a transform goes remote when moving its data there
   // and back takes less time than computing it here. The link's rate is measured on remote
   // executions; until then link_gbytes stands for it.
@@ -60,7 +66,8 @@ inline constexpr uint16_t kDefaultPort = 7700;
 // OUTBOARD_FALLBACK=local|fail; OUTBOARD_MIN_FLOPS; OUTBOARD_RETRY_SECONDS; OUTBOARD_TIMEOUT;
 // OUTBOARD_CONNECT_TIMEOUT; OUTBOARD_CONNECT_EARLY=1|0; OUTBOARD_ENCRYPT=1|0; OUTBOARD_REPORT=1; OUTBOARD_TRACE=FILE; OUTBOARD_CHUNK_BYTES (0, or at
 // least 65536); OUTBOARD_CHUNK_WINDOW (1..1024); OUTBOARD_CACHE_BYTES; OUTBOARD_DIRECT=1|0|ucx;
-// OUTBOARD_COPY_THREADS (1..64); OUTBOARD_FFT_LOCAL_GFLOPS, OUTBOARD_LINK_GBYTES (> 0).
+// OUTBOARD_COPY_THREADS (1..64); OUTBOARD_SPLIT_SERVERS (1..64), OUTBOARD_SPLIT_FLOPS,
+// OUTBOARD_SPLIT_FFT_BYTES; OUTBOARD_FFT_LOCAL_GFLOPS, OUTBOARD_LINK_GBYTES (> 0).
 Settings settings_from_environment();
 
 // "host:port", "[v6addr]:port" or "host" (default port). Throws Error when malformed.

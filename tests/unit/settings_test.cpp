@@ -19,7 +19,8 @@ class EnvironmentTest : public ::testing::Test {
   static constexpr const char* kVariables[] = {
       "OUTBOARD_SERVERS", "RCPU_SERVER",          "OUTBOARD_TOKEN_FILE", "OUTBOARD_OFFLOAD",
       "OUTBOARD_FALLBACK", "OUTBOARD_MIN_FLOPS", "OUTBOARD_RETRY_SECONDS", "OUTBOARD_TIMEOUT",
-      "OUTBOARD_CONNECT_TIMEOUT", "OUTBOARD_CACHE_BYTES", "OUTBOARD_DIRECT", "OUTBOARD_COPY_THREADS"};
+      "OUTBOARD_CONNECT_TIMEOUT", "OUTBOARD_CACHE_BYTES", "OUTBOARD_DIRECT", "OUTBOARD_COPY_THREADS",
+      "OUTBOARD_SPLIT_SERVERS", "OUTBOARD_SPLIT_FLOPS", "OUTBOARD_SPLIT_FFT_BYTES"};
 
   void SetUp() override {
     for (const char* name : kVariables) {
@@ -331,6 +332,29 @@ TEST_F(EnvironmentTest, DirectPath) {
   EXPECT_EQ(s.copy_threads, 4);
   EXPECT_TRUE(mentions(s.problems, "OUTBOARD_DIRECT"));
   EXPECT_TRUE(mentions(s.problems, "OUTBOARD_COPY_THREADS"));
+}
+
+TEST_F(EnvironmentTest, SpreadingLargeCalls) {
+  Settings d = settings_from_environment();
+  EXPECT_EQ(d.split_servers, 16);
+  EXPECT_EQ(d.split_flops, 4e12);
+  EXPECT_EQ(d.split_fft_bytes, 256 << 20);
+  set("OUTBOARD_SPLIT_SERVERS", "1");
+  set("OUTBOARD_SPLIT_FLOPS", "1e9");
+  set("OUTBOARD_SPLIT_FFT_BYTES", "0");
+  Settings s = settings_from_environment();
+  EXPECT_EQ(s.split_servers, 1);
+  EXPECT_EQ(s.split_flops, 1e9);
+  EXPECT_EQ(s.split_fft_bytes, 0);
+  EXPECT_TRUE(s.problems.empty());
+  for (const char* bad : {"0", "65", "2.5", "many"}) {
+    set("OUTBOARD_SPLIT_SERVERS", bad);
+    s = settings_from_environment();
+    EXPECT_EQ(s.split_servers, 16) << bad;
+    EXPECT_TRUE(mentions(s.problems, "OUTBOARD_SPLIT_SERVERS")) << bad;
+  }
+  set("OUTBOARD_SPLIT_FLOPS", "-1");
+  EXPECT_TRUE(mentions(settings_from_environment().problems, "OUTBOARD_SPLIT_FLOPS"));
 }
 
 TEST_F(EnvironmentTest, OtherNumbers) {

@@ -1,5 +1,6 @@
 #include "shims/blas/level3_offload.hpp"
 
+#include <complex>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -20,6 +21,38 @@ bool is_trivial(const wire::Level3Call& c, const wire::Layout& l) {
                      c.routine == wire::Routine::herk || c.routine == wire::Routine::syr2k ||
                      c.routine == wire::Routine::her2k;
   return has_k && c.k == 0;
+}
+
+// A GEMM on the real BLAS (its Fortran gemm, integers of its width): the runtime computes here a
+// block of a GEMM it spread over several servers when no server could run that block.
+template <class T, class Int>
+void real_gemm(const wire::Level3Call& c, const client::MatrixRef* in, client::MatrixRef out) {
+  using Gemm = void (*)(const char*, const char*, const Int*, const Int*, const Int*, const T*, const void*, const Int*,
+                        const void*, const Int*, const T*, void*, const Int*, size_t, size_t);
+  static const char* const names[] = {"sgemm_", "dgemm_", "cgemm_", "zgemm_"};
+  const char* name = names[static_cast<int>(c.scalar)];
+  auto gemm = reinterpret_cast<Gemm>(real_function(name, Ints::standard));
+  auto scalar = [](const std::array<double, 2>& v) {
+    if constexpr (requires(T t) { t.imag(); }) return T(v[0], v[1]);
+    else return T(v[0]);
+  };
+  const T alpha = scalar(c.alpha), beta = scalar(c.beta);
+  const Int m = Int(c.m), n = Int(c.n), k = Int(c.k), lda = Int(in[0].ld), ldb = Int(in[1].ld), ldc = Int(out.ld);
+  gemm(&c.transa, &c.transb, &m, &n, &k, &alpha, in[0].data, &lda, in[1].data, &ldb, &beta, const_cast<void*>(out.data),
+       &ldc, 1, 1);
+}
+
+template <class T>
+void real_gemm_of(const wire::Level3Call& c, const client::MatrixRef* in, client::MatrixRef out) {
+  if (standard_blas_is_ilp64()) real_gemm<T, int64_t>(c, in, out);
+  else real_gemm<T, int32_t>(c, in, out);
+}
+
+void gemm_locally(const wire::Level3Call& c, const client::MatrixRef* in, client::MatrixRef out) {
+  if (c.scalar == wire::Scalar::s) real_gemm_of<float>(c, in, out);
+  else if (c.scalar == wire::Scalar::d) real_gemm_of<double>(c, in, out);
+  else if (c.scalar == wire::Scalar::c) real_gemm_of<std::complex<float>>(c, in, out);
+  else real_gemm_of<std::complex<double>>(c, in, out);
 }
 
 }  // namespace
@@ -46,7 +79,7 @@ bool remote_level3(wire::Level3Call c, Mat a, Mat b, Mat out) noexcept {
   if (out.ld < std::max<int64_t>(1, l.output.rows)) return false;
   if (is_trivial(c, l)) return false;
   const client::MatrixRef refs[2] = {{a.data, a.ld}, {b.data, b.ld}};
-  return client::offload_level3(c, refs, {out.data, out.ld});
+  return client::offload_level3(c, refs, {out.data, out.ld}, c.routine == wire::Routine::gemm ? gemm_locally : nullptr);
 }
 
 std::array<double, 2> scalar_at(const void* p, wire::Scalar s, bool real_only) noexcept {

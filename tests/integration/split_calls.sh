@@ -1,0 +1,100 @@
+#!/usr/bin/env bash
+# Large calls spread over several servers: two servers on loopback (as two GPU workers of a host
+# are), thresholds low enough that the test programs' calls are spread. Checked:
+#   - GEMM (src/client/level3_split.cpp): every shape of level3_check --shapes 600 (transposes,
+#     beta != 0, beta = 0 over NaN, ld > rows) gives the reference's result, whole, in chunks and
+#     on the direct path, and each server computed a block of every GEMM; with
+#     OUTBOARD_SPLIT_SERVERS=1 each GEMM is one call; where no server takes a block (every call over max_request_bytes) the blocks run
+#     on the program's own BLAS: results still right, a warning, no GEMM served;
+#   - FFT batches (spread_plan in src/client/fft.cpp): fftw_check, every batched plan spread
+#     (OUTBOARD_SPLIT_FFT_BYTES=0), passes with no fallback, and both servers ran transforms.
+#   tests/integration/split_calls.sh BUILD PROGRAMS
+BUILD=$1
+PROGRAMS=$2
+source "$(dirname "$0")/lib.sh"
+export OUTBOARD_TOKEN_FILE="$TOKEN" OUTBOARD_SPLIT_FLOPS=1e6 OUTBOARD_CONNECT_EARLY=0
+OTHER_PID=""
+trap 'kill $OTHER_PID 2>/dev/null || true; cleanup' EXIT
+
+# two_servers [serve flags...]: two servers, the first's log WORK/server.log, the second's
+# WORK/other/server.log; OUTBOARD_SERVERS names both; SERVERS the list.
+two_servers() {
+  mkdir -p "$WORK/other"
+  cp "$TOKEN" "$WORK/other/token"
+  start_local_server "$OUTBOARD" "$WORK/other" "$@" || fail "second server did not start"
+  OTHER_PID=$SERVER_PID
+  local other=$PORT
+  start_server "$@"
+  SERVERS="127.0.0.1:$PORT,127.0.0.1:$other"
+  export OUTBOARD_SERVERS=$SERVERS OUTBOARD_TOKEN_FILE="$TOKEN"
+}
+stop_both() {
+  stop_server
+  kill "$OTHER_PID" 2>/dev/null || true
+  wait "$OTHER_PID" 2>/dev/null || true
+  OTHER_PID=""
+}
+# served PATTERN: the calls each server served of the routines matching PATTERN (a Python regular
+# expression), "first second".
+served() {
+  local out=""
+  for s in ${SERVERS//,/ }; do
+    out+="$(OUTBOARD_SERVERS=$s "$OUTBOARD" status --json | python3 -c "import json, re, sys
+s = json.load(sys.stdin)
+print(sum(v for k, v in s['calls_by_routine'].items() if re.fullmatch(sys.argv[1], k)))" "$1") "
+  done
+  echo "${out% }"
+}
+gemm_calls() { served '[sdcz]gemm'; }
+
+two_servers
+for variant in "whole:0" "chunked:65536:0" "direct:65536:1"; do
+  IFS=: read -r label chunk direct <<<"$variant"
+  before=$(gemm_calls)
+  OUTBOARD_CHUNK_BYTES=$chunk OUTBOARD_DIRECT=${direct:-0} run_checked "split-$label" \
+    "$OUTBOARD" run --offload always --fallback fail -- "$PROGRAMS/level3_check" --shapes 600
+  read -r a0 b0 <<<"$before"
+  read -r a1 b1 <<<"$(gemm_calls)"
+  [ $((a1 - a0)) -gt 0 ] && [ $((a1 - a0)) = $((b1 - b0)) ] || fail "$label: GEMMs not spread over both servers ($before -> $a1 $b1)"
+  spread_each=$((a1 - a0))
+  ok "$label: every GEMM shape right, blocks on both servers ($((a1 - a0)) and $((b1 - b0)) GEMM calls)"
+done
+
+before=$(gemm_calls)
+OUTBOARD_SPLIT_SERVERS=1 run_checked split-off "$OUTBOARD" run --offload always --fallback fail -- \
+  "$PROGRAMS/level3_check" --shapes 600
+read -r a0 b0 <<<"$before"
+read -r a1 b1 <<<"$(gemm_calls)"
+# Spread, each GEMM was a call on each server; not spread, one call on either.
+[ $((a1 - a0 + b1 - b0)) = "$spread_each" ] || fail "OUTBOARD_SPLIT_SERVERS=1: $((a1 - a0 + b1 - b0)) GEMM calls served, not $spread_each"
+ok "OUTBOARD_SPLIT_SERVERS=1: each GEMM one call on one server ($spread_each calls)"
+
+# fft_total ENV...: fftw_check under ENV; the transforms the servers ran for it, both together.
+fft_total() {
+  local a0 b0 a1 b1
+  read -r a0 b0 <<<"$(served 'fftwf?_.*')"
+  env "$@" "$OUTBOARD" run --offload always --fallback fail -- "$PROGRAMS/fftw_check" >"$WORK/fft.log" 2>&1 ||
+    { cat "$WORK/fft.log"; fail "fftw_check ($*)"; }
+  grep -qE "^fftw_check: [0-9]+ passed, 0 failed$" "$WORK/fft.log" || { cat "$WORK/fft.log"; fail "fftw_check ($*): no clean verdict"; }
+  read -r a1 b1 <<<"$(served 'fftwf?_.*')"
+  [ $((a1 - a0)) -gt 0 ] && [ $((b1 - b0)) -gt 0 ] || fail "fftw_check ($*): transforms not on both servers"
+  echo $((a1 - a0 + b1 - b0))
+}
+whole=$(fft_total OUTBOARD_SPLIT_SERVERS=1)
+spread=$(fft_total OUTBOARD_SPLIT_FFT_BYTES=0)
+# A spread batch is an execution on each server where it was one.
+[ "$spread" -gt "$whole" ] || fail "no FFT batch was spread ($spread transforms served, $whole without spreading)"
+ok "fftw_check passes with every batch spread over both servers ($spread executions served, $whole unspread)"
+stop_both
+
+# No server takes a block (each is over 1 MiB): every block runs here, on the real BLAS.
+printf 'max_request_bytes = 1048576\n' >"$WORK/small.toml"
+two_servers --config "$WORK/small.toml"
+"$OUTBOARD" run --offload always -- "$PROGRAMS/level3_check" --shapes 600 >"$WORK/refused.log" 2>&1 ||
+  { cat "$WORK/refused.log"; fail "blocks refused everywhere: wrong results"; }
+grep -qE "^level3_check: [0-9]+ passed, 0 failed$" "$WORK/refused.log" || { cat "$WORK/refused.log"; fail "no clean verdict"; }
+grep -q "warning: running [sdcz]gemm" "$WORK/refused.log" || { cat "$WORK/refused.log"; fail "no warning for the local blocks"; }
+[ "$(gemm_calls)" = "0 0" ] || fail "a server served a GEMM it should have refused ($(gemm_calls))"
+ok "blocks refused by every server ran on the program's BLAS: results right, warned"
+stop_both
+echo "split_calls: passed"
