@@ -84,6 +84,13 @@ static void one_gpu(int64_t n) {
   cusolverDnDestroy(h);
 }
 
+static void sync_all(int gpus) {
+  for (int d = 0; d < gpus; ++d) {
+    CHECK(cudaSetDevice(d));
+    CHECK(cudaDeviceSynchronize());
+  }
+}
+
 // cusolverMg over GPUs 0..gpus-1.
 static void many_gpus(int64_t n, int gpus, int64_t block) {
   std::vector<int> ids(gpus);
@@ -127,18 +134,21 @@ static void many_gpus(int64_t n, int gpus, int64_t block) {
         CHECK(cudaSetDevice(d));
         fill<<<1024, 256>>>(static_cast<double*>(a[d]), n, local_cols, block, gpus, d);
       }
-      for (int d = 0; d < gpus; ++d) CHECK(cudaSetDevice(d)), CHECK(cudaDeviceSynchronize());
+      sync_all(gpus);
       int info = 0;
       const double t = now();
       if (kind == 0)
         CHECK(cusolverMgGetrf(h, int(n), int(n), a.data(), 1, 1, desc, ipiv.data(), CUDA_R_64F, work.data(), lwork, &info));
       else
         CHECK(cusolverMgPotrf(h, CUBLAS_FILL_MODE_LOWER, int(n), a.data(), 1, 1, desc, CUDA_R_64F, work.data(), lwork, &info));
-      for (int d = 0; d < gpus; ++d) CHECK(cudaSetDevice(d)), CHECK(cudaDeviceSynchronize());
+      sync_all(gpus);
       const double s = now() - t;
       if (rep == 1) report(kind == 0 ? "lu" : "chol", n, gpus, s, kind == 0 ? 2.0 / 3 * n * n * n : 1.0 / 3 * n * n * n, info);
     }
-  for (int d = 0; d < gpus; ++d) CHECK(cudaSetDevice(d)), cudaFree(a[d]), cudaFree(ipiv[d]), cudaFree(work[d]);
+  for (int d = 0; d < gpus; ++d) {
+    CHECK(cudaSetDevice(d));
+    cudaFree(a[d]), cudaFree(ipiv[d]), cudaFree(work[d]);
+  }
   cusolverMgDestroyMatrixDesc(desc);
   cusolverMgDestroyGrid(grid);
   cusolverMgDestroy(h);

@@ -84,6 +84,7 @@ struct Snapshot {
   std::map<std::pair<std::string, std::string>, uint64_t> service_sessions;  // (service, identity) -> open
   uint64_t connections = 0, refused_auth = 0;
   std::vector<DeviceHealth> devices;
+  ConnectionTables tables;
 };
 
 // The bytes of payload a request carries: a chunk's own length, else the message's announced
@@ -141,6 +142,7 @@ struct Metrics::Impl {
   std::map<std::string, uint64_t> last_sessions;
   uint64_t last_connections = 0, last_refused = 0;
   std::vector<DeviceHealth> last_devices;
+  ConnectionTables last_tables;
   uint64_t restarts = 0;  // set before serving, read by scrapes
 
   // Shared with the HTTP thread.
@@ -351,14 +353,15 @@ void Metrics::session_ended(const Session& s) {
 }
 
 void Metrics::publish(const std::unordered_map<PeerId, Session>& sessions, uint64_t connections,
-                      uint64_t refused_auth, const std::vector<DeviceHealth>& devices) {
+                      uint64_t refused_auth, const std::vector<DeviceHealth>& devices,
+                      const ConnectionTables& tables) {
   Impl& m = *impl_;
   if (!m.enabled) return;
   std::map<std::string, uint64_t> open;
   for (const auto& [peer, s] : sessions)
     if (s.state == State::ready) ++open[metrics_identity(s)];
   if (!m.dirty && open == m.last_sessions && connections == m.last_connections && refused_auth == m.last_refused &&
-      devices == m.last_devices)
+      devices == m.last_devices && tables == m.last_tables)
     return;
   auto snap = std::make_shared<Snapshot>();
   for (const auto& [identity, id] : m.identities)
@@ -369,7 +372,9 @@ void Metrics::publish(const std::unordered_map<PeerId, Session>& sessions, uint6
   snap->connections = connections;
   snap->refused_auth = refused_auth;
   snap->devices = devices;
+  snap->tables = tables;
   m.last_devices = devices;
+  m.last_tables = tables;
   m.last_sessions = std::move(open);
   m.last_connections = connections;
   m.last_refused = refused_auth;
@@ -416,6 +421,12 @@ std::string Metrics::render() const {
   family("outboard_gpu_recoveries_total", "counter", "Times the GPU was rebuilt after a fault and served again.");
   for (const auto& d : snap->devices)
     out += "outboard_gpu_recoveries_total{gpu=\"" + std::to_string(d.device) + "\"} " + std::to_string(d.recoveries) + "\n";
+  family("outboard_transport_peers", "gauge", "Connections the transport holds (open, or closing).");
+  out += "outboard_transport_peers " + std::to_string(snap->tables.peers) + "\n";
+  family("outboard_transport_retiring", "gauge", "Dropped connections kept until their close ends.");
+  out += "outboard_transport_retiring " + std::to_string(snap->tables.retiring) + "\n";
+  family("outboard_transport_closes_in_flight", "gauge", "Connection closes the transport has not seen end.");
+  out += "outboard_transport_closes_in_flight " + std::to_string(snap->tables.closes_in_flight) + "\n";
   family("outboard_open_sessions", "gauge", "Authenticated sessions open, by client identity.");
   for (const auto& [identity, n] : snap->sessions)
     out += "outboard_open_sessions{identity=\"" + label(identity) + "\"} " + std::to_string(n) + "\n";

@@ -26,6 +26,13 @@ struct DeviceHealth {
   bool operator==(const DeviceHealth&) const = default;
 };
 
+// What the transport holds per connection (transport::Worker::tables), for outboard_transport_*:
+// flat over a server's life where nothing is kept per connection once it is gone (issue 33).
+struct ConnectionTables {
+  uint64_t peers = 0, retiring = 0, closes_in_flight = 0;
+  bool operator==(const ConnectionTables&) const = default;
+};
+
 class Metrics {
  public:
   Metrics();
@@ -51,7 +58,7 @@ class Metrics {
   // Publishes what was recorded, with the open sessions and the server's totals (cheap when
   // nothing changed). Call every housekeeping round.
   void publish(const std::unordered_map<PeerId, Session>& sessions, uint64_t connections, uint64_t refused_auth,
-               const std::vector<DeviceHealth>& devices = {});
+               const std::vector<DeviceHealth>& devices = {}, const ConnectionTables& tables = {});
 
   // Servers before this one that ended for a GPU fault (outboard_server_restarts_total). Before serve().
   void set_restarts(uint64_t count);

@@ -562,7 +562,8 @@ struct Server::Impl final : Core {
         const Backend::Health h = b->health();
         gpus.push_back({static_cast<int>(gpus.size()), h.in_service, h.faults, h.recoveries});
       }
-    metrics_.publish(sessions, total_connections, refused_auth, gpus);
+    const transport::Worker::Tables t = worker_->tables();
+    metrics_.publish(sessions, total_connections, refused_auth, gpus, {t.peers, t.retiring, t.closes_in_flight});
   }
 };
 

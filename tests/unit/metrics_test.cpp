@@ -59,6 +59,20 @@ class MetricsTest : public ::testing::Test {
   std::unordered_map<PeerId, Session> sessions_;
 };
 
+// The transport's per-connection tables (issue 33: nothing kept per connection once it is gone) are
+// gauges that follow every publish, also when nothing else changed.
+TEST_F(MetricsTest, TransportTablesAreGauges) {
+  metrics_.publish(sessions_, 0, 0, {}, {3, 1, 2});
+  std::string t = metrics_.render();
+  EXPECT_NE(t.find("outboard_transport_peers 3\n"), std::string::npos) << t;
+  EXPECT_NE(t.find("outboard_transport_retiring 1\n"), std::string::npos) << t;
+  EXPECT_NE(t.find("outboard_transport_closes_in_flight 2\n"), std::string::npos) << t;
+  metrics_.publish(sessions_, 0, 0, {}, {1, 0, 0});
+  t = metrics_.render();
+  EXPECT_NE(t.find("outboard_transport_peers 1\n"), std::string::npos) << t;
+  EXPECT_NE(t.find("outboard_transport_retiring 0\n"), std::string::npos) << t;
+}
+
 TEST_F(MetricsTest, CountsCallsBytesErrorsAndDurationsPerIdentity) {
   Session& a = open(1, "host:10:prog");
   call(a, 1, 1000, 400);
