@@ -103,6 +103,11 @@ uint32_t Connection::server_calls() const {
   return load_calls_.load(std::memory_order_relaxed);
 }
 
+bool Connection::idle_but_for_us() const {
+  const uint32_t calls = server_calls();
+  return calls == 0 || (calls == 1 && load_sessions_.load(std::memory_order_relaxed) <= 1);
+}
+
 bool Connection::alive() const { return !dead_ && !inherited(); }
 
 void Connection::refuse_if_inherited() const {
@@ -137,6 +142,7 @@ std::optional<transport::Buffer> Connection::on_payload(std::span<const std::byt
       [this](const auto& x) {
         if constexpr (requires { x.load; }) {
           load_calls_.store(x.load.calls, std::memory_order_relaxed);
+          load_sessions_.store(x.load.sessions, std::memory_order_relaxed);
           load_at_ns_.store(now_ns(), std::memory_order_relaxed);
           load_free_device_.store(x.load.free_device_bytes, std::memory_order_relaxed);
         }

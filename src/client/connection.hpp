@@ -134,6 +134,10 @@ class Connection {
   // (another session's call, since finished) would otherwise never be corrected.
   static constexpr uint64_t kLoadFreshNs = 1'000'000'000;
   uint32_t server_calls() const;
+  // Whether a large call may take this server too (a block of it spread over several servers):
+  // no call there, or only the one whose answer reported the load while this session is the
+  // server's only one (the count includes the call being answered).
+  bool idle_but_for_us() const;
   uint64_t server_free_device_bytes() const { return load_free_device_.load(std::memory_order_relaxed); }
   std::string transport_description();
 
@@ -184,6 +188,7 @@ class Connection {
   bool dead_ = false;
   std::string dead_reason_;
   std::atomic<uint32_t> load_calls_{0};
+  std::atomic<uint32_t> load_sessions_{0};
   std::atomic<uint64_t> load_at_ns_{0};  // when load_calls_ arrived (now_ns)
   std::atomic<uint64_t> load_free_device_{0};
   uint64_t next_call_ = 1;

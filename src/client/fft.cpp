@@ -191,7 +191,7 @@ std::optional<bool> execute_parts(RemoteFft& p, const FftArrays& a) {
   if (p.parts.empty() || in_place) return std::nullopt;
   for (auto& part : p.parts) {
     const std::shared_ptr<Connection> c = part->server();
-    if (!c || c->server_calls() > 1) return std::nullopt;
+    if (!c || !c->idle_but_for_us()) return std::nullopt;
   }
   const uint64_t in_each = wire::input_bytes_per_transform(p.layout.shape);
   const uint64_t out_each = wire::output_bytes_per_transform(p.layout.shape);

@@ -107,9 +107,8 @@ class Runtime {
   Lease lease(std::string& why, const std::vector<const Server*>& tried = {}, const Connection* prefer = nullptr,
               bool early = false);
   // Leases on at most `most` distinct servers for one call spread over them: the first as lease()
-  // gives it, then more while the next best is idle (no call there but at most one the server
-  // last reported, which may be this process's own call just answered). Empty, with `why`, when no
-  // server can be had.
+  // gives it, then more while the next best is idle (none of this process's calls there, and
+  // Connection::idle_but_for_us). Empty, with `why`, when no server can be had.
   std::vector<Lease> spread(size_t most, std::string& why);
   // The live connection to the best server (as lease()), for callers that hold no lease.
   std::shared_ptr<Connection> connection(std::string& why, bool early = false) { return lease(why, {}, nullptr, early).conn; }
