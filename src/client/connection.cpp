@@ -104,8 +104,9 @@ uint32_t Connection::server_calls() const {
 }
 
 bool Connection::idle_but_for_us() const {
-  const uint32_t calls = server_calls();
-  return calls == 0 || (calls == 1 && load_sessions_.load(std::memory_order_relaxed) <= 1);
+  // With this session the server's only one, the calls it counts are this process's own (which the
+  // caller knows of); with others there, only a server with no call at all is idle.
+  return server_calls() == 0 || load_sessions_.load(std::memory_order_relaxed) <= 1;
 }
 
 bool Connection::alive() const { return !dead_ && !inherited(); }
@@ -138,16 +139,6 @@ void Connection::fail(const std::string& reason) {
 std::optional<transport::Buffer> Connection::on_payload(std::span<const std::byte> header, uint64_t bytes) {
   auto m = wire::decode(header);  // a throw here refuses the payload
   uint64_t id = 0, announced = 0;
-  std::visit(
-      [this](const auto& x) {
-        if constexpr (requires { x.load; }) {
-          load_calls_.store(x.load.calls, std::memory_order_relaxed);
-          load_sessions_.store(x.load.sessions, std::memory_order_relaxed);
-          load_at_ns_.store(now_ns(), std::memory_order_relaxed);
-          load_free_device_.store(x.load.free_device_bytes, std::memory_order_relaxed);
-        }
-      },
-      m);
   if (auto* c = std::get_if<wire::ReplyChunk>(&m)) {
     auto it = pending_.find(c->call_id);
     if (it == pending_.end() || !it->second->chunked || bytes != c->bytes ||
@@ -178,6 +169,19 @@ void Connection::on_message(std::vector<std::byte> header, transport::Buffer pay
     fail(std::string("malformed message from server: ") + e.what());
     return;
   }
+  // Every answer carries the server's load, with a payload or without (the direct path's and
+  // chunked calls' answers have none: taking it only from payloads left the load of clients of
+  // large calls always stale, so they saw busy servers as idle).
+  std::visit(
+      [this](const auto& x) {
+        if constexpr (requires { x.load; }) {
+          load_calls_.store(x.load.calls, std::memory_order_relaxed);
+          load_sessions_.store(x.load.sessions, std::memory_order_relaxed);
+          load_at_ns_.store(now_ns(), std::memory_order_relaxed);
+          load_free_device_.store(x.load.free_device_bytes, std::memory_order_relaxed);
+        }
+      },
+      m);
   if (auto* c = std::get_if<wire::ReplyChunk>(&m)) {
     auto it = pending_.find(c->call_id);
     if (it == pending_.end()) return;  // a late piece of a call given up on: dropped

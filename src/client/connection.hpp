@@ -134,9 +134,9 @@ class Connection {
   // (another session's call, since finished) would otherwise never be corrected.
   static constexpr uint64_t kLoadFreshNs = 1'000'000'000;
   uint32_t server_calls() const;
-  // Whether a large call may take this server too (a block of it spread over several servers):
-  // no call there, or only the one whose answer reported the load while this session is the
-  // server's only one (the count includes the call being answered).
+  // Whether a large call may take this server too (a block of it spread over several servers): no
+  // call there, or no session there but this one (its calls are the caller's to count: a load
+  // stamped on an answer counts the call answered, and a direct call twice).
   bool idle_but_for_us() const;
   uint64_t server_free_device_bytes() const { return load_free_device_.load(std::memory_order_relaxed); }
   std::string transport_description();

@@ -164,7 +164,9 @@ Runtime::Lease Runtime::lease(std::string& why, const std::vector<const Server*>
   auto score = [home](const Server* s) {
     return s->conn ? 2.0 * (s->conn->server_calls() + s->calls.load()) : s == home ? 0.0 : 1.0;
   };
-  auto free_memory = [](const Server* s) { return s->conn ? s->conn->server_free_device_bytes() : 0; };
+  // Unknown until connected: a server not yet connected ties first, so that an idle connected one
+  // whose free memory is known does not draw every process of a job away from its home.
+  auto free_memory = [](const Server* s) { return s->conn ? s->conn->server_free_device_bytes() : UINT64_MAX; };
   std::stable_sort(candidates.begin(), candidates.end(), [&](const Server* a, const Server* b) {
     const double sa = score(a), sb = score(b);
     return sa != sb ? sa < sb : free_memory(a) > free_memory(b);

@@ -100,8 +100,9 @@ class Runtime {
   // one of them, else the least loaded — the calls its last answer reported plus this process's
   // calls there now; a server not yet connected counts as half a call (none for the process's
   // home server, the first of its rotation, which it so returns to once recovered), so an idle
-  // connected one is kept and a busy one makes way; ties go to more free device memory, then to
-  // the list order rotated by the process id (clients of one job start on different servers). An empty lease
+  // connected one is kept and a busy one makes way; ties go to a server not yet connected, then to
+  // more free device memory, then to the list order rotated by the process id (clients of one job
+  // start on different servers). An empty lease
   // (and `why`) when none is left. An `early` attempt (early_connect.cpp) that fails leaves the
   // next call to try again.
   Lease lease(std::string& why, const std::vector<const Server*>& tried = {}, const Connection* prefer = nullptr,
