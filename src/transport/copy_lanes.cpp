@@ -190,8 +190,17 @@ struct CopyLanes::Impl {
     }
   }
 
+  // Rounds in a row in which a lane did nothing but wait on closes (or see UCX report progress
+  // with nothing under way); past kFruitlessRoundsBeforeSleep it looks again only every
+  // kBusySleepMs rather than spin: a close of an endpoint to a peer that died may never end with
+  // UCX 1.13 (Worker::wait says why; issue 33). Copies in flight are kept moving as before: they
+  // end, or fail with their peer.
+  static constexpr unsigned kFruitlessRoundsBeforeSleep = 1000;
+  static constexpr int kBusySleepMs = 5;
+
   void run_lane(Lane& l) {
     std::deque<Job> batch;
+    unsigned fruitless_rounds = 0;
     for (;;) {
       {
         std::lock_guard lk(l.mu);
@@ -205,8 +214,8 @@ struct CopyLanes::Impl {
         }
       }
       batch.clear();
-      bool any = false;
-      while (l.ucx->ucp_worker_progress(l.worker)) any = true;
+      bool any = false;  // bounded: a UCX that always reports progress cannot hold the loop here
+      for (int round = 0; round < 256 && l.ucx->ucp_worker_progress(l.worker); ++round) any = true;
       for (size_t i = 0; i < l.closing.size();) {
         if (l.ucx->ucp_request_check_status(l.closing[i]) != UCS_INPROGRESS) {
           l.ucx->ucp_request_free(l.closing[i]);
@@ -221,16 +230,22 @@ struct CopyLanes::Impl {
         std::lock_guard lk(l.mu);
         queued = !l.jobs.empty();
       }
-      if (queued || any) continue;
-      if (stopping.load() && l.in_flight == 0 && l.closing.empty()) return;
-      if (l.in_flight > 0 || l.closing.size()) {  // copies under way: keep them moving
+      // UCX's progress is work while copies or closes are under way; with none, only for a while.
+      const bool under_way = l.in_flight > 0 || !l.closing.empty();
+      const bool fruitless = !queued && l.in_flight == 0 && (any ? !under_way : !l.closing.empty());
+      fruitless_rounds = fruitless ? std::min(fruitless_rounds + 1, kFruitlessRoundsBeforeSleep) : 0;
+      const bool stalled = fruitless_rounds >= kFruitlessRoundsBeforeSleep;
+      if (queued || (any && !stalled)) continue;
+      if (stopping.load() && !under_way) return;
+      if (under_way && !stalled) {  // copies under way: keep them moving
         sched_yield();
         continue;
       }
       // Idle: sleep until a job is queued or UCX has something.
-      if (l.ucx_fd >= 0 && l.ucx->ucp_worker_arm(l.worker) == UCS_ERR_BUSY) continue;
+      if (!stalled && l.ucx_fd >= 0 && l.ucx->ucp_worker_arm(l.worker) == UCS_ERR_BUSY) continue;
       pollfd fds[2] = {{l.wake_fd, POLLIN, 0}, {l.ucx_fd, POLLIN, 0}};
-      if (::poll(fds, l.ucx_fd >= 0 ? 2 : 1, 100) > 0 && (fds[0].revents & POLLIN)) {
+      const bool armed = !stalled && l.ucx_fd >= 0;  // a stalled lane did not arm: UCX's fd may stay ready
+      if (::poll(fds, armed ? 2 : 1, stalled ? kBusySleepMs : 100) > 0 && (fds[0].revents & POLLIN)) {
         uint64_t v;
         [[maybe_unused]] auto n = ::read(l.wake_fd, &v, sizeof v);
       }

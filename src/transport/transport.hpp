@@ -194,8 +194,8 @@ class Worker {
   // timeout_ms passed.
   bool arm();
   void block(int timeout_ms);
-  // arm() then block(); where UCX keeps reporting progress with no connection open (and so will
-  // not arm), sleeps a few milliseconds instead of returning at once.
+  // arm() then block(); where UCX will not arm round after round while nothing happens (progress
+  // with no connection open, or none at all), sleeps a few milliseconds instead of returning at once.
   void wait(int timeout_ms);
   // Wakes a thread in block(). Thread-safe.
   void signal();

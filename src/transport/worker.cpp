@@ -217,13 +217,17 @@ struct Worker::Impl {
   std::vector<std::byte> verify_scratch;  // where a protected peer's discarded eager payloads are opened
   std::vector<Buffer> old_scratch;
   size_t scratch_users = 0;    // discarded rendezvous payloads being received
-  // Rounds in a row in which UCX reported progress with no connection open and nothing of ours
-  // happening (Worker::progress); past kEmptyRoundsBeforeSleep, wait() sleeps kBusySleepMs when
-  // UCX will not arm its wakeup.
-  static constexpr unsigned kEmptyRoundsBeforeSleep = 1000;
+  // Rounds in a row with nothing of ours happening and no UCX progress that can be a
+  // connection's work (Worker::progress). Past kIdleRoundsBeforeSleep, wait() sleeps kBusySleepMs
+  // when UCX will not arm its wakeup, rather than return at once; kLongBusySleepMs once that has
+  // lasted kLongSleepAfter rounds more (about a second: no stalled reader, a stuck endpoint).
+  static constexpr unsigned kIdleRoundsBeforeSleep = 1000;
+  static constexpr unsigned kLongSleepAfter = 200;
   static constexpr int kBusySleepMs = 5;
-  unsigned empty_rounds = 0;
-  bool warned_empty_progress = false;
+  static constexpr int kLongBusySleepMs = 20;
+  unsigned idle_rounds = 0;  // up to kIdleRoundsBeforeSleep + kLongSleepAfter
+  int busy_sleep_ms() const { return idle_rounds < kIdleRoundsBeforeSleep + kLongSleepAfter ? kBusySleepMs : kLongBusySleepMs; }
+  bool warned_empty_progress = false, warned_busy_arm = false;
   std::vector<std::unique_ptr<Sink>> sinks;    // by id - kFirstSinkId
   std::deque<uint32_t> free_sinks;             // closed ids, longest closed first
   std::unordered_map<PeerId, uint32_t> sink_of_peer;
@@ -566,6 +570,7 @@ struct Worker::Impl {
   // am_id: kAmId, or a sink's id.
   void send_borrowed(PeerId peer, unsigned am_id, std::span<const std::byte> header, const void* data, size_t bytes,
                      const SendDone* done) {
+    idle_rounds = 0;  // as Worker::send_op
     auto it = peers.find(peer);
     // A sink only once the endpoint is wired up (see Peer::wired); never for a protected peer.
     if (it == peers.end() || (am_id != kAmId && (!it->second->wired || it->second->seal)))
@@ -980,6 +985,7 @@ void Worker::send(PeerId peer, std::span<const std::byte> header, std::span<cons
 void Worker::send_op(PeerId peer, std::span<const std::byte> header, std::span<const Segment> payload,
                      std::function<void(bool)> done, SendDone plain) {
   Impl& m = *impl_;
+  m.idle_rounds = 0;  // a send may wait for room at first: spun for, not slept on
   Impl::SendOp* op = m.new_send();
   op->peer = peer;
   op->done = std::move(done);
@@ -1087,8 +1093,10 @@ bool Worker::progress() {
   Impl& m = *impl_;
   bool ucx_progressed = false;
   // Bounded: the caller comes back at once while there is work, and a UCX that always reports
-  // progress cannot keep this call from returning.
-  for (int round = 0; round < 256 && m.ucx->ucp_worker_progress(m.worker); ++round) ucx_progressed = true;
+  // progress cannot keep this call from returning; one round while nothing happens (wait() sleeps
+  // between them).
+  const int rounds = m.idle_rounds < Impl::kIdleRoundsBeforeSleep ? 256 : 1;
+  for (int round = 0; round < rounds && m.ucx->ucp_worker_progress(m.worker); ++round) ucx_progressed = true;
   bool ours = false;
   if (!m.incoming.empty()) {
     m.accept_incoming();
@@ -1096,21 +1104,18 @@ bool Worker::progress() {
   }
   if (!m.retiring.empty()) m.reap_retiring();
   ours = m.run_deferred() || ours;
-  if (ours) {
-    m.empty_rounds = 0;
+  // With a connection, UCX's own progress may be work for it (ucp_get/ucp_put, which UCX 1.13
+  // emulates with messages this side must serve): it counts.
+  if (ours || (ucx_progressed && (!m.peers.empty() || m.closes_in_flight() > 0))) {
+    m.idle_rounds = 0;
     return true;
   }
+  if (m.idle_rounds < Impl::kIdleRoundsBeforeSleep + Impl::kLongSleepAfter) ++m.idle_rounds;
   if (!ucx_progressed) return false;
-  if (!m.peers.empty() || m.closes_in_flight() > 0) {
-    // With a connection, UCX's own progress may be work for it (ucp_get/ucp_put, which UCX 1.13
-    // emulates with messages this side must serve): it counts.
-    m.empty_rounds = 0;
-    return true;
-  }
   // With no connection at all it counts for a while (endpoints closing, wiring up), not forever:
   // an idle server's progress thread spun on a core for good that way, UCX reporting progress
   // round after round with only the listener open (issue 33).
-  if (++m.empty_rounds < Impl::kEmptyRoundsBeforeSleep) return true;
+  if (m.idle_rounds < Impl::kIdleRoundsBeforeSleep) return true;
   if (!m.warned_empty_progress && m.options.log_busy_without_work) {
     m.warned_empty_progress = true;
     spdlog::warn("transport.ucx_busy_without_work (UCX reports progress with no connection open: the worker "
@@ -1129,8 +1134,25 @@ bool Worker::arm() {
 void Worker::wait(int timeout_ms) {
   if (arm()) return block(timeout_ms);
   // UCX has events pending: normally the next progress() takes them. Where it keeps saying so
-  // while nothing of ours happens, sleep a little (the signal still wakes us) rather than spin.
-  if (impl_->empty_rounds >= Impl::kEmptyRoundsBeforeSleep) block(std::min(timeout_ms, Impl::kBusySleepMs));
+  // while nothing happens, sleep a little (the signal still wakes us) rather than spin. UCX 1.13
+  // says so for good once a client dies with its shared-memory queue full of our messages: the
+  // endpoint's discard flushes it, the flush waits for room the dead reader never makes, and a
+  // pending send keeps ucp_worker_arm busy while ucp_worker_progress reports nothing (issue 33).
+  Impl& m = *impl_;
+  if (m.idle_rounds < Impl::kIdleRoundsBeforeSleep) return;
+  if (!m.warned_busy_arm && m.options.log_busy_without_work) {
+    m.warned_busy_arm = true;
+    spdlog::warn("transport.ucx_busy_without_work (UCX will not arm its wakeup though nothing happens, as after a "
+                 "client died with messages queued to it over shared memory: the worker sleeps {}-{} ms between "
+                 "rounds while that lasts)",
+                 Impl::kBusySleepMs, Impl::kLongBusySleepMs);
+  }
+  // Not on UCX's fd: what UCX could not take in its arm stays ready there, so poll would return at once.
+  pollfd fd = {m.signal_fd, POLLIN, 0};
+  if (::poll(&fd, 1, std::min(timeout_ms, m.busy_sleep_ms())) > 0) {
+    uint64_t v;
+    [[maybe_unused]] auto n = ::read(m.signal_fd, &v, sizeof v);
+  }
 }
 
 void Worker::block(int timeout_ms) {

@@ -4,11 +4,16 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <sys/wait.h>
 #include <ucp/api/ucp.h>
+#include <unistd.h>
+
+#include <ctime>
 
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -554,6 +559,78 @@ TEST(Transport, IdleWorkerReportsNoWork) {
   const uint64_t t0 = now_ns();
   server.wait(20);
   EXPECT_GE(now_ns() - t0, 5'000'000u) << "wait() returned at once with nothing to do";
+}
+
+// Issue 33: a peer that dies with our messages queued to it over shared memory, unread, leaves
+// UCX 1.13 unable to discard its endpoint: the discard's flush waits for room the dead reader never
+// makes, ucp_worker_arm says busy for good and ucp_worker_progress reports nothing. An idle
+// server's loop (progress, then wait) spun on a core that way; wait() must sleep instead.
+TEST(Transport, WaitSleepsAfterAPeerDiesWithMessagesQueuedToIt) {
+  int fds[2];
+  ASSERT_EQ(pipe(fds), 0);
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {  // the deaf peer: asks for echoes, reads none of them, dies
+    close(fds[1]);
+    uint16_t port = 0;
+    if (read(fds[0], &port, sizeof port) != sizeof port) _exit(2);
+    int echoes = 0;
+    transport::Events ce;
+    ce.on_message = [&](PeerId, std::vector<std::byte>, Buffer, bool) { ++echoes; };
+    transport::Worker client(std::move(ce));
+    const PeerId to = client.connect("127.0.0.1", port);
+    std::vector<std::byte> data(2048);
+    const transport::Segment seg{data.data(), data.size()};
+    client.send(to, std::as_bytes(std::span("E", 1)), {&seg, 1}, nullptr);
+    const uint64_t end = now_ns() + 20'000'000'000ull;
+    while (echoes == 0 && now_ns() < end) client.progress();  // wired up both ways
+    for (int burst = 0; burst < 8; ++burst) {  // bursts the server's queue takes whole; no progress here
+      for (int k = 0; k < 32; ++k) client.send(to, std::as_bytes(std::span("E", 1)), {&seg, 1}, nullptr);
+      usleep(50'000);
+    }
+    _exit(echoes ? 0 : 3);
+  }
+  close(fds[0]);
+  std::optional<transport::Worker> server;
+  int lost = 0;
+  std::vector<std::byte> data(2048);
+  transport::Events se;
+  se.on_disconnect = [&](PeerId, const std::string&) { ++lost; };
+  se.on_payload = [](PeerId, std::span<const std::byte>, uint64_t n) { return Landing::receive(Buffer::allocate(n)); };
+  se.on_message = [&](PeerId p, std::vector<std::byte>, Buffer, bool) {  // echoed
+    const transport::Segment seg{data.data(), data.size()};
+    server->send(p, std::as_bytes(std::span("e", 1)), {&seg, 1}, nullptr);
+  };
+  server.emplace(std::move(se));
+  const uint16_t port = server->listen("127.0.0.1", 0);
+  ASSERT_EQ(write(fds[1], &port, sizeof port), ssize_t(sizeof port));
+  close(fds[1]);
+  const uint64_t end = now_ns() + 30'000'000'000ull;
+  while (lost == 0 && now_ns() < end) {
+    server->progress();
+    server->wait(10);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the deaf peer did not get its first echo";
+  ASSERT_EQ(lost, 1) << "the server did not notice the peer die";
+  // An idle server's loop for a second: it must sleep, however UCX answers its arm.
+  auto cpu_ns = [] {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return uint64_t(ts.tv_sec) * 1'000'000'000ull + uint64_t(ts.tv_nsec);
+  };
+  // Rounds are counted too: on a loaded machine a spinning loop may get little of a core. Sleeping
+  // ones are at most the guard's 1000 before it sleeps and one per 5 ms after.
+  const uint64_t wall0 = now_ns(), cpu0 = cpu_ns();
+  int rounds = 0;
+  for (; now_ns() - wall0 < 1'000'000'000ull; ++rounds) {
+    server->progress();
+    server->wait(100);
+  }
+  const double share = double(cpu_ns() - cpu0) / double(now_ns() - wall0);
+  EXPECT_LT(rounds, 3000) << "the idle loop went round " << rounds << " times in a second after the peer died";
+  EXPECT_LT(share, 0.1) << "the idle loop used " << share * 100 << "% of a core after the peer died";
 }
 
 }  // namespace
