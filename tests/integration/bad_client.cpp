@@ -3,7 +3,7 @@
 //
 //   bad_client HOST PORT SECRET_FILE MODE [SECONDS]
 //   modes: garbage, truncated, mismatch, oversized, huge-output, unauthenticated, wrong-secret, early-call,
-//          stuck, chunk-size, chunk-twice, chunk-mismatch, chunk-oversized, lapack-bad-routine,
+//          stuck, deaf, chunk-size, chunk-twice, chunk-mismatch, chunk-oversized, lapack-bad-routine,
 //          lapack-bad-option, lapack-mismatch, lapack-oversized, lapack-huge-output, lapack-bad-pivots,
 //          lapack-chunk-twice, lapack-chunk-kinds, lapack-chunk-bad-pivots, direct-without-lanes,
 //          direct-wrong-pid, direct-bad-addresses, direct-blas3-without-lanes,
@@ -1020,6 +1020,20 @@ int main(int argc, char** argv) {
     while (now_ns() < end && !p.disconnected) p.worker->progress();
     std::printf("stuck client: %s\n", p.disconnected ? ("closed by server: " + p.reason).c_str() : "still connected");
     return 0;
+  }
+  if (mode == "deaf") {  // asks for echoes it never reads, then dies: the server's sends to it stay queued
+    if (!p.authenticate(secret)) return std::printf("FAIL deaf: not authenticated\n"), 1;
+    // In bursts the server's queue takes whole; with no progress here nothing of the echoes is
+    // read, so this process's queue fills and the server's further sends wait for room.
+    std::vector<std::byte> data(2048);
+    uint64_t id = 0;
+    for (int burst = 0; burst < 8; ++burst) {
+      for (int k = 0; k < 32; ++k) p.send(wire::encode(wire::Ping{++id, data.size(), wire::Ping::echo}), {{data.data(), data.size()}});
+      usleep(50'000);
+    }
+    std::printf("deaf client: gone with %llu echoes unread\n", static_cast<unsigned long long>(id));
+    std::fflush(stdout);
+    _exit(0);  // no goodbye: as a killed client
   }
   if (mode == "quiet-unauthenticated") {  // a streaming ping before any handshake
     std::vector<std::byte> data(4096);
