@@ -23,16 +23,6 @@ SIZES=${SIZES:-16384 32768}
 PRECISIONS=${PRECISIONS:-d s}
 CONFIGS=${CONFIGS:-one workers split-2 split-$GPUS process-$GPUS}
 CSV=$OUT/large_call.csv
-# Every worker's GPU uses, in worker order (one server process: its GPUs').
-uses() {
-  "$B/outboard" status --json | python3 -c "
-import json, subprocess, sys
-d = json.load(sys.stdin)
-docs = [d] + [json.loads(subprocess.run(['$B/outboard', 'status', '--json', '--server', f'127.0.0.1:{p}'], capture_output=True,
-                                        text=True).stdout) for p in d.get('worker', {}).get('sibling_ports', [])]
-docs.sort(key=lambda x: x.get('worker', {}).get('index', 0))
-print(' '.join(str(b['health']['uses']) for x in docs for b in x['backends'] if b.get('name') == 'cuda'))"
-}
 # serve GPUS WORKERS: a server of the first GPUS GPUs, a process per GPU or one; waits for every worker.
 serve() {
   {
@@ -64,11 +54,11 @@ for config in $CONFIGS; do
   fi
   for n in $SIZES; do
     for p in $PRECISIONS; do
-      before=$(uses)
+      before=$(gpu_uses)
       log "$config: blas_demo $n $p ($g GPU(s), split over $split)"
       OUTBOARD_SPLIT_SERVERS=$split "$B/outboard" run --offload always --fallback fail -- \
         "$B/blas_demo" "$n" "$p" touched >"$R/$config-$n-$p.txt" 2>&1
-      after=$(uses)
+      after=$(gpu_uses)
       cat "$R/$config-$n-$p.txt" >>"$R/run.log"
       python3 - "$R/$config-$n-$p.txt" "$config" "$g" "$p" "$n" "$before" "$after" >>"$CSV" <<'PY'
 import re, sys

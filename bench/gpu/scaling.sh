@@ -19,37 +19,24 @@ CLIENTS=${CLIENTS:-1 2 4 8}
 SECONDS_EACH=${SECONDS_EACH:-6}
 size_of() { case $1 in gemm|gesv) echo 8192 ;; fft) echo 262144 ;; esac; }
 CSV=$OUT/scaling$([ "${WORKERS:-0}" = 1 ] && echo -workers).csv
-# Every worker's GPU uses, in worker order (one server process: its GPUs').
-uses() {
-  "$B/outboard" status --json | python3 -c "
-import json, subprocess, sys
-d = json.load(sys.stdin)
-docs = [d] + [json.loads(subprocess.run(['$B/outboard', 'status', '--json', '--server', f'127.0.0.1:{p}'], capture_output=True,
-                                        text=True).stdout) for p in d.get('worker', {}).get('sibling_ports', [])]
-docs.sort(key=lambda x: x.get('worker', {}).get('index', 0))
-print(' '.join(str(b['health']['uses']) for x in docs for b in x['backends'] if b.get('name') == 'cuda'))"
-}
 echo "gpus,kind,n,clients,gflops_sum,calls,per_gpu_uses" >"$CSV"
 for g in ${GPU_COUNTS:-1 2 4}; do
   [ "$g" -le "$GPUS" ] || continue
   printf 'gpus = %d\n' "$g" >"$R/serve-$g.toml"
   echo "worker_per_gpu = $([ "${WORKERS:-0}" = 1 ] && echo true || echo false)" >>"$R/serve-$g.toml"
   start_local_server "$B/outboard" "$R" --compute-threads 16 --config "$R/serve-$g.toml" || { log "FAILED: server ($g GPUs)"; continue; }
-  for _ in $(seq 300); do  # every worker listening
-    [ "$(uses | wc -w)" -ge "$g" ] && break
-    sleep 0.2
-  done
+  wait_for_gpus "$g"  # every worker listening
   for kind in $KINDS; do
     n=$(size_of "$kind")
     for c in $CLIENTS; do
-      before=$(uses)
+      before=$(gpu_uses)
       pids=()
       for k in $(seq "$c"); do
         "$B/outboard" run --offload always -- "$B/scale_client" "$kind" "$n" "$SECONDS_EACH" >"$R/s-$g-$kind-$c-$k.txt" 2>&1 &
         pids+=($!)
       done
       wait "${pids[@]}"
-      after=$(uses)
+      after=$(gpu_uses)
       python3 - "$R" "$g" "$kind" "$n" "$c" "$before" "$after" >>"$CSV" <<'PY'
 import glob, sys
 r, g, kind, n, c, before, after = sys.argv[1:]

@@ -55,3 +55,23 @@ build_nvshmem_probe() {
     "$(dirname "${BASH_SOURCE[0]}")/../dcuda/$1.cu" -L"$R" -L"$NV/lib" -lnvshmem_device -lnvshmem_host -lcuda -o "$R/$1"
   [ -x "$R/$1" ]
 }
+# gpu_uses: every worker's GPU uses, in worker order (one server process: its GPUs'), from the
+# status of the server OUTBOARD_SERVERS names and its siblings; CARRY/bin/outboard asks.
+gpu_uses() {
+  "$CARRY/bin/outboard" status --json | python3 -c "
+import json, subprocess, sys
+d = json.load(sys.stdin)
+docs = [d] + [json.loads(subprocess.run(['$CARRY/bin/outboard', 'status', '--json', '--server', f'127.0.0.1:{p}'],
+                                        capture_output=True, text=True).stdout)
+              for p in d.get('worker', {}).get('sibling_ports', [])]
+docs.sort(key=lambda x: x.get('worker', {}).get('index', 0))
+print(' '.join(str(b['health']['uses']) for x in docs for b in x['backends'] if b.get('name') == 'cuda'))"
+}
+# wait_for_gpus N: until the server and its workers show N GPUs (at most a minute); status 1 if not.
+wait_for_gpus() {
+  for _ in $(seq 300); do
+    [ "$(gpu_uses | wc -w)" -ge "$1" ] && return 0
+    sleep 0.2
+  done
+  return 1
+}
