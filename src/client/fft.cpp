@@ -107,7 +107,7 @@ bool goes_in_pieces(const Settings& s, const wire::FftShape& shape) {
 // over several idle servers (the workers of a host's GPUs, or several servers): a plan for each
 // server's share of the batch, announced there now, so that each is ready by the first execution
 // (as any plan). One server process moves data at a bounded rate; the shares move at once.
-bool spread_plan(Runtime& rt, RemoteFft& p, uint64_t next_id) {
+bool spread_plan(Runtime& rt, RemoteFft& p) {
   const Settings& s = rt.settings();
   const FftLayout& l = p.layout;
   if (s.split_servers < 2 || l.shape.batch < 2 || !l.in.dense || !l.out.dense || l.in.split || l.out.split ||
@@ -118,6 +118,7 @@ bool spread_plan(Runtime& rt, RemoteFft& p, uint64_t next_id) {
       rt.spread(std::min<size_t>(static_cast<size_t>(s.split_servers), static_cast<size_t>(l.shape.batch)), why);
   if (leases.size() < 2) return false;
   const int64_t parts = static_cast<int64_t>(leases.size()), batch = l.shape.batch;
+  const uint64_t next_id = g_next_plan.fetch_add(uint64_t(parts));  // the shares' plan ids
   for (int64_t i = 0; i < parts; ++i) {
     FftLayout share = l;
     const int64_t first = batch * i / parts, count = batch * (i + 1) / parts - first;
@@ -162,7 +163,7 @@ RemoteFft* fft_plan(const FftGuru& g) noexcept {
     auto p = std::make_unique<RemoteFft>(std::move(*layout), g_next_plan.fetch_add(1), name);
     // Spread: the shares' plans are made; the whole plan is announced where an execution that is
     // not spread first goes.
-    if (spread_plan(rt, *p, g_next_plan.fetch_add(uint64_t(rt.settings().split_servers)))) {
+    if (spread_plan(rt, *p)) {
       plan = p.release();
       return true;
     }
