@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdio>
 
 #include "common/clock.hpp"
 #include "common/spin.hpp"
@@ -34,7 +35,25 @@ uint64_t spin_ns() {
   static const uint64_t ns = spare_core_poll_ns() ? kCommandPollNs : 200'000;
   return ns;
 }
-constexpr useconds_t kBusyArmPauseUs = 200;  // see wait()
+// A pause while UCX will not arm its wake-up though nothing happens (see wait()): it doubles from
+// the first while that lasts, and starts over after an event. UCX says so while a message or the
+// endpoint's wire-up waits for the peer: with a swamped server, for seconds (a storm of 512
+// programs on 2 cores: their polls every 6.4 ms took the cores from the server, and 240 s of CPU
+// time where the programs alone take 25). It grows to an eighth of the time waited so far, as
+// little as 6.4 ms and at most 51.2 ms: a reply is noticed at most that much later.
+constexpr useconds_t kBusyArmPauseUs = 200;
+constexpr useconds_t kLongBusyArmPauseUs = 6400;
+constexpr useconds_t kLongestBusyArmPauseUs = 51200;
+useconds_t next_busy_pause(useconds_t pause, uint64_t waited_ns) {
+  const uint64_t bound = std::clamp<uint64_t>(waited_ns / 8000, kLongBusyArmPauseUs, kLongestBusyArmPauseUs);
+  return static_cast<useconds_t>(std::min<uint64_t>(2ull * pause, bound));
+}
+
+std::string seconds_text(double s) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.3g", s);
+  return text;
+}
 
 }  // namespace
 
@@ -53,17 +72,26 @@ Connection::Connection(const ServerAddress& server, const Secret& secret, const 
     peer_ = worker_->connect(server.host, server.port);
     wire::Hello hello{random_nonce(), client_name, identity, encrypt};
     worker_->send(peer_, wire::encode(hello), {}, nullptr);
+    // A server swamped by a storm of clients starting at once may not get to the connection
+    // within the timeout, and cannot say so (wire::Hold) before it does: on 2 cores, 512 client
+    // processes' own set-up takes longer than the default timeout, and the server gets its share
+    // of the cores only. Its port holding the connection says it is alive: through the handshake
+    // the client then waits longer (kHandshakePatience), though not for ever (a stopped server's
+    // port still takes connections).
+    patient_until_ns_ = now_ns() + static_cast<uint64_t>(kHandshakePatience * connect_timeout_seconds * 1e9);
     wait(lk, [&] { return handshake_reply_.has_value(); }, connect_timeout_seconds, "connecting");
     auto* challenge = std::get_if<wire::Challenge>(&*handshake_reply_);
     if (!challenge) throw Error("unexpected answer to hello");
     if (!macs_equal(challenge->server_proof, wire::server_proof(secret, hello.client_nonce, challenge->server_nonce)))
       throw Error("the server could not prove it knows the secret (wrong token file or OUTBOARD_IDENTITY?)");
+    challenged_ = true;  // the server got to the connection: alive, whatever its socket says
     server_name_ = challenge->server_name;
     server_nonce_ = challenge->server_nonce;
     handshake_reply_.reset();
     worker_->send(peer_, wire::encode(wire::Auth{wire::client_proof(secret, challenge->server_nonce, hello.client_nonce)}),
                   {}, nullptr);
     wait(lk, [&] { return handshake_reply_.has_value(); }, connect_timeout_seconds, "authenticating");
+    patient_until_ns_ = 0;
     auto* result = std::get_if<wire::AuthResult>(&*handshake_reply_);
     if (!result) throw Error("unexpected answer to authentication");
     if (!result->accepted) throw Error(result->message);
@@ -273,6 +301,8 @@ void Connection::wait(Lock& lk, Done done, double timeout_seconds, const char* w
   const uint64_t start = now_ns();
   const uint64_t deadline = timeout_seconds > 0 ? start + static_cast<uint64_t>(timeout_seconds * 1e9) : UINT64_MAX;
   uint64_t last_event = start;
+  useconds_t busy_pause = kBusyArmPauseUs;
+  bool reached = false;  // the server's port holds the connection (asked once the timeout ran out)
   // Where cores are to spare, a thread waiting for something drives the transport itself; a
   // background driver stands aside meanwhile (drive_in_background), woken from the transport's
   // sleep to do so. On the 2-core VM standing aside made remote OpenCL's clFinish slower
@@ -299,6 +329,7 @@ void Connection::wait(Lock& lk, Done done, double timeout_seconds, const char* w
     }
     if (worker_->progress()) {
       last_event = 0;  // read the clock only when idle
+      busy_pause = kBusyArmPauseUs;
       continue;
     }
     const uint64_t now = now_ns();
@@ -308,8 +339,11 @@ void Connection::wait(Lock& lk, Done done, double timeout_seconds, const char* w
     const uint64_t renewed = last_hold_ns_ && timeout_seconds > 0
                                  ? last_hold_ns_ + static_cast<uint64_t>(timeout_seconds * 1e9)
                                  : 0;
-    if (now > std::max(deadline, renewed)) {
-      fail(std::string("no answer within ") + std::to_string(timeout_seconds) + " s while " + what);
+    if (now > std::max(deadline, renewed) &&
+        !(now < patient_until_ns_ && (challenged_ || (reached = worker_->reached(peer_))))) {
+      std::string why = "no answer within " + seconds_text((now - start) / 1e9) + " s while " + what;
+      if (reached) why += " (the server's port holds the connection, but the server did not get to it)";
+      fail(why);
       throw Error(dead_reason_);
     }
     if (now - last_event < spin_ns()) {
@@ -326,8 +360,9 @@ void Connection::wait(Lock& lk, Done done, double timeout_seconds, const char* w
         // burst (256 clients connecting at once on 2 cores: 7.8 s of system time, up to half of
         // them past the connect timeout); a pause here, long after the last event, cost nothing.
         lk.unlock();
-        usleep(kBusyArmPauseUs);
+        usleep(busy_pause);
         lk.lock();
+        busy_pause = next_busy_pause(busy_pause, now - start);
         continue;
       }
       blocking_ = true;

@@ -24,6 +24,9 @@ namespace outboard::client {
 
 class Connection {
  public:
+  // How many connect timeouts the handshake may take while the server's port holds the connection
+  // (a server swamped by a storm of clients: see the constructor).
+  static constexpr double kHandshakePatience = 6;
   // Connects and authenticates. Throws Error saying why not: unreachable, refused, timed out, or
   // the server could not prove it knows the secret.
   // `encrypt` (OUTBOARD_ENCRYPT=1): insist on an encrypted session; a server that does not offer
@@ -208,6 +211,10 @@ class Connection {
   std::string server_name_;
   std::vector<uint16_t> siblings_;
   uint64_t last_hold_ns_ = 0;  // when the server last said it is busy, keep waiting (wire::Hold)
+  // Through the handshake: while the server's port holds the connection, the client waits up to
+  // this time whatever the connect timeout (kHandshakePatience times it; 0 once authenticated).
+  uint64_t patient_until_ns_ = 0;
+  bool challenged_ = false;  // the server answered the hello
   bool encrypted_ = false;
   Nonce server_nonce_{};  // the handshake's: proves this process's id to the server (LanesRequest)
 };

@@ -196,6 +196,8 @@ struct Server::Impl final : Core {
   // How often a handshake that waits its turn is told to hold on (wire::Hold): well within the
   // clients' default connect timeout (5 s), which a Hold renews.
   static constexpr uint64_t kHoldEveryNs = 1'000'000'000;
+  // How many auth timeouts a client has, in a storm, from its connection to its proof.
+  static constexpr uint64_t kAuthPatience = 6;
 
   // A graceful close, so the last message still reaches the peer.
   void close(PeerId peer) {
@@ -528,9 +530,18 @@ struct Server::Impl final : Core {
     uint32_t handshaking = 0;
     for (const auto& [peer, s] : sessions)
       handshaking += s.state == State::awaiting_hello || s.state == State::awaiting_auth;
+    // In a storm (other handshakes in flight) the clients starting share the cores with each other
+    // and with the server: a client's next step may be late for that alone, also after the rest
+    // have finished. A handshake that saw one is given up to kAuthPatience times the timeout from
+    // its connection, never more; the number of connections still authenticating has its own
+    // bound (on_connect).
+    const bool storm = handshaking > 1;
     for (auto& [peer, s] : sessions) {
       const bool in_handshake = s.state == State::awaiting_hello || s.state == State::awaiting_auth;
-      if (in_handshake && now - s.handshake_step_ns > limit) late.push_back(peer);
+      s.handshake_in_storm |= in_handshake && storm;
+      if (in_handshake && now - s.handshake_step_ns > limit &&
+          !(s.handshake_in_storm && now - s.connected_ns < kAuthPatience * limit))
+        late.push_back(peer);
       // A handshake that waits its turn: the client hears the server is alive, and keeps waiting.
       // The first after half the interval, then every interval.
       const uint64_t hold_after = s.last_hold_ns == s.handshake_step_ns ? kHoldEveryNs / 2 : kHoldEveryNs;
@@ -541,7 +552,9 @@ struct Server::Impl final : Core {
       }
       if (s.state == State::closing && now >= s.close_at_ns) done.push_back(peer);
     }
-    for (PeerId p : late) reject(p, "authentication not completed in time");
+    for (PeerId p : late)
+      reject(p, sessions.at(p).state == State::awaiting_hello ? "authentication not completed in time (no hello came)"
+                                                              : "authentication not completed in time (no proof came)");
     if (++housekeeping_rounds % 10 == 1) {  // once a second: a driver call may wait on a lock
       uint64_t free = 0;
       for (const auto& b : backends_) free += b->free_device_bytes();

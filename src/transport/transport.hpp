@@ -162,6 +162,11 @@ class Worker {
   // was sent is delivered first (for a last error message before hanging up).
   void close(PeerId peer, bool force = true);
   bool connected(PeerId peer) const;
+  // Whether a connection this worker started has reached the peer's host: its socket there is
+  // connected (the peer's port took it and has not reset it). Before the peer's first message
+  // that is all there is to know of it: a process whose port takes connections is alive, though
+  // not necessarily getting to them.
+  bool reached(PeerId peer) const;
 
   // Encrypted sessions: from now on every message to and from `peer` is sealed (seal.hpp: an
   // AEAD per direction, numbered per direction), here, where every message passes, so nothing the

@@ -1073,6 +1073,16 @@ void Worker::close(PeerId peer, bool force) { impl_->drop_peer(peer, "", false, 
 
 bool Worker::connected(PeerId peer) const { return impl_->peers.count(peer) != 0; }
 
+bool Worker::reached(PeerId peer) const {
+  auto it = impl_->peers.find(peer);
+  if (it == impl_->peers.end()) return false;
+  // UCX answers from its connection manager's socket (the peer's address once it is connected,
+  // an error before).
+  ucp_ep_attr_t attr{};
+  attr.field_mask = UCP_EP_ATTR_FIELD_REMOTE_SOCKADDR;
+  return impl_->ucx->ucp_ep_query(it->second->ep, &attr) == UCS_OK;
+}
+
 Worker::Tables Worker::tables() const {
   return {impl_->peers.size(), impl_->retiring.size(), impl_->closes_in_flight()};
 }
