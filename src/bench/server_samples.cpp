@@ -1,8 +1,12 @@
 #include "bench/server_samples.hpp"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
+#include <sstream>
 #include <string>
 
 namespace outboard::bench {
@@ -27,6 +31,17 @@ std::optional<ProcessSample> read_process(pid_t pid) {
     else if (line.rfind("Threads:", 0) == 0) s.threads = std::stoll(line.substr(8)), threads = true;
   }
   if (!rss || !threads) return std::nullopt;  // a zombie has no VmRSS
+  // utime and stime are fields 14 and 15; the name (field 2) may hold spaces, not a ')'.
+  std::ifstream stat(dir + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const size_t close = text.rfind(')');
+  if (close == std::string::npos) return std::nullopt;
+  std::istringstream fields(text.substr(close + 2));
+  std::string skip;
+  for (int field = 3; field < 14; ++field) fields >> skip;
+  unsigned long long utime = 0, stime = 0;
+  if (!(fields >> utime >> stime)) return std::nullopt;
+  s.cpu_seconds = static_cast<double>(utime + stime) / static_cast<double>(sysconf(_SC_CLK_TCK));
   std::error_code ec;
   for (auto it = std::filesystem::directory_iterator(dir + "/fd", ec); !ec && it != std::filesystem::directory_iterator();
        it.increment(ec))

@@ -16,10 +16,11 @@ struct ProcessSample {
   int64_t rss_bytes = 0;
   int64_t fds = 0;
   int64_t threads = 0;
+  double cpu_seconds = 0;  // user + system time so far (/proc/<pid>/stat)
 };
 
-// /proc/<pid>/status (VmRSS, Threads) and the entries of /proc/<pid>/fd; nothing where the process
-// is gone or not ours to read.
+// /proc/<pid>/status (VmRSS, Threads), /proc/<pid>/stat (CPU time) and the entries of
+// /proc/<pid>/fd; nothing where the process is gone or not ours to read.
 std::optional<ProcessSample> read_process(pid_t pid);
 
 struct Trend {

@@ -4,8 +4,10 @@
 #include <unistd.h>
 
 #include "bench/server_samples.hpp"
+#include "common/clock.hpp"
 
 using namespace outboard::bench;
+using outboard::now_ns;
 
 TEST(ServerSamples, ReadsALiveProcess) {
   auto p = read_process(getpid());
@@ -13,6 +15,18 @@ TEST(ServerSamples, ReadsALiveProcess) {
   EXPECT_GT(p->rss_bytes, 1 << 20);
   EXPECT_GE(p->fds, 3);  // stdin, stdout, stderr at least
   EXPECT_GE(p->threads, 1);
+}
+
+TEST(ServerSamples, CountsCpuTime) {
+  auto before = read_process(getpid());
+  ASSERT_TRUE(before);
+  const uint64_t until = now_ns() + 300'000'000;
+  volatile uint64_t spin = 0;
+  while (now_ns() < until) spin = spin + 1;  // 0.3 s on a core
+  auto after = read_process(getpid());
+  ASSERT_TRUE(after);
+  EXPECT_GT(after->cpu_seconds - before->cpu_seconds, 0.1);  // the clock ticks at 100 Hz
+  EXPECT_LT(after->cpu_seconds - before->cpu_seconds, 1.0);
 }
 
 TEST(ServerSamples, NothingForAMissingProcess) { EXPECT_FALSE(read_process(999999999)); }

@@ -4,10 +4,13 @@
 // resident memory, open file descriptors and threads (/proc). Reports calls per routine, wrong
 // results, failures, what the server counted as served, and the samples' trend after a warm-up;
 // fails on any wrong result or failure, on a call the server did not serve, on state the server
-// still holds once every client has ended, and on growth beyond the stated limits.
+// still holds once every client has ended, on growth beyond the stated limits, and on a server
+// that, left alone afterwards, does not go back to sleep (--idle-seconds). Churn: short lifetimes
+// (--lifetime 2: a few calls each) and processes killed at random points (--kill-percent).
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <thread>
@@ -34,6 +37,8 @@ struct SoakFlags {
   double max_thread_growth = 8;
   int server_pid = 0;
   double settle_seconds = 30;
+  double idle_seconds = 10;          // the server's CPU time measured over this, left alone after the run
+  double max_idle_cpu_percent = 1;   // of a core
 };
 
 // What the server holds of ended sessions, from its status: sessions other than this one, OpenCL
@@ -105,6 +110,7 @@ class Soak {
       if (after.is_null() || none_left(left = leftovers(after)) || now_ns() > until) break;
       std::this_thread::sleep_for(std::chrono::milliseconds(500));
     }
+    idle_cpu_percent_ = idle_cpu_percent();
     return report(clients.totals(), after, left, warmup, ran);
   }
 
@@ -125,6 +131,19 @@ class Soak {
       conn_.reset();
       return nullptr;
     }
+  }
+
+  // The server's CPU time over --idle-seconds with no client at all (this one's status connection
+  // closed too: the server sleeps only with none open), as a share of a core; -1: not measured.
+  double idle_cpu_percent() {
+    if (!pid_ || g_.idle_seconds <= 0) return -1;
+    conn_.reset();
+    const auto a = bench::read_process(pid_);
+    const uint64_t t = now_ns();
+    std::this_thread::sleep_for(std::chrono::duration<double>(g_.idle_seconds));
+    const auto b = bench::read_process(pid_);
+    if (!a || !b) return -1;
+    return 100 * (b->cpu_seconds - a->cpu_seconds) / ((now_ns() - t) / 1e9);
   }
 
   // --server-pid, else the status's where the server runs on this host.
@@ -240,6 +259,9 @@ class Soak {
     if (cl_failures) reasons.push_back("the server counted " + std::to_string(cl_failures) + " failed OpenCL operations");
     if (status_failures_) reasons.push_back(std::to_string(status_failures_) + " status requests failed: " + status_error_);
     if (process_gone_) reasons.push_back("the server process could not be read " + std::to_string(process_gone_) + " times");
+    if (idle_cpu_percent_ > g_.max_idle_cpu_percent)
+      reasons.push_back("left alone after the run, the server used " + std::to_string(idle_cpu_percent_) +
+                        "% of a core");
     if (!left.is_null() && !none_left(left))
       reasons.push_back("once every client had ended, the server still held " + left.dump());
     nlohmann::json trends = {
@@ -258,6 +280,10 @@ class Soak {
                   key.c_str(), x["first_third_median"].get<double>(), x["last_third_median"].get<double>(),
                   x["growth"].get<double>(), x["limit"].get<double>(), warmup);
     }
+    if (t.killed) std::printf("%llu client processes killed on purpose (--kill-percent)\n", (unsigned long long)t.killed);
+    if (idle_cpu_percent_ >= 0)
+      std::printf("server left alone %.0f s after the run: %.2f%% of a core (limit %.2f%%)\n", g_.idle_seconds,
+                  idle_cpu_percent_, g_.max_idle_cpu_percent);
     for (const auto& [text, n] : t.messages) std::printf("  %llu x %s\n", (unsigned long long)n, text.c_str());
     for (const auto& r : reasons) std::printf("FAIL: %s\n", r.c_str());
     std::printf("soak: %s\n", reasons.empty() ? "PASS" : "FAIL");
@@ -265,16 +291,18 @@ class Soak {
     auto doc = bench::new_document("soak", command_line());
     const auto& c = g_.clients;
     doc["options"] = {{"clients", c.clients}, {"seconds", c.seconds}, {"lifetime_seconds", c.lifetime},
-                      {"think_ms", c.think_ms}, {"large_percent", c.large_percent}, {"apis", c.apis},
+                      {"think_ms", c.think_ms}, {"large_percent", c.large_percent}, {"kill_percent", c.kill_percent}, {"apis", c.apis},
                       {"seed", c.seed}, {"chunk_bytes", c.chunk_bytes}, {"sample_seconds", g_.sample_seconds},
                       {"warmup_seconds", warmup}, {"max_rss_growth_mib", g_.max_rss_growth_mib},
-                      {"max_fd_growth", g_.max_fd_growth}, {"max_thread_growth", g_.max_thread_growth}};
+                      {"max_fd_growth", g_.max_fd_growth}, {"max_thread_growth", g_.max_thread_growth},
+                      {"idle_seconds", g_.idle_seconds}, {"max_idle_cpu_percent", g_.max_idle_cpu_percent}};
     nlohmann::json messages = nlohmann::json::object();
     for (const auto& [text, n] : t.messages) messages[text] = n;
     doc["results"] = {{"verdict", reasons.empty() ? "pass" : "fail"},
                       {"reasons", reasons},
                       {"seconds", ran},
-                      {"processes", {{"started", t.processes}, {"clean", t.clean}, {"problems", t.problems}}},
+                      {"processes", {{"started", t.processes}, {"clean", t.clean}, {"killed", t.killed}, {"problems", t.problems}}},
+                      {"idle_cpu_percent", idle_cpu_percent_},
                       {"calls", t.calls()},
                       {"wrong", t.wrong()},
                       {"failures", t.failures()},
@@ -298,6 +326,7 @@ class Soak {
   uint64_t t0_ = 0;
   std::vector<nlohmann::json> samples_;
   uint64_t status_failures_ = 0, process_gone_ = 0;
+  double idle_cpu_percent_ = -1;
   std::string status_error_;
 };
 
@@ -319,6 +348,8 @@ void add_bench_soak_mode(CLI::App* bench, BenchModes& modes) {
   cmd->add_option("--think-ms", c.think_ms, "Pause between a client's calls")->check(CLI::Range(0, 60000))->capture_default_str();
   cmd->add_option("--large-percent", c.large_percent, "Calls made large enough for the chunked and direct paths")
       ->check(CLI::Range(0, 100))->capture_default_str();
+  cmd->add_option("--kill-percent", c.kill_percent, "Client processes killed (SIGKILL) at a random point of their life: churn")
+      ->check(CLI::Range(0, 100))->capture_default_str();
   cmd->add_option("--apis", c.apis, "Comma-separated: blas, lapack, fft, opencl")->capture_default_str();
   cmd->add_option("--seed", c.seed, "Random seed of the calls")->capture_default_str();
   cmd->add_option("--chunk-bytes", c.chunk_bytes, "The clients' OUTBOARD_CHUNK_BYTES: calls of two chunks or more travel in chunks or on the direct path")
@@ -334,6 +365,10 @@ void add_bench_soak_mode(CLI::App* bench, BenchModes& modes) {
   cmd->add_option("--max-thread-growth", g->max_thread_growth, "Limit of the server's thread count growth")->capture_default_str();
   cmd->add_option("--server-pid", g->server_pid, "The server's process id (default: its status's, where it runs on this host)");
   cmd->add_option("--settle-seconds", g->settle_seconds, "How long the server may take to release ended sessions")
+      ->capture_default_str();
+  cmd->add_option("--idle-seconds", g->idle_seconds, "After the run, the server's CPU time is measured over this long with no client (0: not)")
+      ->check(CLI::Range(0.0, 3600.0))->capture_default_str();
+  cmd->add_option("--max-idle-cpu-percent", g->max_idle_cpu_percent, "Limit of that, in percent of a core")
       ->capture_default_str();
   cmd->add_option("--logs", c.logs, "Where logs of client processes with problems are kept (default: PREFIX-logs)");
   modes.emplace_back(cmd, [=]() -> int {

@@ -90,6 +90,12 @@ void SoakClients::spawn(int index, int release_fd) {
   std::mt19937_64 rng(o_.seed * 31 + index * 1009 + s.generation);
   const double life = o_.lifetime > 0 ? o_.lifetime * std::uniform_real_distribution<double>(0.75, 1.25)(rng) : 0;
   const uint64_t until = life > 0 ? std::min(end_ns_, now_ns() + static_cast<uint64_t>(life * 1e9)) : end_ns_;
+  s.killed = false;
+  s.kill_at_ns = 0;
+  if (std::uniform_int_distribution<int>(0, 99)(rng) < o_.kill_percent) {
+    const double span = (until - std::min(until, now_ns())) / 1e9;
+    s.kill_at_ns = now_ns() + static_cast<uint64_t>(std::uniform_real_distribution<double>(0, span)(rng) * 1e9);
+  }
 
   std::vector<std::string> args = {self_, "run", "--offload", "always", "--fallback", "fail"};
   if (!o_.server.empty()) args.insert(args.end(), {"--server", o_.server});
@@ -177,6 +183,13 @@ void SoakClients::drain() {
 void SoakClients::ended(int index, int status) {
   drain();  // its final record was written before it exited
   Slot& s = slots_[index];
+  if (s.killed && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) {  // on purpose: what it recorded counts
+    ++t_.killed;
+    std::filesystem::remove(s.log);
+    s.pid = -1;
+    if (static_cast<double>(end_ns_) - static_cast<double>(now_ns()) > kMinSeconds * 1e9) spawn(index, -1);
+    return;
+  }
   std::string problem;
   if (WIFSIGNALED(status)) problem = "killed by signal " + std::to_string(WTERMSIG(status));
   else if (WEXITSTATUS(status) != 0) problem = "exit status " + std::to_string(WEXITSTATUS(status));
@@ -228,8 +241,13 @@ void SoakClients::poll(int timeout_ms) {
   pollfd p{results_[0], POLLIN, 0};
   if (::poll(&p, 1, timeout_ms) < 0 && errno != EINTR) throw Error(pipe_error("poll"));
   drain();
+  const uint64_t now = now_ns();
   for (int i = 0; i < o_.clients; ++i) {
     if (slots_[i].pid <= 0) continue;
+    if (slots_[i].kill_at_ns && now >= slots_[i].kill_at_ns && !slots_[i].killed) {
+      ::kill(slots_[i].pid, SIGKILL);
+      slots_[i].killed = true;
+    }
     int status = 0;
     const pid_t r = ::waitpid(slots_[i].pid, &status, WNOHANG);
     if (r == slots_[i].pid) ended(i, status);

@@ -4,7 +4,8 @@
 // a slot whose process ended (its lifetime is up) gets a fresh one while the run has time left, so
 // sessions open and close all through the run. Each process's records, exit status and log (the
 // runtime's exit report: calls run remotely, locally and fallen back, per routine; any warning)
-// are folded into the totals.
+// are folded into the totals. For churn, a share of the processes is killed at a random point of
+// its life: mid-call, mid-connect or at start, as a crashing or cancelled job would leave.
 #pragma once
 #include <sys/types.h>
 
@@ -24,6 +25,7 @@ struct SoakOptions {
   double grace = 180;    // seconds the processes may take past the end to finish their last call
   int think_ms = 20;     // pause between a process's calls
   int large_percent = 5;
+  int kill_percent = 0;  // of the processes, killed (SIGKILL) at a random point of their life
   std::string apis = "blas,lapack,fft,opencl";
   uint64_t seed = 1;
   uint64_t chunk_bytes = 1 << 20;  // the clients' OUTBOARD_CHUNK_BYTES
@@ -40,6 +42,7 @@ struct RoutineTotals {
 struct SoakTotals {
   RoutineTotals routines[soak::kRoutineCount];
   uint64_t processes = 0;  // started
+  uint64_t killed = 0;     // on purpose (kill_percent): not a problem; what they recorded counts
   uint64_t clean = 0;      // ended with status 0, a final record, no warning and nothing run locally
   uint64_t problems = 0;   // the others (each also counted as a failure)
   uint64_t opencl_kernels = 0;
@@ -74,6 +77,8 @@ class SoakClients {
     pid_t pid = -1;
     int generation = 0;
     bool last_record = false;
+    uint64_t kill_at_ns = 0;  // 0: lives out its life
+    bool killed = false;
     std::string log;
   };
   void spawn(int slot, int release_fd);
