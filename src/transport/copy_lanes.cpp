@@ -46,7 +46,6 @@ struct CopyLanes::Impl {
   struct Lane {
     const Ucx* ucx = nullptr;  // the instance that made the context (ucx.hpp)
     ucp_worker_h worker = nullptr;
-    int ucx_fd = -1;
     int wake_fd = -1;
     std::thread thread;
     std::mutex mu;
@@ -241,11 +240,11 @@ struct CopyLanes::Impl {
         sched_yield();
         continue;
       }
-      // Idle: sleep until a job is queued or UCX has something.
-      if (!stalled && l.ucx_fd >= 0 && l.ucx->ucp_worker_arm(l.worker) == UCS_ERR_BUSY) continue;
-      pollfd fds[2] = {{l.wake_fd, POLLIN, 0}, {l.ucx_fd, POLLIN, 0}};
-      const bool armed = !stalled && l.ucx_fd >= 0;  // a stalled lane did not arm: UCX's fd may stay ready
-      if (::poll(fds, armed ? 2 : 1, stalled ? kBusySleepMs : 100) > 0 && (fds[0].revents & POLLIN)) {
+      // Idle: sleep until a job is queued, and look at UCX every 100 ms (its messages to a lane are
+      // the endpoints' own: wire-up, keepalive). The lanes' context has no wake-up feature, so UCX
+      // has no fd to wait on here (asking for it logged an error at every server start).
+      pollfd fd = {l.wake_fd, POLLIN, 0};
+      if (::poll(&fd, 1, stalled ? kBusySleepMs : 100) > 0 && (fd.revents & POLLIN)) {
         uint64_t v;
         [[maybe_unused]] auto n = ::read(l.wake_fd, &v, sizeof v);
       }
@@ -275,7 +274,6 @@ CopyLanes::CopyLanes(unsigned count) : impl_(std::make_unique<Impl>()) {
       wp.thread_mode = UCS_THREAD_MODE_SINGLE;
       l->ucx = &ucx;
       check(ucx, ucx.ucp_worker_create(m.context, &wp, &l->worker), "UCX worker creation (copy lane)");
-      if (ucx.ucp_worker_get_efd(l->worker, &l->ucx_fd) != UCS_OK) l->ucx_fd = -1;
       l->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
       if (l->wake_fd < 0) {
         m.ucx->ucp_worker_destroy(l->worker);

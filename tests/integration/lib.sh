@@ -37,6 +37,9 @@ source "$(dirname "${BASH_SOURCE[0]}")/../../scripts/local_server.sh"
 # start_server [serve flags...]: starts a server on a free port; sets SERVER_PID and PORT.
 start_server() {
   start_local_server "$OUTBOARD" "$WORK" "$@" || fail "server did not start"
+  # A clean start says nothing of UCX's own (an error at every start had gone unnoticed: the copy
+  # lanes asked for a wake-up fd their context had no feature for).
+  ! grep "UCX  ERROR" "$WORK/server.log" || fail "UCX logged an error while the server started"
 }
 
 stop_server() {
