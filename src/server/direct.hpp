@@ -35,6 +35,11 @@ class DirectPath {
   void open(unsigned lanes);
   // Copies in flight end (their completions signal the worker).
   void close() { lanes_.reset(); }
+  // Ends the lanes for every holder (services' sessions share them): the copies under way finish
+  // and signal the worker, later ones fail. Before the worker goes (Server's destructor).
+  void stop_lanes() {
+    if (lanes_) lanes_->stop();
+  }
   unsigned lanes() const { return lanes_ ? lanes_->lanes() : 0; }
   // The lanes themselves, for services that copy on their own threads (opencl); null when off.
   // Shared: a service's threads may still hold them while the server closes.

@@ -600,7 +600,11 @@ Server::Server(Config config, std::vector<std::unique_ptr<Backend>> backends) : 
 }
 
 Server::~Server() {
-  impl_->direct_.close();  // copies in flight end (their completions signal the worker)
+  // The copies in flight end (their completions signal the worker), also where an OpenCL
+  // session's threads still hold the lanes: a copy that completed after the worker was gone
+  // crashed a server stopped under load (the churn soak's restarts).
+  impl_->direct_.stop_lanes();
+  impl_->direct_.close();
   impl_->pool_.reset();    // running calls finish before the transport goes
   impl_->worker_.reset();
 }
@@ -656,7 +660,9 @@ void Server::run() {
     else if (!busy)
       sched_yield();
   }
-  spdlog::info("serve.stopping sessions={}", m.sessions.size());
+  // What this server did, final (nothing is served after the loop): for whoever restarts it.
+  spdlog::info("serve.stopping sessions={} calls={} errors={} calls_by_routine={}", m.sessions.size(), m.total_calls,
+               m.total_errors, nlohmann::json(m.calls_by_routine).dump());
 }
 
 void Server::reload() {

@@ -292,23 +292,39 @@ CopyLanes::CopyLanes(unsigned count) : impl_(std::make_unique<Impl>()) {
   for (auto& l : m.lanes) l->thread = std::thread([&m, lane = l.get()] { m.run_lane(*lane); });
 }
 
+void CopyLanes::stop() {
+  Impl& m = *impl_;
+  {
+    std::lock_guard lk(m.mu);
+    if (m.stopping.load()) return;
+    for (auto& [r, _] : m.remotes)
+      for (auto& l : m.lanes) m.push(*l, Impl::Job{Impl::Job::Kind::detach, Copy{false, r}, nullptr, nullptr, nullptr});
+    m.stopping.store(true);  // under mu: copy() queues nothing after this
+  }
+  for (auto& l : m.lanes) {
+    uint64_t one = 1;
+    [[maybe_unused]] auto n = ::write(l->wake_fd, &one, sizeof one);
+    l->thread.join();
+  }
+  // A copy queued as its lane's thread was leaving: failed, so that its owner hears of it.
+  for (auto& l : m.lanes) {
+    std::deque<Impl::Job> left;
+    {
+      std::lock_guard lk(l->mu);
+      left.swap(l->jobs);
+    }
+    for (Impl::Job& j : left)
+      if (j.kind == Impl::Job::Kind::copy && j.done) j.done(false);
+  }
+}
+
 CopyLanes::~CopyLanes() {
   Impl& m = *impl_;
   if (!made_here(m.owner)) {  // inherited through fork(): its threads are not here (ucx.hpp)
     (void)impl_.release();
     return;
   }
-  {
-    std::lock_guard lk(m.mu);
-    for (auto& [r, _] : m.remotes)
-      for (auto& l : m.lanes) m.push(*l, Impl::Job{Impl::Job::Kind::detach, Copy{false, r}, nullptr, nullptr, nullptr});
-  }
-  m.stopping.store(true);
-  for (auto& l : m.lanes) {
-    uint64_t one = 1;
-    [[maybe_unused]] auto n = ::write(l->wake_fd, &one, sizeof one);
-    l->thread.join();
-  }
+  stop();
   for (auto& l : m.lanes) {
     for (auto& [_, rkey] : l->rkeys) m.ucx->ucp_rkey_destroy(rkey);
     for (auto& [_, ep] : l->eps) Impl::close_ep(*l, ep);
@@ -367,7 +383,12 @@ void CopyLanes::drop_key(Key key) {
 void CopyLanes::copy(unsigned lane, const Copy& c, std::function<void(bool ok)> done) {
   Impl& m = *impl_;
   Impl::Job j{Impl::Job::Kind::copy, c, std::move(done), nullptr, nullptr};
-  std::lock_guard lk(m.mu);
+  std::unique_lock lk(m.mu);
+  if (m.stopping.load()) {
+    lk.unlock();
+    if (j.done) j.done(false);
+    return;
+  }
   if (auto it = m.remotes.find(c.remote); it != m.remotes.end()) j.blob = it->second.address, j.pid = it->second.pid;
   if (auto it = m.keys.find(c.key); it != m.keys.end() && it->second.first == c.remote) j.key_blob = it->second.second;
   m.push(*m.lanes[lane % m.lanes.size()], std::move(j));

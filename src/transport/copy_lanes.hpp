@@ -31,6 +31,10 @@ class CopyLanes {
   explicit CopyLanes(unsigned lanes);
   // Copies not yet complete end with ok = false.
   ~CopyLanes();
+  // Lets the copies under way finish, ends the lanes' threads, and fails every copy asked for
+  // later (done(false) at once). For an owner whose objects the completions reach, before it
+  // tears them down, while others may still hold the lanes (shared). Idempotent.
+  void stop();
   CopyLanes(const CopyLanes&) = delete;
   CopyLanes& operator=(const CopyLanes&) = delete;
 

@@ -13,6 +13,8 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
+#include <filesystem>
 #include <thread>
 
 #include "bench/results.hpp"
@@ -22,6 +24,7 @@
 #include "tools/outboard/bench_common.hpp"
 #include "tools/outboard/connect.hpp"
 #include "tools/outboard/soak_clients.hpp"
+#include "tools/outboard/soak_restarted_server.hpp"
 
 namespace outboard::tool {
 namespace {
@@ -39,7 +42,16 @@ struct SoakFlags {
   double settle_seconds = 30;
   double idle_seconds = 10;          // the server's CPU time measured over this, left alone after the run
   double max_idle_cpu_percent = 1;   // of a core
+  double restart_seconds = 0;        // a second server, restarted this often (0: none)
 };
+
+// The server the clients are given first: --server, else OUTBOARD_SERVERS's first, else the default.
+std::string main_server(const std::string& flag) {
+  if (!flag.empty()) return flag;
+  const char* env = std::getenv("OUTBOARD_SERVERS");
+  const std::string list = env ? env : "";
+  return list.empty() ? "127.0.0.1:7700" : list.substr(0, list.find(','));
+}
 
 // What the server holds of ended sessions, from its status: sessions other than this one, OpenCL
 // objects and sessions still ending, FFT plans of sessions.
@@ -78,14 +90,28 @@ class Soak {
     std::fprintf(stderr, "soak: %d client processes for %.0f s against %s (%s); server process %s\n",
                  g_.clients.clients, seconds, before_.value("listen", "?").c_str(), before_.value("server", "?").c_str(),
                  pid_ ? std::to_string(pid_).c_str() : "not on this host: /proc not sampled");
-    SoakClients clients(g_.clients);
+    SoakOptions options = g_.clients;
+    if (g_.restart_seconds > 0) {
+      restarted_ = std::make_unique<RestartedServer>(std::filesystem::read_symlink("/proc/self/exe").string(), f_.token,
+                                                     f_.output + "-restarted-server");
+      options.server = main_server(f_.server) + "," + restarted_->address();
+      options.expected_warning = "outboard: warning: server " + restarted_->address() + " failed";
+      std::fprintf(stderr, "soak: a second server at %s, restarted every %.0f s\n", restarted_->address().c_str(),
+                   g_.restart_seconds);
+    }
+    SoakClients clients(options);
     t0_ = now_ns();
     const uint64_t end = t0_ + static_cast<uint64_t>(seconds * 1e9);
     clients.start(end);
     uint64_t next_sample = t0_, next_progress = t0_ + 30'000'000'000ull;
+    uint64_t next_restart = t0_ + static_cast<uint64_t>(g_.restart_seconds * 1e9);
     bool killed = false;
     while (clients.running()) {
       const uint64_t now = now_ns();
+      if (restarted_ && now >= next_restart && now < end) {
+        restarted_->restart();
+        next_restart += static_cast<uint64_t>(g_.restart_seconds * 1e9);
+      }
       if (now >= next_sample) {
         sample(clients.totals());
         next_sample += static_cast<uint64_t>(g_.sample_seconds * 1e9);
@@ -102,6 +128,7 @@ class Soak {
     }
     sample(clients.totals());
     progress(clients.totals(), 0);
+    if (restarted_) restarted_->stop();
     const double ran = (now_ns() - t0_) / 1e9;
     // Once every client has ended, the server must let go of their sessions and objects.
     nlohmann::json after, left;
@@ -214,7 +241,8 @@ class Soak {
     auto served = [&](int r) -> uint64_t {
       if (r == soak::kOpenCl) return counter(after, "opencl", "kernels") - counter(before_, "opencl", "kernels");
       const char* name = soak::kRoutines[r];
-      return by_after.value(name, uint64_t(0)) - by_before.value(name, uint64_t(0));
+      const uint64_t elsewhere = restarted_ ? restarted_->served(name) : 0;  // calls the second server took
+      return by_after.value(name, uint64_t(0)) - by_before.value(name, uint64_t(0)) + elsewhere;
     };
     static const char* kApis[] = {"blas", "lapack", "fft", "opencl"};
     auto api_of = [](int r) {
@@ -259,6 +287,14 @@ class Soak {
     if (cl_failures) reasons.push_back("the server counted " + std::to_string(cl_failures) + " failed OpenCL operations");
     if (status_failures_) reasons.push_back(std::to_string(status_failures_) + " status requests failed: " + status_error_);
     if (process_gone_) reasons.push_back("the server process could not be read " + std::to_string(process_gone_) + " times");
+    nlohmann::json restarted = nullptr;
+    if (restarted_) {
+      restarted = {{"restarts", restarted_->restarts()}, {"calls_served", restarted_->calls_served()},
+                   {"failures_noticed_by_clients", t.expected_warnings},
+                   {"problem", restarted_->problem()}};
+      if (!restarted_->problem().empty()) reasons.push_back(restarted_->problem());
+      if (restarted_->calls_served() == 0) reasons.push_back("the restarted server served no call");
+    }
     if (idle_cpu_percent_ > g_.max_idle_cpu_percent)
       reasons.push_back("left alone after the run, the server used " + std::to_string(idle_cpu_percent_) +
                         "% of a core");
@@ -280,6 +316,11 @@ class Soak {
                   key.c_str(), x["first_third_median"].get<double>(), x["last_third_median"].get<double>(),
                   x["growth"].get<double>(), x["limit"].get<double>(), warmup);
     }
+    if (restarted_)
+      std::printf("a second server restarted %llu times; its instances served %llu calls; %llu client processes "
+                  "noticed it fail and went on with the first\n",
+                  (unsigned long long)restarted_->restarts(), (unsigned long long)restarted_->calls_served(),
+                  (unsigned long long)t.expected_warnings);
     if (t.killed) std::printf("%llu client processes killed on purpose (--kill-percent)\n", (unsigned long long)t.killed);
     if (idle_cpu_percent_ >= 0)
       std::printf("server left alone %.0f s after the run: %.2f%% of a core (limit %.2f%%)\n", g_.idle_seconds,
@@ -295,7 +336,8 @@ class Soak {
                       {"seed", c.seed}, {"chunk_bytes", c.chunk_bytes}, {"sample_seconds", g_.sample_seconds},
                       {"warmup_seconds", warmup}, {"max_rss_growth_mib", g_.max_rss_growth_mib},
                       {"max_fd_growth", g_.max_fd_growth}, {"max_thread_growth", g_.max_thread_growth},
-                      {"idle_seconds", g_.idle_seconds}, {"max_idle_cpu_percent", g_.max_idle_cpu_percent}};
+                      {"idle_seconds", g_.idle_seconds}, {"max_idle_cpu_percent", g_.max_idle_cpu_percent},
+                      {"restart_seconds", g_.restart_seconds}};
     nlohmann::json messages = nlohmann::json::object();
     for (const auto& [text, n] : t.messages) messages[text] = n;
     doc["results"] = {{"verdict", reasons.empty() ? "pass" : "fail"},
@@ -303,6 +345,7 @@ class Soak {
                       {"seconds", ran},
                       {"processes", {{"started", t.processes}, {"clean", t.clean}, {"killed", t.killed}, {"problems", t.problems}}},
                       {"idle_cpu_percent", idle_cpu_percent_},
+                      {"restarted_server", restarted},
                       {"calls", t.calls()},
                       {"wrong", t.wrong()},
                       {"failures", t.failures()},
@@ -327,6 +370,7 @@ class Soak {
   std::vector<nlohmann::json> samples_;
   uint64_t status_failures_ = 0, process_gone_ = 0;
   double idle_cpu_percent_ = -1;
+  std::unique_ptr<RestartedServer> restarted_;
   std::string status_error_;
 };
 
@@ -366,6 +410,9 @@ void add_bench_soak_mode(CLI::App* bench, BenchModes& modes) {
   cmd->add_option("--server-pid", g->server_pid, "The server's process id (default: its status's, where it runs on this host)");
   cmd->add_option("--settle-seconds", g->settle_seconds, "How long the server may take to release ended sessions")
       ->capture_default_str();
+  cmd->add_option("--restart-seconds", g->restart_seconds,
+                  "A second server on loopback, listed to the clients after the first, restarted this often (0: none)")
+      ->check(CLI::Range(0.0, 86400.0))->capture_default_str();
   cmd->add_option("--idle-seconds", g->idle_seconds, "After the run, the server's CPU time is measured over this long with no client (0: not)")
       ->check(CLI::Range(0.0, 3600.0))->capture_default_str();
   cmd->add_option("--max-idle-cpu-percent", g->max_idle_cpu_percent, "Limit of that, in percent of a core")

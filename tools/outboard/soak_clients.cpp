@@ -220,6 +220,10 @@ void SoakClients::ended(int index, int status) {
              std::to_string(fell_back) + ")");
       continue;
     }
+    if (!o_.expected_warning.empty() && line.rfind(o_.expected_warning, 0) == 0) {
+      ++t_.expected_warnings;
+      continue;
+    }
     if (line.rfind("outboard: warning", 0) == 0 || line.rfind("outboard: error", 0) == 0 ||
         line.rfind("outboard-soak-client:", 0) == 0 || line.rfind("outboard:", 0) != 0) {
       if (said.empty()) said = line;

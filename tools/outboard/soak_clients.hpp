@@ -31,6 +31,7 @@ struct SoakOptions {
   uint64_t chunk_bytes = 1 << 20;  // the clients' OUTBOARD_CHUNK_BYTES
   std::string server, token;
   std::string logs;  // where the logs of processes with problems are kept
+  std::string expected_warning;  // a warning line starting so is no problem (a server restarted on purpose)
 };
 
 struct RoutineTotals {
@@ -43,6 +44,7 @@ struct SoakTotals {
   RoutineTotals routines[soak::kRoutineCount];
   uint64_t processes = 0;  // started
   uint64_t killed = 0;     // on purpose (kill_percent): not a problem; what they recorded counts
+  uint64_t expected_warnings = 0;  // a restarted server's failure noticed (expected_warning)
   uint64_t clean = 0;      // ended with status 0, a final record, no warning and nothing run locally
   uint64_t problems = 0;   // the others (each also counted as a failure)
   uint64_t opencl_kernels = 0;
