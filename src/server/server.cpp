@@ -198,6 +198,7 @@ struct Server::Impl final : Core {
   static constexpr uint64_t kHoldEveryNs = 1'000'000'000;
   // How many auth timeouts a client has, in a storm, from its connection to its proof.
   static constexpr uint64_t kAuthPatience = 6;
+  static constexpr uint32_t kStormHandshakes = 32;
 
   // A graceful close, so the last message still reaches the peer.
   void close(PeerId peer) {
@@ -530,12 +531,13 @@ struct Server::Impl final : Core {
     uint32_t handshaking = 0;
     for (const auto& [peer, s] : sessions)
       handshaking += s.state == State::awaiting_hello || s.state == State::awaiting_auth;
-    // In a storm (other handshakes in flight) the clients starting share the cores with each other
-    // and with the server: a client's next step may be late for that alone, also after the rest
-    // have finished. A handshake that saw one is given up to kAuthPatience times the timeout from
-    // its connection, never more; the number of connections still authenticating has its own
-    // bound (on_connect).
-    const bool storm = handshaking > 1;
+    // In a storm (kStormHandshakes or more in flight) the clients starting share the cores with
+    // each other and with the server: a client's next step may be late for that alone, also after
+    // the rest have finished. A handshake that saw one is given up to kAuthPatience times the
+    // timeout from its connection, never more; the number of connections still authenticating has
+    // its own bound (on_connect). A few at once are no storm: a stuck client beside another
+    // connecting must still be closed in time (bad_requests' stuck client was kept otherwise).
+    const bool storm = handshaking >= kStormHandshakes;
     for (auto& [peer, s] : sessions) {
       const bool in_handshake = s.state == State::awaiting_hello || s.state == State::awaiting_auth;
       s.handshake_in_storm |= in_handshake && storm;
