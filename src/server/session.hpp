@@ -38,7 +38,7 @@ struct Session {
   // The handshake: when its current step began (the connection, then the challenge sent), which
   // auth_timeout_seconds counts from; and when the server last told the client to hold on.
   uint64_t handshake_step_ns = connected_ns, last_hold_ns = connected_ns;
-  bool handshake_in_storm = false;  // other handshakes were in flight with it: it has longer
+  bool handshake_in_storm = false;  // it saw a storm of handshakes (housekeeping): it has longer
   uint64_t calls = 0, errors = 0, bytes_in = 0, bytes_out = 0;
   uint64_t pings = 0, ping_bytes = 0;  // benchmark traffic received
   uint64_t held_bytes = 0;     // payload memory of calls in progress

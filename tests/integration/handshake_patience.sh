@@ -5,8 +5,7 @@
 # connection, and nothing more happens until it is continued.
 #   1. Stopped for 3 s against a 1 s connect timeout: the client waits and is served once the
 #      server continues (it failed after 1 s before). While it waits it polls little: < 10% of a
-#      core (a client polling every 200 us while UCX would not arm its wake-up took about 20%,
-#      and 512 of them took the cores from the server).
+#      core (waiting clients polling hot took the cores from the server in a storm of 512).
 #   2. Stopped for good: the client gives up after kHandshakePatience (6) connect timeouts, saying
 #      that the server's port holds the connection.
 #   tests/integration/handshake_patience.sh BUILD PROGRAMS
