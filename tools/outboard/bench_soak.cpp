@@ -13,12 +13,12 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <cstdlib>
 #include <filesystem>
 #include <thread>
 
 #include "bench/results.hpp"
 #include "bench/server_samples.hpp"
+#include "client/settings.hpp"
 #include "common/clock.hpp"
 #include "common/error.hpp"
 #include "tools/outboard/bench_common.hpp"
@@ -45,12 +45,10 @@ struct SoakFlags {
   double restart_seconds = 0;        // a second server, restarted this often (0: none)
 };
 
-// The server the clients are given first: --server, else OUTBOARD_SERVERS's first, else the default.
+// The server the clients are given first: --server, else the runtime's first (OUTBOARD_SERVERS's or
+// the default), as connect_from_flags picks it.
 std::string main_server(const std::string& flag) {
-  if (!flag.empty()) return flag;
-  const char* env = std::getenv("OUTBOARD_SERVERS");
-  const std::string list = env ? env : "";
-  return list.empty() ? "127.0.0.1:7700" : list.substr(0, list.find(','));
+  return flag.empty() ? client::settings_from_environment().servers.front().text() : flag;
 }
 
 // What the server holds of ended sessions, from its status: sessions other than this one, OpenCL

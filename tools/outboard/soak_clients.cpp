@@ -186,9 +186,7 @@ void SoakClients::ended(int index, int status) {
   if (s.killed && WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) {  // on purpose: what it recorded counts
     ++t_.killed;
     std::filesystem::remove(s.log);
-    s.pid = -1;
-    if (static_cast<double>(end_ns_) - static_cast<double>(now_ns()) > kMinSeconds * 1e9) spawn(index, -1);
-    return;
+    return replace(index);
   }
   std::string problem;
   if (WIFSIGNALED(status)) problem = "killed by signal " + std::to_string(WTERMSIG(status));
@@ -237,7 +235,11 @@ void SoakClients::ended(int index, int status) {
     ++t_.clean;
     std::filesystem::remove(s.log);
   }
-  s.pid = -1;
+  replace(index);
+}
+
+void SoakClients::replace(int index) {
+  slots_[index].pid = -1;
   if (static_cast<double>(end_ns_) - static_cast<double>(now_ns()) > kMinSeconds * 1e9) spawn(index, -1);
 }
 

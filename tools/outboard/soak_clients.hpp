@@ -86,6 +86,7 @@ class SoakClients {
   void spawn(int slot, int release_fd);
   void drain();
   void ended(int slot, int status);
+  void replace(int slot);  // the slot's process has ended: a fresh one while the run has time left
   void note(const std::string& text);
 
   SoakOptions o_;

@@ -90,7 +90,6 @@ void RestartedServer::count_calls(const std::string& log) {
       const nlohmann::json counts = nlohmann::json::parse(line.substr(json + 17));
       for (auto it = counts.begin(); it != counts.end(); ++it) {
         by_routine_[it.key()] += it.value().get<uint64_t>();
-        calls_ += it.value().get<uint64_t>();
       }
     } catch (const std::exception& e) {
       if (problem_.empty()) problem_ = "unreadable serve.stopping line in " + log + ": " + e.what();
@@ -118,6 +117,12 @@ void RestartedServer::stop() {
   }
   pid_ = -1;
   count_calls(log_of(instance_));
+}
+
+uint64_t RestartedServer::calls_served() const {
+  uint64_t n = 0;
+  for (const auto& [_, calls] : by_routine_) n += calls;
+  return n;
 }
 
 void RestartedServer::restart() {

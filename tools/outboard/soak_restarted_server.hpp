@@ -27,7 +27,7 @@ class RestartedServer {
   // Stops the running instance, its calls counted.
   void stop();
   uint64_t restarts() const { return restarts_; }
-  uint64_t calls_served() const { return calls_; }  // by the instances stopped so far
+  uint64_t calls_served() const;  // by the instances stopped so far
   uint64_t served(const std::string& routine) const {
     auto it = by_routine_.find(routine);
     return it == by_routine_.end() ? 0 : it->second;
@@ -42,7 +42,7 @@ class RestartedServer {
   std::string outboard_, token_, work_;
   pid_t pid_ = -1;
   uint16_t port_ = 0;
-  uint64_t restarts_ = 0, calls_ = 0, instance_ = 0;
+  uint64_t restarts_ = 0, instance_ = 0;
   std::string problem_;
   std::map<std::string, uint64_t> by_routine_;
 };
