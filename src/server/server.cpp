@@ -199,6 +199,16 @@ struct Server::Impl final : Core {
   // How many auth timeouts a client has, in a storm, from its connection to its proof.
   static constexpr uint64_t kAuthPatience = 6;
   static constexpr uint32_t kStormHandshakes = 32;
+  // The transport's receive probe (transport.hpp, Worker::receiving): one a second while clients
+  // are connected and for kProbeAfterClientsNs after the last left (a client killed while writing
+  // a message stalls the queue as it goes; an idle server sends none). One that has not arrived
+  // after kReceivePatienceSeconds of progress means the queue is stalled for good.
+  static constexpr double kProbeIntervalSeconds = 1.0;
+  static constexpr double kReceivePatienceSeconds = 5.0;
+  static constexpr uint64_t kProbeAfterClientsNs = 10'000'000'000;
+  uint64_t probe_until_ns = 0;
+  std::function<void(const std::string&)> on_transport_lost;
+  bool transport_lost = false;
 
   // A graceful close, so the last message still reaches the peer.
   void close(PeerId peer) {
@@ -523,6 +533,24 @@ struct Server::Impl final : Core {
     return busy;
   }
 
+  // Nothing more arrives once the transport's receive queue is stalled: no client is served and
+  // no new one authenticates, in this process, ever. The server says so and, where it is given
+  // a way (on_transport_lost: serve starts it again in a new process), ends.
+  void watch_receiving(uint64_t now) {
+    if (transport_lost) return;
+    if (!sessions.empty()) probe_until_ns = now + kProbeAfterClientsNs;
+    if (worker_->receiving(kProbeIntervalSeconds, kReceivePatienceSeconds, now < probe_until_ns)) return;
+    transport_lost = true;
+    const std::string why = "transport receives nothing: a probe of its own waited " +
+                            std::to_string(int(kReceivePatienceSeconds)) +
+                            " s (a local client killed while writing into the shared-memory queue stalls it for good)";
+    spdlog::error("transport.receive_stalled sessions={} error=\"{}\"", sessions.size(), why);
+    if (on_transport_lost) {
+      on_transport_lost(why);
+      stopping.store(true);
+    }
+  }
+
   // Rejects connections that did not authenticate in time; hangs up on those being closed.
   void housekeeping() {
     const uint64_t limit = static_cast<uint64_t>(config_.auth_timeout_seconds * 1e9);
@@ -577,6 +605,7 @@ struct Server::Impl final : Core {
         const Backend::Health h = b->health();
         gpus.push_back({static_cast<int>(gpus.size()), h.in_service, h.faults, h.recoveries});
       }
+    watch_receiving(now);
     const transport::Worker::Tables t = worker_->tables();
     metrics_.publish(sessions, total_connections, refused_auth, gpus, {t.peers, t.retiring, t.closes_in_flight});
   }
@@ -602,13 +631,24 @@ Server::Server(Config config, std::vector<std::unique_ptr<Backend>> backends) : 
 }
 
 Server::~Server() {
-  // The copies in flight end (their completions signal the worker), also where an OpenCL
-  // session's threads still hold the lanes: a copy that completed after the worker was gone
-  // crashed a server stopped under load (the churn soak's restarts).
-  impl_->direct_.stop_lanes();
-  impl_->direct_.close();
-  impl_->pool_.reset();    // running calls finish before the transport goes
-  impl_->worker_.reset();
+  Impl& m = *impl_;
+  // Whatever may signal the worker ends before it goes (Worker::signal on a worker gone: a
+  // crash; the churn soak's restarts stopped servers under load). First the copies in flight,
+  // also where an OpenCL session's threads still hold the lanes.
+  m.direct_.stop_lanes();
+  m.direct_.close();
+  if (m.worker_) {
+    // Then every session, as if its client had left: its pipelines finish (a device's copies
+    // wake the worker), and each service lets go of it (OpenCL: its runner thread stops).
+    std::vector<PeerId> peers;
+    for (const auto& [peer, s] : m.sessions) peers.push_back(peer);
+    for (PeerId p : peers) m.end_session(p, "server stopping");
+  }
+  m.pool_.reset();  // running calls finish (their jobs use the services)
+  // Then the services, whose own threads complete their last commands (OpenCL runners, joined here).
+  m.service_of.clear();
+  m.services.clear();
+  m.worker_.reset();
 }
 
 uint16_t Server::start() {
@@ -676,6 +716,10 @@ void Server::restarted(int count, const std::string& reason) {
   impl_->restarts = count;
   impl_->restart_reason = reason;
   impl_->metrics_.set_restarts(static_cast<uint64_t>(count));
+}
+
+void Server::on_transport_lost(std::function<void(const std::string& why)> lost) {
+  impl_->on_transport_lost = std::move(lost);
 }
 
 void Server::set_worker(unsigned index, unsigned count) {

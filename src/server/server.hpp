@@ -5,6 +5,7 @@
 #include <atomic>
 #include <memory>
 #include <cstdint>
+#include <functional>
 #include <mutex>
 #include <nlohmann/json.hpp>
 #include <vector>
@@ -35,6 +36,11 @@ class Server {
   // (tools/outboard/serve_restarts.hpp), the last for `reason`: status and metrics say so. Call
   // before start().
   void restarted(int count, const std::string& reason);
+  // Called (once, on the progress thread) when the transport has stopped receiving for good
+  // (transport.hpp, Worker::receiving); run() then returns. No client can be served by this
+  // process any more: the caller starts the server again in a new one (tools/outboard/serve.cpp).
+  // Without it the server logs the fault and runs on. Call before run().
+  void on_transport_lost(std::function<void(const std::string& why)> lost);
   // This server is worker `index` of `count` (a process per GPU, tools/outboard/serve_restarts.hpp).
   // Call before start().
   void set_worker(unsigned index, unsigned count);

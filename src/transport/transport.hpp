@@ -190,6 +190,19 @@ class Worker {
   };
   Tables tables() const;
 
+  // Whether messages from this host's peers still arrive: a peer killed while writing into UCX
+  // 1.13's shared-memory receive queue stops every later message, from every peer, for good
+  // (receive_probe.hpp). Call it regularly from the progress thread: while `keep_probing` it
+  // sends this worker a probe of its own, one at a time, the next `interval_seconds` after the
+  // last arrived; it returns false once one has waited `patience_seconds` while progress() was
+  // called. Then only a new worker (in practice a new process) receives again.
+  bool receiving(double interval_seconds, double patience_seconds, bool keep_probing);
+  // The probes receiving() has sent and those that arrived.
+  struct ProbeCounts {
+    uint64_t sent = 0, arrived = 0;
+  };
+  ProbeCounts probe_counts() const;
+
   // Makes progress and delivers events; returns true if anything happened (with no connection
   // open, UCX's own progress alone counts only for 1000 rounds in a row: issue 33's idle spin).
   bool progress();

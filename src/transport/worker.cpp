@@ -26,6 +26,7 @@
 
 #include "common/clock.hpp"
 #include "common/error.hpp"
+#include "transport/receive_probe.hpp"
 #include "transport/seal.hpp"
 #include "transport/transport.hpp"
 #include "transport/ucx.hpp"
@@ -231,6 +232,8 @@ struct Worker::Impl {
   std::vector<std::unique_ptr<Sink>> sinks;    // by id - kFirstSinkId
   std::deque<uint32_t> free_sinks;             // closed ids, longest closed first
   std::unordered_map<PeerId, uint32_t> sink_of_peer;
+  std::unique_ptr<ReceiveProbe> probe;  // made at the first receiving() call
+  bool probe_unavailable = false;       // it could not be made: receiving() says true
 
   Impl() {
     sends.prev = sends.next = &sends;
@@ -870,6 +873,7 @@ Worker::~Worker() {
     (void)impl_.release();
     return;
   }
+  m.probe.reset();
   if (m.listener) m.ucx->ucp_listener_destroy(m.listener);
   std::vector<PeerId> ids;
   for (auto& [id, _] : m.peers) ids.push_back(id);
@@ -1107,6 +1111,7 @@ bool Worker::progress() {
   // between them).
   const int rounds = m.idle_rounds < Impl::kIdleRoundsBeforeSleep || !m.peers.empty() ? 256 : 1;
   for (int round = 0; round < rounds && m.ucx->ucp_worker_progress(m.worker); ++round) ucx_progressed = true;
+  if (m.probe) m.probe->count_round();
   bool ours = false;
   if (!m.incoming.empty()) {
     m.accept_incoming();
@@ -1134,6 +1139,27 @@ bool Worker::progress() {
   return false;
 }
 
+bool Worker::receiving(double interval_seconds, double patience_seconds, bool keep_probing) {
+  Impl& m = *impl_;
+  if (m.probe_unavailable || (!m.probe && !keep_probing)) return true;
+  try {
+    if (!m.probe) m.probe = std::make_unique<ReceiveProbe>(*m.ucx, m.context, m.worker);
+    const uint64_t waited = m.probe->step(now_ns(), static_cast<uint64_t>(interval_seconds * 1e9), keep_probing);
+    return waited < static_cast<uint64_t>(patience_seconds * 1e9);
+  } catch (const Error& e) {
+    m.probe_unavailable = true;
+    m.probe.reset();
+    spdlog::warn("transport.receive_probe_unavailable error=\"{}\" (a stalled shared-memory queue is not detected)",
+                 e.what());
+    return true;
+  }
+}
+
+Worker::ProbeCounts Worker::probe_counts() const {
+  const auto& probe = impl_->probe;
+  return probe ? ProbeCounts{probe->sent(), probe->arrived()} : ProbeCounts{};
+}
+
 bool Worker::arm() {
   Impl& m = *impl_;
   if (!m.deferred.empty() || !m.incoming.empty()) return false;
@@ -1149,10 +1175,10 @@ void Worker::wait(int timeout_ms) {
   // endpoint's discard flushes it, the flush waits for room the dead reader never makes, and a
   // pending send keeps ucp_worker_arm busy while ucp_worker_progress reports nothing (issue 33).
   Impl& m = *impl_;
-  // With a connection open it does not sleep: sleeping between progress calls kept a new client
-  // from authenticating at all after some 450 clients killed mid-call (10 s; 0.03 s without the
-  // sleep; how the stuck endpoints hold up a handshake is not established). Idle, with no
-  // connection, it sleeps.
+  // With a connection open it does not sleep: every request would wait out the sleep. (A new
+  // client once could not authenticate at all after some 450 clients killed mid-call, which was
+  // put down to these sleeps; the cause was a stalled receive queue, receive_probe.hpp.) Idle,
+  // with no connection, it sleeps.
   if (m.idle_rounds < Impl::kIdleRoundsBeforeSleep || !m.peers.empty()) return;
   if (!m.warned_busy_arm && m.options.log_busy_without_work) {
     m.warned_busy_arm = true;

@@ -14,6 +14,7 @@
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 #include <thread>
 
 #include "bench/results.hpp"
@@ -43,6 +44,7 @@ struct SoakFlags {
   double idle_seconds = 10;          // the server's CPU time measured over this, left alone after the run
   double max_idle_cpu_percent = 1;   // of a core
   double restart_seconds = 0;        // a second server, restarted this often (0: none)
+  std::string server_log;            // the server under test's log: what its instances served before starting again
 };
 
 // The server the clients are given first: --server, else the runtime's first (OUTBOARD_SERVERS's or
@@ -88,11 +90,14 @@ class Soak {
     const double seconds = g_.clients.seconds;
     const double warmup = g_.warmup_seconds >= 0 ? g_.warmup_seconds : std::min(seconds / 5, 300.0);
     before_ = status_or_throw();
+    restarts_before_ = restarts_seen_ = restart_count(before_);
+    if (!g_.server_log.empty()) stopped_before_ = served_by_stopped_instances(g_.server_log, log_problem_);
     pid_ = server_pid(before_);
     std::fprintf(stderr, "soak: %d client processes for %.0f s against %s (%s); server process %s\n",
                  g_.clients.clients, seconds, before_.value("listen", "?").c_str(), before_.value("server", "?").c_str(),
                  pid_ ? std::to_string(pid_).c_str() : "not on this host: /proc not sampled");
     SoakOptions options = g_.clients;
+    options.under_test_warning = "outboard: warning: server " + main_server(f_.server) + " failed";
     if (g_.restart_seconds > 0) {
       restarted_ = std::make_unique<RestartedServer>(std::filesystem::read_symlink("/proc/self/exe").string(), f_.token,
                                                      f_.output + "-restarted-server");
@@ -151,15 +156,49 @@ class Soak {
     if (!s) throw Error("unexpected answer to a status request");
     return nlohmann::json::parse(s->json);
   }
+  // A status; a request that fails is tried again for up to kStatusRetrySeconds, and is no failure
+  // where the server answers with a higher restart count (cut by the server starting again).
   nlohmann::json status_or_null() {
+    std::string error;
     try {
-      return status_or_throw();
+      return noting_restarts(status_or_throw());
     } catch (const std::exception& e) {
-      ++status_failures_;
-      if (status_error_.empty()) status_error_ = e.what();
+      error = e.what();
       conn_.reset();
-      return nullptr;
     }
+    for (uint64_t until = now_ns() + kStatusRetrySeconds * 1'000'000'000ull; now_ns() < until;) {
+      std::this_thread::sleep_for(std::chrono::seconds(1));
+      try {
+        const int64_t seen = restarts_seen_;
+        nlohmann::json s = noting_restarts(status_or_throw());
+        if (restarts_seen_ > seen) ++status_cut_by_restart_;
+        else ++status_failures_, status_error_ = status_error_.empty() ? error : status_error_;
+        return s;
+      } catch (const std::exception&) {
+        conn_.reset();
+      }
+    }
+    ++status_failures_;
+    if (status_error_.empty()) status_error_ = error;
+    return nullptr;
+  }
+  static constexpr uint64_t kStatusRetrySeconds = 30;
+
+  static int64_t restart_count(const nlohmann::json& s) {
+    return s.contains("restarts") ? s["restarts"].value("count", int64_t(0)) : 0;
+  }
+  // The server under test started again (a stalled transport: it does so on its own): counted,
+  // with why.
+  nlohmann::json noting_restarts(nlohmann::json s) {
+    const int64_t n = restart_count(s);
+    if (n > restarts_seen_) {
+      restarts_seen_ = n;
+      const std::string why = s["restarts"].value("last_reason", "");
+      restart_reasons_.push_back(why);
+      std::fprintf(stderr, "soak: the server under test started again (%lld since the run began): %s\n",
+                   (long long)(n - restarts_before_), why.c_str());
+    }
+    return s;
   }
 
   // The server's CPU time over --idle-seconds with no client at all (this one's status connection
@@ -240,10 +279,29 @@ class Soak {
     const nlohmann::json by_before = before_.value("calls_by_routine", nlohmann::json::object());
     const nlohmann::json by_after =
         after.is_null() ? nlohmann::json::object() : after.value("calls_by_routine", nlohmann::json::object());
+    // The server under test's instances that ended during the run (it started again): what they
+    // served, from its log.
+    const int64_t under_test_restarts = restarts_seen_ - restarts_before_;
+    std::map<std::string, uint64_t> stopped_during;
+    if (under_test_restarts > 0) {
+      if (g_.server_log.empty()) {
+        reasons.push_back("the server under test started again " + std::to_string(under_test_restarts) +
+                          " times: what its earlier instances served needs --server-log");
+      } else {
+        for (const auto& [routine, n] : served_by_stopped_instances(g_.server_log, log_problem_)) {
+          const auto before = stopped_before_.find(routine);
+          stopped_during[routine] = n - (before == stopped_before_.end() ? 0 : std::min(n, before->second));
+        }
+      }
+    }
+    if (!log_problem_.empty()) reasons.push_back(log_problem_);
     auto served = [&](int r) -> uint64_t {
       if (r == soak::kOpenCl) return counter(after, "opencl", "kernels") - counter(before_, "opencl", "kernels");
       const char* name = soak::kRoutines[r];
       const uint64_t elsewhere = restarted_ ? restarted_->served(name) : 0;  // calls the second server took
+      const uint64_t earlier = stopped_during.count(name) ? stopped_during[name] : 0;
+      // An instance that started again began at 0: the first one's share is its total less `before`.
+      if (under_test_restarts > 0) return earlier - by_before.value(name, uint64_t(0)) + by_after.value(name, uint64_t(0)) + elsewhere;
       return by_after.value(name, uint64_t(0)) - by_before.value(name, uint64_t(0)) + elsewhere;
     };
     static const char* kApis[] = {"blas", "lapack", "fft", "opencl"};
@@ -288,6 +346,9 @@ class Soak {
     if (errors) reasons.push_back("the server counted " + std::to_string(errors) + " failed calls");
     if (cl_failures) reasons.push_back("the server counted " + std::to_string(cl_failures) + " failed OpenCL operations");
     if (status_failures_) reasons.push_back(std::to_string(status_failures_) + " status requests failed: " + status_error_);
+    if (t.under_test_warnings && under_test_restarts == 0)
+      reasons.push_back(std::to_string(t.under_test_warnings) +
+                        " client processes saw the server under test fail, and it did not start again");
     if (process_gone_) reasons.push_back("the server process could not be read " + std::to_string(process_gone_) + " times");
     nlohmann::json restarted = nullptr;
     if (restarted_) {
@@ -323,6 +384,13 @@ class Soak {
                   "noticed it fail and went on with the first\n",
                   (unsigned long long)restarted_->restarts(), (unsigned long long)restarted_->calls_served(),
                   (unsigned long long)t.expected_warnings);
+    if (under_test_restarts > 0) {
+      std::printf("the server under test started again %lld times (%llu client processes noticed it fail; %llu status "
+                  "requests were cut), for:\n",
+                  (long long)under_test_restarts, (unsigned long long)t.under_test_warnings,
+                  (unsigned long long)status_cut_by_restart_);
+      for (const auto& why : restart_reasons_) std::printf("  %s\n", why.c_str());
+    }
     if (t.killed) std::printf("%llu client processes killed on purpose (--kill-percent)\n", (unsigned long long)t.killed);
     if (idle_cpu_percent_ >= 0)
       std::printf("server left alone %.0f s after the run: %.2f%% of a core (limit %.2f%%)\n", g_.idle_seconds,
@@ -348,6 +416,9 @@ class Soak {
                       {"processes", {{"started", t.processes}, {"clean", t.clean}, {"killed", t.killed}, {"problems", t.problems}}},
                       {"idle_cpu_percent", idle_cpu_percent_},
                       {"restarted_server", restarted},
+                      {"server_under_test_restarts", {{"count", under_test_restarts}, {"reasons", restart_reasons_},
+                                                      {"failures_noticed_by_clients", t.under_test_warnings},
+                                                      {"status_requests_cut", status_cut_by_restart_}}},
                       {"calls", t.calls()},
                       {"wrong", t.wrong()},
                       {"failures", t.failures()},
@@ -370,7 +441,11 @@ class Soak {
   pid_t pid_ = 0;
   uint64_t t0_ = 0;
   std::vector<nlohmann::json> samples_;
-  uint64_t status_failures_ = 0, process_gone_ = 0;
+  uint64_t status_failures_ = 0, process_gone_ = 0, status_cut_by_restart_ = 0;
+  int64_t restarts_before_ = 0, restarts_seen_ = 0;  // the server under test's restart count
+  std::vector<std::string> restart_reasons_;
+  std::map<std::string, uint64_t> stopped_before_;  // served by its instances stopped before the run (--server-log)
+  std::string log_problem_;
   double idle_cpu_percent_ = -1;
   std::unique_ptr<RestartedServer> restarted_;
   std::string status_error_;
@@ -419,6 +494,10 @@ void add_bench_soak_mode(CLI::App* bench, BenchModes& modes) {
       ->check(CLI::Range(0.0, 3600.0))->capture_default_str();
   cmd->add_option("--max-idle-cpu-percent", g->max_idle_cpu_percent, "Limit of that, in percent of a core")
       ->capture_default_str();
+  cmd->add_option("--server-log", g->server_log,
+                  "The server under test's log: where it starts again during the run (a stalled transport), what its "
+                  "earlier instances served is read there")
+      ->check(CLI::ExistingFile);
   cmd->add_option("--logs", c.logs, "Where logs of client processes with problems are kept (default: PREFIX-logs)");
   modes.emplace_back(cmd, [=]() -> int {
     if (g->clients.logs.empty()) g->clients.logs = f->output + "-logs";

@@ -7,6 +7,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
 #include <atomic>
 #include <cstdlib>
 #include <fstream>
@@ -26,6 +28,7 @@ namespace {
 
 std::atomic<server::Server*> running{nullptr};
 std::atomic<bool> gpus_lost{false};
+std::string transport_lost;  // why the transport stopped receiving (set on the progress thread)
 // The server the supervisor's sibling announcements go to (a worker's), while it lives.
 std::mutex following_mu;
 server::Server* following = nullptr;
@@ -48,7 +51,7 @@ void on_gpu_lost(const std::string& why) {
   }
   if (gpus_lost.exchange(true)) return;
   spdlog::error("serve.gpu_lost error=\"{}\" (the server ends and starts again in a new process)", why);
-  report_gpus_lost(why);
+  report_lost(why);
   if (server::Server* s = running.load()) s->stop();
 }
 
@@ -182,6 +185,7 @@ Runner add_serve(CLI::App& app) {
     }
     server::Server srv(c, std::move(backends));
     if (restart.count) srv.restarted(restart.count, restart.reason);
+    srv.on_transport_lost([](const std::string& why) { transport_lost = why; });
     if (worker) srv.set_worker(restart.worker, restart.workers);
     uint16_t bound = srv.start();
     if (worker) {
@@ -214,12 +218,27 @@ Runner add_serve(CLI::App& app) {
       std::lock_guard lk(following_mu);
       following = nullptr;
     }
+    if (!transport_lost.empty()) {
+      // Nothing is torn down (UCX could not close its endpoints through a stalled queue): a new
+      // process takes over, under the supervisor, or in this one's place (same pid, same port).
+      if (is_supervised_child()) {
+        report_lost(transport_lost);
+        spdlog::info("serve.stopped (to start again: transport stalled)");
+        spdlog::shutdown();
+        std::_Exit(kExitStartAgain);
+      }
+      spdlog::info("serve.stopped (starting again in place: transport stalled)");
+      spdlog::shutdown();
+      start_again_in_place(bound, transport_lost);
+      std::fprintf(stderr, "outboard: error: could not start again: %s\n", std::strerror(errno));
+      std::_Exit(kExitStartAgain);
+    }
     if (gpus_lost) {
       // What was made on the poisoned GPUs is not torn down: the process ends now, and the
       // supervisor starts a new one.
       spdlog::info("serve.stopped (to start again: GPUs lost)");
       spdlog::shutdown();
-      std::_Exit(kExitGpusLost);
+      std::_Exit(kExitStartAgain);
     }
     spdlog::info("serve.stopped");
     return 0;

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <linux/close_range.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -263,7 +264,7 @@ class Supervisor {
     c.pid = 0;
     g_pids[c.index] = 0;
     const std::string who = children_.size() > 1 ? "worker=" + std::to_string(c.index) + " " : "";
-    const bool lost = WIFEXITED(status) && WEXITSTATUS(status) == kExitGpusLost;
+    const bool lost = WIFEXITED(status) && WEXITSTATUS(status) == kExitStartAgain;
     const bool killed = WIFSIGNALED(status);
     const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
     if (g_stopping || (!lost && !killed)) {
@@ -326,11 +327,23 @@ Restart restart_state() {
 
 void report_port(uint16_t port) { write_line("port " + std::to_string(port)); }
 
-void report_gpus_lost(const std::string& why) {
+void report_lost(const std::string& why) {
   std::string one_line = why;
   for (char& c : one_line)
     if (c == '\n') c = ' ';
   write_line("lost " + one_line);
+}
+
+void start_again_in_place(uint16_t port, const std::string& why) {
+  const Restart before = restart_state();
+  setenv(kCount, std::to_string(before.count + 1).c_str(), 1);
+  setenv(kPort, std::to_string(port).c_str(), 1);
+  setenv(kReason, why.c_str(), 1);
+  close_range(3, ~0u, CLOSE_RANGE_CLOEXEC);
+  std::vector<char*> argv;
+  for (auto& a : g_arguments) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  execv("/proc/self/exe", argv.data());
 }
 
 void follow_siblings(std::function<void(std::vector<uint16_t>)> update) {

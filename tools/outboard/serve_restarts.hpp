@@ -21,8 +21,9 @@
 
 namespace outboard::tool {
 
-// The exit status of a server whose GPUs are lost in its process (EX_TEMPFAIL).
-constexpr int kExitGpusLost = 75;
+// The exit status of a server that must start again in a new process (EX_TEMPFAIL): its GPUs are
+// lost in this one, or its transport stopped receiving (src/transport/receive_probe.hpp).
+constexpr int kExitStartAgain = 75;
 
 // main() hands over its arguments, which every child runs again.
 void remember_arguments(int argc, char** argv);
@@ -43,7 +44,7 @@ bool should_supervise(bool enabled);
 unsigned workers_for_test();
 // The parent's loop: starts the children (this program again, each child's environment marked),
 // passes SIGINT, SIGTERM and SIGHUP on to them, and starts a child again when it exits with
-// kExitGpusLost or is killed by a signal it was not sent (OUTBOARD_TEST_GPU_FAULT is not passed to
+// kExitStartAgain or is killed by a signal it was not sent (OUTBOARD_TEST_GPU_FAULT is not passed to
 // a restarted child). Returns once every child has ended: their worst status.
 int supervise(const Supervision& plan);
 
@@ -59,8 +60,13 @@ struct Restart {
 Restart restart_state();
 // Tells the parent the port this child listens on.
 void report_port(uint16_t port);
-// Tells the parent why this child is about to exit with kExitGpusLost.
-void report_gpus_lost(const std::string& why);
+// Tells the parent why this child is about to exit with kExitStartAgain.
+void report_lost(const std::string& why);
+// A server with no supervisor that must start again in a new process does so in this one's
+// place: the same program and arguments (execv), on `port`, with the restart counted and its
+// reason given as a supervised child's are (restart_state). Every descriptor but 0-2 is closed
+// on the way (the listener and UCX's own). Returns only if execv fails.
+void start_again_in_place(uint16_t port, const std::string& why);
 bool is_supervised_child();
 // A worker: calls `update` with the other workers' ports (as each starts listening), from a
 // thread of its own, for as long as the supervisor lives.

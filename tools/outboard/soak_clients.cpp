@@ -222,6 +222,10 @@ void SoakClients::ended(int index, int status) {
       ++t_.expected_warnings;
       continue;
     }
+    if (!o_.under_test_warning.empty() && line.rfind(o_.under_test_warning, 0) == 0) {
+      ++t_.under_test_warnings;
+      continue;
+    }
     if (line.rfind("outboard: warning", 0) == 0 || line.rfind("outboard: error", 0) == 0 ||
         line.rfind("outboard-soak-client:", 0) == 0 || line.rfind("outboard:", 0) != 0) {
       if (said.empty()) said = line;

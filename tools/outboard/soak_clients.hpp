@@ -32,6 +32,9 @@ struct SoakOptions {
   std::string server, token;
   std::string logs;  // where the logs of processes with problems are kept
   std::string expected_warning;  // a warning line starting so is no problem (a server restarted on purpose)
+  // A warning line starting so (the server under test failed) is counted apart: no problem where
+  // that server is seen to have started again (its stalled transport, receive_probe.hpp).
+  std::string under_test_warning;
 };
 
 struct RoutineTotals {
@@ -45,6 +48,7 @@ struct SoakTotals {
   uint64_t processes = 0;  // started
   uint64_t killed = 0;     // on purpose (kill_percent): not a problem; what they recorded counts
   uint64_t expected_warnings = 0;  // a restarted server's failure noticed (expected_warning)
+  uint64_t under_test_warnings = 0;  // the server under test's failure noticed (under_test_warning)
   uint64_t clean = 0;      // ended with status 0, a final record, no warning and nothing run locally
   uint64_t problems = 0;   // the others (each also counted as a failure)
   uint64_t opencl_kernels = 0;

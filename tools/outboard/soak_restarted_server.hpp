@@ -13,6 +13,11 @@
 
 namespace outboard::tool {
 
+// What the stopped server instances whose log is `log` served, by routine, summed over their
+// "serve.stopping ... calls_by_routine={...}" lines (each instance's last word). Where a line
+// cannot be read, `problem` (if still empty) says so.
+std::map<std::string, uint64_t> served_by_stopped_instances(const std::string& log, std::string& problem);
+
 class RestartedServer {
  public:
   // `outboard` is the path of this program; `work` a directory for the port file and the log.
