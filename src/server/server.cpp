@@ -703,8 +703,11 @@ void Server::run() {
       sched_yield();
   }
   // What this server did, final (nothing is served after the loop): for whoever restarts it.
+  nlohmann::json served = m.calls_by_routine;
+  if (const nlohmann::json doc = m.status(); doc.contains("opencl"))
+    served["opencl_kernels"] = doc["opencl"].value("kernels", uint64_t(0));  // enqueues, as the status counts them
   spdlog::info("serve.stopping sessions={} calls={} errors={} calls_by_routine={}", m.sessions.size(), m.total_calls,
-               m.total_errors, nlohmann::json(m.calls_by_routine).dump());
+               m.total_errors, served.dump());
 }
 
 void Server::reload() {

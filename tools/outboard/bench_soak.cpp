@@ -296,8 +296,13 @@ class Soak {
     }
     if (!log_problem_.empty()) reasons.push_back(log_problem_);
     auto served = [&](int r) -> uint64_t {
-      if (r == soak::kOpenCl) return counter(after, "opencl", "kernels") - counter(before_, "opencl", "kernels");
-      const char* name = soak::kRoutines[r];
+      // OpenCL: the kernels the server counted (its stopped instances log them as "opencl_kernels").
+      const char* name = r == soak::kOpenCl ? "opencl_kernels" : soak::kRoutines[r];
+      if (r == soak::kOpenCl) {
+        const uint64_t now = counter(after, "opencl", "kernels"), before = counter(before_, "opencl", "kernels");
+        const uint64_t earlier = stopped_during.count(name) ? stopped_during[name] : 0;
+        return under_test_restarts > 0 ? earlier - before + now : now - before;
+      }
       const uint64_t elsewhere = restarted_ ? restarted_->served(name) : 0;  // calls the second server took
       const uint64_t earlier = stopped_during.count(name) ? stopped_during[name] : 0;
       // An instance that started again began at 0: the first one's share is its total less `before`.

@@ -13,8 +13,9 @@
 
 namespace outboard::tool {
 
-// What the stopped server instances whose log is `log` served, by routine, summed over their
-// "serve.stopping ... calls_by_routine={...}" lines (each instance's last word). Where a line
+// What the stopped server instances whose log is `log` served, by routine (and "opencl_kernels":
+// kernels enqueued), summed over their "serve.stopping ... calls_by_routine={...}" lines (each
+// instance's last word). Where a line
 // cannot be read, `problem` (if still empty) says so.
 std::map<std::string, uint64_t> served_by_stopped_instances(const std::string& log, std::string& problem);
 
