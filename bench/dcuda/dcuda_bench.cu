@@ -34,42 +34,49 @@ struct Args {
 // it takes; bench<1024> is held to 64 registers per thread, without which not one rank of 1024
 // threads fits on an SM (it spills a little).
 template <int kMaxThreads>
-__global__ void __launch_bounds__(kMaxThreads) bench(dcuda_params p) {
-  dcuda_context c;
-  dcuda_gpu_init(p, c);
-  const Args a = *static_cast<const Args*>(dcuda_get_data(c));
-  const int r = dcuda_comm_rank(c, DCUDA_COMM_WORLD), local = dcuda_comm_rank(c, DCUDA_COMM_DEVICE);
+__global__ void __launch_bounds__(kMaxThreads) bench(dcuda_context_handle handle) {
+  __shared__ dcuda_state c;
+  dcuda_gpu_init(handle, c);
+  void* data;
+  dcuda_get_data(c, &data);
+  const Args a = *static_cast<const Args*>(data);
+  int r, local, here, world;
+  dcuda_comm_rank(c, DCUDA_COMM_WORLD, &r);
+  dcuda_comm_rank(c, DCUDA_COMM_DEVICE, &local);
   unsigned char* src = a.buffers + 2 * a.stride * local;
   dcuda_win win;
-  dcuda_win_create(c, DCUDA_COMM_WORLD, src + a.stride, a.stride, &win);
-  // Pair k: initiator and responder, on one GPU or in the two processes.
-  const int here = dcuda_comm_size(c, DCUDA_COMM_DEVICE), world = dcuda_comm_size(c, DCUDA_COMM_WORLD);
+  dcuda_win_create(c, DCUDA_COMM_WORLD, src + a.stride, static_cast<int>(a.stride), &win);
+  // Pair k: initiator and responder, on one GPU or in the two processes. The window is over the
+  // world, so `peer` is a world rank.
+  dcuda_comm_size(c, DCUDA_COMM_DEVICE, &here);
+  dcuda_comm_size(c, DCUDA_COMM_WORLD, &world);
   const bool across = world > here;
   const bool initiator = across ? r < here : r % 2 == 0;
   const int pair = across ? r % here : r / 2;
   const int peer = across ? (initiator ? r + here : r - here) : r ^ 1;
   const bool active = peer < world && (a.mode == kStream ? pair < a.pairs : pair == 0);
+  const int bytes = static_cast<int>(a.bytes);  // the calls take int sizes: cast once, not per call
   dcuda_comm_barrier(c, DCUDA_COMM_WORLD);
   const uint64_t start = dcuda::detail::globaltimer();
   if (active && a.mode != kStream) {
     for (int i = 0; i < a.iterations; ++i) {
       if (initiator) {
-        if (a.mode == kPingPong) dcuda_put_notify(c, win, peer, 0, a.bytes, src, 1);
-        else dcuda_notify(c, peer, 1);
+        if (a.mode == kPingPong) dcuda_put_notify(c, win, peer, 0, bytes, src, 1);
+        else dcuda_notify(c, peer, DCUDA_COMM_WORLD, 1);
         dcuda_wait_notifications(c, 1, 1);
       } else {
         dcuda_wait_notifications(c, 1, 1);
-        if (a.mode == kPingPong) dcuda_put_notify(c, win, peer, 0, a.bytes, src, 1);
-        else dcuda_notify(c, peer, 1);
+        if (a.mode == kPingPong) dcuda_put_notify(c, win, peer, 0, bytes, src, 1);
+        else dcuda_notify(c, peer, DCUDA_COMM_WORLD, 1);
       }
     }
   } else if (active) {
     if (initiator) {
-      for (int i = 0; i < a.iterations; ++i) dcuda_put_notify(c, win, peer, 0, a.bytes, src, 2);
+      for (int i = 0; i < a.iterations; ++i) dcuda_put_notify(c, win, peer, 0, bytes, src, 2);
       dcuda_wait_notifications(c, 3, 1);  // the receiver has all of them
     } else {
       dcuda_wait_notifications(c, 2, a.iterations);
-      dcuda_notify(c, peer, 3);
+      dcuda_notify(c, peer, DCUDA_COMM_WORLD, 3);
     }
   }
   if (threadIdx.x == 0) a.elapsed[local] = dcuda::detail::globaltimer() - start;
@@ -90,11 +97,18 @@ int main(int argc, char** argv) {
   const int iterations = argc > 1 ? std::atoi(argv[1]) : 10000;
   const char* json = argc > 2 ? argv[2] : nullptr;
   const int threads = std::getenv("DCUDA_BENCH_THREADS") ? std::atoi(std::getenv("DCUDA_BENCH_THREADS")) : 256;
-  dcuda_host_context ctx;
-  dcuda_kernel kernel = threads > 512 ? bench<1024> : bench<512>;
-  if (iterations < 1 || dcuda_host_init(&argc, &argv, &ctx, kernel, threads) != DCUDA_SUCCESS) return 1;
-  int world = 0, ranks = 0, process = 0, processes = 0;  // `ranks`: this process's
-  dcuda_host_get_rank_info(ctx, &world, nullptr, &ranks, &process, &processes);
+  if (iterations < 1) return 1;
+  dcuda_host_context_handle ctx;
+  dcuda_kernel_t kernel = threads > 512 ? bench<1024> : bench<512>;
+  dcuda_host_init(argc, argv, &ctx, kernel, threads);  // a failure is printed
+  if (dcuda_host_status(ctx) != DCUDA_SUCCESS) {
+    dcuda_host_finish(ctx);
+    return 1;
+  }
+  dcuda_rank_info info;
+  dcuda_host_get_rank_info(ctx, &info);
+  const int world = info.rank_count, ranks = info.rank_responsible;  // `ranks`: this process's
+  const int process = info.process_index, processes = info.process_count;
   if (processes > 2) return std::fprintf(stderr, "dcuda_bench: one or two processes\n"), 1;
   const bool across = processes == 2;
   const int pairs = across ? ranks : ranks / 2;
@@ -112,9 +126,9 @@ int main(int argc, char** argv) {
   std::vector<uint64_t> ns(ranks);
   std::vector<Figure> figures;
   auto run = [&](int mode, int n, uint64_t bytes, int pairs) -> bool {
-    const Args a{mode, n, bytes, pairs, buffers, stride, elapsed};
+    Args a{mode, n, bytes, pairs, buffers, stride, elapsed};  // copied back after each run, unchanged
     dcuda_host_run(ctx, &a, sizeof a);  // warm-up
-    if (dcuda_host_run(ctx, &a, sizeof a) < 0) return std::fprintf(stderr, "%s\n", dcuda_host_error(ctx)), false;
+    if (dcuda_host_run(ctx, &a, sizeof a) < 0) return false;  // dcuda_host_run printed dcuda_host_error's line
     cudaMemcpy(ns.data(), elapsed, sizeof(uint64_t) * ranks, cudaMemcpyDeviceToHost);
     return true;
   };
@@ -150,5 +164,6 @@ int main(int argc, char** argv) {
   if (out) std::fprintf(out, "]}\n"), std::fclose(out);
   cudaFree(buffers);
   cudaFree(elapsed);
-  return dcuda_host_finish(ctx);
+  dcuda_host_finish(ctx);  // a proxy failure is printed (it no longer sets the exit status)
+  return 0;
 }

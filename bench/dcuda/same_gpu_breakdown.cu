@@ -30,9 +30,9 @@ struct Args {
   unsigned long long* elapsed;
 };
 
-__device__ void bare_send(dcuda_context& c, dcuda_win win, int peer, const unsigned* src) {
+__device__ void bare_send(dcuda_state& c, dcuda_win win, int peer, const unsigned* src) {
   using namespace dcuda::detail;
-  BlockState& s = *c.s;
+  BlockState& s = c;
   if (leader()) {
     RankDevice& to = s.p.device[peer - s.p.first_rank];
     *reinterpret_cast<unsigned*>(to.windows[win].base) = *src;
@@ -42,9 +42,9 @@ __device__ void bare_send(dcuda_context& c, dcuda_win win, int peer, const unsig
 }
 
 // Waits for the count `expected` (the dcuda counters are left as if dcuda_wait had consumed it).
-__device__ void bare_wait(dcuda_context& c, unsigned expected) {
+__device__ void bare_wait(dcuda_state& c, unsigned expected) {
   using namespace dcuda::detail;
-  BlockState& s = *c.s;
+  BlockState& s = c;
   if (leader()) {
     while (!reached(load_acquire<Scope::device>(&s.self->device_notes[kTag]), expected)) {
     }
@@ -53,26 +53,29 @@ __device__ void bare_wait(dcuda_context& c, unsigned expected) {
   __syncthreads();
 }
 
-__global__ void pingpong(dcuda_params p) {
-  dcuda_context c;
-  dcuda_gpu_init(p, c);
-  const Args a = *static_cast<const Args*>(dcuda_get_data(c));
-  const int r = dcuda_comm_rank(c, DCUDA_COMM_WORLD);
+__global__ void pingpong(dcuda_context_handle handle) {
+  __shared__ dcuda_state c;
+  dcuda_gpu_init(handle, c);
+  void* data;
+  dcuda_get_data(c, &data);
+  const Args a = *static_cast<const Args*>(data);
+  int r;
+  dcuda_comm_rank(c, DCUDA_COMM_WORLD, &r);
   unsigned* src = a.buffers + 32 * r;
   dcuda_win win;
-  dcuda_win_create(c, DCUDA_COMM_WORLD, src + 16, sizeof(unsigned), &win);
+  dcuda_win_create(c, DCUDA_COMM_WORLD, src + 16, static_cast<int>(sizeof(unsigned)), &win);
   dcuda_comm_barrier(c, DCUDA_COMM_WORLD);
   const unsigned long long start = dcuda::detail::globaltimer();
   if (r < 2) {
     const int peer = r ^ 1;
     const bool bare_send_side = a.mode == kBareDcuda || a.mode == kBareBare;
     const bool bare_wait_side = a.mode == kDcudaBare || a.mode == kBareBare;
-    const unsigned base = c.s->self->consumed_notes[kTag];  // nothing pending between runs
+    const unsigned base = c.self->consumed_notes[kTag];  // nothing pending between runs
     __syncthreads();
     auto send = [&] {
-      if (a.mode == kNotify) dcuda_notify(c, peer, kTag);
+      if (a.mode == kNotify) dcuda_notify(c, peer, DCUDA_COMM_WORLD, kTag);  // a world window: world ranks
       else if (bare_send_side) bare_send(c, win, peer, src);
-      else dcuda_put_notify(c, win, peer, 0, sizeof(unsigned), src, kTag);
+      else dcuda_put_notify(c, win, peer, 0, static_cast<int>(sizeof(unsigned)), src, kTag);
     };
     auto wait = [&](int i) {
       if (bare_wait_side) bare_wait(c, base + static_cast<unsigned>(i) + 1);
@@ -94,10 +97,16 @@ int main(int argc, char** argv) {
   const int iterations = argc > 1 ? std::atoi(argv[1]) : 20000;
   const char* t = std::getenv("DCUDA_BENCH_THREADS");
   const int threads = t ? std::atoi(t) : 128;
-  dcuda_host_context ctx;
-  if (iterations < 1 || dcuda_host_init(&argc, &argv, &ctx, pingpong, threads) != DCUDA_SUCCESS) return 1;
-  int world = 0, processes = 0;
-  dcuda_host_get_rank_info(ctx, &world, nullptr, nullptr, nullptr, &processes);
+  if (iterations < 1) return 1;
+  dcuda_host_context_handle ctx;
+  dcuda_host_init(argc, argv, &ctx, pingpong, threads);  // a failure is printed
+  if (dcuda_host_status(ctx) != DCUDA_SUCCESS) {
+    dcuda_host_finish(ctx);
+    return 1;
+  }
+  dcuda_rank_info info;
+  dcuda_host_get_rank_info(ctx, &info);
+  const int world = info.rank_count, processes = info.process_count;
   if (processes != 1 || world < 2)
     return std::fprintf(stderr, "same_gpu_breakdown: one process, two ranks or more\n"), 1;
   unsigned* buffers = nullptr;
@@ -108,9 +117,9 @@ int main(int argc, char** argv) {
   cudaMemset(buffers, 1, 128 * world);
   std::printf("same_gpu_breakdown: %d ranks of %d threads, %d round trips, 4 bytes\n", world, threads, iterations);
   for (int mode = 0; mode < kModes; ++mode) {
-    const Args a{mode, iterations, buffers, elapsed};
+    Args a{mode, iterations, buffers, elapsed};  // copied back after each run, unchanged
     for (int round = 0; round < 2; ++round)  // the first is a warm-up
-      if (dcuda_host_run(ctx, &a, sizeof a) < 0) return std::fprintf(stderr, "%s\n", dcuda_host_error(ctx)), 1;
+      if (dcuda_host_run(ctx, &a, sizeof a) < 0) return 1;  // dcuda_host_run printed dcuda_host_error's line
     std::printf("breakdown.%s %.1f ns one way\n", kNames[mode], elapsed[0] / (2.0 * iterations));
   }
   dcuda_host_finish(ctx);

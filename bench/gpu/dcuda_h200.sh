@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# dcuda on the GPU machine, from the files bench/gpu/pack.sh carried: the GPU tests, then the
+# dcuda on the GPU machine, from the files bench/gpu/pack.sh carried: the GPU tests (and the
+# program written from the reference interface, examples/dcuda/reference_ring.cu), then the
 # benchmark (latency of notified access and notify, 1 MiB put bandwidth) at a few block sizes,
 # and NVSHMEM's put-with-signal beside it (bench/dcuda/nvshmem_pingpong.cu, built here with nvcc
 # against the NVSHMEM of the machine's Python environment). `proxy`: the same checks and
@@ -23,6 +24,12 @@ STEPS=${STEPS:-tests bench nvshmem proxy hops}
 want() { [[ " $STEPS " == *" $1 "* ]]; }
 want tests && step "dcuda GPU tests" timeout 300 "$CARRY/bin/dcuda_gpu_tests"
 want tests && step "dcuda device-link GPU tests" timeout 120 "$CARRY/bin/dcuda_link_gpu_tests"
+# A program written from the reference interface alone: one process, then two (both paths).
+want tests && step "reference_ring, 1 process" timeout 120 "$CARRY/bin/dcuda_reference_ring" 200
+want tests && step "reference_ring, 2 processes, peer path" env DCUDA_RANKS_PER_GPU=8 timeout 200 \
+  "$CARRY/bin/outboard" dcuda run -n 2 -- "$CARRY/bin/dcuda_reference_ring" 200
+want tests && step "reference_ring, 2 processes, proxies" env DCUDA_RANKS_PER_GPU=8 DCUDA_PEER_PATH=0 timeout 200 \
+  "$CARRY/bin/outboard" dcuda run -n 2 -- "$CARRY/bin/dcuda_reference_ring" 200
 if want bench; then
   for t in ${THREADS:-128 256 1024}; do
     step "dcuda_bench, $t threads per rank" env DCUDA_BENCH_THREADS=$t timeout 120 "$CARRY/bin/dcuda_bench" \

@@ -21,7 +21,7 @@ cp -a "$BUILD"/lib/libdcuda.so* "$DIR/lib/" 2>/dev/null || true
 # The throughput-scaling client (bench/gpu/scaling.sh).
 [ -x "$BUILD/bin/scale_client" ] && install -m 755 "$BUILD/bin/scale_client" "$DIR/bin/"
 # dcuda's case studies (bench/gpu/dcuda_cases.sh runs them).
-for f in dcuda_stencil dcuda_particles dcuda_spmv dcuda_power; do [ -x "$BUILD/bin/$f" ] && install -m 755 "$BUILD/bin/$f" "$DIR/bin/"; done
+for f in dcuda_stencil dcuda_particles dcuda_spmv dcuda_power dcuda_reference_ring; do [ -x "$BUILD/bin/$f" ] && install -m 755 "$BUILD/bin/$f" "$DIR/bin/"; done
 cp "$BUILD/share/outboard/outboard_plot.py" "$DIR/share/outboard/"
 find "$DIR/bin" "$DIR/lib" -type f -name '*' -exec strip --strip-debug {} + 2>/dev/null || true
 # Libraries beyond glibc and the C++ runtime, which the GPU machine has in newer versions.
@@ -46,6 +46,14 @@ cp "$BUILD/bin/level3_check" "$BUILD/bin/lapack_check" "$BUILD/bin/fftw_check" "
 mkdir -p "$DIR/openblas-as-lapack"
 ln -sf ../deps/libopenblas.so.0 "$DIR/openblas-as-lapack/liblapack.so.3"
 ln -sf ../deps/libopenblas.so.0 "$DIR/openblas-as-lapack/libblas.so.3"
+# iproute2 (ip, tc) and ucx_perftest, which the GPU machine lacks: the network rig's namespaces and
+# shaping, and UCX's own figures beside ours (bench/gpu/netns_dcuda.sh). Their libraries to iproute/.
+mkdir -p "$DIR/iproute"
+install -m 755 /usr/bin/ip /usr/sbin/tc "$DIR/iproute/"
+[ -x /usr/bin/ucx_perftest ] && install -m 755 /usr/bin/ucx_perftest "$DIR/bin/"
+ldd /usr/bin/ip /usr/sbin/tc | awk '/=> \// {print $3}' | sort -u | while read -r lib; do
+  case "$(basename "$lib")" in libc.so*|libm.so*) ;; *) cp -L "$lib" "$DIR/iproute/" ;; esac
+done
 # The device tool carries at most 64 MiB with the tree: OpenBLAS (36 MB) travels compressed and
 # unpack.sh (run by steps.sh, and by the scripts that do not source it) restores it there.
 xz -T2 -6 -f "$DIR/deps/libopenblas.so.0"

@@ -1,7 +1,8 @@
 // Shared by the dcuda case studies (stencil, particles, spmv, power): options, CUDA checks,
 // deterministic device helpers (block sums and stable partitions whose order of operations does
-// not depend on timing, so the dcuda version and its baseline can be compared bitwise), and the
-// report (one parseable line per result, optional JSON).
+// not depend on timing, so the dcuda version and its baseline can be compared bitwise), the dcuda
+// host calls every program makes (start_dcuda, run_dcuda: the reference dCUDA host interface of
+// dcuda/dcuda.h), and the report (one parseable line per result, optional JSON).
 //
 // The programs are built with --fmad=false (examples/dcuda/CMakeLists.txt): the same expression
 // inlined into two different kernels might otherwise be contracted into FMAs differently, and the
@@ -139,18 +140,18 @@ class Options {
   std::vector<std::string> names_, flags_;
 };
 
-// This process's place in the dcuda world.
+// This process's place in the dcuda world (from dcuda_host_get_rank_info's dcuda_rank_info).
 struct World {
-  int ranks = 0;      // world size
-  int first = 0;      // this process's first world rank
-  int here = 0;       // its ranks: first .. first + here - 1
+  int ranks = 0;      // world size (rank_count)
+  int first = 0;      // this process's first world rank (rank_start)
+  int here = 0;       // its ranks: first .. first + here - 1 (rank_responsible)
   int process = 0, processes = 1;
 };
 
 // A dcuda context for `kernel` at `threads` per rank; exits 77 (ctest's skip) without a GPU and 2
-// on failure.
-inline dcuda_host_context start_dcuda(dcuda_kernel kernel, int threads, World* w) {
-  dcuda_host_context ctx = nullptr;
+// on failure (dcuda_host_init has printed why; the failed context is finished first).
+inline dcuda_host_context_handle start_dcuda(dcuda_kernel_t kernel, int threads, World* w) {
+  dcuda_host_context_handle ctx = nullptr;
   if (threads < 32 || threads % 32 || threads > 1024) {
     std::fprintf(stderr, "threads per rank must be a multiple of 32 in 32..1024\n");
     std::exit(2);
@@ -160,19 +161,40 @@ inline dcuda_host_context start_dcuda(dcuda_kernel kernel, int threads, World* w
     std::puts("skipped: no GPU");
     std::exit(77);
   }
-  if (dcuda_host_init(nullptr, nullptr, &ctx, kernel, threads) != DCUDA_SUCCESS) std::exit(2);
-  dcuda_host_get_rank_info(ctx, &w->ranks, &w->first, &w->here, &w->process, &w->processes);
+  dcuda_host_init(0, nullptr, &ctx, kernel, threads);
+  if (dcuda_host_status(ctx) != DCUDA_SUCCESS) {
+    dcuda_host_finish(ctx);
+    std::exit(2);
+  }
+  dcuda_rank_info info;
+  dcuda_host_get_rank_info(ctx, &info);
+  w->ranks = info.rank_count;
+  w->first = info.rank_start;
+  w->here = info.rank_responsible;
+  w->process = info.process_index;
+  w->processes = info.process_count;
   return ctx;
 }
 
-// dcuda_host_run, exiting with the rank's error on failure.
-inline double run_dcuda(dcuda_host_context ctx, const void* args, size_t bytes) {
+// dcuda_host_run (which copies `args` to the device for dcuda_get_data and back after the
+// kernel), exiting with the rank's error on failure.
+inline double run_dcuda(dcuda_host_context_handle ctx, void* args, size_t bytes) {
   const double ms = dcuda_host_run(ctx, args, bytes);
   if (ms < 0) {
     std::fprintf(stderr, "dcuda run failed (%g): %s\n", ms, dcuda_host_error(ctx));
     std::exit(2);
   }
   return ms;
+}
+
+// dcuda windows, put offsets and sizes are ints: exits 2 (before any run) when a window of
+// `bytes` would not fit one, naming the program and the window.
+inline void check_window_bytes(const char* program, const char* window, double bytes) {
+  if (bytes > 2147483647.0) {
+    std::fprintf(stderr, "%s: the %s window (%.0f bytes) exceeds dcuda's int sizes; choose smaller sizes\n", program, window,
+                 bytes);
+    std::exit(2);
+  }
 }
 
 // Milliseconds between two events recorded around `work` on `stream` (which it must use).

@@ -209,26 +209,32 @@ __device__ void make_halos(Particle* base, const Layout& L, int r, int ranks, do
   __syncthreads();
 }
 
-__global__ void particles_dcuda(dcuda_params p) {
-  dcuda_context c;
-  dcuda_gpu_init(p, c);
-  const Args a = *static_cast<const Args*>(dcuda_get_data(c));
-  const int r = dcuda_comm_rank(c, DCUDA_COMM_WORLD), ranks = dcuda_comm_size(c, DCUDA_COMM_WORLD);
+__global__ void particles_dcuda(dcuda_context_handle handle) {
+  __shared__ dcuda_state c;
+  dcuda_gpu_init(handle, c);
+  void* data;
+  dcuda_get_data(c, &data);
+  const Args a = *static_cast<const Args*>(data);
+  int r, ranks, device_ranks;
+  dcuda_comm_rank(c, DCUDA_COMM_WORLD, &r);
+  dcuda_comm_size(c, DCUDA_COMM_WORLD, &ranks);
+  dcuda_comm_size(c, DCUDA_COMM_DEVICE, &device_ranks);
   const Layout L = a.layout;
   Particle* base = a.all + r * L.stride();
   const double lo = static_cast<double>(r) * a.cells, hi = static_cast<double>(r + 1) * a.cells;
   const bool left = r > 0, right = r + 1 < ranks;
-  const bool several_processes = ranks != dcuda_comm_size(c, DCUDA_COMM_DEVICE);
-  const size_t particle = sizeof(Particle);
+  const bool several_processes = ranks != device_ranks;
+  // Window offsets and sizes are ints (the host checked that the inboxes' bytes fit one).
+  const int particle = static_cast<int>(sizeof(Particle));
   dcuda_win win;  // the 8 inboxes
-  dcuda_win_create(c, DCUDA_COMM_WORLD, base, particle * L.outbox(kMig, kLeft), &win);
+  dcuda_win_create(c, DCUDA_COMM_WORLD, base, particle * static_cast<int>(L.outbox(kMig, kLeft)), &win);
   // Sends outbox (kind, side) to the neighbour on `side`, into its inbox (kind, parity, other side).
   auto send = [&](int kind, int parity) {
     for (int side = 0; side < 2; ++side) {
       if (side == kLeft ? !left : !right) continue;
-      const Particle* box = base + L.outbox(kind, side);
+      Particle* box = base + L.outbox(kind, side);
       const int tag = kind == kMig ? (side == kLeft ? kMigFromRight : kMigFromLeft) : (side == kLeft ? kHaloFromRight : kHaloFromLeft);
-      dcuda_put_notify(c, win, side == kLeft ? r - 1 : r + 1, particle * L.inbox(kind, parity, 1 - side),
+      dcuda_put_notify(c, win, side == kLeft ? r - 1 : r + 1, particle * static_cast<int>(L.inbox(kind, parity, 1 - side)),
                        particle * (count_of(box) + 1), box, tag);
     }
     if (several_processes) dcuda_win_flush(c, win);
@@ -326,8 +332,9 @@ int main(int argc, char** argv) {
   if (n < 1 || cells < 2 || height < 2 || steps < 1 || capacity < n || box < 1 || !(dt > 0))
     return std::fprintf(stderr, "particles: need particles >= 1, cells >= 2, height >= 2, capacity >= particles\n"), 2;
 
+  cases::check_window_bytes("particles", "inboxes", double(sizeof(Particle)) * 8 * (box + 1.0));
   cases::World world;
-  dcuda_host_context ctx = cases::start_dcuda(particles_dcuda, threads, &world);
+  dcuda_host_context_handle ctx = cases::start_dcuda(particles_dcuda, threads, &world);
   const int ranks = world.ranks;
   const Layout L{capacity, box};
   Particle* all;

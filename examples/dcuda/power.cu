@@ -66,11 +66,16 @@ __device__ void scale(const double* y, double* x_own, int rows, double norm) {
   for (int i = threadIdx.x; i < rows; i += blockDim.x) x_own[i] = y[i] / norm;
 }
 
-__global__ void power_dcuda(dcuda_params p) {
-  dcuda_context c;
-  dcuda_gpu_init(p, c);
-  const Args a = *static_cast<const Args*>(dcuda_get_data(c));
-  const int r = dcuda_comm_rank(c, DCUDA_COMM_WORLD), ranks = dcuda_comm_size(c, DCUDA_COMM_WORLD);
+__global__ void power_dcuda(dcuda_context_handle handle) {
+  __shared__ dcuda_state c;
+  dcuda_gpu_init(handle, c);
+  void* data;
+  dcuda_get_data(c, &data);
+  const Args a = *static_cast<const Args*>(data);
+  int r, ranks, device_ranks;
+  dcuda_comm_rank(c, DCUDA_COMM_WORLD, &r);
+  dcuda_comm_size(c, DCUDA_COMM_WORLD, &ranks);
+  dcuda_comm_size(c, DCUDA_COMM_DEVICE, &device_ranks);
   const int m = a.rows, b = a.band, width = 2 * b + 1;
   const long nnz = static_cast<long>(width) * m;
   const int* cols = a.cols + r * nnz;
@@ -78,11 +83,14 @@ __global__ void power_dcuda(dcuda_params p) {
   double* x = a.x + static_cast<long>(r) * (m + 2 * b);
   double* y = a.y + static_cast<long>(r) * m;
   double* slots = a.slots + r * kSlots;
+  // Window offsets and sizes are ints (the host checked that x's bytes fit one).
+  constexpr int kDouble = static_cast<int>(sizeof(double));
+  const int halo_bytes = kDouble * b, upper_halo = kDouble * (b + m);  // x[b+m ..): the halo from the right
   dcuda_win xwin, twin;
-  dcuda_win_create(c, DCUDA_COMM_WORLD, x, sizeof(double) * (m + 2 * b), &xwin);
-  dcuda_win_create(c, DCUDA_COMM_WORLD, slots, sizeof(double) * kSlots, &twin);
+  dcuda_win_create(c, DCUDA_COMM_WORLD, x, kDouble * (m + 2 * b), &xwin);
+  dcuda_win_create(c, DCUDA_COMM_WORLD, slots, kDouble * kSlots, &twin);
   const bool left = r > 0, right = r + 1 < ranks;
-  const bool several_processes = ranks != dcuda_comm_size(c, DCUDA_COMM_DEVICE);
+  const bool several_processes = ranks != device_ranks;
   __shared__ double acc;  // the put's source for the tree (8 bytes: shared memory is allowed)
   // Why one x (no double buffer) is safe: a neighbour writes this rank's halo in step t+1 only
   // after it has the global sum of step t, which needs this rank's partial of step t, which this
@@ -94,8 +102,8 @@ __global__ void power_dcuda(dcuda_params p) {
   // sender, and no sender can be a step ahead before this rank consumed its message.
   for (int t = 0; t < a.iterations; ++t) {
     // Halos out: x[b .. 2b) to the left neighbour's x[b+m ..), x[m .. m+b) to the right one's x[0 .. b).
-    if (left) dcuda_put_notify(c, xwin, r - 1, sizeof(double) * (b + m), sizeof(double) * b, x + b, kFromRight);
-    if (right) dcuda_put_notify(c, xwin, r + 1, 0, sizeof(double) * b, x + m, kFromLeft);
+    if (left) dcuda_put_notify(c, xwin, r - 1, upper_halo, halo_bytes, x + b, kFromRight);
+    if (right) dcuda_put_notify(c, xwin, r + 1, 0, halo_bytes, x + m, kFromLeft);
     cases::ell_rows(cols, vals, x, y, m, width, b, m - b);  // no halo needed: overlaps the exchange
     if (left) dcuda_wait_notifications(c, kFromLeft, 1);
     if (right) dcuda_wait_notifications(c, kFromRight, 1);
@@ -111,7 +119,7 @@ __global__ void power_dcuda(dcuda_params p) {
       if (r & step) {
         if (threadIdx.x == 0) acc = sum;
         __syncthreads();
-        dcuda_put_notify(c, twin, r - step, sizeof(double) * level, sizeof(double), &acc, kReduce + level);
+        dcuda_put_notify(c, twin, r - step, kDouble * level, kDouble, &acc, kReduce + level);
         break;
       }
       if (r + step < ranks) {
@@ -129,7 +137,7 @@ __global__ void power_dcuda(dcuda_params p) {
     if (threadIdx.x == 0) acc = sum;
     __syncthreads();
     for (int k = level - 1; k >= 0; --k)
-      if (r + (1 << k) < ranks) dcuda_put_notify(c, twin, r + (1 << k), sizeof(double) * (kSlots - 1), sizeof(double), &acc, kBroadcast);
+      if (r + (1 << k) < ranks) dcuda_put_notify(c, twin, r + (1 << k), kDouble * (kSlots - 1), kDouble, &acc, kBroadcast);
     const double norm = sqrt(sum);
     if (r == 0 && threadIdx.x == 0) a.norms[t] = norm;
     // A halo put to another process may read its source (x's own entries, rewritten now) after it
@@ -205,8 +213,9 @@ int main(int argc, char** argv) {
   const int threads = o.threads;
   if (b < 1 || m < 2 * b || iterations < 1) return std::fprintf(stderr, "power: need band >= 1, rows >= 2 band\n"), 2;
 
+  cases::check_window_bytes("power", "x", double(sizeof(double)) * (m + 2.0 * b));
   cases::World world;
-  dcuda_host_context ctx = cases::start_dcuda(power_dcuda, threads, &world);
+  dcuda_host_context_handle ctx = cases::start_dcuda(power_dcuda, threads, &world);
   const int ranks = world.ranks;
   const int width = 2 * b + 1;
   const long nnz = static_cast<long>(width) * m, piece = m + 2 * b;

@@ -58,17 +58,23 @@ __device__ void add_partial(double* sum, const double* part, int block, int jj) 
   for (int l = threadIdx.x; l < block; l += blockDim.x) sum[l] = jj == 0 ? part[l] : sum[l] + part[l];
 }
 
-__global__ void spmv_dcuda(dcuda_params p) {
-  dcuda_context c;
-  dcuda_gpu_init(p, c);
-  const Args a = *static_cast<const Args*>(dcuda_get_data(c));
-  const int r = dcuda_comm_rank(c, DCUDA_COMM_WORLD), ranks = dcuda_comm_size(c, DCUDA_COMM_WORLD);
+__global__ void spmv_dcuda(dcuda_context_handle handle) {
+  __shared__ dcuda_state c;
+  dcuda_gpu_init(handle, c);
+  void* data;
+  dcuda_get_data(c, &data);
+  const Args a = *static_cast<const Args*>(data);
+  int r, ranks, device_ranks;
+  dcuda_comm_rank(c, DCUDA_COMM_WORLD, &r);
+  dcuda_comm_size(c, DCUDA_COMM_WORLD, &ranks);
+  dcuda_comm_size(c, DCUDA_COMM_DEVICE, &device_ranks);
   const int P = a.grid, nb = a.block;
   const bool used = r < P * P;
   const int i = r / P, j = r % P;
   const bool diagonal = used && i == j;
   const long nnz = static_cast<long>(a.nnz) * nb;
-  const size_t piece = sizeof(double) * nb;
+  // Window offsets and sizes are ints (the host checked that the slots' bytes fit one).
+  const int piece = static_cast<int>(sizeof(double) * nb);
   double* x = a.x + 2l * nb * r;
   double* partial = a.partial + static_cast<long>(nb) * r;
   double* slots = diagonal ? a.slots + 2l * P * nb * i : nullptr;
@@ -78,7 +84,7 @@ __global__ void spmv_dcuda(dcuda_params p) {
   dcuda_win xwin, swin;
   dcuda_win_create(c, DCUDA_COMM_WORLD, x, 2 * piece, &xwin);
   dcuda_win_create(c, DCUDA_COMM_WORLD, diagonal ? slots : partial, diagonal ? 2 * P * piece : piece, &swin);
-  const bool several_processes = ranks != dcuda_comm_size(c, DCUDA_COMM_DEVICE);
+  const bool several_processes = ranks != device_ranks;
   // Safety of the double buffers (parity q = t % 2; i != j, k != j below):
   // - (i, j) writes slot [q][j] of (i, i) in steps t and t+2. Its step t+2 needs x_j(t+2) from
   //   (j, j), which needs the partial of (j, i) of step t+1, which needs x_i(t+1) from (i, i),
@@ -97,7 +103,7 @@ __global__ void spmv_dcuda(dcuda_params p) {
   // and passes it on to d + m for every power of two m > d (the largest subtree first), so the
   // last rank has it after about log2 P hops instead of after P - 1 puts of the diagonal.
   const int below = (i - j + P) % P;  // this rank's d in its column (j is the column)
-  auto pass_on = [&](const double* piece_src, int q) {
+  auto pass_on = [&](double* piece_src, int q) {
     int top = 1;
     while (top < P) top <<= 1;
     for (int m = top >> 1; m > below; m >>= 1) {
@@ -115,7 +121,7 @@ __global__ void spmv_dcuda(dcuda_params p) {
       cases::ell_rows(cols, vals, x + q * nb, mine, nb, a.nnz, 0, nb);
       __syncthreads();
       if (!diagonal) {
-        dcuda_put_notify(c, swin, i * P + i, (static_cast<size_t>(q) * P + j) * piece, piece, mine, kPartial + j);
+        dcuda_put_notify(c, swin, i * P + i, (q * P + j) * piece, piece, mine, kPartial + j);
         if (several_processes) dcuda_win_flush(c, swin);
         dcuda_wait_notifications(c, kX, 1);  // x_j of step t+1 is in x[1-q]
         pass_on(x + (1 - q) * nb, q);
@@ -179,12 +185,13 @@ int main(int argc, char** argv) {
   if (nb < 1 || nnz < 1 || nnz > nb || iterations < 1) return std::fprintf(stderr, "spmv: need 1 <= nnz <= block\n"), 2;
 
   cases::World world;
-  dcuda_host_context ctx = cases::start_dcuda(spmv_dcuda, threads, &world);
+  dcuda_host_context_handle ctx = cases::start_dcuda(spmv_dcuda, threads, &world);
   const int ranks = world.ranks;
   int P = static_cast<int>(std::sqrt(static_cast<double>(ranks)));
   while ((P + 1) * (P + 1) <= ranks) ++P;
   while (P * P > ranks) --P;
   if (kPartial + P > 256) return std::fprintf(stderr, "spmv: %d columns need more than 256 tags\n", P), 2;
+  cases::check_window_bytes("spmv", "slots", double(sizeof(double)) * 2 * P * nb);
   const int used = P * P;
   const long entries = static_cast<long>(nnz) * nb;
   int* cols;

@@ -65,19 +65,26 @@ __device__ void sweep_planes(const double* in, double* out, int nx, int ny, int 
   }
 }
 
-__global__ void stencil_dcuda(dcuda_params p) {
-  dcuda_context c;
-  dcuda_gpu_init(p, c);
-  const Args a = *static_cast<const Args*>(dcuda_get_data(c));
-  const int r = dcuda_comm_rank(c, DCUDA_COMM_WORLD), ranks = dcuda_comm_size(c, DCUDA_COMM_WORLD);
+__global__ void stencil_dcuda(dcuda_context_handle handle) {
+  __shared__ dcuda_state c;
+  dcuda_gpu_init(handle, c);
+  void* data;
+  dcuda_get_data(c, &data);
+  const Args a = *static_cast<const Args*>(data);
+  int r, ranks, device_ranks;
+  dcuda_comm_rank(c, DCUDA_COMM_WORLD, &r);
+  dcuda_comm_size(c, DCUDA_COMM_WORLD, &ranks);
+  dcuda_comm_size(c, DCUDA_COMM_DEVICE, &device_ranks);
   const long plane = static_cast<long>(a.nx) * a.ny, slab = plane * (a.nz + 2);
-  const size_t plane_bytes = sizeof(double) * plane;
+  // Window offsets and sizes are ints (the host checked that a slab's bytes fit one).
+  const int plane_bytes = static_cast<int>(sizeof(double) * plane), slab_bytes = static_cast<int>(sizeof(double) * slab);
+  const int upper_halo = plane_bytes * (a.nz + 1);  // the offset of plane nz + 1 in a slab
   double* mine[2] = {a.buf[0] + r * slab, a.buf[1] + r * slab};
   dcuda_win win[2];  // window b: this rank's slab of buffer b (every rank creates both, in order)
-  dcuda_win_create(c, DCUDA_COMM_WORLD, mine[0], sizeof(double) * slab, &win[0]);
-  dcuda_win_create(c, DCUDA_COMM_WORLD, mine[1], sizeof(double) * slab, &win[1]);
+  dcuda_win_create(c, DCUDA_COMM_WORLD, mine[0], slab_bytes, &win[0]);
+  dcuda_win_create(c, DCUDA_COMM_WORLD, mine[1], slab_bytes, &win[1]);
   const bool below = r > 0, above = r + 1 < ranks;
-  const bool several_processes = ranks != dcuda_comm_size(c, DCUDA_COMM_DEVICE);
+  const bool several_processes = ranks != device_ranks;
   // Why two buffers suffice, and why a put never lands in a halo still being read:
   // - Sweep t reads buffer t%2 (halos included) and writes buffer n = (t+1)%2, whose halos the
   //   neighbours fill during sweep t. The halos of a buffer are read only by the boundary planes
@@ -98,7 +105,7 @@ __global__ void stencil_dcuda(dcuda_params p) {
     sweep_planes(in, out, a.nx, a.ny, 1, 2);
     if (a.nz > 1) sweep_planes(in, out, a.nx, a.ny, a.nz, a.nz + 1);
     __syncthreads();  // the boundary planes are complete before the block copies them out
-    if (below) dcuda_put_notify(c, w, r - 1, plane_bytes * (a.nz + 1), plane_bytes, out + plane, kFromAbove);
+    if (below) dcuda_put_notify(c, w, r - 1, upper_halo, plane_bytes, out + plane, kFromAbove);
     if (above) dcuda_put_notify(c, w, r + 1, 0, plane_bytes, out + plane * a.nz, kFromBelow);
     if (a.nz > 2) sweep_planes(in, out, a.nx, a.ny, 2, a.nz);  // overlaps the neighbours' receipt
     // A put to another process may read its source (plane 1 or nz of `out`, rewritten in sweep
@@ -145,8 +152,9 @@ int main(int argc, char** argv) {
   const int threads = o.threads;
   if (nx < 3 || ny < 3 || nz < 1 || iterations < 1) return std::fprintf(stderr, "stencil: bad sizes\n"), 2;
 
+  cases::check_window_bytes("stencil", "slab", double(sizeof(double)) * nx * ny * (nz + 2));
   cases::World world;
-  dcuda_host_context ctx = cases::start_dcuda(stencil_dcuda, threads, &world);
+  dcuda_host_context_handle ctx = cases::start_dcuda(stencil_dcuda, threads, &world);
   const int ranks = world.ranks;
   const long plane = static_cast<long>(nx) * ny, slab = plane * (nz + 2), total = slab * ranks;
   double* buf[2];

@@ -3,7 +3,8 @@
 # that this script makes (and removes), one process of a run in each, their proxies talking over
 # UCX's TCP transport to each other's address. The processes are dcuda_proxy_check (host threads
 # as ranks, the real proxy and bootstrap); each scenario runs once over a clean link and `order`
-# once more over a slow link (tc: netem's delay and loss where the kernel has it, else a rate limit).
+# once more over a slow link (tc: netem's delay and loss where the kernel has it, else a rate limit),
+# and one process dies mid-run (`killed`): the other reports it across the link.
 #   netns.sh PROXY_CHECK      exit 77 (skipped) without root or `ip`
 set -uo pipefail
 CHECK=${1:?usage: netns.sh PROXY_CHECK}
@@ -58,6 +59,31 @@ run() {
 }
 
 for s in order barrier flood hostile; do run $s; done
+
+# A peer dying across the link: process 1 (in B) kills itself mid-run; process 0 (in A) must say
+# so and end, not hang (its proxy finds the connection gone: TCP reset, or UCX's keepalive).
+killed() {
+  local job=$TAG-killed-$RANDOM
+  local common=(DCUDA_SIZE=2 DCUDA_JOB=$job DCUDA_BOOTSTRAP_DIR=$DIR/$job UCX_TLS=tcp,self UCX_NET_DEVICES=all
+                DCUDA_BOOTSTRAP_TIMEOUT=60 DCUDA_PROXY_STOP_TIMEOUT=10)
+  ip netns exec "$A" env "${common[@]}" DCUDA_RANK=0 DCUDA_LOCAL_RANK=0 DCUDA_PROXY_HOST=${NET}1 \
+    timeout 120 "$CHECK" killed >"$DIR/$job-0.log" 2>&1 &
+  local a=$!
+  ip netns exec "$B" env "${common[@]}" DCUDA_RANK=1 DCUDA_LOCAL_RANK=0 DCUDA_PROXY_HOST=${NET}2 \
+    timeout 120 "$CHECK" killed >"$DIR/$job-1.log" 2>&1 &
+  local b=$!
+  wait $a
+  local ra=$?
+  wait $b
+  if [ $ra != 124 ] && grep -q "process 0: peer loss reported" "$DIR/$job-0.log"; then
+    echo "ok: killed (process 0 reported the peer's loss across the link)"
+  else
+    echo "FAILED: killed (process 0 exit $ra)"
+    tail -n 20 "$DIR/$job-0.log" "$DIR/$job-1.log"
+    failed=1
+  fi
+}
+killed
 # A slow, lossy link where the kernel has netem; else (no sch_netem, as on our CI VMs) a slow one
 # with a token bucket, so that large payloads queue behind the link.
 shape() {

@@ -2,6 +2,7 @@
 // the ranks' errors. Host C++ on the CUDA runtime; the kernel itself is the program's.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <array>
 #include <cerrno>
 #include <cstdio>
@@ -17,6 +18,7 @@
 #include "cuda_link.hpp"
 #include "dcuda/dcuda.h"
 #include "dcuda/runtime/bootstrap.hpp"
+#include "dcuda/runtime/cpu_timers.hpp"
 #include "dcuda/runtime/log_printer.hpp"
 #include "dcuda/runtime/proxy.hpp"
 
@@ -25,8 +27,8 @@ using dcuda::detail::kTimers;
 using dcuda::detail::RankDevice;
 using dcuda::detail::RankHost;
 
-struct dcuda_host_context_s {
-  dcuda_kernel kernel = nullptr;
+struct dcuda_host_context {
+  dcuda_kernel_t kernel = nullptr;
   int threads = 0;
   int device = 0;
   uint32_t ranks = 0;
@@ -38,7 +40,10 @@ struct dcuda_host_context_s {
   uint64_t* timings = nullptr;
   void* data = nullptr;             // the last run's copy of the program's data
   size_t data_bytes = 0;
+  dcuda_context* params = nullptr;  // device memory: the kernel's one argument points here
   std::string error;
+  int status = DCUDA_SUCCESS;       // the last failure's code (dcuda_host_status)
+  double last_ms = 0;               // the last run's kernel time
   // The run's processes; with more than one, the proxy that serves this one's remote commands.
   dcuda::runtime::Launch launch;
   dcuda::runtime::World world;
@@ -52,12 +57,13 @@ struct dcuda_host_context_s {
   // The ranks' streaming log (dcuda_log), printed while a kernel runs.
   std::FILE* log_out = nullptr;
   std::unique_ptr<dcuda::runtime::LogPrinter> log;
+  std::unique_ptr<dcuda::runtime::CpuTimers> timers;  // rank 0's CPU timer events
   uint32_t first_rank() const { return world.processes[world.self].first_rank; }
 };
 
 namespace {
 
-int cuda_failed(dcuda_host_context ctx, cudaError_t e, const char* what) {
+int cuda_failed(dcuda_host_context_handle ctx, cudaError_t e, const char* what) {
   if (ctx) ctx->error = std::string(what) + ": " + cudaGetErrorString(e);
   return DCUDA_ERROR_CUDA;
 }
@@ -76,7 +82,7 @@ long env_number(const char* name, long fallback) {
   return (*end || n < 0) ? -1 : n;
 }
 
-void release(dcuda_host_context c) {
+void release(dcuda_host_context_handle c) {
   c->proxy.reset();  // stops its thread first: it reads the regions below
   cudaFree(c->peers);
   cudaFree(c->rank_process);
@@ -90,11 +96,12 @@ void release(dcuda_host_context c) {
   cudaFree(c->barrier);
   cudaFree(c->timings);
   cudaFree(c->data);
+  cudaFree(c->params);
 }
 
-int join(dcuda_host_context c);
+int join(dcuda_host_context_handle c);
 
-int setup(dcuda_host_context c, dcuda_kernel kernel, int threads) {
+int setup(dcuda_host_context_handle c, dcuda_kernel_t kernel, int threads) {
   if (!kernel || threads < 1) {
     c->error = "dcuda_host_init: a kernel and threads_per_rank >= 1 are needed";
     return DCUDA_ERROR_ARGUMENT;
@@ -158,6 +165,8 @@ int setup(dcuda_host_context c, dcuda_kernel kernel, int threads) {
   CUDA_OR_FAIL(c, cudaMalloc(reinterpret_cast<void**>(&c->barrier), sizeof(DeviceBarrier)));
   CUDA_OR_FAIL(c, cudaMemset(c->barrier, 0, sizeof(DeviceBarrier)));
   CUDA_OR_FAIL(c, cudaMalloc(reinterpret_cast<void**>(&c->timings), sizeof(uint64_t) * kTimers * c->ranks));
+  CUDA_OR_FAIL(c, cudaMalloc(reinterpret_cast<void**>(&c->params), sizeof(dcuda_context)));
+  c->timers = std::make_unique<dcuda::runtime::CpuTimers>(c->host);
   if (int rc = join(c); rc != DCUDA_SUCCESS) return rc;
   c->log_out = stderr;
   if (const char* path = std::getenv("DCUDA_LOG"); path && *path && !(c->log_out = std::fopen(path, "a"))) {
@@ -182,7 +191,7 @@ std::array<uint8_t, 64> from_hex(const std::string& s) {  // the bootstrap check
 // Maps the ranks' state of every other process of this host that shared it (a process we cannot
 // map is reached through the proxies), and sets up what our ranks read to route: per process how
 // to reach it, per world rank its process, and the table of mapped windows the proxy fills.
-int map_peers(dcuda_host_context c, bool peer_path, dcuda::runtime::PeerPaths& paths) {
+int map_peers(dcuda_host_context_handle c, bool peer_path, dcuda::runtime::PeerPaths& paths) {
   using namespace dcuda::runtime;
   const World& w = c->world;
   const uint32_t n = static_cast<uint32_t>(w.processes.size()), world_size = w.world_size();
@@ -220,7 +229,7 @@ int map_peers(dcuda_host_context c, bool peer_path, dcuda::runtime::PeerPaths& p
 }
 
 // Finds the run's other processes and starts the proxy; a run of one process is its own world.
-int join(dcuda_host_context c) {
+int join(dcuda_host_context_handle c) {
   if (c->launch.processes <= 1) {
     c->world.self = 0;
     c->world.processes = {dcuda::runtime::ProcessInfo{0, c->ranks, "", "", "", ""}};
@@ -250,14 +259,14 @@ int join(dcuda_host_context c) {
 }
 
 // The proxy's first error, if it has one.
-int proxy_error(dcuda_host_context c) {
+int proxy_error(dcuda_host_context_handle c) {
   if (!c->proxy || !c->proxy->failed()) return DCUDA_SUCCESS;
   c->error = "dcuda: the host proxy failed: " + c->proxy->error();
   return DCUDA_ERROR_REMOTE;
 }
 
 // The first error any rank recorded, as text; DCUDA_SUCCESS when none did.
-int rank_errors(dcuda_host_context c) {
+int rank_errors(dcuda_host_context_handle c) {
   std::vector<RankDevice> state(c->ranks);
   CUDA_OR_FAIL(c, cudaMemcpy(state.data(), c->device_state, sizeof(RankDevice) * c->ranks, cudaMemcpyDeviceToHost));
   for (uint32_t r = 0; r < c->ranks; ++r) {
@@ -271,39 +280,29 @@ int rank_errors(dcuda_host_context c) {
   return DCUDA_SUCCESS;
 }
 
-}  // namespace
+// A failure of a host call: kept for dcuda_host_status and dcuda_host_error, and printed (the
+// reference's host calls return nothing, so a program that checks nothing still hears of it).
+int failed(dcuda_host_context_handle c, int code) {
+  c->status = code;
+  std::fprintf(stderr, "%s\n", c->error.c_str());
+  return code;
+}
 
-extern "C" int dcuda_host_init(int* argc, char*** argv, dcuda_host_context* ctx, dcuda_kernel kernel,
-                               int threads_per_rank) {
-  (void)argc, (void)argv;
-  if (!ctx) return DCUDA_ERROR_ARGUMENT;
-  auto* c = new dcuda_host_context_s;
-  if (int rc = setup(c, kernel, threads_per_rank); rc != DCUDA_SUCCESS) {
-    std::fprintf(stderr, "%s\n", c->error.c_str());
-    release(c);
-    delete c;
-    *ctx = nullptr;
-    return rc;
+// The kernel's wait: the CPU timers' events are taken as they come (a poll, then the stream).
+cudaError_t wait_for_kernel(dcuda_host_context_handle c) {
+  for (;;) {
+    c->timers->poll();
+    const cudaError_t e = cudaStreamQuery(c->stream);
+    if (e != cudaErrorNotReady) {
+      c->timers->poll();
+      return e;
+    }
   }
-  *ctx = c;
-  return DCUDA_SUCCESS;
 }
 
-extern "C" int dcuda_host_get_rank_info(dcuda_host_context ctx, int* world_size, int* first_rank, int* ranks_here,
-                                        int* process, int* processes) {
-  if (!ctx) return DCUDA_ERROR_ARGUMENT;
-  if (world_size) *world_size = static_cast<int>(ctx->world.world_size());
-  if (first_rank) *first_rank = static_cast<int>(ctx->first_rank());
-  if (ranks_here) *ranks_here = static_cast<int>(ctx->ranks);
-  if (process) *process = static_cast<int>(ctx->world.self);
-  if (processes) *processes = static_cast<int>(ctx->world.processes.size());
-  return DCUDA_SUCCESS;
-}
-
-extern "C" double dcuda_host_run(dcuda_host_context ctx, const void* data, size_t size) {
-  if (!ctx || (size && !data)) return DCUDA_ERROR_ARGUMENT;
-  dcuda_host_context c = ctx;
-  if (int rc = proxy_error(c); rc != DCUDA_SUCCESS) return rc;
+// One cooperative launch: the program's data to the device and back, the kernel's parameters,
+// the launch and its wait, then what went wrong in it. The kernel's time in c->last_ms.
+int run(dcuda_host_context_handle c, void* data, size_t size) {
   if (size > c->data_bytes) {
     cudaFree(c->data);
     c->data = nullptr, c->data_bytes = 0;
@@ -312,7 +311,8 @@ extern "C" double dcuda_host_run(dcuda_host_context ctx, const void* data, size_
   }
   if (size) CUDA_OR_FAIL(c, cudaMemcpy(c->data, data, size, cudaMemcpyHostToDevice));
   CUDA_OR_FAIL(c, cudaMemset(c->timings, 0, sizeof(uint64_t) * kTimers * c->ranks));
-  dcuda_params p{};
+  dcuda_context params{};
+  dcuda::detail::Params& p = params.params;
   p.host = c->host_on_device;
   p.device = c->device_state;
   p.barrier = c->barrier;
@@ -326,7 +326,9 @@ extern "C" double dcuda_host_run(dcuda_host_context ctx, const void* data, size_
   p.peers = c->peers;
   p.rank_process = c->rank_process;
   p.peer_windows = c->peer_windows_on_device;
-  void* args[] = {&p};
+  CUDA_OR_FAIL(c, cudaMemcpy(c->params, &params, sizeof params, cudaMemcpyHostToDevice));
+  dcuda_context_handle handle = c->params;
+  void* args[] = {&handle};
   cudaEvent_t start, stop;
   CUDA_OR_FAIL(c, cudaEventCreate(&start));
   CUDA_OR_FAIL(c, cudaEventCreate(&stop));
@@ -337,7 +339,7 @@ extern "C" double dcuda_host_run(dcuda_host_context ctx, const void* data, size_
                                               args, 0, c->stream);
   if (e == cudaSuccess) {
     cudaEventRecord(stop, c->stream);
-    e = cudaStreamSynchronize(c->stream);
+    e = wait_for_kernel(c);
   }
   if (c->proxy) c->proxy->set_busy(false);
   c->log->stop();
@@ -348,21 +350,91 @@ extern "C" double dcuda_host_run(dcuda_host_context ctx, const void* data, size_
   if (e != cudaSuccess) return cuda_failed(c, e, "dcuda_host_run: the kernel");
   if (int rc = proxy_error(c); rc != DCUDA_SUCCESS) return rc;  // the ranks' errors are its consequences
   if (int rc = rank_errors(c); rc != DCUDA_SUCCESS) return rc;
+  // What the kernel made of the data, back where it came from (the reference's dcuda_host_run).
+  if (size) CUDA_OR_FAIL(c, cudaMemcpy(data, c->data, size, cudaMemcpyDeviceToHost));
   c->error.clear();
-  return ms;
+  c->status = DCUDA_SUCCESS;
+  c->last_ms = ms;
+  return DCUDA_SUCCESS;
 }
 
-extern "C" int dcuda_host_get_timings(dcuda_host_context ctx, uint64_t* out, size_t count) {
-  if (!ctx || !out || count < static_cast<size_t>(ctx->ranks) * kTimers) return DCUDA_ERROR_ARGUMENT;
+}  // namespace
+
+void dcuda_host_init(int argc, char* argv[], dcuda_host_context_handle* ctx, dcuda_kernel_t kernel,
+                     int threads_per_rank) {
+  (void)argc, (void)argv;
+  if (!ctx) {
+    std::fprintf(stderr, "dcuda_host_init: no place for the context (ctx is null)\n");
+    return;
+  }
+  auto* c = new dcuda_host_context;
+  *ctx = c;
+  if (int rc = setup(c, kernel, threads_per_rank); rc != DCUDA_SUCCESS) {
+    std::string why = std::move(c->error);
+    release(c);  // what was made goes; the context stays, failed, for status and error
+    *c = dcuda_host_context{};
+    c->error = std::move(why);
+    failed(c, rc);
+  }
+}
+
+void dcuda_host_get_rank_info(dcuda_host_context_handle ctx, dcuda_rank_info* info) {
+  if (!info) return;
+  *info = dcuda_rank_info{};
+  if (!ctx || ctx->status != DCUDA_SUCCESS || ctx->world.processes.empty()) return;
+  const dcuda::runtime::World& w = ctx->world;
+  info->rank_count = static_cast<int>(w.world_size());
+  info->rank_responsible = static_cast<int>(ctx->ranks);
+  info->rank_start = static_cast<int>(ctx->first_rank());
+  info->process_count = static_cast<int>(w.processes.size());
+  info->process_index = static_cast<int>(w.self);
+  // Nodes in the order their first process comes; devices: the processes of this node (one GPU each).
+  std::vector<std::string> nodes;
+  for (uint32_t p = 0; p < w.processes.size(); ++p) {
+    const std::string& host = w.processes[p].host;
+    if (std::find(nodes.begin(), nodes.end(), host) == nodes.end()) nodes.push_back(host);
+    if (host == w.processes[w.self].host) {
+      if (p == w.self) info->device_index = info->device_count;
+      ++info->device_count;
+    }
+  }
+  info->node_count = static_cast<int>(nodes.size());
+  info->node_index = static_cast<int>(std::find(nodes.begin(), nodes.end(), w.processes[w.self].host) - nodes.begin());
+}
+
+double dcuda_host_run(dcuda_host_context_handle ctx, void* gpu_data, size_t gpu_size) {
+  if (!ctx) {
+    std::fprintf(stderr, "dcuda_host_run: no context\n");
+    return DCUDA_ERROR_ARGUMENT;
+  }
+  dcuda_host_context_handle c = ctx;
+  if (!c->kernel) return failed(c, c->status != DCUDA_SUCCESS ? c->status : DCUDA_ERROR_ARGUMENT);  // init failed
+  if (gpu_size && !gpu_data) {
+    c->error = "dcuda_host_run: gpu_size is not 0 but gpu_data is null";
+    return failed(c, DCUDA_ERROR_ARGUMENT);
+  }
+  if (int rc = proxy_error(c); rc != DCUDA_SUCCESS) return failed(c, rc);
+  if (int rc = run(c, gpu_data, gpu_size); rc != DCUDA_SUCCESS) return failed(c, rc);
+  return c->last_ms;
+}
+
+std::vector<double> dcuda_host_get_timings(dcuda_host_context_handle ctx) {
+  return ctx && ctx->timers ? ctx->timers->results() : std::vector<double>{};
+}
+
+int dcuda_host_get_gpu_timings(dcuda_host_context_handle ctx, uint64_t* out, size_t count) {
+  if (!ctx || !ctx->timings || !out || count < static_cast<size_t>(ctx->ranks) * kTimers) return DCUDA_ERROR_ARGUMENT;
   CUDA_OR_FAIL(ctx, cudaMemcpy(out, ctx->timings, sizeof(uint64_t) * kTimers * ctx->ranks, cudaMemcpyDeviceToHost));
   return DCUDA_SUCCESS;
 }
 
-extern "C" const char* dcuda_host_error(dcuda_host_context ctx) { return ctx ? ctx->error.c_str() : "no context"; }
+int dcuda_host_status(dcuda_host_context_handle ctx) { return ctx ? ctx->status : DCUDA_ERROR_ARGUMENT; }
+
+const char* dcuda_host_error(dcuda_host_context_handle ctx) { return ctx ? ctx->error.c_str() : "no context"; }
 
 // With other processes: the proxy drains what is in flight and waits until every process has
 // finished too (DCUDA_PROXY_STOP_TIMEOUT), so no peer loses a put still on its way.
-extern "C" int dcuda_host_finish(dcuda_host_context ctx) {
+int dcuda_host_finish_status(dcuda_host_context_handle ctx) {
   if (!ctx) return DCUDA_ERROR_ARGUMENT;
   int rc = DCUDA_SUCCESS;
   if (ctx->proxy) {
@@ -376,3 +448,5 @@ extern "C" int dcuda_host_finish(dcuda_host_context ctx) {
   delete ctx;
   return rc;
 }
+
+void dcuda_host_finish(dcuda_host_context_handle ctx) { (void)dcuda_host_finish_status(ctx); }

@@ -1,12 +1,18 @@
 /* dcuda: every thread block of a kernel is a rank; ranks put data into each other's memory
  * windows and notify each other from inside the running kernel — on one GPU, between the GPUs
  * (processes) of a host and across hosts. This header is the host side; dcuda_device.cuh the
- * device side (include it in the .cu file that defines the kernel).
+ * device side (include it in the .cu file that defines the kernel). The interface is the
+ * reference dCUDA's (shared/seeds/001, Listings 3.3-3.5), signature for signature:
  *
- *   __global__ void step(dcuda_params p) { dcuda_context c; dcuda_gpu_init(p, c); ... dcuda_gpu_finish(c); }
- *   int main(int argc, char** argv) {
- *     dcuda_host_context ctx;
- *     if (dcuda_host_init(&argc, &argv, &ctx, step, 256) != DCUDA_SUCCESS) ...;
+ *   __global__ void step(dcuda_context_handle handle) {
+ *     __shared__ dcuda_state gst;
+ *     dcuda_gpu_init(handle, gst);
+ *     ...
+ *     dcuda_gpu_finish(gst);
+ *   }
+ *   int main(int argc, char* argv[]) {
+ *     dcuda_host_context_handle ctx;
+ *     dcuda_host_init(argc, argv, &ctx, step, 256);
  *     double ms = dcuda_host_run(ctx, &args, sizeof args);   // one cooperative launch
  *     dcuda_host_finish(ctx);
  *   }
@@ -14,21 +20,41 @@
  * One process per GPU; ranks are all blocks of a cooperative launch, as many as can be resident
  * at once (DCUDA_RANKS_PER_GPU asks for fewer; more is refused). World ranks are numbered
  * process by process. Processes find each other through mpirun/srun's environment or
- * `outboard dcuda run -n N`; see the README. */
+ * `outboard dcuda run -n N`; see the README.
+ *
+ * Additions, which change no reference signature: the DCUDA_ERROR_* codes, dcuda_host_status and
+ * dcuda_host_error (the reference's host calls return nothing: a failure is also printed on
+ * stderr, and dcuda_host_run then returns the negative code), the GPU-clock timers
+ * (dcuda_gpu_timer, dcuda_host_get_gpu_timings) and, on the device, dcuda_last_error and the
+ * streaming log dcuda_log. */
 #pragma once
 #include <stddef.h>
 #include <stdint.h>
 
+#include <vector>
+
 #include "dcuda/detail/layout.hpp"
 
-typedef dcuda::detail::Params dcuda_params;
-typedef struct dcuda_host_context_s* dcuda_host_context;
-typedef void (*dcuda_kernel)(dcuda_params);
+typedef struct dcuda_host_context* dcuda_host_context_handle;
+typedef struct dcuda_context* dcuda_context_handle;
+typedef void (*dcuda_kernel_t)(dcuda_context_handle);
 
-/* Return codes: of the host calls, and of the device calls (dcuda_device.cuh). */
+struct dcuda_rank_info {
+  int rank_count;        ///< total number of ranks
+  int rank_responsible;  ///< number of ranks I own
+  int rank_start;        ///< index of first rank I own
+  int device_count;      ///< number of active devices on this compute node
+  int device_index;      ///< my device index on the node
+  int node_count;        ///< number of compute nodes
+  int node_index;        ///< index of my node
+  int process_count;     ///< number of host processes
+  int process_index;     ///< index of my process
+};
+
+/* Return codes: dcuda_host_status, dcuda_host_run's negative values, dcuda_last_error. */
 enum {
   DCUDA_SUCCESS = 0,
-  DCUDA_ERROR_ARGUMENT = -1,    /* a bad argument (tag out of 0..255, null pointer, unknown comm) */
+  DCUDA_ERROR_ARGUMENT = -1,    /* a bad argument (tag out of 0..255, null pointer, unknown comm, negative size) */
   DCUDA_ERROR_RANK = -2,        /* a target rank outside the communicator */
   DCUDA_ERROR_WINDOW = -3,      /* no such window at the target, or the put leaves it */
   DCUDA_ERROR_TOO_MANY = -4,    /* more windows than DCUDA_MAX_WINDOWS held at once */
@@ -42,30 +68,34 @@ enum {
 #define DCUDA_MAX_WINDOWS 32
 #define DCUDA_MAX_TIMERS 16
 
-#ifdef __cplusplus
-extern "C" {
-#endif
-
 /* Picks this process's GPU (its local rank among the processes of the host), sizes the grid for
  * `kernel` at `threads_per_rank` threads per block, allocates the shared state, and joins the
- * other processes. argc/argv are not changed today (kept for the reference interface). */
-int dcuda_host_init(int* argc, char*** argv, dcuda_host_context* ctx, dcuda_kernel kernel, int threads_per_rank);
-/* Who this process is: world size, its first world rank and its ranks, its index and the
- * number of processes. Any pointer may be null. */
-int dcuda_host_get_rank_info(dcuda_host_context ctx, int* world_size, int* first_rank, int* ranks_here, int* process,
-                             int* processes);
-/* One cooperative launch of the kernel over every rank; `data` (size bytes, may be 0) is copied
- * to device memory first, for dcuda_get_data. Returns the kernel's time in milliseconds, or a
- * negative value (a DCUDA_ERROR_* code) when it or a rank's dcuda call failed. */
-double dcuda_host_run(dcuda_host_context ctx, const void* data, size_t size);
-/* The device timers of the last run (dcuda_timer): DCUDA_MAX_TIMERS nanosecond stamps per local
- * rank, rank after rank, into `out` (room for ranks_here * DCUDA_MAX_TIMERS). */
-int dcuda_host_get_timings(dcuda_host_context ctx, uint64_t* out, size_t count);
-/* The last error's description ("" when none). */
-const char* dcuda_host_error(dcuda_host_context ctx);
+ * other processes. argc/argv are read by no one today. On failure *ctx is still a context, in
+ * the failed state (dcuda_host_status, dcuda_host_error; runs fail), and the error is printed. */
+void dcuda_host_init(int argc, char* argv[], dcuda_host_context_handle* ctx, dcuda_kernel_t kernel,
+                     int threads_per_rank);
+/* The launch configuration: ranks, devices and nodes, processes (all zero for a failed context). */
+void dcuda_host_get_rank_info(dcuda_host_context_handle ctx, dcuda_rank_info* rank_info);
+/* One cooperative launch of the kernel over every rank. `gpu_data` (gpu_size bytes) is copied to
+ * device memory first (dcuda_get_data) and back to the same host memory after the kernel (after
+ * a successful run only: a failed one leaves the host's copy as it was).
+ * Returns the kernel's time in milliseconds, or, when it or a rank's dcuda call failed, a
+ * negative DCUDA_ERROR_* code (printed, and kept for dcuda_host_error). */
+double dcuda_host_run(dcuda_host_context_handle ctx, void* gpu_data = NULL, size_t gpu_size = 0);
+/* The CPU timers (dcuda_start_cpu_timer / dcuda_stop_cpu_timer): every start-stop interval
+ * measured so far, in milliseconds of the host's steady clock, in order. */
+std::vector<double> dcuda_host_get_timings(dcuda_host_context_handle ctx);
 /* Leaves the run (a barrier with the other processes) and frees everything. */
-int dcuda_host_finish(dcuda_host_context ctx);
+void dcuda_host_finish(dcuda_host_context_handle ctx);
 
-#ifdef __cplusplus
-}
-#endif
+/* Additions. */
+/* DCUDA_SUCCESS, or the code of the last failure (of init or of the last run). */
+int dcuda_host_status(dcuda_host_context_handle ctx);
+/* The last failure's description ("" when none). */
+const char* dcuda_host_error(dcuda_host_context_handle ctx);
+/* dcuda_host_finish, saying how it went: DCUDA_ERROR_REMOTE when the host proxy failed while the
+ * processes finished (a peer lost before it was done), else DCUDA_SUCCESS. */
+int dcuda_host_finish_status(dcuda_host_context_handle ctx);
+/* The GPU-clock timers of the last run (dcuda_gpu_timer): DCUDA_MAX_TIMERS nanosecond stamps per
+ * local rank, rank after rank, into `out` (room for rank_responsible * DCUDA_MAX_TIMERS). */
+int dcuda_host_get_gpu_timings(dcuda_host_context_handle ctx, uint64_t* out, size_t count);

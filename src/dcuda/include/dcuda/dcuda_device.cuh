@@ -1,21 +1,38 @@
-// dcuda's device side. Every call is collective over the threads of the block (the rank): all
-// of its threads make it, with the same arguments, and all get the same result. A rank's state
-// lives in shared memory (dcuda_gpu_init declares it). Calls return DCUDA_SUCCESS or a
-// DCUDA_ERROR_* code (dcuda.h); a rank's first error is also kept and reported by dcuda_host_run.
+// dcuda's device side: the reference dCUDA device API (shared/seeds/001, Listings 3.4 and 3.5),
+// signature for signature. A rank is a thread block; its state, a dcuda_state, lives in the
+// block's shared memory:
+//
+//   __global__ void kernel(dcuda_context_handle handle) {
+//     __shared__ dcuda_state gst;
+//     dcuda_gpu_init(handle, gst);
+//     int rank, size;
+//     dcuda_comm_rank(gst, DCUDA_COMM_WORLD, &rank);
+//     dcuda_comm_size(gst, DCUDA_COMM_WORLD, &size);
+//     ...
+//     dcuda_gpu_finish(gst);
+//   }
+//
+// Calling conventions, as the reference gives them: every call is made by all threads of the
+// rank with the same arguments (collective over the block), except dcuda_comm_size and
+// dcuda_comm_rank, which single threads may call. dcuda_gpu_init, dcuda_gpu_finish,
+// dcuda_comm_barrier, dcuda_win_create and dcuda_win_free are collective over ranks too (the
+// world, or the communicator given). The CPU timers are collective over the ranks of the device.
+// A call that fails records the rank's first error (dcuda_last_error, an addition) and the host
+// reports it after the run (dcuda_host_run, dcuda_host_error).
 //
 // Paths, by target rank: a rank of this GPU is reached directly — the block copies with 16-byte
 // stores when it can and bumps the target's counter with a device-scope atomic after a fence (no
-// copy when source and target are the same address, as with overlapping windows); any other rank
-// through the host proxy — the block posts a command into its ring in page-locked host memory
-// (a payload of up to 4 KiB copied into the command's staging, a larger one read by the proxy
-// from the source until dcuda_win_flush says it is done), and the proxy moves it with UCX.
-// Either way, puts and notifies from one rank to one target arrive in the order they were made.
+// copy when source and target are the same address, as with overlapping windows); a rank of
+// another process of this host through its memory mapped here (CUDA IPC), where that could be
+// mapped; any other rank through the host proxy — the block posts a command into its ring in
+// page-locked host memory (a payload of up to 4 KiB copied into the command's staging, a larger
+// one read by the proxy from the source until dcuda_win_flush says it is done), and the proxy
+// moves it with UCX. Either way, puts and notifies from one rank to one target arrive in the
+// order they were made.
 //
-// Deviations from the reference interface (documented in the README): the state is a
-// `dcuda_context` handle set up by dcuda_gpu_init; windows are numbered by creation, so every rank
-// creates its windows in the same order (as MPI's collectives require); dcuda_win_flush waits for
-// all of the rank's puts, not only that window's; notifications count per rank and tag, not per
-// window (no source matching, as in the reference).
+// Where the reference leaves a choice: windows are numbered by creation, so every rank creates
+// its windows in the same order (as MPI's collectives require); notifications count per rank and
+// tag (no source matching, as in the reference).
 #pragma once
 #include <stdint.h>
 
@@ -23,31 +40,30 @@
 #include "dcuda/detail/command_ring.hpp"
 #include "dcuda/detail/counters.hpp"
 
+using dcuda_comm = int;
 #define DCUDA_COMM_WORLD 0
 #define DCUDA_COMM_DEVICE 1
 
 typedef uint32_t dcuda_win;
+#define DCUDA_WIN_NONE 0xffffffffu
 
-namespace dcuda::detail {
-
-// The rank's state, in shared memory.
-struct BlockState {
-  Params p;
-  RankHost* host;      // this rank's part of the host region (mapped)
-  RankDevice* self;    // and of the device region
-  uint32_t local;      // index among this GPU's ranks
+// A rank's state: declare it `__shared__` in the kernel and hand it to dcuda_gpu_init.
+struct dcuda_state {
+  dcuda::detail::Params p;
+  dcuda::detail::RankHost* host;    // this rank's part of the host region (mapped)
+  dcuda::detail::RankDevice* self;  // and of the device region
+  uint32_t local;                   // index among this GPU's ranks
   // The last target window a put of this rank resolved on this GPU: a target's window changes
   // only in dcuda_win_create/free, which this rank takes part in and which forget it.
   uint32_t cached_target, cached_window;
-  WindowEntry cached;
+  dcuda::detail::WindowEntry cached;
   uint32_t consumed_seen;  // the proxy's ring count as last read (ring_has_room)
+  uint32_t device_windows;  // RankDevice::device_windows, here where a put reads it without a global load
 };
 
+namespace dcuda::detail {
+using BlockState = ::dcuda_state;
 }  // namespace dcuda::detail
-
-struct dcuda_context {
-  dcuda::detail::BlockState* s;
-};
 
 namespace dcuda::detail {
 
@@ -66,6 +82,11 @@ __device__ __forceinline__ int fail(BlockState& s, int code, uint32_t line) {
     s.self->error = code;
     s.self->error_line = line;
   }
+  return code;
+}
+// The same from any one thread (calls single threads may make): the first error wins.
+__device__ __forceinline__ int fail_any_thread(BlockState& s, int code, uint32_t line) {
+  if (atomicCAS(reinterpret_cast<int*>(&s.self->error), 0, code) == 0) s.self->error_line = line;
   return code;
 }
 #define DCUDA_FAIL(s, code) ::dcuda::detail::fail(s, code, __LINE__)
@@ -165,6 +186,7 @@ __device__ __forceinline__ int post(BlockState& s, Op op, uint32_t target, uint3
     ring_post(h, position);
     s.self->ring_tail = position + 1;
     s.self->issued++;
+    if ((op == Op::put || op == Op::put_notify) && window < kMaxWindows) s.self->window_issued[window] = s.self->issued;
   }
   __syncthreads();
   return DCUDA_SUCCESS;
@@ -259,114 +281,6 @@ __device__ __forceinline__ int put_common(BlockState& s, dcuda_win win, int targ
 
 }  // namespace dcuda::detail
 
-// Sets up the rank's state (in shared memory) and waits for every rank of the world.
-__device__ __forceinline__ void dcuda_gpu_init(const dcuda_params& p, dcuda_context& ctx) {
-  __shared__ dcuda::detail::BlockState state;
-  if (dcuda::detail::leader()) {
-    state.p = p;
-    state.local = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
-    state.host = p.host + state.local;
-    state.self = p.device + state.local;
-    state.cached_window = dcuda::detail::kNoWindow;
-    state.consumed_seen = state.self->ring_tail - dcuda::detail::kRingSlots;
-  }
-  __syncthreads();
-  ctx.s = &state;
-  dcuda::detail::world_barrier(state);
-}
-
-// Waits for every rank of the world (and so for every put made before).
-__device__ __forceinline__ void dcuda_gpu_finish(dcuda_context& ctx) { dcuda::detail::world_barrier(*ctx.s); }
-
-__device__ __forceinline__ const void* dcuda_get_data(dcuda_context& ctx) { return ctx.s->p.data; }
-
-__device__ __forceinline__ int dcuda_comm_size(dcuda_context& ctx, int comm) {
-  return comm == DCUDA_COMM_WORLD ? static_cast<int>(ctx.s->p.world_size)
-         : comm == DCUDA_COMM_DEVICE ? static_cast<int>(ctx.s->p.ranks_here)
-                                      : DCUDA_ERROR_ARGUMENT;
-}
-__device__ __forceinline__ int dcuda_comm_rank(dcuda_context& ctx, int comm) {
-  return comm == DCUDA_COMM_WORLD ? static_cast<int>(ctx.s->p.first_rank + ctx.s->local)
-         : comm == DCUDA_COMM_DEVICE ? static_cast<int>(ctx.s->local)
-                                      : DCUDA_ERROR_ARGUMENT;
-}
-
-__device__ __forceinline__ int dcuda_comm_barrier(dcuda_context& ctx, int comm) {
-  if (comm == DCUDA_COMM_DEVICE) dcuda::detail::device_barrier(*ctx.s);
-  else if (comm == DCUDA_COMM_WORLD) return dcuda::detail::world_barrier(*ctx.s);
-  else return DCUDA_FAIL(*ctx.s, DCUDA_ERROR_ARGUMENT);
-  return DCUDA_SUCCESS;
-}
-
-// Collective over `comm`: every rank of it makes its [base, base + bytes) a window (base and
-// size may differ per rank, windows of one GPU may overlap). Returns once all have.
-__device__ __forceinline__ int dcuda_win_create(dcuda_context& ctx, int comm, void* base, size_t bytes, dcuda_win* win) {
-  using namespace dcuda::detail;
-  BlockState& s = *ctx.s;
-  if (comm != DCUDA_COMM_WORLD && comm != DCUDA_COMM_DEVICE) return DCUDA_FAIL(s, DCUDA_ERROR_ARGUMENT);
-  const uint32_t id = s.self->next_window % kMaxWindows;
-  int rc = DCUDA_SUCCESS;
-  if (s.self->windows[id].bytes != 0) rc = DCUDA_ERROR_TOO_MANY;
-  __syncthreads();
-  if (leader()) {
-    s.cached_window = kNoWindow;
-    s.self->next_window++;
-    if (rc == DCUDA_SUCCESS) {
-      const WindowEntry w{reinterpret_cast<uint64_t>(base), base ? static_cast<uint64_t>(bytes) : 0};
-      s.self->windows[id] = w;
-      s.host->windows[id] = w;
-      const uint32_t bit = 1u << id;
-      s.self->device_windows = comm == DCUDA_COMM_DEVICE ? s.self->device_windows | bit : s.self->device_windows & ~bit;
-    }
-  }
-  dcuda_comm_barrier(ctx, comm);
-  if (rc != DCUDA_SUCCESS) return DCUDA_FAIL(s, rc);
-  *win = id;
-  return DCUDA_SUCCESS;
-}
-
-// Collective over the window's communicator: waits for all its ranks, then forgets the window.
-__device__ __forceinline__ int dcuda_win_free(dcuda_context& ctx, dcuda_win win) {
-  using namespace dcuda::detail;
-  BlockState& s = *ctx.s;
-  if (win >= kMaxWindows || s.self->windows[win].bytes == 0) return DCUDA_FAIL(s, DCUDA_ERROR_WINDOW);
-  dcuda_comm_barrier(ctx, (s.self->device_windows >> win) & 1 ? DCUDA_COMM_DEVICE : DCUDA_COMM_WORLD);
-  if (leader()) {
-    s.self->windows[win] = s.host->windows[win] = WindowEntry{0, 0};
-    s.cached_window = kNoWindow;
-  }
-  __syncthreads();
-  return DCUDA_SUCCESS;
-}
-
-// Copies `bytes` at `src` into `target`'s window at `offset`. Without notification: the target
-// sees it after a later notify of ours, or a barrier.
-__device__ __forceinline__ int dcuda_put(dcuda_context& ctx, dcuda_win win, int target, size_t offset, size_t bytes,
-                                         const void* src) {
-  return dcuda::detail::put_common(*ctx.s, win, target, offset, bytes, src, 0, dcuda::detail::Op::put);
-}
-// The same, then notifies the target with `tag` once the data is in place.
-__device__ __forceinline__ int dcuda_put_notify(dcuda_context& ctx, dcuda_win win, int target, size_t offset,
-                                                size_t bytes, const void* src, int tag) {
-  return dcuda::detail::put_common(*ctx.s, win, target, offset, bytes, src, tag, dcuda::detail::Op::put_notify);
-}
-// Notifies `target` with `tag`, after every earlier put of ours to it.
-__device__ __forceinline__ int dcuda_notify(dcuda_context& ctx, int target, int tag) {
-  return dcuda::detail::put_common(*ctx.s, 0, target, 0, 0, nullptr, tag, dcuda::detail::Op::notify);
-}
-
-// Waits until every put this rank made can no longer read its source (the source may be
-// reused). Puts to ranks of this GPU are done when they return.
-__device__ __forceinline__ int dcuda_win_flush(dcuda_context& ctx, dcuda_win win) {
-  using namespace dcuda::detail;
-  BlockState& s = *ctx.s;
-  const bool ok = leader() && wait_on_proxy(s, [&] {
-    return reached(load_acquire<Scope::system>(&s.host->proxy.completed), s.self->issued);
-  });
-  if (!broadcast(ok)) return DCUDA_FAIL(s, DCUDA_ERROR_REMOTE);
-  return DCUDA_SUCCESS;
-}
-
 namespace dcuda::detail {
 
 // Notifications of `tag` for this rank that arrived and are not consumed. Acquire loads (the
@@ -380,14 +294,219 @@ __device__ __forceinline__ uint32_t arrived(const BlockState& s, uint32_t tag, u
   return waiting(load_acquire<Scope::device>(&me.device_notes[tag]), others, consumed);
 }
 
+// A rank of `comm` as a world rank; -1 when it is outside the communicator.
+__device__ __forceinline__ int world_rank(const BlockState& s, dcuda_comm comm, int rank) {
+  if (comm == DCUDA_COMM_WORLD) return rank >= 0 && static_cast<uint32_t>(rank) < s.p.world_size ? rank : -1;
+  if (comm == DCUDA_COMM_DEVICE)
+    return rank >= 0 && static_cast<uint32_t>(rank) < s.p.ranks_here ? static_cast<int>(s.p.first_rank) + rank : -1;
+  return -1;
+}
+
+// The communicator window `win` of this rank was made over.
+__device__ __forceinline__ dcuda_comm window_comm(const BlockState& s, dcuda_win win) {
+  return (s.device_windows >> win) & 1 ? DCUDA_COMM_DEVICE : DCUDA_COMM_WORLD;
+}
+
+__device__ __forceinline__ bool valid_window(const BlockState& s, dcuda_win win) {
+  return win < kMaxWindows && s.self->windows[win].bytes != 0;
+}
+
+// A put or put_notify with the reference's arguments: `rank` in the window's communicator. Only
+// arithmetic on shared memory before put_common (the target's window is checked there): a put's
+// latency is a microsecond, and a load from global memory is a tenth of that.
+__device__ __forceinline__ void put_to(BlockState& s, dcuda_win win, int rank, int offset, int size, const void* buffer,
+                                       int tag, Op op) {
+  if (win >= kMaxWindows || offset < 0 || size < 0) {
+    DCUDA_FAIL(s, win >= kMaxWindows ? DCUDA_ERROR_WINDOW : DCUDA_ERROR_ARGUMENT);
+    return;
+  }
+  const int target = world_rank(s, window_comm(s, win), rank);
+  if (target < 0) {
+    DCUDA_FAIL(s, DCUDA_ERROR_RANK);
+    return;
+  }
+  put_common(s, win, target, static_cast<uint64_t>(offset), static_cast<uint64_t>(size), buffer, tag, op);
+}
+
+// A CPU timer event (Listing 3.4's timers): the device's ranks meet, then rank 0 posts the event
+// for the host, which takes the CPU's time when it sees it (runtime/cpu_timers.hpp).
+__device__ __forceinline__ void cpu_timer_event(BlockState& s, uint32_t stop) {
+  device_barrier(s);
+  if (s.local == 0 && leader()) {
+    RankHost& h = *s.host;
+    const uint32_t position = s.self->timer_next;
+    // The host takes events as the kernel runs; it falls behind only by a poll.
+    while (position - load_acquire<Scope::system>(&h.timer_taken) >= kTimerSlots) __nanosleep(64);
+    TimerEvent& e = h.timer[position % kTimerSlots];
+    e.stop = stop;
+    store_release<Scope::system>(&e.seq, position + 1);
+    s.self->timer_next = position + 1;
+  }
+  __syncthreads();
+}
+
 }  // namespace dcuda::detail
 
-// Consumes `count` notifications of `tag` if that many have arrived: returns 1; else 0 and
-// consumes none. Negative: an error.
-__device__ __forceinline__ int dcuda_test_notifications(dcuda_context& ctx, int tag, int count) {
+// ---- Listing 3.4: initialisation and timing ----
+
+// Sets up the rank's state `gst` (in shared memory) from the kernel's argument and waits for every
+// rank of the world. All ranks, all threads.
+__device__ __forceinline__ void dcuda_gpu_init(dcuda_context_handle dcuda, dcuda_state& gst) {
+  if (dcuda::detail::leader()) {
+    gst.p = dcuda->params;
+    gst.local = blockIdx.x + gridDim.x * (blockIdx.y + gridDim.y * blockIdx.z);
+    gst.host = gst.p.host + gst.local;
+    gst.self = gst.p.device + gst.local;
+    gst.cached_window = dcuda::detail::kNoWindow;
+    gst.consumed_seen = gst.self->ring_tail - dcuda::detail::kRingSlots;
+    gst.device_windows = gst.self->device_windows;
+  }
+  __syncthreads();
+  dcuda::detail::world_barrier(gst);
+}
+
+// Waits for every rank of the world (and so for every put made before). All ranks.
+__device__ __forceinline__ void dcuda_gpu_finish(dcuda_state& gst) { dcuda::detail::world_barrier(gst); }
+
+// The data given to dcuda_host_run, in device memory (null without). Copied back after the run.
+__device__ __forceinline__ void dcuda_get_data(dcuda_state& gst, void** gpu_data) {
+  *gpu_data = const_cast<void*>(gst.p.data);
+}
+
+// The size of `comm`: the world's ranks, or the ranks (blocks) of this device. Single threads may
+// call it. An unknown communicator: -1, and the rank's error.
+__device__ __forceinline__ void dcuda_comm_size(dcuda_state& gst, dcuda_comm comm, int* size) {
+  if (comm == DCUDA_COMM_WORLD) *size = static_cast<int>(gst.p.world_size);
+  else if (comm == DCUDA_COMM_DEVICE) *size = static_cast<int>(gst.p.ranks_here);
+  else *size = -1, dcuda::detail::fail_any_thread(gst, DCUDA_ERROR_ARGUMENT, __LINE__);
+}
+
+// This rank's index in `comm`: rank_start + the block index in the world, the block index on the
+// device. Single threads may call it. An unknown communicator: -1, and the rank's error.
+__device__ __forceinline__ void dcuda_comm_rank(dcuda_state& gst, dcuda_comm comm, int* rank) {
+  if (comm == DCUDA_COMM_WORLD) *rank = static_cast<int>(gst.p.first_rank + gst.local);
+  else if (comm == DCUDA_COMM_DEVICE) *rank = static_cast<int>(gst.local);
+  else *rank = -1, dcuda::detail::fail_any_thread(gst, DCUDA_ERROR_ARGUMENT, __LINE__);
+}
+
+// Start and stop a timer measured by the CPU (dcuda_host_get_timings: each stop's time since the
+// last start, in milliseconds). All ranks of the device.
+__device__ __forceinline__ void dcuda_start_cpu_timer(dcuda_state& gst) { dcuda::detail::cpu_timer_event(gst, 0); }
+__device__ __forceinline__ void dcuda_stop_cpu_timer(dcuda_state& gst) { dcuda::detail::cpu_timer_event(gst, 1); }
+
+// ---- Listing 3.5: notified RMA ----
+
+// Waits for every rank of `comm`; a world barrier also means every put made before it is in place.
+__device__ __forceinline__ void dcuda_comm_barrier(dcuda_state& gst, dcuda_comm comm) {
+  if (comm == DCUDA_COMM_DEVICE) dcuda::detail::device_barrier(gst);
+  else if (comm == DCUDA_COMM_WORLD) dcuda::detail::world_barrier(gst);
+  else DCUDA_FAIL(gst, DCUDA_ERROR_ARGUMENT);
+}
+
+// Collective over `comm`: every rank of it makes its [winbase, winbase + size) a window (base and
+// size may differ per rank, windows of one GPU may overlap), and all meet. *win is the window, or
+// DCUDA_WIN_NONE where it could not be made (a bad argument; DCUDA_MAX_WINDOWS held at once).
+__device__ __forceinline__ void dcuda_win_create(dcuda_state& gst, dcuda_comm comm, void* winbase, int size,
+                                                 dcuda_win* win) {
   using namespace dcuda::detail;
-  BlockState& s = *ctx.s;
-  if (tag < 0 || tag >= static_cast<int>(kTags) || count < 0) return DCUDA_FAIL(s, DCUDA_ERROR_ARGUMENT);
+  BlockState& s = gst;
+  if (comm != DCUDA_COMM_WORLD && comm != DCUDA_COMM_DEVICE) {
+    DCUDA_FAIL(s, DCUDA_ERROR_ARGUMENT);
+    *win = DCUDA_WIN_NONE;
+    return;
+  }
+  const uint32_t id = s.self->next_window % kMaxWindows;
+  int rc = DCUDA_SUCCESS;
+  if (size < 0) rc = DCUDA_ERROR_ARGUMENT;
+  else if (s.self->windows[id].bytes != 0) rc = DCUDA_ERROR_TOO_MANY;
+  __syncthreads();
+  if (leader()) {
+    s.cached_window = kNoWindow;
+    s.self->next_window++;
+    if (rc == DCUDA_SUCCESS) {
+      const WindowEntry w{reinterpret_cast<uint64_t>(winbase), winbase ? static_cast<uint64_t>(size) : 0};
+      s.self->windows[id] = w;
+      s.host->windows[id] = w;
+      s.self->window_issued[id] = s.self->issued;
+      const uint32_t bit = 1u << id;
+      s.self->device_windows = comm == DCUDA_COMM_DEVICE ? s.self->device_windows | bit : s.self->device_windows & ~bit;
+      s.device_windows = s.self->device_windows;
+    }
+  }
+  dcuda_comm_barrier(gst, comm);
+  if (rc != DCUDA_SUCCESS) {
+    DCUDA_FAIL(s, rc);
+    *win = DCUDA_WIN_NONE;
+    return;
+  }
+  *win = id;
+}
+
+// Collective over the window's communicator: waits for all its ranks, then forgets the window.
+__device__ __forceinline__ void dcuda_win_free(dcuda_state& gst, dcuda_win win) {
+  using namespace dcuda::detail;
+  BlockState& s = gst;
+  if (!valid_window(s, win)) {
+    DCUDA_FAIL(s, DCUDA_ERROR_WINDOW);
+    return;
+  }
+  dcuda_comm_barrier(gst, window_comm(s, win));
+  if (leader()) {
+    s.self->windows[win] = s.host->windows[win] = WindowEntry{0, 0};
+    s.cached_window = kNoWindow;
+  }
+  __syncthreads();
+}
+
+// Notifies rank `rank` of `comm` with `tag` (0 .. 255), after every earlier put of this rank to it.
+__device__ __forceinline__ void dcuda_notify(dcuda_state& gst, int rank, dcuda_comm comm, int tag) {
+  const int target = dcuda::detail::world_rank(gst, comm, rank);
+  if (target < 0) {
+    DCUDA_FAIL(gst, comm == DCUDA_COMM_WORLD || comm == DCUDA_COMM_DEVICE ? DCUDA_ERROR_RANK : DCUDA_ERROR_ARGUMENT);
+    return;
+  }
+  dcuda::detail::put_common(gst, 0, target, 0, 0, nullptr, tag, dcuda::detail::Op::notify);
+}
+
+// Copies `size` bytes at `buffer` into the window of rank `rank` (of the window's communicator)
+// at `offset`. No notification: the target learns of it from a later notify of this rank, or a
+// barrier.
+__device__ __forceinline__ void dcuda_put(dcuda_state& gst, dcuda_win win, int rank, int offset, int size,
+                                          void* buffer) {
+  dcuda::detail::put_to(gst, win, rank, offset, size, buffer, 0, dcuda::detail::Op::put);
+}
+
+// The same, then notifies the target with `tag` once the data is in place.
+__device__ __forceinline__ void dcuda_put_notify(dcuda_state& gst, dcuda_win win, int rank, int offset, int size,
+                                                 void* buffer, int tag) {
+  dcuda::detail::put_to(gst, win, rank, offset, size, buffer, tag, dcuda::detail::Op::put_notify);
+}
+
+// Waits until every put this rank made on `win` no longer reads its source buffer (it may be
+// reused). Puts to ranks of this GPU or mapped from this host are done when they return.
+__device__ __forceinline__ void dcuda_win_flush(dcuda_state& gst, dcuda_win win) {
+  using namespace dcuda::detail;
+  BlockState& s = gst;
+  if (win >= kMaxWindows) {
+    DCUDA_FAIL(s, DCUDA_ERROR_WINDOW);
+    return;
+  }
+  const uint32_t until = s.self->window_issued[win];
+  const bool ok = leader() && wait_on_proxy(s, [&] {
+    return reached(load_acquire<Scope::system>(&s.host->proxy.completed), until);
+  });
+  if (!broadcast(ok)) DCUDA_FAIL(s, DCUDA_ERROR_REMOTE);
+}
+
+// Consumes `count` notifications of `tag` if that many have arrived: returns 1; else 0 and
+// consumes none. A bad argument: 0, and the rank's error.
+__device__ __forceinline__ int dcuda_test_notifications(dcuda_state& gst, int tag, int count) {
+  using namespace dcuda::detail;
+  BlockState& s = gst;
+  if (tag < 0 || tag >= static_cast<int>(kTags) || count < 0) {
+    DCUDA_FAIL(s, DCUDA_ERROR_ARGUMENT);
+    return 0;
+  }
   bool got = false;
   if (leader()) {
     uint32_t& consumed = s.self->consumed_notes[tag];
@@ -399,11 +518,15 @@ __device__ __forceinline__ int dcuda_test_notifications(dcuda_context& ctx, int 
   return broadcast(got) ? 1 : 0;
 }
 
-// Waits until `count` notifications of `tag` have arrived, and consumes them.
-__device__ __forceinline__ int dcuda_wait_notifications(dcuda_context& ctx, int tag, int count) {
+// Waits until `count` notifications of `tag` have arrived, and consumes them. With other processes,
+// gives up (the rank's error: DCUDA_ERROR_REMOTE) when the host proxy has failed.
+__device__ __forceinline__ void dcuda_wait_notifications(dcuda_state& gst, int tag, int count) {
   using namespace dcuda::detail;
-  BlockState& s = *ctx.s;
-  if (tag < 0 || tag >= static_cast<int>(kTags) || count < 0) return DCUDA_FAIL(s, DCUDA_ERROR_ARGUMENT);
+  BlockState& s = gst;
+  if (tag < 0 || tag >= static_cast<int>(kTags) || count < 0) {
+    DCUDA_FAIL(s, DCUDA_ERROR_ARGUMENT);
+    return;
+  }
   bool ok = true;
   if (leader()) {
     const uint32_t consumed = s.self->consumed_notes[tag];
@@ -420,17 +543,21 @@ __device__ __forceinline__ int dcuda_wait_notifications(dcuda_context& ctx, int 
       }
     if (ok) s.self->consumed_notes[tag] = consumed + count;
   }
-  if (!broadcast(ok)) return DCUDA_FAIL(s, DCUDA_ERROR_REMOTE);
-  return DCUDA_SUCCESS;
+  if (!broadcast(ok)) DCUDA_FAIL(s, DCUDA_ERROR_REMOTE);
 }
+
+// ---- Additions ----
+
+// The rank's first error (DCUDA_SUCCESS: none), as the host also reports it after the run.
+__device__ __forceinline__ int dcuda_last_error(dcuda_state& gst) { return gst.self->error; }
 
 // Writes one line to the run's streaming log: `text` (up to 39 bytes are kept) and `value`, which
 // the host prints while the kernel runs (to stderr, or the file DCUDA_LOG names) as
 // "dcuda rank R [T s]: text value". Never waits: when the host has not caught up with the rank's
 // last 16 lines the line is dropped, and the host reports how many were.
-__device__ __forceinline__ void dcuda_log(dcuda_context& ctx, const char* text, long long value) {
+__device__ __forceinline__ void dcuda_log(dcuda_state& gst, const char* text, long long value) {
   using namespace dcuda::detail;
-  BlockState& s = *ctx.s;
+  BlockState& s = gst;
   __syncthreads();
   if (leader()) {
     RankHost& h = *s.host;
@@ -451,11 +578,11 @@ __device__ __forceinline__ void dcuda_log(dcuda_context& ctx, const char* text, 
   __syncthreads();
 }
 
-// Stamps timer `index` (0 .. DCUDA_MAX_TIMERS - 1) of this rank with the GPU's nanosecond clock;
-// dcuda_host_get_timings returns them after the run.
-__device__ __forceinline__ void dcuda_timer(dcuda_context& ctx, int index) {
-  dcuda::detail::BlockState& s = *ctx.s;
+// Stamps GPU-clock timer `index` (0 .. DCUDA_MAX_TIMERS - 1) of this rank with the GPU's
+// nanosecond global timer; dcuda_host_get_gpu_timings returns them after the run. Costs no
+// message to the host (the CPU timers' do).
+__device__ __forceinline__ void dcuda_gpu_timer(dcuda_state& gst, int index) {
   __syncthreads();
-  if (dcuda::detail::leader() && index >= 0 && index < static_cast<int>(dcuda::detail::kTimers) && s.p.timings)
-    s.p.timings[s.local * dcuda::detail::kTimers + index] = dcuda::detail::globaltimer();
+  if (dcuda::detail::leader() && index >= 0 && index < static_cast<int>(dcuda::detail::kTimers) && gst.p.timings)
+    gst.p.timings[gst.local * dcuda::detail::kTimers + index] = dcuda::detail::globaltimer();
 }

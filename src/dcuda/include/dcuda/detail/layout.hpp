@@ -22,6 +22,7 @@ constexpr uint32_t kMaxWindows = 32;      // windows a rank may hold at once
 constexpr uint32_t kNoWindow = 0xffffffffu;
 constexpr uint32_t kLogSlots = 16;        // log records a rank may have written and the host not yet printed
 constexpr uint32_t kLogText = 40;         // bytes of a record's text, its terminating zero included
+constexpr uint32_t kTimerSlots = 64;      // CPU timer events the device may have posted and the host not yet taken
 
 enum class Op : uint32_t {
   put = 1,         // bytes at `source` (or staged) into the target's window at `offset`
@@ -69,6 +70,14 @@ struct alignas(64) LogRecord {
 };
 static_assert(sizeof(LogRecord) == 64, "one cache line per record");
 
+// One CPU timer event (dcuda_start_cpu_timer, dcuda_stop_cpu_timer), posted by the device's rank 0
+// into host memory; the host takes the CPU's time when it sees it (`seq`, written last with
+// release, equal to its position + 1).
+struct TimerEvent {
+  uint32_t seq;
+  uint32_t stop;  // 1: stop, 0: start
+};
+
 // A window as one rank registered it: the device address of its base and its size in bytes;
 // bytes == 0 and base == 0: no window under that id.
 struct WindowEntry {
@@ -84,6 +93,8 @@ struct alignas(64) RankHost {
   LogRecord log[kLogSlots];
   uint32_t log_printed;  // records the host has printed (it writes; the rank reads)
   uint32_t log_dropped;  // records the rank dropped because the host had not caught up (the rank writes)
+  TimerEvent timer[kTimerSlots];  // rank 0's CPU timer events (the device's ranks start and stop together)
+  uint32_t timer_taken;           // events the host has taken (it writes; rank 0 reads)
   unsigned char staging[kRingSlots][kInlineBytes];
 };
 
@@ -103,7 +114,9 @@ struct alignas(64) RankDevice {
   uint32_t error_line;       // where (the dcuda header's line), for the host's report
   uint32_t device_windows;   // bit i: window i was made over DCUDA_COMM_DEVICE (else the world)
   uint32_t log_next;         // log records written
-  uint32_t pad[8];
+  uint32_t timer_next;       // CPU timer events posted (rank 0)
+  uint32_t pad[7];
+  uint32_t window_issued[kMaxWindows];  // per window: `issued` after its last put (dcuda_win_flush)
 };
 
 // The device-wide barrier of all blocks of the grid.
@@ -122,7 +135,7 @@ struct PeerProcess {
   uint32_t ranks;
 };
 
-// The kernel's one parameter (by value): where everything is and who this process is.
+// Where everything is and who this process is: the kernel reaches it through its dcuda_context.
 struct Params {
   RankHost* host;          // device pointers to the mapped host region, one entry per local rank
   RankDevice* device;
@@ -147,3 +160,10 @@ struct Params {
 constexpr uint32_t kTimers = 16;
 
 }  // namespace dcuda::detail
+
+// What dcuda_context_handle points to: the kernel's one argument is a pointer to this, in device
+// memory (the reference's dcuda_kernel_t takes a single pointer), and dcuda_gpu_init copies it
+// into the rank's state.
+struct dcuda_context {
+  dcuda::detail::Params params;
+};
