@@ -20,6 +20,7 @@ results_on_exit netns-dcuda-results.tgz
 STEPS=${STEPS:-probe ring checks cases perf}
 want() { [[ " $STEPS " == *" $1 "* ]]; }
 B=$CARRY/bin
+LIBS=$LD_LIBRARY_PATH  # the carried libraries: `ip netns exec` passes ip's own on to what it runs
 IP() { LD_LIBRARY_PATH=$CARRY/iproute "$CARRY/iproute/ip" "$@"; }
 TAG=ob$$
 NA=$TAG-a NB=$TAG-b NET=10.77.$(($$ % 250)).
@@ -38,13 +39,13 @@ IP netns add "$NB" && IP link add "v$TAG-a" type veth peer name "v$TAG-b" && IP 
   IP -n "$NB" addr add "${NET}2/24" dev "v$TAG-b" && IP -n "$NA" link set lo up && IP -n "$NB" link set lo up &&
   IP -n "$NA" link set "v$TAG-a" up && IP -n "$NB" link set "v$TAG-b" up 2>&1 | tee -a "$R/run.log"
 IP -n "$NB" addr show "v$TAG-b" >/dev/null 2>&1 || { log "the veth pair could not be set up"; exit 0; }
-IP netns exec "$NA" ping -c 3 -q "${NET}2" 2>&1 | tail -2 | tee -a "$R/run.log"
+IP -n "$NA" addr show "v$TAG-a" | grep -E "inet |state" | tee -a "$R/run.log"
 
 # pair NAME CMD...: process 0 in A, process 1 in B, both must exit 0; output in R/NAME-{0,1}.log.
 pair() {
   local name=$1; shift
   local job=$TAG-$name
-  local common=(DCUDA_SIZE=2 DCUDA_JOB=$job DCUDA_BOOTSTRAP_DIR=$R/boot-$job UCX_TLS=tcp,self,cuda_copy
+  local common=(LD_LIBRARY_PATH=$LIBS DCUDA_SIZE=2 DCUDA_JOB=$job DCUDA_BOOTSTRAP_DIR=$R/boot-$job UCX_TLS=tcp,self,cuda_copy
                 UCX_NET_DEVICES=all DCUDA_PEER_PATH=0 DCUDA_BOOTSTRAP_TIMEOUT=60 DCUDA_PROXY_STOP_TIMEOUT=30)
   log "$name: $*"
   IP netns exec "$NA" env "${common[@]}" DCUDA_RANK=0 DCUDA_LOCAL_RANK=0 DCUDA_PROXY_HOST=${NET}1 \
@@ -76,11 +77,11 @@ if want perf; then
   if [ -x "$B/ucx_perftest" ]; then
     for t in "ucp_am_lat 4" "ucp_am_lat 4096" "ucp_am_bw 1048576"; do
       set -- $t
-      IP netns exec "$NB" env UCX_TLS=tcp,self UCX_NET_DEVICES=all timeout 60 "$B/ucx_perftest" -p 13377 >"$R/perftest-server.log" 2>&1 &
+      IP netns exec "$NB" env LD_LIBRARY_PATH="$LIBS" UCX_TLS=tcp,self UCX_NET_DEVICES=all timeout 60 "$B/ucx_perftest" -p 13377 >"$R/perftest-server.log" 2>&1 &
       srv=$!
       sleep 1
       log "ucx_perftest -t $1 -s $2 across the namespaces"
-      IP netns exec "$NA" env UCX_TLS=tcp,self UCX_NET_DEVICES=all timeout 60 "$B/ucx_perftest" "${NET}2" -p 13377 \
+      IP netns exec "$NA" env LD_LIBRARY_PATH="$LIBS" UCX_TLS=tcp,self UCX_NET_DEVICES=all timeout 60 "$B/ucx_perftest" "${NET}2" -p 13377 \
         -t "$1" -s "$2" -n "${PERF_ITERATIONS:-20000}" 2>&1 | tail -n 4 | tee -a "$R/run.log"
       wait $srv
     done

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "dcuda/dcuda.h"
+#include "dcuda/dcuda_device.cuh"
 
 #define CASE_CHECK(call)                                                                                       \
   do {                                                                                                         \
@@ -185,6 +186,25 @@ inline double run_dcuda(dcuda_host_context_handle ctx, void* args, size_t bytes)
     std::exit(2);
   }
   return ms;
+}
+
+// What each case's kernel reads first, through the reference interface: its Args (the data given
+// to dcuda_host_run), its world rank, the world's size and the ranks of this device.
+template <class Args>
+struct RankStart {
+  Args a;
+  int r, ranks, device_ranks;
+};
+template <class Args>
+__device__ RankStart<Args> rank_start(dcuda_state& c) {
+  RankStart<Args> s;
+  void* data;
+  dcuda_get_data(c, &data);
+  s.a = *static_cast<const Args*>(data);
+  dcuda_comm_rank(c, DCUDA_COMM_WORLD, &s.r);
+  dcuda_comm_size(c, DCUDA_COMM_WORLD, &s.ranks);
+  dcuda_comm_size(c, DCUDA_COMM_DEVICE, &s.device_ranks);
+  return s;
 }
 
 // dcuda windows, put offsets and sizes are ints: exits 2 (before any run) when a window of

@@ -212,13 +212,9 @@ __device__ void make_halos(Particle* base, const Layout& L, int r, int ranks, do
 __global__ void particles_dcuda(dcuda_context_handle handle) {
   __shared__ dcuda_state c;
   dcuda_gpu_init(handle, c);
-  void* data;
-  dcuda_get_data(c, &data);
-  const Args a = *static_cast<const Args*>(data);
-  int r, ranks, device_ranks;
-  dcuda_comm_rank(c, DCUDA_COMM_WORLD, &r);
-  dcuda_comm_size(c, DCUDA_COMM_WORLD, &ranks);
-  dcuda_comm_size(c, DCUDA_COMM_DEVICE, &device_ranks);
+  const auto start = cases::rank_start<Args>(c);  // named, not bound: the lambdas below capture r
+  const Args a = start.a;
+  const int r = start.r, ranks = start.ranks, device_ranks = start.device_ranks;
   const Layout L = a.layout;
   Particle* base = a.all + r * L.stride();
   const double lo = static_cast<double>(r) * a.cells, hi = static_cast<double>(r + 1) * a.cells;

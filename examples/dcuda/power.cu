@@ -69,13 +69,7 @@ __device__ void scale(const double* y, double* x_own, int rows, double norm) {
 __global__ void power_dcuda(dcuda_context_handle handle) {
   __shared__ dcuda_state c;
   dcuda_gpu_init(handle, c);
-  void* data;
-  dcuda_get_data(c, &data);
-  const Args a = *static_cast<const Args*>(data);
-  int r, ranks, device_ranks;
-  dcuda_comm_rank(c, DCUDA_COMM_WORLD, &r);
-  dcuda_comm_size(c, DCUDA_COMM_WORLD, &ranks);
-  dcuda_comm_size(c, DCUDA_COMM_DEVICE, &device_ranks);
+  const auto [a, r, ranks, device_ranks] = cases::rank_start<Args>(c);
   const int m = a.rows, b = a.band, width = 2 * b + 1;
   const long nnz = static_cast<long>(width) * m;
   const int* cols = a.cols + r * nnz;

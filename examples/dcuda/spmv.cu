@@ -61,13 +61,7 @@ __device__ void add_partial(double* sum, const double* part, int block, int jj) 
 __global__ void spmv_dcuda(dcuda_context_handle handle) {
   __shared__ dcuda_state c;
   dcuda_gpu_init(handle, c);
-  void* data;
-  dcuda_get_data(c, &data);
-  const Args a = *static_cast<const Args*>(data);
-  int r, ranks, device_ranks;
-  dcuda_comm_rank(c, DCUDA_COMM_WORLD, &r);
-  dcuda_comm_size(c, DCUDA_COMM_WORLD, &ranks);
-  dcuda_comm_size(c, DCUDA_COMM_DEVICE, &device_ranks);
+  const auto [a, r, ranks, device_ranks] = cases::rank_start<Args>(c);
   const int P = a.grid, nb = a.block;
   const bool used = r < P * P;
   const int i = r / P, j = r % P;

@@ -68,13 +68,7 @@ __device__ void sweep_planes(const double* in, double* out, int nx, int ny, int 
 __global__ void stencil_dcuda(dcuda_context_handle handle) {
   __shared__ dcuda_state c;
   dcuda_gpu_init(handle, c);
-  void* data;
-  dcuda_get_data(c, &data);
-  const Args a = *static_cast<const Args*>(data);
-  int r, ranks, device_ranks;
-  dcuda_comm_rank(c, DCUDA_COMM_WORLD, &r);
-  dcuda_comm_size(c, DCUDA_COMM_WORLD, &ranks);
-  dcuda_comm_size(c, DCUDA_COMM_DEVICE, &device_ranks);
+  const auto [a, r, ranks, device_ranks] = cases::rank_start<Args>(c);
   const long plane = static_cast<long>(a.nx) * a.ny, slab = plane * (a.nz + 2);
   // Window offsets and sizes are ints (the host checked that a slab's bytes fit one).
   const int plane_bytes = static_cast<int>(sizeof(double) * plane), slab_bytes = static_cast<int>(sizeof(double) * slab);
