@@ -50,7 +50,7 @@ ln -sf ../deps/libopenblas.so.0 "$DIR/openblas-as-lapack/libblas.so.3"
 # shaping, and UCX's own figures beside ours (bench/gpu/netns_dcuda.sh). Their libraries to iproute/.
 mkdir -p "$DIR/iproute"
 install -m 755 /usr/bin/ip /usr/sbin/tc "$DIR/iproute/"
-[ -x /usr/bin/ucx_perftest ] && install -m 755 /usr/bin/ucx_perftest "$DIR/bin/"
+[ -x /usr/bin/ucx_perftest ] && install -m 755 /usr/bin/ucx_perftest /usr/bin/ucx_info "$DIR/bin/"
 ldd /usr/bin/ip /usr/sbin/tc | awk '/=> \// {print $3}' | sort -u | while read -r lib; do
   case "$(basename "$lib")" in libc.so*|libm.so*) ;; *) cp -L "$lib" "$DIR/iproute/" ;; esac
 done

@@ -874,7 +874,18 @@ Worker::~Worker() {
     return;
   }
   m.probe.reset();
-  if (m.listener) m.ucx->ucp_listener_destroy(m.listener);
+  // The listener goes last, with no progress after it: UCX 1.13 hands a connection its socket took
+  // before the listener was destroyed, and whose request arrives after, to the destroyed
+  // listener's callback (ucp_cm_server_conn_request_cb on freed memory: the churn soak's second
+  // server, stopped while clients were connecting, crashed so once in 59 stops). Requests that
+  // arrive meanwhile are refused. UCX's own thread can still meet such a request in the moment
+  // between the two destroys; the server process therefore tears nothing down when it stops
+  // (tools/outboard/serve.cpp).
+  auto refuse_incoming = [&m] {
+    for (ucp_conn_request_h req : m.incoming)
+      if (m.listener) m.ucx->ucp_listener_reject(m.listener, req);
+    m.incoming.clear();
+  };
   std::vector<PeerId> ids;
   for (auto& [id, _] : m.peers) ids.push_back(id);
   for (PeerId id : ids) m.drop_peer(id, "", false);
@@ -885,7 +896,9 @@ Worker::~Worker() {
          now_ns() < give_up) {
     m.ucx->ucp_worker_progress(m.worker);
     m.reap_retiring();
+    refuse_incoming();
   }
+  refuse_incoming();
   // A send still queued on an endpoint whose wire-up never finished (its peer stopped answering)
   // is one UCX 1.13 cannot purge: ucp_worker_destroy aborts the process on it ("pending request
   // ... should have been flushed"). Then the worker is left to the process's end, never destroyed.
@@ -928,6 +941,7 @@ Worker::~Worker() {
     (void)impl_.release();  // the abandoned operations stay with it: UCX still holds them
     return;
   }
+  if (m.listener) m.ucx->ucp_listener_destroy(m.listener);
   m.ucx->ucp_worker_destroy(m.worker);
   for (auto* op : abandoned_sends) delete op;
   for (auto* op : abandoned_recvs) delete op;

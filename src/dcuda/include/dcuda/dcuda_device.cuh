@@ -59,6 +59,9 @@ struct dcuda_state {
   dcuda::detail::WindowEntry cached;
   uint32_t consumed_seen;  // the proxy's ring count as last read (ring_has_room)
   uint32_t device_windows;  // RankDevice::device_windows, here where a put reads it without a global load
+  // Per window, RankDevice::issued after its last put through the proxy (dcuda_win_flush waits
+  // for that many completed). Per run: dcuda_gpu_finish's barrier completes every put.
+  uint32_t window_issued[dcuda::detail::kMaxWindows];
 };
 
 namespace dcuda::detail {
@@ -186,7 +189,7 @@ __device__ __forceinline__ int post(BlockState& s, Op op, uint32_t target, uint3
     ring_post(h, position);
     s.self->ring_tail = position + 1;
     s.self->issued++;
-    if ((op == Op::put || op == Op::put_notify) && window < kMaxWindows) s.self->window_issued[window] = s.self->issued;
+    if ((op == Op::put || op == Op::put_notify) && window < kMaxWindows) s.window_issued[window] = s.self->issued;
   }
   __syncthreads();
   return DCUDA_SUCCESS;
@@ -294,14 +297,6 @@ __device__ __forceinline__ uint32_t arrived(const BlockState& s, uint32_t tag, u
   return waiting(load_acquire<Scope::device>(&me.device_notes[tag]), others, consumed);
 }
 
-// A rank of `comm` as a world rank; -1 when it is outside the communicator.
-__device__ __forceinline__ int world_rank(const BlockState& s, dcuda_comm comm, int rank) {
-  if (comm == DCUDA_COMM_WORLD) return rank >= 0 && static_cast<uint32_t>(rank) < s.p.world_size ? rank : -1;
-  if (comm == DCUDA_COMM_DEVICE)
-    return rank >= 0 && static_cast<uint32_t>(rank) < s.p.ranks_here ? static_cast<int>(s.p.first_rank) + rank : -1;
-  return -1;
-}
-
 // The communicator window `win` of this rank was made over.
 __device__ __forceinline__ dcuda_comm window_comm(const BlockState& s, dcuda_win win) {
   return (s.device_windows >> win) & 1 ? DCUDA_COMM_DEVICE : DCUDA_COMM_WORLD;
@@ -312,17 +307,15 @@ __device__ __forceinline__ bool valid_window(const BlockState& s, dcuda_win win)
 }
 
 // A put or put_notify with the reference's arguments: `rank` in the window's communicator. Only
-// arithmetic on shared memory before put_common (the target's window is checked there): a put's
-// latency is a microsecond, and a load from global memory is a tenth of that.
+// the translation of a device rank and the sizes' signs here; put_common checks the window id,
+// the target rank and the target's window.
 __device__ __forceinline__ void put_to(BlockState& s, dcuda_win win, int rank, int offset, int size, const void* buffer,
                                        int tag, Op op) {
-  if (win >= kMaxWindows || offset < 0 || size < 0) {
-    DCUDA_FAIL(s, win >= kMaxWindows ? DCUDA_ERROR_WINDOW : DCUDA_ERROR_ARGUMENT);
-    return;
-  }
-  const int target = world_rank(s, window_comm(s, win), rank);
-  if (target < 0) {
-    DCUDA_FAIL(s, DCUDA_ERROR_RANK);
+  int target = rank;
+  if (win < kMaxWindows && ((s.device_windows >> win) & 1))
+    target = static_cast<uint32_t>(rank) < s.p.ranks_here ? static_cast<int>(s.p.first_rank) + rank : -1;
+  if ((offset | size) < 0) {
+    DCUDA_FAIL(s, DCUDA_ERROR_ARGUMENT);
     return;
   }
   put_common(s, win, target, static_cast<uint64_t>(offset), static_cast<uint64_t>(size), buffer, tag, op);
@@ -360,6 +353,7 @@ __device__ __forceinline__ void dcuda_gpu_init(dcuda_context_handle dcuda, dcuda
     gst.cached_window = dcuda::detail::kNoWindow;
     gst.consumed_seen = gst.self->ring_tail - dcuda::detail::kRingSlots;
     gst.device_windows = gst.self->device_windows;
+    for (uint32_t w = 0; w < dcuda::detail::kMaxWindows; ++w) gst.window_issued[w] = gst.self->issued;
   }
   __syncthreads();
   dcuda::detail::world_barrier(gst);
@@ -427,7 +421,7 @@ __device__ __forceinline__ void dcuda_win_create(dcuda_state& gst, dcuda_comm co
       const WindowEntry w{reinterpret_cast<uint64_t>(winbase), winbase ? static_cast<uint64_t>(size) : 0};
       s.self->windows[id] = w;
       s.host->windows[id] = w;
-      s.self->window_issued[id] = s.self->issued;
+      s.window_issued[id] = s.self->issued;
       const uint32_t bit = 1u << id;
       s.self->device_windows = comm == DCUDA_COMM_DEVICE ? s.self->device_windows | bit : s.self->device_windows & ~bit;
       s.device_windows = s.self->device_windows;
@@ -459,10 +453,13 @@ __device__ __forceinline__ void dcuda_win_free(dcuda_state& gst, dcuda_win win) 
 }
 
 // Notifies rank `rank` of `comm` with `tag` (0 .. 255), after every earlier put of this rank to it.
+// (A world rank goes to put_common as it is: it checks the range.)
 __device__ __forceinline__ void dcuda_notify(dcuda_state& gst, int rank, dcuda_comm comm, int tag) {
-  const int target = dcuda::detail::world_rank(gst, comm, rank);
-  if (target < 0) {
-    DCUDA_FAIL(gst, comm == DCUDA_COMM_WORLD || comm == DCUDA_COMM_DEVICE ? DCUDA_ERROR_RANK : DCUDA_ERROR_ARGUMENT);
+  int target = rank;
+  if (comm == DCUDA_COMM_DEVICE) {
+    target = static_cast<uint32_t>(rank) < gst.p.ranks_here ? static_cast<int>(gst.p.first_rank) + rank : -1;
+  } else if (comm != DCUDA_COMM_WORLD) {
+    DCUDA_FAIL(gst, DCUDA_ERROR_ARGUMENT);
     return;
   }
   dcuda::detail::put_common(gst, 0, target, 0, 0, nullptr, tag, dcuda::detail::Op::notify);
@@ -491,7 +488,7 @@ __device__ __forceinline__ void dcuda_win_flush(dcuda_state& gst, dcuda_win win)
     DCUDA_FAIL(s, DCUDA_ERROR_WINDOW);
     return;
   }
-  const uint32_t until = s.self->window_issued[win];
+  const uint32_t until = s.window_issued[win];
   const bool ok = leader() && wait_on_proxy(s, [&] {
     return reached(load_acquire<Scope::system>(&s.host->proxy.completed), until);
   });

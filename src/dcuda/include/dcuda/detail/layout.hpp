@@ -116,7 +116,6 @@ struct alignas(64) RankDevice {
   uint32_t log_next;         // log records written
   uint32_t timer_next;       // CPU timer events posted (rank 0)
   uint32_t pad[7];
-  uint32_t window_issued[kMaxWindows];  // per window: `issued` after its last put (dcuda_win_flush)
 };
 
 // The device-wide barrier of all blocks of the grid.
