@@ -58,6 +58,18 @@ server_logged() {
   return 1
 }
 
+# served_within SECONDS: the server answers a status request within SECONDS (tried again on a
+# failure: a request made while a killed client has stalled the server's shared-memory queue
+# waits, then fails when the server starts again on its own; transport_stall.sh).
+served_within() {
+  local until=$((SECONDS + $1))
+  while [ $SECONDS -lt $until ]; do
+    "$OUTBOARD" status --json >/dev/null 2>&1 && return 0
+    sleep 0.5
+  done
+  return 1
+}
+
 # status_field EXPR: evaluates a Python expression on the status document `s`.
 status_field() {
   "$OUTBOARD" status --json | python3 -c "import json,sys; s=json.load(sys.stdin); print($1)"
