@@ -295,19 +295,17 @@ class Soak {
       }
     }
     if (!log_problem_.empty()) reasons.push_back(log_problem_);
+    // What the server under test's instances served (the earlier ones' totals, the current one's
+    // since `before_`; without a restart the earlier part is 0), and the second server's calls.
+    // OpenCL: the kernels the server counted (its stopped instances log them as "opencl_kernels").
     auto served = [&](int r) -> uint64_t {
-      // OpenCL: the kernels the server counted (its stopped instances log them as "opencl_kernels").
-      const char* name = r == soak::kOpenCl ? "opencl_kernels" : soak::kRoutines[r];
-      if (r == soak::kOpenCl) {
-        const uint64_t now = counter(after, "opencl", "kernels"), before = counter(before_, "opencl", "kernels");
-        const uint64_t earlier = stopped_during.count(name) ? stopped_during[name] : 0;
-        return under_test_restarts > 0 ? earlier - before + now : now - before;
-      }
-      const uint64_t elsewhere = restarted_ ? restarted_->served(name) : 0;  // calls the second server took
+      const bool cl = r == soak::kOpenCl;
+      const char* name = cl ? "opencl_kernels" : soak::kRoutines[r];
+      const uint64_t now = cl ? counter(after, "opencl", "kernels") : by_after.value(name, uint64_t(0));
+      const uint64_t before = cl ? counter(before_, "opencl", "kernels") : by_before.value(name, uint64_t(0));
       const uint64_t earlier = stopped_during.count(name) ? stopped_during[name] : 0;
-      // An instance that started again began at 0: the first one's share is its total less `before`.
-      if (under_test_restarts > 0) return earlier - by_before.value(name, uint64_t(0)) + by_after.value(name, uint64_t(0)) + elsewhere;
-      return by_after.value(name, uint64_t(0)) - by_before.value(name, uint64_t(0)) + elsewhere;
+      const uint64_t elsewhere = restarted_ && !cl ? restarted_->served(name) : 0;  // calls the second server took
+      return earlier + now - before + elsewhere;
     };
     static const char* kApis[] = {"blas", "lapack", "fft", "opencl"};
     auto api_of = [](int r) {

@@ -55,6 +55,14 @@ void on_gpu_lost(const std::string& why) {
   if (server::Server* s = running.load()) s->stop();
 }
 
+// Every way out of a running server: its last log line, the log flushed, the process ended with
+// nothing torn down (the callers say why).
+[[noreturn]] void end_process(const char* last_line, int status) {
+  spdlog::info("{}", last_line);
+  spdlog::shutdown();
+  std::_Exit(status);
+}
+
 // A server lives for months and serves payloads of every size from many threads. glibc raises its
 // mmap threshold each time a large block is freed (up to 32 MiB), after which blocks of that size
 // come from its per-thread arenas and stay there, scattered, once freed: the one-hour soak (64
@@ -223,9 +231,7 @@ Runner add_serve(CLI::App& app) {
       // process takes over, under the supervisor, or in this one's place (same pid, same port).
       if (is_supervised_child()) {
         report_lost(transport_lost);
-        spdlog::info("serve.stopped (to start again: transport stalled)");
-        spdlog::shutdown();
-        std::_Exit(kExitStartAgain);
+        end_process("serve.stopped (to start again: transport stalled)", kExitStartAgain);
       }
       spdlog::info("serve.stopped (starting again in place: transport stalled)");
       spdlog::shutdown();
@@ -236,19 +242,15 @@ Runner add_serve(CLI::App& app) {
     if (gpus_lost) {
       // What was made on the poisoned GPUs is not torn down: the process ends now, and the
       // supervisor starts a new one.
-      spdlog::info("serve.stopped (to start again: GPUs lost)");
-      spdlog::shutdown();
-      std::_Exit(kExitStartAgain);
+      end_process("serve.stopped (to start again: GPUs lost)", kExitStartAgain);
     }
-    spdlog::info("serve.stopped");
     // The process ends here, with nothing torn down, as on the ways out above: UCX 1.13 cannot
     // destroy a listener while a connection its socket took is still sending its request (the
     // request then reaches the destroyed listener: a crash, in the progress loop or UCX's own
     // thread; the churn soak's second server, stopped while clients were connecting, crashed so
     // once in 59 stops, and a server stopped under a storm of connecting clients 2 times in 85).
     // What a stop must do is done: calls finished or dropped with their sessions, the log flushed.
-    spdlog::shutdown();
-    std::_Exit(0);
+    end_process("serve.stopped", 0);
   };
 }
 
