@@ -21,6 +21,7 @@
 #include "server/services/service.hpp"
 #include "common/spin.hpp"
 #include "transport/seal.hpp"
+#include "transport/stale_socket_events.hpp"
 #include "transport/transport.hpp"
 #include "wire/messages.hpp"
 
@@ -72,7 +73,12 @@ struct Server::Impl final : Core {
   nlohmann::json transport_tables() const {
     if (!worker_) return nullptr;
     const transport::Worker::Tables t = worker_->tables();
-    return {{"peers", t.peers}, {"retiring", t.retiring}, {"closes_in_flight", t.closes_in_flight}};
+    const auto guard = transport::stale_socket_events::counts();
+    return {{"peers", t.peers},
+            {"retiring", t.retiring},
+            {"closes_in_flight", t.closes_in_flight},
+            {"socket_handlers_guarded", guard.guarded},
+            {"stale_socket_events_dropped", guard.dropped}};
   }
   std::vector<uint16_t> sibling_ports() const {
     std::lock_guard lk(siblings_mu);

@@ -79,6 +79,8 @@ tables_check() {  # WHEN: only the status connection's peer is left, and no sess
   t=$(status_field "(s['transport']['peers'], s['transport']['retiring'], s['load']['sessions'])")
   [ "$t" = "(1, 0, 1)" ] || fail "$1: the server still holds per-connection state (peers, retiring, sessions): $t"
   ok "$1: peers, retiring, sessions $t (the status connection's own)"
+  t=$(status_field "s['transport']['socket_handlers_guarded'] > 0")
+  [ "$t" = True ] || fail "$1: UCX's connection handlers are not guarded against stale events (stale_socket_events.hpp)"
 }
 
 # Many short clients, one after another.
