@@ -52,6 +52,33 @@ void pack_range(const std::vector<wire::LapackArray>& arrays, const MatrixRef* r
   }
 }
 
+// Copies output `i` of a reply, packed at `src`, into the application's array: all of it, or for
+// an output whose extent the routine decides (count_from), the rows or columns it found; the count
+// comes earlier in the reply and is in place by then. False: the count is out of range.
+bool unpack_output(const wire::LapackLayout& l, size_t i, const std::byte* src, wire::Scalar scalar,
+                   const MatrixRef* outputs) {
+  const wire::LapackArray& a = l.outputs[i];
+  const size_t elem = wire::array_element_bytes(a, scalar);
+  if (a.count_from < 0) {
+    unpack_columns(src, a.rows, a.cols, elem, outputs[i]);
+    return true;
+  }
+  int32_t count = 0;
+  std::memcpy(&count, outputs[a.count_from].data, sizeof count);
+  if (count < 0 || count > (a.count_rows ? a.rows : a.cols)) return false;
+  const int64_t rows = a.count_rows ? count : a.rows, cols = a.count_rows ? a.cols : count;
+  auto* dst = static_cast<std::byte*>(const_cast<void*>(outputs[i].data));
+  const size_t packed_column = static_cast<size_t>(a.rows) * elem, ld = static_cast<size_t>(outputs[i].ld) * elem;
+  for (int64_t j = 0; j < cols; ++j) std::memcpy(dst + j * ld, src + j * packed_column, static_cast<size_t>(rows) * elem);
+  return true;
+}
+
+// Whether output `i` can land straight in the application's array: contiguous there, and written
+// whole (an output the routine sizes goes aside and is copied in up to its count).
+bool lands_directly(const wire::LapackArray& a, const MatrixRef& m) {
+  return (a.cols <= 1 || m.ld == a.rows) && a.count_from < 0;
+}
+
 // The end of a chunked or direct LAPACK call: a failed or malformed reply restores what the call
 // may have overwritten and falls back; otherwise the outputs that landed aside (`direct[i]` false)
 // are copied into the application's arrays. `times`: start, sent, answered.
@@ -66,9 +93,11 @@ bool finish_lapack(Runtime& rt, const wire::LapackCall& call, const wire::Lapack
   }
   const std::vector<uint64_t> out_offsets = packed_offsets(l.outputs, call.scalar);
   for (size_t i = 0; i < l.outputs.size(); ++i)
-    if (!direct[i] && wire::array_bytes(l.outputs[i], call.scalar))
-      unpack_columns(aside.data() + out_offsets[i], l.outputs[i].rows, l.outputs[i].cols,
-                   wire::array_element_bytes(l.outputs[i], call.scalar), outputs[i]);
+    if (!direct[i] && wire::array_bytes(l.outputs[i], call.scalar) &&
+        !unpack_output(l, i, aside.data() + out_offsets[i], call.scalar, outputs)) {
+      restore();
+      return fall_back("the server's reply counts more values than the call has room for");
+    }
   *info = r->info;
   rt.remote_succeeded(times[0]);
   account(rt, wire::call_name(call), lapack_label(call), *r, {times[0], times[1], times[2], now_ns()},
@@ -91,7 +120,7 @@ bool chunked_lapack(Runtime& rt, Connection& conn, const wire::LapackCall& call,
   std::vector<bool> direct;
   bool any_aside = false;
   for (size_t i = 0; i < l.outputs.size(); ++i) {
-    direct.push_back(l.outputs[i].cols <= 1 || outputs[i].ld == l.outputs[i].rows);
+    direct.push_back(lands_directly(l.outputs[i], outputs[i]));
     any_aside = any_aside || !direct.back();
   }
   transport::Buffer aside = any_aside ? transport::Buffer::allocate(reply_bytes) : transport::Buffer();
@@ -200,7 +229,7 @@ bool direct_lapack(Runtime& rt, Connection& conn, const wire::LapackCall& call, 
   for (size_t i = 0; i < l.outputs.size(); ++i) {
     const auto& o = l.outputs[i];
     const uint64_t bytes = wire::array_bytes(o, call.scalar);
-    direct.push_back(contiguous(o, outputs[i]));
+    direct.push_back(lands_directly(o, outputs[i]));
     if (bytes == 0) continue;
     if (direct[i]) {
       d.output.push_back(extent(outputs[i].data, bytes, outputs[i].data, bytes));
@@ -293,13 +322,17 @@ bool offload_lapack(const wire::LapackCall& call, const MatrixRef* inputs, const
       auto* r = std::get_if<wire::LapackReply>(&reply);
       if (!r || !r->ok || r->payload_bytes != reply_bytes || r->info < 0)
         return fall_back(r && !r->ok ? "server: " + r->message : std::string("unexpected reply"));
-      uint64_t offset = 0;
-      for (size_t i = 0; i < l.outputs.size(); ++i) {
-        const auto& a = l.outputs[i];
-        const size_t elem = wire::array_element_bytes(a, call.scalar);
-        unpack_columns(result.data() + offset, a.rows, a.cols, elem, outputs[i]);
-        offset += wire::array_bytes(a, call.scalar);
+      // Counts are checked before anything is copied in: the arrays stay as they were for a rerun.
+      const std::vector<uint64_t> out_offsets = packed_offsets(l.outputs, call.scalar);
+      for (const auto& a : l.outputs) {
+        int32_t count = 0;
+        if (a.count_from < 0) continue;
+        std::memcpy(&count, result.data() + out_offsets[static_cast<size_t>(a.count_from)], sizeof count);
+        if (count < 0 || count > (a.count_rows ? a.rows : a.cols))
+          return fall_back("the server's reply counts more values than the call has room for");
       }
+      for (size_t i = 0; i < l.outputs.size(); ++i)
+        unpack_output(l, i, result.data() + out_offsets[i], call.scalar, outputs);
       *info = r->info;
       rt.remote_succeeded(t0);
       const uint64_t t3 = now_ns();

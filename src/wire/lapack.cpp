@@ -1,6 +1,7 @@
 #include "wire/lapack.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 
 #include "common/error.hpp"
@@ -30,69 +31,135 @@ void check_zero(const char* what, int64_t v) {
   if (v != 0) throw ProtocolError(std::string("dimension ") + what + " is not used by this routine and must be 0");
 }
 
-// Which options and dimensions a routine takes.
+void check_finite(const char* what, double v) {
+  if (!std::isfinite(v)) throw ProtocolError(std::string(what) + " is not a finite number");
+}
+
+// Which options, dimensions and parameters a routine takes: the valid characters of each option it
+// takes (nullptr: not taken, must be 'N').
 struct Uses {
-  bool trans, uplo, jobz, jobsvd, m, nrhs;
+  const char *trans = nullptr, *uplo = nullptr, *jobz = nullptr, *jobu = nullptr, *jobvt = nullptr;
+  const char *jobvl = nullptr, *jobvr = nullptr, *range = nullptr, *diag = nullptr;
+  bool m = false, nrhs = false, itype = false, abstol = false, rcond = false;
 };
 
-Uses uses(R r) {
-  switch (r) {
-    case R::gesv: return {false, false, false, false, false, true};
-    case R::getrf: return {false, false, false, false, true, false};
-    case R::getrs: return {true, false, false, false, false, true};
-    case R::posv: return {false, true, false, false, false, true};
-    case R::potrf: return {false, true, false, false, false, false};
-    case R::potrs: return {false, true, false, false, false, true};
-    case R::gels: return {true, false, false, false, true, true};
-    case R::geqrf: return {false, false, false, false, true, false};
-    case R::syevd: return {false, true, true, false, false, false};
-    case R::gesvd: return {false, false, false, true, true, false};
+Uses uses(const LapackCall& c) {
+  const bool cplx = is_complex(c.scalar);
+  Uses u;
+  switch (c.routine) {
+    case R::gesv: u.nrhs = true; break;
+    case R::getrf: u.m = true; break;
+    case R::getrs: u.trans = "NTC", u.nrhs = true; break;
+    case R::getri: break;
+    case R::posv: u.uplo = "UL", u.nrhs = true; break;
+    case R::potrf: u.uplo = "UL"; break;
+    case R::potrs: u.uplo = "UL", u.nrhs = true; break;
+    case R::potri: u.uplo = "UL"; break;
+    case R::trtri: u.uplo = "UL", u.diag = "NU"; break;
+    case R::sysv:
+    case R::sytrs:
+    case R::hesv:
+    case R::hetrs: u.uplo = "UL", u.nrhs = true; break;
+    case R::sytrf:
+    case R::hetrf: u.uplo = "UL"; break;
+    case R::gels: u.trans = cplx ? "NC" : "NT", u.m = true, u.nrhs = true; break;
+    case R::gelsd:
+    case R::gelsy: u.m = true, u.nrhs = true, u.rcond = true; break;
+    case R::geqrf: u.m = true; break;
+    case R::syevd: u.uplo = "UL", u.jobz = "NV"; break;
+    case R::syevr:
+    case R::syevx: u.uplo = "UL", u.jobz = "NV", u.range = "AVI", u.abstol = true; break;
+    case R::sygvd: u.uplo = "UL", u.jobz = "NV", u.itype = true; break;
+    case R::geev: u.jobvl = "NV", u.jobvr = "NV"; break;
+    case R::gesvd: u.jobu = "ASON", u.jobvt = "ASON", u.m = true; break;
+    case R::gesdd: u.jobz = "ASON", u.m = true; break;
+    case R::gesvdx: u.jobu = "VN", u.jobvt = "VN", u.range = "AVI", u.m = true; break;
     default: throw ProtocolError("unknown LAPACK routine");
   }
+  return u;
 }
+
+bool hermitian_only(R r) { return r == R::hesv || r == R::hetrf || r == R::hetrs; }
+
+// Columns of eigen/singular vectors asked for (z in lapack.hpp): the count of range I, else all.
+int64_t vectors_asked(const LapackCall& c, int64_t all) { return c.range == 'I' ? c.iu - c.il + 1 : all; }
 
 }  // namespace
 
 const char* lapack_routine_name(LapackRoutine r) {
-  static const char* names[] = {"gesv", "getrf", "getrs", "posv", "potrf", "potrs", "gels", "geqrf", "syevd", "gesvd"};
+  static const char* names[] = {"gesv",  "getrf", "getrs", "posv",  "potrf", "potrs", "gels",  "geqrf", "syevd",
+                                "gesvd", "gesdd", "gesvdx", "geev", "gelsd", "gelsy", "syevr", "syevx", "sygvd",
+                                "sysv",  "sytrf", "sytrs", "hesv",  "hetrf", "hetrs", "getri", "potri", "trtri"};
+  static_assert(sizeof(names) / sizeof(names[0]) == static_cast<size_t>(R::count_));
   return r < R::count_ ? names[static_cast<int>(r)] : "?";
 }
 
 std::string call_name(const LapackCall& c) {
   static const char prefix[] = "sdcz";
   char p = c.scalar < Scalar::count_ ? prefix[static_cast<int>(c.scalar)] : '?';
-  if (c.routine == R::syevd && is_complex(c.scalar)) return std::string(1, p) + "heevd";
+  if (is_complex(c.scalar)) {  // the Hermitian routines of the real symmetric ones
+    switch (c.routine) {
+      case R::syevd: return std::string(1, p) + "heevd";
+      case R::syevr: return std::string(1, p) + "heevr";
+      case R::syevx: return std::string(1, p) + "heevx";
+      case R::sygvd: return std::string(1, p) + "hegvd";
+      default: break;
+    }
+  }
   return std::string(1, p) + lapack_routine_name(c.routine);
 }
 
 void validate(const LapackCall& c) {
   if (c.routine >= R::count_) throw ProtocolError("unknown LAPACK routine id " + std::to_string(int(c.routine)));
   if (c.scalar >= Scalar::count_) throw ProtocolError("unknown scalar type id " + std::to_string(int(c.scalar)));
-  const Uses u = uses(c.routine);
-  const bool cplx = is_complex(c.scalar);
-  if (u.trans) {
-    // getrs takes N, T or C in every precision; gels takes N and T (real) or N and C (complex).
-    check_option("trans", c.trans, c.routine == R::getrs ? "NTC" : (cplx ? "NC" : "NT"));
-  } else {
-    check_unused("trans", c.trans);
-  }
-  if (u.uplo) check_option("uplo", c.uplo, "UL");
-  else check_unused("uplo", c.uplo);
-  if (u.jobz) check_option("jobz", c.jobz, "NV");
-  else check_unused("jobz", c.jobz);
-  if (u.jobsvd) {
-    check_option("jobu", c.jobu, "ASON");
-    check_option("jobvt", c.jobvt, "ASON");
-    if (c.jobu == 'O' && c.jobvt == 'O') throw ProtocolError("jobu and jobvt cannot both be 'O'");
-  } else {
-    check_unused("jobu", c.jobu);
-    check_unused("jobvt", c.jobvt);
-  }
+  if (hermitian_only(c.routine) && !is_complex(c.scalar))
+    throw ProtocolError(std::string(lapack_routine_name(c.routine)) + " takes complex matrices only");
+  const Uses u = uses(c);
+  auto option = [](const char* what, char v, const char* set) {
+    if (set) check_option(what, v, set);
+    else check_unused(what, v);
+  };
+  option("trans", c.trans, u.trans);
+  option("uplo", c.uplo, u.uplo);
+  option("jobz", c.jobz, u.jobz);
+  option("jobu", c.jobu, u.jobu);
+  option("jobvt", c.jobvt, u.jobvt);
+  option("jobvl", c.jobvl, u.jobvl);
+  option("jobvr", c.jobvr, u.jobvr);
+  option("range", c.range, u.range);
+  option("diag", c.diag, u.diag);
+  if (c.routine == R::gesvd && c.jobu == 'O' && c.jobvt == 'O') throw ProtocolError("jobu and jobvt cannot both be 'O'");
   if (u.m) check_dim("m", c.m);
   else check_zero("m", c.m);
   check_dim("n", c.n);
   if (u.nrhs) check_dim("nrhs", c.nrhs);
   else check_zero("nrhs", c.nrhs);
+  if (u.itype) {
+    if (c.itype < 1 || c.itype > 3) throw ProtocolError("itype = " + std::to_string(c.itype) + " is not 1, 2 or 3");
+  } else {
+    check_zero("itype", c.itype);
+  }
+  // The range of eigen/singular values asked for, as LAPACK requires it of a call with work to do.
+  const int64_t values = c.routine == R::gesvdx ? std::min(c.m, c.n) : c.n;
+  if (c.range == 'I') {
+    if (c.il < 1 || c.il > c.iu || c.iu > values)
+      throw ProtocolError("range I needs 1 <= il <= iu <= " + std::to_string(values) + ", got il = " +
+                          std::to_string(c.il) + ", iu = " + std::to_string(c.iu));
+  } else {
+    check_zero("il", c.il);
+    check_zero("iu", c.iu);
+  }
+  check_finite("vl", c.vl);
+  check_finite("vu", c.vu);
+  if (c.range == 'V') {
+    if (!(c.vl < c.vu)) throw ProtocolError("range V needs vl < vu");
+  } else if (c.vl != 0 || c.vu != 0) {
+    throw ProtocolError("vl and vu are used with range V only and must be 0");
+  }
+  check_finite("abstol", c.abstol);
+  if (!u.abstol && c.abstol != 0) throw ProtocolError("abstol is not used by this routine and must be 0");
+  check_finite("rcond", c.rcond);
+  if (!u.rcond && c.rcond != 0) throw ProtocolError("rcond is not used by this routine and must be 0");
   // Reject shapes whose byte sizes overflow.
   const LapackLayout l = layout(c);
   for (const auto& a : l.inputs) array_bytes(a, c.scalar);
@@ -110,6 +177,11 @@ LapackLayout layout(const LapackCall& c) {
   };
   auto out = [&](const char* name, Elem e, int64_t rows, int64_t cols, int from = -1) {
     l.outputs.push_back({name, e, rows, cols, from});
+    return static_cast<int>(l.outputs.size() - 1);
+  };
+  // An output written back only up to the count held in output `count` (columns, or rows).
+  auto counted = [&](const char* name, Elem e, int64_t rows, int64_t cols, int count, bool by_rows = false) {
+    l.outputs.push_back({name, e, rows, cols, -1, count, by_rows});
   };
   switch (c.routine) {
     case R::gesv: {
@@ -177,6 +249,111 @@ LapackLayout layout(const LapackCall& c) {
       if (c.jobvt == 'S') out("VT", Elem::data, k, n);
       break;
     }
+    case R::getri: {
+      int a = in("A", Elem::data, n, n);
+      in("ipiv", Elem::index, n, 1);
+      out("A", Elem::data, n, n, a);
+      break;
+    }
+    case R::potri:
+    case R::trtri: {
+      int a = in("A", Elem::data, n, n);
+      out("A", Elem::data, n, n, a);
+      break;
+    }
+    case R::sysv:
+    case R::hesv: {
+      int a = in("A", Elem::data, n, n), b = in("B", Elem::data, n, nrhs);
+      out("A", Elem::data, n, n, a);
+      out("ipiv", Elem::index, n, 1);
+      out("B", Elem::data, n, nrhs, b);
+      break;
+    }
+    case R::sytrf:
+    case R::hetrf: {
+      int a = in("A", Elem::data, n, n);
+      out("A", Elem::data, n, n, a);
+      out("ipiv", Elem::index, n, 1);
+      break;
+    }
+    case R::sytrs:
+    case R::hetrs: {
+      in("A", Elem::data, n, n);
+      in("ipiv", Elem::index, n, 1);
+      int b = in("B", Elem::data, n, nrhs);
+      out("B", Elem::data, n, nrhs, b);
+      break;
+    }
+    case R::gelsd: {
+      in("A", Elem::data, m, n);
+      int b = in("B", Elem::data, std::max(m, n), nrhs);
+      out("B", Elem::data, std::max(m, n), nrhs, b);
+      out("s", Elem::real, k, 1);
+      out("rank", Elem::index, 1, 1);
+      break;
+    }
+    case R::gelsy: {
+      int a = in("A", Elem::data, m, n), b = in("B", Elem::data, std::max(m, n), nrhs), p = in("jpvt", Elem::index, n, 1);
+      out("A", Elem::data, m, n, a);
+      out("B", Elem::data, std::max(m, n), nrhs, b);
+      out("jpvt", Elem::index, n, 1, p);
+      out("rank", Elem::index, 1, 1);
+      break;
+    }
+    case R::syevr:
+    case R::syevx: {
+      in("A", Elem::data, n, n);
+      const int found = out("m", Elem::index, 1, 1);
+      counted("w", Elem::real, n, 1, found, true);
+      if (c.jobz == 'V') {
+        const int64_t z = vectors_asked(c, n);
+        counted("Z", Elem::data, n, z, found);
+        // syevr writes isuppz only where it finds all eigenvalues (the MRRR path); a caller asking
+        // for some may pass an array too small for any.
+        const bool all = c.range == 'A' || (c.range == 'I' && c.il == 1 && c.iu == n);
+        if (c.routine == R::syevx) counted("ifail", Elem::index, n, 1, found, true);
+        else if (all) counted("isuppz", Elem::index, 2, z, found);
+      }
+      break;
+    }
+    case R::sygvd: {
+      int a = in("A", Elem::data, n, n), b = in("B", Elem::data, n, n);
+      if (c.jobz == 'V') out("A", Elem::data, n, n, a);
+      out("w", Elem::real, n, 1);
+      out("B", Elem::data, n, n, b);
+      break;
+    }
+    case R::geev: {
+      in("A", Elem::data, n, n);
+      if (is_complex(c.scalar)) {
+        out("w", Elem::data, n, 1);
+      } else {
+        out("wr", Elem::real, n, 1);
+        out("wi", Elem::real, n, 1);
+      }
+      if (c.jobvl == 'V') out("VL", Elem::data, n, n);
+      if (c.jobvr == 'V') out("VR", Elem::data, n, n);
+      break;
+    }
+    case R::gesdd: {
+      int a = in("A", Elem::data, m, n);
+      if (c.jobz == 'O') out("A", Elem::data, m, n, a);
+      out("s", Elem::real, k, 1);
+      if (c.jobz == 'A' || (c.jobz == 'O' && m < n)) out("U", Elem::data, m, m);
+      if (c.jobz == 'S') out("U", Elem::data, m, k);
+      if (c.jobz == 'A' || (c.jobz == 'O' && m >= n)) out("VT", Elem::data, n, n);
+      if (c.jobz == 'S') out("VT", Elem::data, k, n);
+      break;
+    }
+    case R::gesvdx: {
+      in("A", Elem::data, m, n);
+      const int found = out("ns", Elem::index, 1, 1);
+      counted("s", Elem::real, k, 1, found, true);
+      const int64_t z = vectors_asked(c, k);
+      if (c.jobu == 'V') counted("U", Elem::data, m, z, found);
+      if (c.jobvt == 'V') counted("VT", Elem::data, z, n, found, true);
+      break;
+    }
     default:
       throw ProtocolError("unknown LAPACK routine");
   }
@@ -234,20 +411,57 @@ double flops(const LapackCall& c) {
     case R::gesvd:
       f = 4 * big * k * k - 4 * k * k * k / 3 + ((c.jobu != 'N' || c.jobvt != 'N') ? 8 * big * k * k : 0);
       break;
+    case R::gesdd:
+      f = 4 * big * k * k - 4 * k * k * k / 3 + (c.jobz != 'N' ? 8 * big * k * k : 0);
+      break;
+    case R::gesvdx:
+      f = 4 * big * k * k - 4 * k * k * k / 3 + ((c.jobu == 'V' || c.jobvt == 'V') ? 4 * big * k * k : 0);
+      break;
+    case R::geev:  // Hessenberg reduction and QR iterations; the vectors about as much again
+      f = 10 * n * n * n + ((c.jobvl == 'V' || c.jobvr == 'V') ? 16 * n * n * n : 0);
+      break;
+    case R::gelsd:  // bidiagonalisation and the divide-and-conquer solve
+      f = 4 * big * k * k - 4 * k * k * k / 3 + 8 * k * k * r + 4 * big * k * r;
+      break;
+    case R::gelsy:  // QR with column pivoting, then a complete orthogonal factorisation
+      f = 4 * big * k * k - 4 * k * k * k / 3 + 4 * big * k * r + k * k * r;
+      break;
+    case R::syevr:
+    case R::syevx: f = 4 * n * n * n / 3 + (c.jobz == 'V' ? 2 * n * n * double(vectors_asked(c, c.n)) : 0); break;
+    case R::sygvd: f = n * n * n / 3 + n * n * n + 4 * n * n * n / 3 + (c.jobz == 'V' ? 7 * n * n * n : 0); break;
+    case R::sysv:
+    case R::hesv: f = n * n * n / 3 + 2 * n * n * r; break;
+    case R::sytrf:
+    case R::hetrf: f = n * n * n / 3; break;
+    case R::sytrs:
+    case R::hetrs: f = 2 * n * n * r; break;
+    case R::getri: f = 4 * n * n * n / 3; break;
+    case R::potri: f = 2 * n * n * n / 3; break;
+    case R::trtri: f = n * n * n / 3; break;
     default: break;
   }
   return is_complex(c.scalar) ? 4 * f : f;
 }
 
 void check_inputs(const LapackCall& c, const std::byte* const* inputs) {
-  if (c.routine != R::getrs) return;
-  const std::byte* ipiv = inputs[1];
-  for (int64_t i = 0; i < c.n; ++i) {
-    int32_t p;
-    std::memcpy(&p, ipiv + 4 * i, 4);
-    if (p < 1 || p > c.n)
-      throw ProtocolError("pivot index ipiv(" + std::to_string(i + 1) + ") = " + std::to_string(p) +
-                          " is outside 1.." + std::to_string(c.n));
+  auto each = [&](const std::byte* array, const char* name, auto ok, const char* range) {
+    for (int64_t i = 0; i < c.n; ++i) {
+      int32_t p;
+      std::memcpy(&p, array + 4 * i, 4);
+      if (!ok(p))
+        throw ProtocolError(std::string(name) + "(" + std::to_string(i + 1) + ") = " + std::to_string(p) + " is outside " +
+                            range + std::to_string(c.n));
+    }
+  };
+  switch (c.routine) {
+    case R::getrs:
+    case R::getri: each(inputs[1], "pivot index ipiv", [&](int32_t p) { return p >= 1 && p <= c.n; }, "1.."); break;
+    case R::sytrs:  // a 2x2 pivot block's rows come as negative indices
+    case R::hetrs:
+      each(inputs[1], "pivot index ipiv", [&](int32_t p) { return p != 0 && p >= -c.n && p <= c.n; }, "+-1..");
+      break;
+    case R::gelsy: each(inputs[2], "jpvt", [&](int32_t p) { return p >= 0 && p <= c.n; }, "0.."); break;
+    default: break;
   }
 }
 

@@ -4,24 +4,49 @@
 // Payloads. Every array travels densely packed (leading dimension = rows). The request payload is
 // the routine's input arrays in layout().inputs order; the reply payload is its output arrays in
 // layout().outputs order. An output that is also an input (A and B updated in place) is listed in
-// both, with `from_input` naming its input. Per routine (k = min(m, n), "<-" = updated in place):
+// both, with `from_input` naming its input. Per routine (k = min(m, n), "<-" = updated in place;
+// z = columns of eigen/singular vectors asked for: iu-il+1 for range I, else n (syevr, syevx) or k
+// (gesvdx); an output "limited by c" is written back only up to the count c the routine found):
 //
 //   routine  dimensions    inputs                          outputs
 //   gesv     n, nrhs       A n*n, B n*nrhs                 A (LU), ipiv n, B (X)
 //   getrf    m, n          A m*n                           A (LU), ipiv k
 //   getrs    n, nrhs       A n*n, ipiv n, B n*nrhs         B (X)
+//   getri    n             A n*n (LU), ipiv n              A (inverse)
 //   posv     n, nrhs       A n*n, B n*nrhs                 A (Cholesky factor), B (X)
 //   potrf    n             A n*n                           A (factor)
 //   potrs    n, nrhs       A n*n, B n*nrhs                 B (X)
+//   potri    n             A n*n (factor)                  A (inverse)
+//   trtri    n             A n*n                           A (inverse)
+//   sysv     n, nrhs       A n*n, B n*nrhs                 A (factor), ipiv n, B (X)
+//     (hesv: the Hermitian routine, complex only; sytrf/hetrf: A, ipiv; sytrs/hetrs: as getrs)
 //   gels     m, n, nrhs    A m*n, B max(m,n)*nrhs          A (QR or LQ), B (X and residuals)
+//   gelsd    m, n, nrhs    A m*n, B max(m,n)*nrhs          B (X), s k, rank 1
+//   gelsy    m, n, nrhs    A m*n, B max(m,n)*nrhs, jpvt n  A (factored), B (X), jpvt n, rank 1
 //   geqrf    m, n          A m*n                           A (R and reflectors), tau k
 //   syevd    n             A n*n                           A (eigenvectors, jobz = V only), w n
 //     (heevd for complex)
+//   syevr    n             A n*n                           m 1, w n (limited by m), Z n*z and
+//     (heevr; syevx/heevx                                  isuppz 2*z (jobz = V and all values
+//      as syevr, with ifail n for isuppz)                  asked for; limited by m); syevx: ifail n
+//                                                          (jobz = V; limited by m)
+//   sygvd    n             A n*n, B n*n                    A (eigenvectors, jobz = V only), w n,
+//     (hegvd)                                              B (Cholesky factor)
+//   geev     n             A n*n                           real: wr n, wi n; complex: w n;
+//                                                          VL n*n (jobvl = V), VR n*n (jobvr = V)
 //   gesvd    m, n          A m*n                           A (jobu or jobvt = O only), s k,
 //                                                          U (jobu A: m*m, S: m*k), VT (jobvt A: n*n, S: k*n)
+//   gesdd    m, n          A m*n                           A (jobz = O only), s k, U (jobz A, or O
+//                                                          with m < n: m*m; S: m*k), VT (A, or O
+//                                                          with m >= n: n*n; S: k*n)
+//   gesvdx   m, n          A m*n                           ns 1, s k (limited by ns), U m*z
+//                                                          (jobu = V; columns limited by ns),
+//                                                          VT z*n (jobvt = V; rows limited by ns)
 //
-// Element types: the call's precision for matrices and tau; its real type (float or double) for
-// w and s; 32-bit integers (Fortran INTEGER, LP64) for ipiv, 1-based as LAPACK numbers rows.
+// Element types: the call's precision for matrices, tau and complex w; its real type (float or
+// double) for real w, wr, wi and s; 32-bit integers (Fortran INTEGER, LP64) for ipiv, jpvt, isuppz,
+// ifail and the counts (m, ns, rank), 1-based as LAPACK numbers rows (sytrf's ipiv negative for
+// 2x2 pivots).
 // The reply carries LAPACK's INFO beside the payload (wire::LapackReply).
 #pragma once
 #include <cstdint>
@@ -32,24 +57,38 @@
 
 namespace outboard::wire {
 
-enum class LapackRoutine : uint8_t { gesv, getrf, getrs, posv, potrf, potrs, gels, geqrf, syevd, gesvd, count_ };
+// New routines go at the end: the ids travel.
+enum class LapackRoutine : uint8_t {
+  gesv, getrf, getrs, posv, potrf, potrs, gels, geqrf, syevd, gesvd,
+  gesdd, gesvdx, geev, gelsd, gelsy, syevr, syevx, sygvd, sysv, sytrf, sytrs, hesv, hetrf, hetrs, getri, potri, trtri,
+  count_
+};
 
 struct LapackCall {
   LapackRoutine routine = LapackRoutine::gesv;
   Scalar scalar = Scalar::d;
   // Upper-case option characters as LAPACK takes them; unused ones are 'N'.
-  char trans = 'N', uplo = 'N', jobz = 'N', jobu = 'N', jobvt = 'N';
-  // Unused dimensions are 0.
+  char trans = 'N', uplo = 'N', jobz = 'N', jobu = 'N', jobvt = 'N', jobvl = 'N', jobvr = 'N', range = 'N', diag = 'N';
+  // Unused dimensions and parameters are 0.
   int64_t m = 0, n = 0, nrhs = 0;
+  int64_t itype = 0;       // sygvd: 1, 2 or 3
+  int64_t il = 0, iu = 0;  // range I: the indices of the first and last eigen/singular value asked for
+  double vl = 0, vu = 0;   // range V: the interval (vl, vu] of the values asked for
+  double abstol = 0;       // syevr, syevx
+  double rcond = 0;        // gelsd, gelsy
 };
 
 enum class Elem : uint8_t { data, real, index };
 
 struct LapackArray {
-  const char* name;  // "A", "B", "ipiv", "tau", "w", "s", "U", "VT"
+  const char* name;  // "A", "B", "ipiv", "tau", "w", "s", "U", "VT", "m", "rank", ...
   Elem elem;
   int64_t rows, cols;
   int from_input = -1;  // outputs: the input whose values it starts from (updated in place); -1: none
+  // Outputs whose extent the routine decides (the eigenvalues it found): the output (a 1x1 index
+  // array) holding the count of columns (rows, with count_rows) that are written back; -1: all.
+  int count_from = -1;
+  bool count_rows = false;
 };
 
 struct LapackLayout {
@@ -58,7 +97,7 @@ struct LapackLayout {
 };
 
 const char* lapack_routine_name(LapackRoutine r);
-// "dgesv", "zheevd", "ssyevd", ...
+// "dgesv", "zheevd", "ssyevd", "zheevr", "chegvd", ...
 std::string call_name(const LapackCall& c);
 
 // Throws ProtocolError unless the call is a valid LAPACK call: known routine and scalar, option
@@ -76,8 +115,9 @@ uint64_t reply_bytes(const LapackCall& c);
 double flops(const LapackCall& c);
 
 // Checks the values of the request's inputs that a backend would otherwise trust: pivot indices
-// (getrs's ipiv) must lie in [1, n]. `inputs` point at the arrays in layout(c).inputs order.
-// Throws ProtocolError.
+// (getrs's, getri's ipiv) must lie in [1, n], sytrs's |ipiv| too, gelsy's jpvt in [0, n]. `inputs`
+// point at the arrays in layout(c).inputs order. Throws ProtocolError.
 void check_inputs(const LapackCall& c, const std::byte* const* inputs);
 
 }  // namespace outboard::wire
+

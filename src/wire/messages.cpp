@@ -67,20 +67,20 @@ bool get_bool(Reader& r) {
 void put_lapack(Writer& w, const LapackCall& c) {
   w.u8(static_cast<uint8_t>(c.routine));
   w.u8(static_cast<uint8_t>(c.scalar));
-  for (char ch : {c.trans, c.uplo, c.jobz, c.jobu, c.jobvt}) w.u8(static_cast<uint8_t>(ch));
-  w.i64(c.m);
-  w.i64(c.n);
-  w.i64(c.nrhs);
+  for (char ch : {c.trans, c.uplo, c.jobz, c.jobu, c.jobvt, c.jobvl, c.jobvr, c.range, c.diag})
+    w.u8(static_cast<uint8_t>(ch));
+  for (int64_t v : {c.m, c.n, c.nrhs, c.itype, c.il, c.iu}) w.i64(v);
+  for (double v : {c.vl, c.vu, c.abstol, c.rcond}) w.f64(v);
 }
 
 LapackCall get_lapack(Reader& r) {
   LapackCall c;
   c.routine = static_cast<LapackRoutine>(r.u8());
   c.scalar = static_cast<Scalar>(r.u8());
-  for (char* ch : {&c.trans, &c.uplo, &c.jobz, &c.jobu, &c.jobvt}) *ch = static_cast<char>(r.u8());
-  c.m = r.i64();
-  c.n = r.i64();
-  c.nrhs = r.i64();
+  for (char* ch : {&c.trans, &c.uplo, &c.jobz, &c.jobu, &c.jobvt, &c.jobvl, &c.jobvr, &c.range, &c.diag})
+    *ch = static_cast<char>(r.u8());
+  for (int64_t* v : {&c.m, &c.n, &c.nrhs, &c.itype, &c.il, &c.iu}) *v = r.i64();
+  for (double* v : {&c.vl, &c.vu, &c.abstol, &c.rcond}) *v = r.f64();
   validate(c);
   return c;
 }

@@ -20,8 +20,8 @@ namespace outboard::wire {
 
 inline constexpr uint32_t kMagic = 0x4452424f;  // "OBRD"
 // 2: answers carry the server's load; 3: encryption negotiated; 4: AuthResult names sibling
-// workers, Hold
-inline constexpr uint16_t kProtocolVersion = 4;
+// workers, Hold; 5: LAPACK calls carry range, diag, itype, eigenvalue bounds, rcond (issue 35)
+inline constexpr uint16_t kProtocolVersion = 5;
 inline constexpr size_t kMaxText = 4096;  // longest string field
 inline constexpr size_t kMaxIdentity = 64;  // longest identity name
 

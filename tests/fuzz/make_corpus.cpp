@@ -186,6 +186,34 @@ std::map<std::string, std::vector<std::byte>> seeds() {
   out["lapack_cgeqrf"] = lapack(18, LR::geqrf, Scalar::c, 'N', 'N', 'N', 'N', 'N', 3, 5, 0);
   out["lapack_zheevd"] = lapack(19, LR::syevd, Scalar::z, 'N', 'L', 'V', 'N', 'N', 0, 4, 0);
   out["lapack_dgesvd"] = lapack(20, LR::gesvd, Scalar::d, 'N', 'N', 'N', 'S', 'O', 5, 3, 0);
+  {  // the drivers with ranges, itype and rcond (issue 35)
+    LapackCall c;
+    c.routine = LR::syevr, c.scalar = Scalar::d, c.jobz = 'V', c.range = 'I', c.uplo = 'L', c.n = 6, c.il = 2, c.iu = 4;
+    c.abstol = 1e-12;
+    validate(c);
+    out["lapack_dsyevr"] = encode(LapackRequest{29, c, request_bytes(c)});
+    c = LapackCall{};
+    c.routine = LR::gesvdx, c.scalar = Scalar::c, c.jobu = 'V', c.jobvt = 'N', c.range = 'V', c.m = 5, c.n = 4;
+    c.vl = 0.5, c.vu = 3;
+    validate(c);
+    out["lapack_cgesvdx"] = encode(LapackRequest{30, c, request_bytes(c)});
+    c = LapackCall{};
+    c.routine = LR::sygvd, c.scalar = Scalar::z, c.itype = 2, c.jobz = 'V', c.uplo = 'U', c.n = 3;
+    validate(c);
+    out["lapack_zhegvd"] = encode(LapackRequest{31, c, request_bytes(c)});
+    c = LapackCall{};
+    c.routine = LR::gelsy, c.scalar = Scalar::s, c.m = 4, c.n = 3, c.nrhs = 2, c.rcond = 1e-5;
+    validate(c);
+    out["lapack_sgelsy"] = encode(LapackRequest{32, c, request_bytes(c)});
+    c = LapackCall{};
+    c.routine = LR::geev, c.scalar = Scalar::d, c.jobvl = 'V', c.jobvr = 'V', c.n = 4;
+    validate(c);
+    out["lapack_dgeev"] = encode(LapackRequest{33, c, request_bytes(c)});
+    c = LapackCall{};
+    c.routine = LR::hetrs, c.scalar = Scalar::z, c.uplo = 'L', c.n = 3, c.nrhs = 1;
+    validate(c);
+    out["lapack_zhetrs"] = encode(LapackRequest{34, c, request_bytes(c)});
+  }
   out["lapack_reply"] = encode(LapackReply{21, true, "", 2, 0});
   {
     LapackCall big;

@@ -3,6 +3,7 @@
 // mismatched payload sizes, random mutations), and the array layout and sizes of every routine.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstring>
 #include <random>
 
@@ -33,15 +34,35 @@ LapackCall make(R r, Scalar s) {
     case R::geqrf: c.m = 3, c.n = 8; break;
     case R::syevd: c.jobz = 'V', c.uplo = 'U', c.n = 6; break;
     case R::gesvd: c.jobu = 'S', c.jobvt = 'A', c.m = 7, c.n = 5; break;
+    case R::gesdd: c.jobz = 'S', c.m = 5, c.n = 7; break;
+    case R::gesvdx: c.jobu = 'V', c.jobvt = 'V', c.range = 'I', c.il = 2, c.iu = 4, c.m = 6, c.n = 5; break;
+    case R::geev: c.jobvl = 'N', c.jobvr = 'V', c.n = 5; break;
+    case R::gelsd: c.m = 9, c.n = 4, c.nrhs = 2, c.rcond = -1; break;
+    case R::gelsy: c.m = 4, c.n = 6, c.nrhs = 3, c.rcond = 1e-8; break;
+    case R::syevr: c.jobz = 'V', c.range = 'A', c.uplo = 'L', c.n = 7, c.abstol = 0; break;
+    case R::syevx: c.jobz = 'V', c.range = 'V', c.uplo = 'U', c.n = 6, c.vl = -1, c.vu = 2.5, c.abstol = 1e-9; break;
+    case R::sygvd: c.itype = 2, c.jobz = 'V', c.uplo = 'U', c.n = 5; break;
+    case R::sysv:
+    case R::hesv: c.uplo = 'L', c.n = 6, c.nrhs = 2; break;
+    case R::sytrf:
+    case R::hetrf: c.uplo = 'U', c.n = 5; break;
+    case R::sytrs:
+    case R::hetrs: c.uplo = 'U', c.n = 4, c.nrhs = 3; break;
+    case R::getri: c.n = 5; break;
+    case R::potri: c.uplo = 'L', c.n = 6; break;
+    case R::trtri: c.uplo = 'U', c.diag = 'U', c.n = 7; break;
     default: break;
   }
   return c;
 }
 
+bool exists(R r, Scalar s) { return is_complex(s) || (r != R::hesv && r != R::hetrf && r != R::hetrs); }
+
 std::vector<LapackCall> all_calls() {
   std::vector<LapackCall> v;
   for (int r = 0; r < int(R::count_); ++r)
-    for (int s = 0; s < int(Scalar::count_); ++s) v.push_back(make(R(r), Scalar(s)));
+    for (int s = 0; s < int(Scalar::count_); ++s)
+      if (exists(R(r), Scalar(s))) v.push_back(make(R(r), Scalar(s)));
   return v;
 }
 
@@ -82,6 +103,16 @@ TEST(LapackWire, RequestRoundTripEveryRoutineAndPrecision) {
     EXPECT_EQ(d.call.m, c.m);
     EXPECT_EQ(d.call.n, c.n);
     EXPECT_EQ(d.call.nrhs, c.nrhs);
+    EXPECT_EQ(d.call.jobvr, c.jobvr);
+    EXPECT_EQ(d.call.range, c.range);
+    EXPECT_EQ(d.call.diag, c.diag);
+    EXPECT_EQ(d.call.itype, c.itype);
+    EXPECT_EQ(d.call.il, c.il);
+    EXPECT_EQ(d.call.iu, c.iu);
+    EXPECT_EQ(d.call.vl, c.vl);
+    EXPECT_EQ(d.call.vu, c.vu);
+    EXPECT_EQ(d.call.abstol, c.abstol);
+    EXPECT_EQ(d.call.rcond, c.rcond);
     EXPECT_EQ(type_of(m), Type::lapack_call);
   }
 }
@@ -214,18 +245,30 @@ TEST(LapackWire, RejectsBadIdsOptionsAndDimensions) {
   EXPECT_NE(with(kCallOffset + 3, 'X').find("uplo"), std::string::npos);
   EXPECT_NE(with(kCallOffset + 3, 'u').find("uplo"), std::string::npos);   // upper case only
   EXPECT_NE(with(kCallOffset + 4, 'V').find("jobz"), std::string::npos);
+  EXPECT_NE(with(kCallOffset + 9, 'A').find("range"), std::string::npos);  // posv takes no range
+  EXPECT_NE(with(kCallOffset + 10, 'U').find("diag"), std::string::npos);
   // Dimension n (second i64) negative; m (unused by posv) nonzero.
+  constexpr size_t kDims = kCallOffset + 2 + 9;  // routine, scalar, nine options
   Bytes b = base;
   int64_t neg = -1, big = int64_t(1) << 40;
-  std::memcpy(b.data() + kCallOffset + 7 + 8, &neg, 8);
+  std::memcpy(b.data() + kDims + 8, &neg, 8);
   EXPECT_NE(protocol_error_of([&] { decode(b); }).find("out of range"), std::string::npos);
   b = base;
-  std::memcpy(b.data() + kCallOffset + 7 + 8, &big, 8);
+  std::memcpy(b.data() + kDims + 8, &big, 8);
   EXPECT_NE(protocol_error_of([&] { decode(b); }).find("out of range"), std::string::npos);
   b = base;
   int64_t one = 1;
-  std::memcpy(b.data() + kCallOffset + 7, &one, 8);
+  std::memcpy(b.data() + kDims, &one, 8);
   EXPECT_NE(protocol_error_of([&] { decode(b); }).find("must be 0"), std::string::npos);
+  // rcond (the fourth f64) is not posv's; a NaN is nobody's.
+  constexpr size_t kReals = kDims + 6 * 8;
+  b = base;
+  const double nan = std::nan(""), half = 0.5;
+  std::memcpy(b.data() + kReals + 3 * 8, &half, 8);
+  EXPECT_NE(protocol_error_of([&] { decode(b); }).find("rcond"), std::string::npos);
+  b = base;
+  std::memcpy(b.data() + kReals, &nan, 8);
+  EXPECT_NE(protocol_error_of([&] { decode(b); }).find("finite"), std::string::npos);
 
   LapackCall c = make(R::gels, Scalar::d);
   c.trans = 'C';  // real gels takes N or T
@@ -238,6 +281,27 @@ TEST(LapackWire, RejectsBadIdsOptionsAndDimensions) {
   EXPECT_NE(protocol_error_of([&] { validate(c); }).find("both"), std::string::npos);
   c = make(R::syevd, Scalar::c);
   c.nrhs = 2;
+  protocol_error_of([&] { validate(c); });
+  // The ranges of values asked for, as LAPACK requires them.
+  c = make(R::syevr, Scalar::d);  // n 7
+  c.range = 'I', c.il = 3, c.iu = 8;
+  EXPECT_NE(protocol_error_of([&] { validate(c); }).find("il <= iu <= 7"), std::string::npos);
+  c.il = 4, c.iu = 3;
+  protocol_error_of([&] { validate(c); });
+  c.range = 'V', c.il = c.iu = 0, c.vl = 2, c.vu = 2;
+  EXPECT_NE(protocol_error_of([&] { validate(c); }).find("vl < vu"), std::string::npos);
+  c.range = 'A', c.vl = 1, c.vu = 3;  // bounds of another range
+  protocol_error_of([&] { validate(c); });
+  c = make(R::gesvdx, Scalar::z);  // 6 x 5: at most 5 singular values
+  c.iu = 6;
+  protocol_error_of([&] { validate(c); });
+  c = make(R::sygvd, Scalar::s);
+  c.itype = 4;
+  EXPECT_NE(protocol_error_of([&] { validate(c); }).find("itype"), std::string::npos);
+  c = make(R::hesv, Scalar::d);  // the Hermitian routines are complex
+  EXPECT_NE(protocol_error_of([&] { validate(c); }).find("complex"), std::string::npos);
+  c = make(R::gesdd, Scalar::c);
+  c.jobz = 'V';  // gesdd's jobz is A, S, O or N
   protocol_error_of([&] { validate(c); });
 }
 
@@ -288,6 +352,66 @@ TEST(LapackWire, Layouts) {
   for (const auto& call : all_calls()) EXPECT_GT(flops(call), 0) << call_name(call);
 }
 
+// The drivers of issue 35: outputs in LAPACK's shapes, and those whose extent the routine decides
+// counted by the output that holds the count.
+TEST(LapackWire, DriverLayouts) {
+  LapackCall c = make(R::syevr, Scalar::z);  // n 7, all eigenvalues, vectors: isuppz too
+  auto l = layout(c);
+  EXPECT_EQ(call_name(c), "zheevr");
+  ASSERT_EQ(l.outputs.size(), 4u);
+  EXPECT_STREQ(l.outputs[0].name, "m");
+  EXPECT_STREQ(l.outputs[1].name, "w");
+  EXPECT_EQ(l.outputs[1].count_from, 0);
+  EXPECT_TRUE(l.outputs[1].count_rows);
+  EXPECT_STREQ(l.outputs[2].name, "Z");
+  EXPECT_EQ(l.outputs[2].count_from, 0);
+  EXPECT_FALSE(l.outputs[2].count_rows);
+  EXPECT_STREQ(l.outputs[3].name, "isuppz");
+  EXPECT_EQ(reply_bytes(c), 4u + 8 * 7 + 16 * 49 + 4 * 14);
+  c.range = 'I', c.il = 2, c.iu = 4;  // some: Z has 3 columns, and isuppz is not written
+  l = layout(c);
+  ASSERT_EQ(l.outputs.size(), 3u);
+  EXPECT_EQ(l.outputs[2].cols, 3);
+  c.il = 1, c.iu = 7;  // all, by index
+  EXPECT_EQ(layout(c).outputs.size(), 4u);
+  c = make(R::syevx, Scalar::d);  // range V: up to n columns, ifail
+  l = layout(c);
+  ASSERT_EQ(l.outputs.size(), 4u);
+  EXPECT_EQ(l.outputs[2].cols, 6);
+  EXPECT_STREQ(l.outputs[3].name, "ifail");
+  EXPECT_TRUE(l.outputs[3].count_rows);
+  c = make(R::geev, Scalar::d);  // wr, wi, VR
+  l = layout(c);
+  ASSERT_EQ(l.outputs.size(), 3u);
+  EXPECT_STREQ(l.outputs[1].name, "wi");
+  EXPECT_EQ(reply_bytes(c), 8u * (5 + 5 + 25));
+  c.scalar = Scalar::c;  // w complex, VR
+  EXPECT_EQ(reply_bytes(c), 8u * (5 + 25));
+  c = make(R::gesdd, Scalar::d);  // 5 x 7, S: U 5x5, VT 5x7
+  EXPECT_EQ(reply_bytes(c), 8u * (5 + 25 + 35));
+  c.jobz = 'O';  // m < n: A (holds VT), U 5x5
+  EXPECT_EQ(reply_bytes(c), 8u * (35 + 5 + 25));
+  c = make(R::gesvdx, Scalar::s);  // 6 x 5, values 2..4: U 6x3, VT 3x5 by rows
+  l = layout(c);
+  ASSERT_EQ(l.outputs.size(), 4u);
+  EXPECT_EQ(l.outputs[2].cols, 3);
+  EXPECT_EQ(l.outputs[3].rows, 3);
+  EXPECT_TRUE(l.outputs[3].count_rows);
+  c = make(R::gelsd, Scalar::c);  // 9 x 4, nrhs 2: A does not come back
+  EXPECT_EQ(request_bytes(c), 8u * (36 + 18));
+  EXPECT_EQ(reply_bytes(c), 8u * 18 + 4 * 4 + 4);
+  c = make(R::gelsy, Scalar::d);  // 4 x 6: jpvt in and out
+  l = layout(c);
+  EXPECT_EQ(l.inputs.size(), 3u);
+  EXPECT_EQ(l.outputs[2].from_input, 2);
+  c = make(R::sygvd, Scalar::z);
+  EXPECT_EQ(call_name(c), "zhegvd");
+  c.jobz = 'N';  // w and B's factor
+  EXPECT_EQ(reply_bytes(c), 8u * 5 + 16 * 25);
+  EXPECT_EQ(call_name(make(R::hetrf, Scalar::c)), "chetrf");
+  EXPECT_EQ(call_name(make(R::sytrf, Scalar::c)), "csytrf");
+}
+
 TEST(LapackWire, PivotsAreChecked) {
   LapackCall c = make(R::getrs, Scalar::d);  // n 6
   std::vector<std::byte> a(8 * 36), ipiv(4 * 6), b(8 * 12);
@@ -300,6 +424,27 @@ TEST(LapackWire, PivotsAreChecked) {
     std::memcpy(ipiv.data(), p, sizeof p);
     EXPECT_NE(protocol_error_of([&] { check_inputs(c, in); }).find("ipiv(4)"), std::string::npos);
   }
+  c = make(R::getri, Scalar::d);  // n 5: the same rule
+  int32_t beyond[5] = {1, 2, 6, 4, 5};
+  std::memcpy(ipiv.data(), beyond, sizeof beyond);
+  EXPECT_NE(protocol_error_of([&] { check_inputs(c, in); }).find("ipiv(3)"), std::string::npos);
+  c = make(R::sytrs, Scalar::z);  // n 4: a 2x2 block's rows come negative, zero is no pivot
+  const std::byte* in3[3] = {a.data(), ipiv.data(), b.data()};
+  int32_t blocks[4] = {1, -3, -3, 4};
+  std::memcpy(ipiv.data(), blocks, sizeof blocks);
+  check_inputs(c, in3);
+  for (int32_t bad : {0, -5, 5}) {
+    int32_t p[4] = {1, bad, 3, 4};
+    std::memcpy(ipiv.data(), p, sizeof p);
+    EXPECT_NE(protocol_error_of([&] { check_inputs(c, in3); }).find("ipiv(2)"), std::string::npos);
+  }
+  c = make(R::gelsy, Scalar::d);  // n 6: jpvt in 0..n (0: a free column)
+  std::vector<std::byte> jpvt(4 * 6);
+  const std::byte* in_gelsy[3] = {a.data(), b.data(), jpvt.data()};
+  check_inputs(c, in_gelsy);
+  int32_t far[6] = {0, 0, 7, 0, 0, 0};
+  std::memcpy(jpvt.data(), far, sizeof far);
+  EXPECT_NE(protocol_error_of([&] { check_inputs(c, in_gelsy); }).find("jpvt(3)"), std::string::npos);
 }
 
 TEST(LapackWire, MutatedMessagesNeverCrash) {

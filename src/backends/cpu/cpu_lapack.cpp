@@ -32,7 +32,72 @@ using SyevdFn = void(ch, ch, ip, vp, ip, vp, vp, ip, op, ip, op, ln, ln);
 using HeevdFn = void(ch, ch, ip, vp, ip, vp, vp, ip, vp, ip, op, ip, op, ln, ln);
 using GesvdRealFn = void(ch, ch, ip, ip, vp, ip, vp, vp, ip, vp, ip, vp, ip, op, ln, ln);
 using GesvdComplexFn = void(ch, ch, ip, ip, vp, ip, vp, vp, ip, vp, ip, vp, ip, vp, op, ln, ln);
+using GetriFn = void(ip, vp, ip, ip, vp, ip, op);
+using PotriFn = void(ch, ip, vp, ip, op, ln);
+using TrtriFn = void(ch, ch, ip, vp, ip, op, ln, ln);
+using SysvFn = void(ch, ip, ip, vp, ip, op, vp, ip, vp, ip, op, ln);
+using SytrfFn = void(ch, ip, vp, ip, op, vp, ip, op, ln);
+using SytrsFn = void(ch, ip, ip, cvp, ip, ip, vp, ip, op, ln);
+// jobz, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, [rwork,] iwork, info
+using GesddRealFn = void(ch, ip, ip, vp, ip, vp, vp, ip, vp, ip, vp, ip, op, op, ln);
+using GesddComplexFn = void(ch, ip, ip, vp, ip, vp, vp, ip, vp, ip, vp, ip, vp, op, op, ln);
+// jobvl, jobvr, n, a, lda, wr, wi | w, vl, ldvl, vr, ldvr, work, lwork, [rwork,] info
+using GeevRealFn = void(ch, ch, ip, vp, ip, vp, vp, vp, ip, vp, ip, vp, ip, op, ln, ln);
+using GeevComplexFn = void(ch, ch, ip, vp, ip, vp, vp, ip, vp, ip, vp, ip, vp, op, ln, ln);
+// m, n, nrhs, a, lda, b, ldb, s, rcond, rank, work, lwork, [rwork,] iwork, info
+using GelsdRealFn = void(ip, ip, ip, vp, ip, vp, ip, vp, cvp, op, vp, ip, op, op);
+using GelsdComplexFn = void(ip, ip, ip, vp, ip, vp, ip, vp, cvp, op, vp, ip, vp, op, op);
+// m, n, nrhs, a, lda, b, ldb, jpvt, rcond, rank, work, lwork, [rwork,] info
+using GelsyRealFn = void(ip, ip, ip, vp, ip, vp, ip, op, cvp, op, vp, ip, op);
+using GelsyComplexFn = void(ip, ip, ip, vp, ip, vp, ip, op, cvp, op, vp, ip, vp, op);
+// jobz, range, uplo, n, a, lda, vl, vu, il, iu, abstol, m, w, z, ldz, isuppz, work, lwork,
+// [rwork, lrwork,] iwork, liwork, info
+using SyevrFn = void(ch, ch, ch, ip, vp, ip, cvp, cvp, ip, ip, cvp, op, vp, vp, ip, op, vp, ip, op, ip, op, ln, ln, ln);
+using HeevrFn = void(ch, ch, ch, ip, vp, ip, cvp, cvp, ip, ip, cvp, op, vp, vp, ip, op, vp, ip, vp, ip, op, ip, op, ln,
+                     ln, ln);
+// jobz, range, uplo, n, a, lda, vl, vu, il, iu, abstol, m, w, z, ldz, work, lwork, [rwork,] iwork,
+// ifail, info
+using SyevxFn = void(ch, ch, ch, ip, vp, ip, cvp, cvp, ip, ip, cvp, op, vp, vp, ip, vp, ip, op, op, op, ln, ln, ln);
+using HeevxFn = void(ch, ch, ch, ip, vp, ip, cvp, cvp, ip, ip, cvp, op, vp, vp, ip, vp, ip, vp, op, op, op, ln, ln, ln);
+// itype, jobz, uplo, n, a, lda, b, ldb, w, work, lwork, [rwork, lrwork,] iwork, liwork, info
+using SygvdFn = void(ip, ch, ch, ip, vp, ip, vp, ip, vp, vp, ip, op, ip, op, ln, ln);
+using HegvdFn = void(ip, ch, ch, ip, vp, ip, vp, ip, vp, vp, ip, vp, ip, op, ip, op, ln, ln);
+// jobu, jobvt, range, m, n, a, lda, vl, vu, il, iu, ns, s, u, ldu, vt, ldvt, work, lwork, [rwork,]
+// iwork, info
+using GesvdxRealFn = void(ch, ch, ch, ip, ip, vp, ip, cvp, cvp, ip, ip, op, vp, vp, ip, vp, ip, vp, ip, op, op, ln, ln,
+                          ln);
+using GesvdxComplexFn = void(ch, ch, ch, ip, ip, vp, ip, cvp, cvp, ip, ip, op, vp, vp, ip, vp, ip, vp, ip, vp, op, op,
+                             ln, ln, ln);
 #define OUTBOARD_DECLARE4(fn, type) type s##fn##_, d##fn##_, c##fn##_, z##fn##_;
+#define OUTBOARD_DECLARE_REAL(fn, type) type s##fn##_, d##fn##_;
+#define OUTBOARD_DECLARE_COMPLEX(fn, type) type c##fn##_, z##fn##_;
+OUTBOARD_DECLARE4(getri, GetriFn)
+OUTBOARD_DECLARE4(potri, PotriFn)
+OUTBOARD_DECLARE4(trtri, TrtriFn)
+OUTBOARD_DECLARE4(sysv, SysvFn)
+OUTBOARD_DECLARE4(sytrf, SytrfFn)
+OUTBOARD_DECLARE4(sytrs, SytrsFn)
+OUTBOARD_DECLARE_COMPLEX(hesv, SysvFn)
+OUTBOARD_DECLARE_COMPLEX(hetrf, SytrfFn)
+OUTBOARD_DECLARE_COMPLEX(hetrs, SytrsFn)
+OUTBOARD_DECLARE_REAL(gesdd, GesddRealFn)
+OUTBOARD_DECLARE_COMPLEX(gesdd, GesddComplexFn)
+OUTBOARD_DECLARE_REAL(geev, GeevRealFn)
+OUTBOARD_DECLARE_COMPLEX(geev, GeevComplexFn)
+OUTBOARD_DECLARE_REAL(gelsd, GelsdRealFn)
+OUTBOARD_DECLARE_COMPLEX(gelsd, GelsdComplexFn)
+OUTBOARD_DECLARE_REAL(gelsy, GelsyRealFn)
+OUTBOARD_DECLARE_COMPLEX(gelsy, GelsyComplexFn)
+OUTBOARD_DECLARE_REAL(syevr, SyevrFn)
+OUTBOARD_DECLARE_COMPLEX(heevr, HeevrFn)
+OUTBOARD_DECLARE_REAL(syevx, SyevxFn)
+OUTBOARD_DECLARE_COMPLEX(heevx, HeevxFn)
+OUTBOARD_DECLARE_REAL(sygvd, SygvdFn)
+OUTBOARD_DECLARE_COMPLEX(hegvd, HegvdFn)
+OUTBOARD_DECLARE_REAL(gesvdx, GesvdxRealFn)
+OUTBOARD_DECLARE_COMPLEX(gesvdx, GesvdxComplexFn)
+#undef OUTBOARD_DECLARE_REAL
+#undef OUTBOARD_DECLARE_COMPLEX
 OUTBOARD_DECLARE4(gesv, GesvFn)
 OUTBOARD_DECLARE4(getrf, GetrfFn)
 OUTBOARD_DECLARE4(getrs, GetrsFn)
@@ -138,6 +203,33 @@ struct Work {
 };
 
 size_t real_bytes(Scalar s) { return (s == Scalar::s || s == Scalar::c) ? 4 : 8; }
+
+// A REAL or DOUBLE PRECISION argument (vl, vu, abstol, rcond) at the call's precision.
+struct RealArg {
+  float f;
+  double d;
+  RealArg(Scalar s, double v) : f(static_cast<float>(v)), d(v), single(s == Scalar::s || s == Scalar::c) {}
+  const void* ptr() const { return single ? static_cast<const void*>(&f) : static_cast<const void*>(&d); }
+  bool single;
+};
+
+// The real type of a precision (rwork is sized in its elements).
+Scalar real_of(Scalar s) { return (s == Scalar::s || s == Scalar::c) ? Scalar::s : Scalar::d; }
+
+// `count` elements of the real type of `s`, zeroed, with a readable tail.
+Aligned real_work(Scalar s, uint64_t count, uint64_t tail) {
+  return with_tail(std::max<uint64_t>(1, count) * real_bytes(s), tail);
+}
+
+// An INTEGER workspace of `count` (at least 1).
+std::vector<int> int_work(int64_t count) { return std::vector<int>(static_cast<size_t>(std::max<int64_t>(1, count))); }
+
+// A copy of an input the routine destroys without giving it back (A of syevr, geev, gesdd, ...).
+Aligned scratch_copy(const std::byte* from, uint64_t bytes, uint64_t tail) {
+  Aligned r = with_tail(bytes, tail);
+  std::memcpy(r.data(), from, bytes);
+  return r;
+}
 
 }  // namespace
 
@@ -345,6 +437,338 @@ int64_t run_lapack(const LapackCall& c, uint64_t tail, std::span<const std::byte
         work.size_from(query, s, std::max(1, 2 * k + std::max(m, n)), tail);
         f(&c.jobu, &c.jobvt, &m, &n, a, &lda, sv, u, &ldu, vt, &ldvt, work.data(), &work.count, rwork.data(), &info,
           1, 1);
+      }
+      break;
+    }
+    case LapackRoutine::getri: {
+      const int lda = ld_of(n);
+      const int* ipiv = reinterpret_cast<const int*>(in[1]);
+      auto* f = pick<GetriFn>(s, sgetri_, dgetri_, cgetri_, zgetri_);
+      f(&n, out[0], &lda, ipiv, query, &minus_one, &info);
+      if (info != 0) break;
+      Work w;
+      w.size_from(query, s, std::max(1, n), tail);
+      f(&n, out[0], &lda, ipiv, w.data(), &w.count, &info);
+      break;
+    }
+    case LapackRoutine::potri: {
+      const int lda = ld_of(n);
+      pick<PotriFn>(s, spotri_, dpotri_, cpotri_, zpotri_)(&c.uplo, &n, out[0], &lda, &info, 1);
+      break;
+    }
+    case LapackRoutine::trtri: {
+      const int lda = ld_of(n);
+      pick<TrtriFn>(s, strtri_, dtrtri_, ctrtri_, ztrtri_)(&c.uplo, &c.diag, &n, out[0], &lda, &info, 1, 1);
+      break;
+    }
+    case LapackRoutine::sysv:
+    case LapackRoutine::hesv: {
+      const int lda = ld_of(n), ldb = ld_of(n);
+      auto* f = c.routine == LapackRoutine::hesv ? (s == Scalar::c ? chesv_ : zhesv_)
+                                                 : pick<SysvFn>(s, ssysv_, dsysv_, csysv_, zsysv_);
+      int* ipiv = reinterpret_cast<int*>(out[1]);
+      f(&c.uplo, &n, &nrhs, out[0], &lda, ipiv, out[2], &ldb, query, &minus_one, &info, 1);
+      if (info != 0) break;
+      Work w;
+      w.size_from(query, s, 1, tail);
+      f(&c.uplo, &n, &nrhs, out[0], &lda, ipiv, out[2], &ldb, w.data(), &w.count, &info, 1);
+      break;
+    }
+    case LapackRoutine::sytrf:
+    case LapackRoutine::hetrf: {
+      const int lda = ld_of(n);
+      auto* f = c.routine == LapackRoutine::hetrf ? (s == Scalar::c ? chetrf_ : zhetrf_)
+                                                  : pick<SytrfFn>(s, ssytrf_, dsytrf_, csytrf_, zsytrf_);
+      int* ipiv = reinterpret_cast<int*>(out[1]);
+      f(&c.uplo, &n, out[0], &lda, ipiv, query, &minus_one, &info, 1);
+      if (info != 0) break;
+      Work w;
+      w.size_from(query, s, 1, tail);
+      f(&c.uplo, &n, out[0], &lda, ipiv, w.data(), &w.count, &info, 1);
+      break;
+    }
+    case LapackRoutine::sytrs:
+    case LapackRoutine::hetrs: {
+      const int lda = ld_of(n), ldb = ld_of(n);
+      auto* f = c.routine == LapackRoutine::hetrs ? (s == Scalar::c ? chetrs_ : zhetrs_)
+                                                  : pick<SytrsFn>(s, ssytrs_, dsytrs_, csytrs_, zsytrs_);
+      f(&c.uplo, &n, &nrhs, in[0], &lda, reinterpret_cast<const int*>(in[1]), out[0], &ldb, &info, 1);
+      break;
+    }
+    case LapackRoutine::gesdd: {
+      const int lda = ld_of(m), k = std::min(m, n);
+      Aligned scratch;
+      std::byte* a;
+      size_t next = 0;
+      if (c.jobz == 'O') {
+        a = out[next++];
+      } else {
+        scratch = scratch_copy(in[0], static_cast<size_t>(m) * n * wire::element_bytes(s), tail);
+        a = scratch.data();
+      }
+      std::byte* sv = out[next++];
+      alignas(16) std::byte dummy[16] = {};
+      std::byte* u = dummy;
+      std::byte* vt = dummy;
+      int ldu = 1, ldvt = 1;
+      const bool want_u = c.jobz == 'A' || c.jobz == 'S' || (c.jobz == 'O' && m < n);
+      const bool want_vt = c.jobz == 'A' || c.jobz == 'S' || (c.jobz == 'O' && m >= n);
+      if (want_u) u = out[next++], ldu = ld_of(m);
+      if (want_vt) vt = out[next++], ldvt = ld_of(c.jobz == 'S' ? k : n);
+      std::vector<int> iwork = int_work(8 * int64_t(k));
+      if (!wire::is_complex(s)) {
+        auto* f = s == Scalar::s ? sgesdd_ : dgesdd_;
+        f(&c.jobz, &m, &n, a, &lda, sv, u, &ldu, vt, &ldvt, query, &minus_one, iwork.data(), &info, 1);
+        if (info != 0) break;
+        Work work;
+        work.size_from(query, s, 1, tail);
+        f(&c.jobz, &m, &n, a, &lda, sv, u, &ldu, vt, &ldvt, work.data(), &work.count, iwork.data(), &info, 1);
+      } else {
+        auto* f = s == Scalar::c ? cgesdd_ : zgesdd_;
+        const uint64_t kk = static_cast<uint64_t>(k), mx = static_cast<uint64_t>(std::max(m, n));
+        const uint64_t lrwork = c.jobz == 'N' ? 7 * kk : std::max(5 * kk * kk + 5 * kk, 2 * mx * kk + 2 * kk * kk + kk);
+        Aligned rwork = real_work(s, lrwork, tail);
+        f(&c.jobz, &m, &n, a, &lda, sv, u, &ldu, vt, &ldvt, query, &minus_one, rwork.data(), iwork.data(), &info, 1);
+        if (info != 0) break;
+        Work work;
+        work.size_from(query, s, 1, tail);
+        f(&c.jobz, &m, &n, a, &lda, sv, u, &ldu, vt, &ldvt, work.data(), &work.count, rwork.data(), iwork.data(), &info,
+          1);
+      }
+      break;
+    }
+    case LapackRoutine::geev: {
+      const int lda = ld_of(n);
+      Aligned a = scratch_copy(in[0], static_cast<size_t>(n) * n * wire::element_bytes(s), tail);
+      const bool cplx = wire::is_complex(s);
+      size_t next = cplx ? 1 : 2;
+      alignas(16) std::byte dummy[16] = {};
+      std::byte* vl = dummy;
+      std::byte* vr = dummy;
+      int ldvl = 1, ldvr = 1;
+      if (c.jobvl == 'V') vl = out[next++], ldvl = ld_of(n);
+      if (c.jobvr == 'V') vr = out[next++], ldvr = ld_of(n);
+      if (!cplx) {
+        auto* f = s == Scalar::s ? sgeev_ : dgeev_;
+        f(&c.jobvl, &c.jobvr, &n, a.data(), &lda, out[0], out[1], vl, &ldvl, vr, &ldvr, query, &minus_one, &info, 1, 1);
+        if (info != 0) break;
+        Work work;
+        work.size_from(query, s, 4 * n, tail);
+        f(&c.jobvl, &c.jobvr, &n, a.data(), &lda, out[0], out[1], vl, &ldvl, vr, &ldvr, work.data(), &work.count, &info,
+          1, 1);
+      } else {
+        auto* f = s == Scalar::c ? cgeev_ : zgeev_;
+        Aligned rwork = real_work(s, 2 * uint64_t(n), tail);
+        f(&c.jobvl, &c.jobvr, &n, a.data(), &lda, out[0], vl, &ldvl, vr, &ldvr, query, &minus_one, rwork.data(), &info, 1,
+          1);
+        if (info != 0) break;
+        Work work;
+        work.size_from(query, s, 2 * n, tail);
+        f(&c.jobvl, &c.jobvr, &n, a.data(), &lda, out[0], vl, &ldvl, vr, &ldvr, work.data(), &work.count, rwork.data(),
+          &info, 1, 1);
+      }
+      break;
+    }
+    case LapackRoutine::gelsd: {
+      const int lda = ld_of(m), ldb = ld_of(std::max(m, n));
+      Aligned a = scratch_copy(in[0], static_cast<size_t>(m) * n * wire::element_bytes(s), tail);
+      const RealArg rcond(s, c.rcond);
+      int* rank = reinterpret_cast<int*>(out[2]);
+      int iquery[2] = {0, 0};
+      if (!wire::is_complex(s)) {
+        auto* f = s == Scalar::s ? sgelsd_ : dgelsd_;
+        f(&m, &n, &nrhs, a.data(), &lda, out[0], &ldb, out[1], rcond.ptr(), rank, query, &minus_one, iquery, &info);
+        if (info != 0) break;
+        Work work;
+        work.size_from(query, s, 1, tail);
+        std::vector<int> iwork = int_work(iquery[0]);
+        f(&m, &n, &nrhs, a.data(), &lda, out[0], &ldb, out[1], rcond.ptr(), rank, work.data(), &work.count, iwork.data(),
+          &info);
+      } else {
+        auto* f = s == Scalar::c ? cgelsd_ : zgelsd_;
+        alignas(16) std::byte rquery[16] = {};
+        f(&m, &n, &nrhs, a.data(), &lda, out[0], &ldb, out[1], rcond.ptr(), rank, query, &minus_one, rquery, iquery,
+          &info);
+        if (info != 0) break;
+        Work work;
+        work.size_from(query, s, 1, tail);
+        Work rwork;
+        rwork.size_from(rquery, real_of(s), 1, tail);
+        std::vector<int> iwork = int_work(iquery[0]);
+        f(&m, &n, &nrhs, a.data(), &lda, out[0], &ldb, out[1], rcond.ptr(), rank, work.data(), &work.count, rwork.data(),
+          iwork.data(), &info);
+      }
+      break;
+    }
+    case LapackRoutine::gelsy: {
+      const int lda = ld_of(m), ldb = ld_of(std::max(m, n));
+      const RealArg rcond(s, c.rcond);
+      int* jpvt = reinterpret_cast<int*>(out[2]);
+      int* rank = reinterpret_cast<int*>(out[3]);
+      if (!wire::is_complex(s)) {
+        auto* f = s == Scalar::s ? sgelsy_ : dgelsy_;
+        f(&m, &n, &nrhs, out[0], &lda, out[1], &ldb, jpvt, rcond.ptr(), rank, query, &minus_one, &info);
+        if (info != 0) break;
+        Work work;
+        work.size_from(query, s, 1, tail);
+        f(&m, &n, &nrhs, out[0], &lda, out[1], &ldb, jpvt, rcond.ptr(), rank, work.data(), &work.count, &info);
+      } else {
+        auto* f = s == Scalar::c ? cgelsy_ : zgelsy_;
+        Aligned rwork = real_work(s, 2 * uint64_t(n), tail);
+        f(&m, &n, &nrhs, out[0], &lda, out[1], &ldb, jpvt, rcond.ptr(), rank, query, &minus_one, rwork.data(), &info);
+        if (info != 0) break;
+        Work work;
+        work.size_from(query, s, 1, tail);
+        f(&m, &n, &nrhs, out[0], &lda, out[1], &ldb, jpvt, rcond.ptr(), rank, work.data(), &work.count, rwork.data(),
+          &info);
+      }
+      break;
+    }
+    case LapackRoutine::syevr:
+    case LapackRoutine::syevx: {
+      const int lda = ld_of(n), il = static_cast<int>(c.il), iu = static_cast<int>(c.iu);
+      Aligned a = scratch_copy(in[0], static_cast<size_t>(n) * n * wire::element_bytes(s), tail);
+      const RealArg vl(s, c.vl), vu(s, c.vu), abstol(s, c.abstol);
+      int* found = reinterpret_cast<int*>(out[0]);
+      std::byte* w = out[1];
+      alignas(16) std::byte dummy[16] = {};
+      std::byte* z = dummy;
+      int ldz = 1;
+      int* ints = reinterpret_cast<int*>(dummy);  // isuppz or ifail
+      if (c.jobz == 'V') z = out[2], ldz = ld_of(n);
+      if (out.size() > 3) ints = reinterpret_cast<int*>(out[3]);
+      const bool cplx = wire::is_complex(s);
+      if (c.routine == LapackRoutine::syevr) {
+        int iquery[2] = {0, 0};
+        std::vector<int> isuppz_scratch;  // where the caller's isuppz does not travel
+        if (out.size() <= 3) isuppz_scratch = int_work(2 * int64_t(n)), ints = isuppz_scratch.data();
+        if (!cplx) {
+          auto* f = s == Scalar::s ? ssyevr_ : dsyevr_;
+          f(&c.jobz, &c.range, &c.uplo, &n, a.data(), &lda, vl.ptr(), vu.ptr(), &il, &iu, abstol.ptr(), found, w, z, &ldz,
+            ints, query, &minus_one, iquery, &minus_one, &info, 1, 1, 1);
+          if (info != 0) break;
+          Work work;
+          work.size_from(query, s, 1, tail);
+          std::vector<int> iwork = int_work(iquery[0]);
+          int liwork = static_cast<int>(iwork.size());
+          f(&c.jobz, &c.range, &c.uplo, &n, a.data(), &lda, vl.ptr(), vu.ptr(), &il, &iu, abstol.ptr(), found, w, z, &ldz,
+            ints, work.data(), &work.count, iwork.data(), &liwork, &info, 1, 1, 1);
+        } else {
+          auto* f = s == Scalar::c ? cheevr_ : zheevr_;
+          alignas(16) std::byte rquery[16] = {};
+          f(&c.jobz, &c.range, &c.uplo, &n, a.data(), &lda, vl.ptr(), vu.ptr(), &il, &iu, abstol.ptr(), found, w, z, &ldz,
+            ints, query, &minus_one, rquery, &minus_one, iquery, &minus_one, &info, 1, 1, 1);
+          if (info != 0) break;
+          Work work;
+          work.size_from(query, s, 1, tail);
+          Work rwork;
+          rwork.size_from(rquery, real_of(s), 1, tail);
+          std::vector<int> iwork = int_work(iquery[0]);
+          int liwork = static_cast<int>(iwork.size());
+          f(&c.jobz, &c.range, &c.uplo, &n, a.data(), &lda, vl.ptr(), vu.ptr(), &il, &iu, abstol.ptr(), found, w, z, &ldz,
+            ints, work.data(), &work.count, rwork.data(), &rwork.count, iwork.data(), &liwork, &info, 1, 1, 1);
+        }
+      } else {
+        std::vector<int> iwork = int_work(5 * int64_t(n));
+        std::vector<int> ifail_scratch;
+        if (c.jobz != 'V') ifail_scratch = int_work(n), ints = ifail_scratch.data();
+        if (!cplx) {
+          auto* f = s == Scalar::s ? ssyevx_ : dsyevx_;
+          f(&c.jobz, &c.range, &c.uplo, &n, a.data(), &lda, vl.ptr(), vu.ptr(), &il, &iu, abstol.ptr(), found, w, z, &ldz,
+            query, &minus_one, iwork.data(), ints, &info, 1, 1, 1);
+          if (info != 0) break;
+          Work work;
+          work.size_from(query, s, std::max(1, 8 * n), tail);
+          f(&c.jobz, &c.range, &c.uplo, &n, a.data(), &lda, vl.ptr(), vu.ptr(), &il, &iu, abstol.ptr(), found, w, z, &ldz,
+            work.data(), &work.count, iwork.data(), ints, &info, 1, 1, 1);
+        } else {
+          auto* f = s == Scalar::c ? cheevx_ : zheevx_;
+          Aligned rwork = real_work(s, 7 * uint64_t(n), tail);
+          f(&c.jobz, &c.range, &c.uplo, &n, a.data(), &lda, vl.ptr(), vu.ptr(), &il, &iu, abstol.ptr(), found, w, z, &ldz,
+            query, &minus_one, rwork.data(), iwork.data(), ints, &info, 1, 1, 1);
+          if (info != 0) break;
+          Work work;
+          work.size_from(query, s, std::max(1, 2 * n), tail);
+          f(&c.jobz, &c.range, &c.uplo, &n, a.data(), &lda, vl.ptr(), vu.ptr(), &il, &iu, abstol.ptr(), found, w, z, &ldz,
+            work.data(), &work.count, rwork.data(), iwork.data(), ints, &info, 1, 1, 1);
+        }
+      }
+      break;
+    }
+    case LapackRoutine::sygvd: {
+      const int lda = ld_of(n), ldb = ld_of(n), itype = static_cast<int>(c.itype);
+      Aligned scratch;
+      std::byte* a;
+      std::byte* w;
+      std::byte* b;
+      if (c.jobz == 'V') {
+        a = out[0], w = out[1], b = out[2];
+      } else {
+        scratch = scratch_copy(in[0], static_cast<size_t>(n) * n * wire::element_bytes(s), tail);
+        a = scratch.data(), w = out[0], b = out[1];
+      }
+      int iquery[2] = {0, 0};
+      if (!wire::is_complex(s)) {
+        auto* f = s == Scalar::s ? ssygvd_ : dsygvd_;
+        f(&itype, &c.jobz, &c.uplo, &n, a, &lda, b, &ldb, w, query, &minus_one, iquery, &minus_one, &info, 1, 1);
+        if (info != 0) break;
+        Work work;
+        work.size_from(query, s, 1, tail);
+        std::vector<int> iwork = int_work(iquery[0]);
+        int liwork = static_cast<int>(iwork.size());
+        f(&itype, &c.jobz, &c.uplo, &n, a, &lda, b, &ldb, w, work.data(), &work.count, iwork.data(), &liwork, &info, 1, 1);
+      } else {
+        auto* f = s == Scalar::c ? chegvd_ : zhegvd_;
+        alignas(16) std::byte rquery[16] = {};
+        f(&itype, &c.jobz, &c.uplo, &n, a, &lda, b, &ldb, w, query, &minus_one, rquery, &minus_one, iquery, &minus_one,
+          &info, 1, 1);
+        if (info != 0) break;
+        Work work;
+        work.size_from(query, s, 1, tail);
+        Work rwork;
+        rwork.size_from(rquery, real_of(s), 1, tail);
+        std::vector<int> iwork = int_work(iquery[0]);
+        int liwork = static_cast<int>(iwork.size());
+        f(&itype, &c.jobz, &c.uplo, &n, a, &lda, b, &ldb, w, work.data(), &work.count, rwork.data(), &rwork.count,
+          iwork.data(), &liwork, &info, 1, 1);
+      }
+      break;
+    }
+    case LapackRoutine::gesvdx: {
+      const int lda = ld_of(m), k = std::min(m, n), il = static_cast<int>(c.il), iu = static_cast<int>(c.iu);
+      Aligned a = scratch_copy(in[0], static_cast<size_t>(m) * n * wire::element_bytes(s), tail);
+      const RealArg vl(s, c.vl), vu(s, c.vu);
+      int* ns = reinterpret_cast<int*>(out[0]);
+      std::byte* sv = out[1];
+      size_t next = 2;
+      alignas(16) std::byte dummy[16] = {};
+      std::byte* u = dummy;
+      std::byte* vt = dummy;
+      int ldu = 1, ldvt = 1;
+      const int z = c.range == 'I' ? iu - il + 1 : k;
+      if (c.jobu == 'V') u = out[next++], ldu = ld_of(m);
+      if (c.jobvt == 'V') vt = out[next++], ldvt = ld_of(z);
+      std::vector<int> iwork = int_work(12 * int64_t(k));
+      if (!wire::is_complex(s)) {
+        auto* f = s == Scalar::s ? sgesvdx_ : dgesvdx_;
+        f(&c.jobu, &c.jobvt, &c.range, &m, &n, a.data(), &lda, vl.ptr(), vu.ptr(), &il, &iu, ns, sv, u, &ldu, vt, &ldvt,
+          query, &minus_one, iwork.data(), &info, 1, 1, 1);
+        if (info != 0) break;
+        Work work;
+        work.size_from(query, s, 1, tail);
+        f(&c.jobu, &c.jobvt, &c.range, &m, &n, a.data(), &lda, vl.ptr(), vu.ptr(), &il, &iu, ns, sv, u, &ldu, vt, &ldvt,
+          work.data(), &work.count, iwork.data(), &info, 1, 1, 1);
+      } else {
+        auto* f = s == Scalar::c ? cgesvdx_ : zgesvdx_;
+        const uint64_t kk = static_cast<uint64_t>(k);
+        Aligned rwork = real_work(s, kk * (kk * 2 + 15 * kk), tail);
+        f(&c.jobu, &c.jobvt, &c.range, &m, &n, a.data(), &lda, vl.ptr(), vu.ptr(), &il, &iu, ns, sv, u, &ldu, vt, &ldvt,
+          query, &minus_one, rwork.data(), iwork.data(), &info, 1, 1, 1);
+        if (info != 0) break;
+        Work work;
+        work.size_from(query, s, 1, tail);
+        f(&c.jobu, &c.jobvt, &c.range, &m, &n, a.data(), &lda, vl.ptr(), vu.ptr(), &il, &iu, ns, sv, u, &ldu, vt, &ldvt,
+          work.data(), &work.count, rwork.data(), iwork.data(), &info, 1, 1, 1);
       }
       break;
     }

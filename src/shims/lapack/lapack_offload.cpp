@@ -1,7 +1,10 @@
 #include "shims/lapack/lapack_offload.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <cstring>
+#include <map>
 #include <cstdlib>
 #include <cstdint>
 #include <limits>
@@ -79,6 +82,54 @@ bool valid_and_nontrivial(const LapackArgs& x) {
           cplx ? std::max<int64_t>(1, 2 * k + std::max(m, n)) : std::max<int64_t>({1, 3 * k + std::max(m, n), 5 * k});
       return x.lwork >= minwork && k > 0;
     }
+    // The routines below have their workspace checked by WorkQuery (the real routine's answer).
+    case R::getri:
+      return x.lda >= max1(n) && n > 0;
+    case R::potri:
+      return in(x.uplo, "UL") && x.lda >= max1(n) && n > 0;
+    case R::trtri:
+      return in(x.uplo, "UL") && in(x.diag, "NU") && x.lda >= max1(n) && n > 0;
+    case R::sysv:
+    case R::hesv:
+      return in(x.uplo, "UL") && x.lda >= max1(n) && x.ldb >= max1(n) && n > 0;
+    case R::sytrf:
+    case R::hetrf:
+      return in(x.uplo, "UL") && x.lda >= max1(n) && n > 0;
+    case R::sytrs:
+    case R::hetrs:
+      return in(x.uplo, "UL") && x.lda >= max1(n) && x.ldb >= max1(n) && n > 0 && nrhs > 0;
+    case R::gelsd:
+    case R::gelsy:
+      return x.lda >= max1(m) && x.ldb >= max1(std::max(m, n)) && k > 0;
+    case R::gesdd: {
+      if (!in(x.jobz, "ASON") || x.lda < max1(m) || k == 0) return false;
+      const bool as = x.jobz == 'A' || x.jobz == 'S', o = x.jobz == 'O';
+      if (x.ldu < 1 || (as && x.ldu < m) || (o && m < n && x.ldu < m)) return false;
+      return x.ldvt >= 1 && !(x.jobz == 'A' && x.ldvt < n) && !(x.jobz == 'S' && x.ldvt < k) &&
+             !(o && m >= n && x.ldvt < n);
+    }
+    case R::geev:
+      return in(x.jobvl, "NV") && in(x.jobvr, "NV") && x.lda >= max1(n) && x.ldu >= 1 &&
+             !(x.jobvl == 'V' && x.ldu < n) && x.ldvt >= 1 && !(x.jobvr == 'V' && x.ldvt < n) && n > 0;
+    case R::syevr:
+    case R::syevx: {
+      // n = 1 is left to LAPACK: it sets Z(1,1) and isuppz even where no eigenvalue is found.
+      if (!in(x.jobz, "NV") || !in(x.range, "AVI") || !in(x.uplo, "UL") || x.lda < max1(n) || n <= 1) return false;
+      if (x.range == 'V' && !(x.vl < x.vu)) return false;
+      if (x.range == 'I' && (x.il < 1 || x.il > n || x.iu < x.il || x.iu > n)) return false;
+      if (!std::isfinite(x.vl) || !std::isfinite(x.vu) || !std::isfinite(x.abstol)) return false;
+      return x.ldu >= 1 && !(x.jobz == 'V' && x.ldu < n);
+    }
+    case R::sygvd:
+      return x.itype >= 1 && x.itype <= 3 && in(x.jobz, "NV") && in(x.uplo, "UL") && x.lda >= max1(n) &&
+             x.ldb >= max1(n) && n > 0;
+    case R::gesvdx: {
+      if (!in(x.jobu, "VN") || !in(x.jobvt, "VN") || !in(x.range, "AVI") || m > x.lda || k == 0) return false;
+      if (x.range == 'V' && (x.vl < 0 || !(x.vu > x.vl) || !std::isfinite(x.vu))) return false;
+      if (x.range == 'I' && (x.il < 1 || x.il > k || x.iu < x.il || x.iu > k)) return false;
+      if (x.jobu == 'V' && x.ldu < m) return false;
+      return !(x.jobvt == 'V' && x.ldvt < (x.range == 'I' ? x.iu - x.il + 1 : k));
+    }
     default:
       return false;
   }
@@ -88,38 +139,119 @@ bool is_query(const LapackArgs& x) {
   switch (x.routine) {
     case R::gels:
     case R::geqrf:
-    case R::gesvd: return x.lwork == -1;
-    case R::syevd: return x.lwork == -1 || x.liwork == -1 || (wire::is_complex(x.scalar) && x.lrwork == -1);
+    case R::gesvd:
+    case R::getri:
+    case R::sysv:
+    case R::hesv:
+    case R::sytrf:
+    case R::hetrf:
+    case R::gesdd:
+    case R::geev:
+    case R::gelsy:
+    case R::syevx:
+    case R::gesvdx: return x.lwork == -1;
+    case R::gelsd: return x.lwork == -1;
+    case R::syevd:
+    case R::syevr:
+    case R::sygvd: return x.lwork == -1 || x.liwork == -1 || (wire::is_complex(x.scalar) && x.lrwork == -1);
     default: return false;
   }
 }
 
-}  // namespace
-
-bool remote_lapack(const LapackArgs& args, int64_t* info) noexcept {
-  LapackArgs x = args;
-  for (char* ch : {&x.trans, &x.uplo, &x.jobz, &x.jobu, &x.jobvt}) *ch = upper(*ch);
-  if (is_query(x) || !valid_and_nontrivial(x)) return false;
+// The call as it travels, from arguments offload_candidate accepted (upper-case options).
+wire::LapackCall call_of(const LapackArgs& x) {
   wire::LapackCall c;
   c.routine = x.routine;
   c.scalar = x.scalar;
+  c.n = x.n;
   switch (x.routine) {
     case R::getrs:
     case R::gels: c.trans = x.trans; break;
     case R::posv:
     case R::potrf:
-    case R::potrs: c.uplo = x.uplo; break;
+    case R::potrs:
+    case R::potri:
+    case R::sysv:
+    case R::sytrf:
+    case R::sytrs:
+    case R::hesv:
+    case R::hetrf:
+    case R::hetrs: c.uplo = x.uplo; break;
+    case R::trtri: c.uplo = x.uplo, c.diag = x.diag; break;
     case R::syevd: c.uplo = x.uplo, c.jobz = x.jobz; break;
+    case R::syevr:
+    case R::syevx:
+      c.uplo = x.uplo, c.jobz = x.jobz, c.range = x.range, c.abstol = x.abstol;
+      if (x.range == 'V') c.vl = x.vl, c.vu = x.vu;
+      if (x.range == 'I') c.il = x.il, c.iu = x.iu;
+      break;
+    case R::sygvd: c.uplo = x.uplo, c.jobz = x.jobz, c.itype = x.itype; break;
+    case R::geev: c.jobvl = x.jobvl, c.jobvr = x.jobvr; break;
     case R::gesvd: c.jobu = x.jobu, c.jobvt = x.jobvt; break;
+    case R::gesdd: c.jobz = x.jobz; break;
+    case R::gesvdx:
+      c.jobu = x.jobu, c.jobvt = x.jobvt, c.range = x.range;
+      if (x.range == 'V') c.vl = x.vl, c.vu = x.vu;
+      if (x.range == 'I') c.il = x.il, c.iu = x.iu;
+      break;
+    case R::gelsd:
+    case R::gelsy: c.rcond = x.rcond; break;
     default: break;
   }
-  const bool has_m = x.routine == R::getrf || x.routine == R::gels || x.routine == R::geqrf || x.routine == R::gesvd;
-  const bool has_nrhs = x.routine == R::gesv || x.routine == R::getrs || x.routine == R::posv ||
-                        x.routine == R::potrs || x.routine == R::gels;
-  c.m = has_m ? x.m : 0;
-  c.n = x.n;
-  c.nrhs = has_nrhs ? x.nrhs : 0;
+  switch (x.routine) {
+    case R::getrf:
+    case R::gels:
+    case R::geqrf:
+    case R::gesvd:
+    case R::gesdd:
+    case R::gesvdx:
+    case R::gelsd:
+    case R::gelsy: c.m = x.m; break;
+    default: break;
+  }
+  switch (x.routine) {
+    case R::gesv:
+    case R::getrs:
+    case R::posv:
+    case R::potrs:
+    case R::gels:
+    case R::gelsd:
+    case R::gelsy:
+    case R::sysv:
+    case R::sytrs:
+    case R::hesv:
+    case R::hetrs: c.nrhs = x.nrhs; break;
+    default: break;
+  }
+  return c;
+}
+
+LapackArgs upper_options(const LapackArgs& args) {
+  LapackArgs x = args;
+  for (char* ch : {&x.trans, &x.uplo, &x.jobz, &x.jobu, &x.jobvt, &x.jobvl, &x.jobvr, &x.range, &x.diag}) *ch = upper(*ch);
+  return x;
+}
+
+// The caller's array behind each index array of the layout (INTEGERs of the interface's width).
+void* index_array(const LapackArgs& x, std::string_view name) {
+  if (name == "ipiv") return x.ipiv;
+  if (name == "m" || name == "ns" || name == "rank") return x.count;
+  return x.ints;  // jpvt, isuppz, ifail
+}
+
+}  // namespace
+
+bool offload_candidate(const LapackArgs& args) noexcept {
+  const LapackArgs x = upper_options(args);
+  if (is_query(x) || !valid_and_nontrivial(x)) return false;
   // Most calls in many programs are small: let them through before building anything.
+  return client::offload_considered(wire::flops(call_of(x)));
+}
+
+bool remote_lapack(const LapackArgs& args, int64_t* info) noexcept {
+  const LapackArgs x = upper_options(args);
+  if (is_query(x) || !valid_and_nontrivial(x)) return false;
+  const wire::LapackCall c = call_of(x);
   if (!client::offload_considered(wire::flops(c))) return false;
   try {
     wire::validate(c);
@@ -127,44 +259,69 @@ bool remote_lapack(const LapackArgs& args, int64_t* info) noexcept {
     return false;
   }
   try {  // nothing may throw across the C ABI (bad_alloc here means: run it locally)
-    // The wire's pivots are 32-bit: a 64-bit interface's ipiv travels through a 32-bit copy (getrs:
-    // read from it, with pivots beyond 32 bits left to the real LAPACK; gesv, getrf: written back).
-    std::vector<int32_t> ipiv32;
-    void* ipiv = x.ipiv;
-    const bool has_ipiv = x.routine == R::gesv || x.routine == R::getrf || x.routine == R::getrs;
-    if (x.wide && has_ipiv) {
-      ipiv32.resize(static_cast<size_t>(x.routine == R::getrf ? std::min(x.m, x.n) : x.n));
-      if (x.routine == R::getrs) {
-        const auto* wide = static_cast<const int64_t*>(x.ipiv);
-        for (size_t i = 0; i < ipiv32.size(); ++i) {
-          if (wide[i] < std::numeric_limits<int32_t>::min() || wide[i] > std::numeric_limits<int32_t>::max())
-            return false;
-          ipiv32[i] = static_cast<int32_t>(wide[i]);
-        }
+    const wire::LapackLayout l = wire::layout(c);
+    // The wire's INTEGERs are 32-bit: a 64-bit interface's index arrays travel through 32-bit
+    // copies (inputs read from them, with values beyond 32 bits left to the real LAPACK; outputs
+    // written back).
+    std::map<std::string_view, std::vector<int32_t>> narrow;
+    auto narrow_copy = [&](const wire::LapackArray& a) -> void* {
+      auto [it, fresh] = narrow.try_emplace(a.name);
+      if (fresh) it->second.resize(static_cast<size_t>(a.rows * a.cols));
+      return it->second.data();
+    };
+    for (const auto& a : l.inputs) {
+      if (a.elem != wire::Elem::index || !x.wide) continue;
+      const auto* wide = static_cast<const int64_t*>(index_array(x, a.name));
+      auto* to = static_cast<int32_t*>(narrow_copy(a));
+      for (int64_t i = 0; i < a.rows * a.cols; ++i) {
+        if (wide[i] < std::numeric_limits<int32_t>::min() || wide[i] > std::numeric_limits<int32_t>::max()) return false;
+        to[i] = static_cast<int32_t>(wide[i]);
       }
-      ipiv = ipiv32.data();
     }
     // The application's arrays in layout order.
-    const wire::LapackLayout l = wire::layout(c);
     std::vector<client::MatrixRef> inputs, outputs;
     auto ref = [&](const wire::LapackArray& a) -> client::MatrixRef {
       const std::string_view name = a.name;
+      if (a.elem == wire::Elem::index) return {x.wide ? narrow_copy(a) : index_array(x, name), a.rows};
       if (name == "A") return {x.a, x.lda};
       if (name == "B") return {x.b, x.ldb};
-      if (name == "ipiv") return {ipiv, a.rows};
-      if (name == "U") return {x.u, x.ldu};
-      if (name == "VT") return {x.vt, x.ldvt};
-      return {x.vec, a.rows};  // tau, w, s
+      if (name == "U" || name == "VL" || name == "Z") return {x.u, x.ldu};
+      if (name == "VT" || name == "VR") return {x.vt, x.ldvt};
+      if (name == "wi") return {x.vec2, a.rows};
+      return {x.vec, a.rows};  // tau, w, wr, s
     };
     for (const auto& a : l.inputs) inputs.push_back(ref(a));
     for (const auto& a : l.outputs) outputs.push_back(ref(a));
     if (!client::offload_lapack(c, inputs.data(), outputs.data(), info)) return false;
-    if (x.wide && has_ipiv && x.routine != R::getrs)
-      std::copy(ipiv32.begin(), ipiv32.end(), static_cast<int64_t*>(x.ipiv));
+    if (x.wide)
+      for (const auto& a : l.outputs) {
+        if (a.elem != wire::Elem::index) continue;
+        int64_t n = a.rows * a.cols;
+        if (a.count_from >= 0) n = std::min<int64_t>(n, int64_t(narrow.at(l.outputs[a.count_from].name)[0]) * (a.count_rows ? 1 : a.rows));
+        const std::vector<int32_t>& from = narrow.at(a.name);
+        std::copy(from.begin(), from.begin() + std::max<int64_t>(0, n), static_cast<int64_t*>(index_array(x, a.name)));
+      }
     return true;
   } catch (...) {
     return false;
   }
+}
+
+bool WorkQuery::enough(const LapackArgs& x, bool liwork, bool lrwork) const noexcept {
+  if (info != 0) return false;
+  auto at_least = [](int64_t have, double want) { return std::isfinite(want) && double(have) >= want; };
+  if (!at_least(x.lwork, real_value(x.scalar, work))) return false;
+  if (liwork) {
+    const int64_t want = x.wide ? *reinterpret_cast<const int64_t*>(iwork) : *reinterpret_cast<const int32_t*>(iwork);
+    if (x.liwork < want) return false;
+  }
+  return !lrwork || at_least(x.lrwork, real_value(x.scalar, rwork));
+}
+
+void WorkQuery::give(const LapackArgs& x, void* caller_work, void* caller_iwork, void* caller_rwork) const noexcept {
+  if (caller_work) std::memcpy(caller_work, work, wire::element_bytes(x.scalar));
+  if (caller_iwork) std::memcpy(caller_iwork, iwork, x.wide ? 8 : 4);
+  if (caller_rwork) std::memcpy(caller_rwork, rwork, (x.scalar == wire::Scalar::s || x.scalar == wire::Scalar::c) ? 4 : 8);
 }
 
 void* real_function(const char* name, Ints ints) noexcept {

@@ -19,20 +19,52 @@ struct LapackArgs {
   wire::LapackRoutine routine;
   wire::Scalar scalar;
   bool wide = false;  // the interface's INTEGERs are 64 bits: ipiv is an int64_t array
-  char trans = 'N', uplo = 'N', jobz = 'N', jobu = 'N', jobvt = 'N';
+  char trans = 'N', uplo = 'N', jobz = 'N', jobu = 'N', jobvt = 'N', jobvl = 'N', jobvr = 'N', range = 'N', diag = 'N';
   int64_t m = 0, n = 0, nrhs = 0;
+  int64_t itype = 0, il = 0, iu = 0;
+  double vl = 0, vu = 0, abstol = 0, rcond = 0;  // the caller's REAL or DOUBLE PRECISION values
   void* a = nullptr;
   int64_t lda = 1;
-  void* b = nullptr;  // B (gesv, getrs, posv, potrs, gels)
+  void* b = nullptr;  // B (gesv, getrs, posv, potrs, gels, gelsd, gelsy, sysv, sytrs, sygvd)
   int64_t ldb = 1;
-  void* ipiv = nullptr;         // gesv, getrf (out), getrs (in): INTEGERs of the interface's width
-  void* vec = nullptr;          // tau (geqrf), w (syevd), s (gesvd)
-  void* u = nullptr;            // gesvd
+  void* ipiv = nullptr;         // gesv, getrf, sysv, sytrf (out), getrs, getri, sytrs (in): INTEGERs of the interface's width
+  void* vec = nullptr;          // tau (geqrf), w (syevd, syevr, syevx, sygvd, complex geev), wr (geev), s (gesvd, gesdd, gesvdx, gelsd)
+  void* vec2 = nullptr;         // wi (real geev)
+  void* u = nullptr;            // U (gesvd, gesdd, gesvdx), VL (geev), Z (syevr, syevx)
   int64_t ldu = 1;
-  void* vt = nullptr;
+  void* vt = nullptr;           // VT (gesvd, gesdd, gesvdx), VR (geev)
   int64_t ldvt = 1;
-  // Workspace sizes as passed (-1: a query); the minimum each must have is checked here.
+  void* count = nullptr;        // m (syevr, syevx), ns (gesvdx), rank (gelsd, gelsy): an INTEGER
+  void* ints = nullptr;         // isuppz (syevr), ifail (syevx), jpvt (gelsy): INTEGERs
+  // Workspace sizes as passed (-1: a query). The routines that came first check their documented
+  // minimums here; the others ask the real routine (WorkQuery).
   int64_t lwork = 0, lrwork = 0, liwork = 0;
+};
+
+// A REAL or DOUBLE PRECISION argument of a routine of precision `s`, as a double.
+inline double real_value(wire::Scalar s, const void* p) noexcept {
+  return (s == wire::Scalar::s || s == wire::Scalar::c) ? double(*static_cast<const float*>(p))
+                                                        : *static_cast<const double*>(p);
+}
+
+// Whether a call is one to offer for remote execution, before the workspace is looked at: valid
+// arguments (as LAPACK checks them), work to do, not a workspace query, and large enough for the
+// offload policy to consider it.
+bool offload_candidate(const LapackArgs& args) noexcept;
+
+// The real routine's answer to a workspace query with the caller's arguments: what it leaves in
+// work(1), iwork(1) and rwork(1). A call whose workspace is at least that is one LAPACK accepts
+// (the minimum it checks is never above the optimum it reports); after it ran remotely, the
+// caller's work(1), iwork(1) and rwork(1) get those values, as the real routine leaves them.
+struct WorkQuery {
+  alignas(16) std::byte work[16] = {};
+  alignas(16) std::byte iwork[16] = {};
+  alignas(16) std::byte rwork[16] = {};
+  int64_t info = 0;
+  // `liwork`, `lrwork`: the routine takes that length argument (and the query answers it).
+  bool enough(const LapackArgs& x, bool liwork, bool lrwork) const noexcept;
+  // Into the caller's arrays; nullptr: the routine leaves nothing there.
+  void give(const LapackArgs& x, void* caller_work, void* caller_iwork, void* caller_rwork) const noexcept;
 };
 
 // Returns true when the call ran remotely: outputs written and *info set to LAPACK's INFO. False:

@@ -1,0 +1,382 @@
+// Fortran-ABI entry points of the LAPACK drivers offloaded since issue 35 (dgesdd_, zheevr_, ...),
+// under every interface of interfaces.hpp, like lapack_fortran.cpp's. Their workspace is judged by
+// the real routine itself: a call is offered for remote execution when its workspace is at least
+// what the real routine's workspace query asks for (WorkQuery), and afterwards work(1), iwork(1),
+// rwork(1) hold what the real routine leaves there. The routine list matches OFFLOADED in
+// scripts/gen-lapack-passthrough.sh.
+#include <cstdint>
+
+#include "shims/common/fortran_abi.hpp"
+#include "shims/lapack/lapack_offload.hpp"
+
+using outboard::shim::IntRef;
+using outboard::shim::LapackArgs;
+using outboard::shim::offload_candidate;
+using outboard::shim::real_function;
+using outboard::shim::real_value;
+using outboard::shim::remote_lapack;
+using outboard::shim::wide_integers;
+using outboard::shim::WorkQuery;
+using outboard::wire::LapackRoutine;
+using outboard::wire::Scalar;
+
+namespace {
+const int64_t kQuery = -1;  // lwork = -1 at either width (a 32-bit reader sees the low half: also -1)
+bool is(const char* option, char c) { return *option == c || *option == c - 'A' + 'a'; }
+}  // namespace
+
+#define OUTBOARD_ENTRY(INTS)                                                                                    \
+  const IntRef I(wide_integers(outboard::shim::Ints::INTS));                                                    \
+  int64_t done = 0
+#define OUTBOARD_DONE() I.set(info, done)
+
+// Offers the call when the caller's workspace is at least what the real routine asks for (QUERY:
+// the real routine called as a workspace query into q), then leaves in the caller's workspace what
+// the real routine would (GIVE).
+#define OUTBOARD_OFFER(QUERY, ENOUGH, GIVE)                                                                     \
+  if (offload_candidate(x)) {                                                                                   \
+    WorkQuery q;                                                                                                \
+    QUERY;                                                                                                      \
+    if ((ENOUGH) && remote_lapack(x, &done)) {                                                                  \
+      GIVE;                                                                                                     \
+      return OUTBOARD_DONE();                                                                                   \
+    }                                                                                                           \
+  }
+
+#define OUTBOARD_GETRI(NAME, INTS, S)                                                                           \
+  OUTBOARD_EXPORT void NAME(xp n, vp a, xp lda, cp ipiv, vp work, xp lwork, vp info) {                          \
+    OUTBOARD_ENTRY(INTS);                                                                                       \
+    LapackArgs x{.routine = LapackRoutine::getri, .scalar = S, .wide = I.wide(), .n = I(n), .a = a,             \
+                 .lda = I(lda), .ipiv = const_cast<vp>(ipiv), .lwork = I(lwork)};                               \
+    OUTBOARD_OFFER(OUTBOARD_REAL(NAME, INTS, n, a, lda, ipiv, q.work, &kQuery, &q.info),                        \
+                   q.enough(x, false, false), q.give(x, work, nullptr, nullptr))                                \
+    OUTBOARD_REAL(NAME, INTS, n, a, lda, ipiv, work, lwork, info);                                              \
+  }
+
+#define OUTBOARD_POTRI(NAME, INTS, S)                                                                           \
+  OUTBOARD_EXPORT void NAME(ch uplo, xp n, vp a, xp lda, vp info, ln l1) {                                      \
+    OUTBOARD_ENTRY(INTS);                                                                                       \
+    LapackArgs x{.routine = LapackRoutine::potri, .scalar = S, .wide = I.wide(), .uplo = *uplo, .n = I(n),      \
+                 .a = a, .lda = I(lda)};                                                                        \
+    if (remote_lapack(x, &done)) return OUTBOARD_DONE();                                                        \
+    OUTBOARD_REAL(NAME, INTS, uplo, n, a, lda, info, l1);                                                       \
+  }
+
+#define OUTBOARD_TRTRI(NAME, INTS, S)                                                                           \
+  OUTBOARD_EXPORT void NAME(ch uplo, ch diag, xp n, vp a, xp lda, vp info, ln l1, ln l2) {                      \
+    OUTBOARD_ENTRY(INTS);                                                                                       \
+    LapackArgs x{.routine = LapackRoutine::trtri, .scalar = S, .wide = I.wide(), .uplo = *uplo, .diag = *diag,  \
+                 .n = I(n), .a = a, .lda = I(lda)};                                                             \
+    if (remote_lapack(x, &done)) return OUTBOARD_DONE();                                                        \
+    OUTBOARD_REAL(NAME, INTS, uplo, diag, n, a, lda, info, l1, l2);                                             \
+  }
+
+// sysv and hesv (ROUTINE).
+#define OUTBOARD_SYSV(NAME, INTS, S, ROUTINE)                                                                   \
+  OUTBOARD_EXPORT void NAME(ch uplo, xp n, xp nrhs, vp a, xp lda, vp ipiv, vp b, xp ldb, vp work, xp lwork,     \
+                            vp info, ln l1) {                                                                   \
+    OUTBOARD_ENTRY(INTS);                                                                                       \
+    LapackArgs x{.routine = LapackRoutine::ROUTINE, .scalar = S, .wide = I.wide(), .uplo = *uplo, .n = I(n),    \
+                 .nrhs = I(nrhs), .a = a, .lda = I(lda), .b = b, .ldb = I(ldb), .ipiv = ipiv,                   \
+                 .lwork = I(lwork)};                                                                            \
+    OUTBOARD_OFFER(OUTBOARD_REAL(NAME, INTS, uplo, n, nrhs, a, lda, ipiv, b, ldb, q.work, &kQuery, &q.info, l1), \
+                   q.enough(x, false, false), q.give(x, work, nullptr, nullptr))                                \
+    OUTBOARD_REAL(NAME, INTS, uplo, n, nrhs, a, lda, ipiv, b, ldb, work, lwork, info, l1);                      \
+  }
+#define OUTBOARD_SYSV_S(NAME, INTS, S) OUTBOARD_SYSV(NAME, INTS, S, sysv)
+#define OUTBOARD_HESV(NAME, INTS, S) OUTBOARD_SYSV(NAME, INTS, S, hesv)
+
+#define OUTBOARD_SYTRF(NAME, INTS, S, ROUTINE)                                                                  \
+  OUTBOARD_EXPORT void NAME(ch uplo, xp n, vp a, xp lda, vp ipiv, vp work, xp lwork, vp info, ln l1) {          \
+    OUTBOARD_ENTRY(INTS);                                                                                       \
+    LapackArgs x{.routine = LapackRoutine::ROUTINE, .scalar = S, .wide = I.wide(), .uplo = *uplo, .n = I(n),    \
+                 .a = a, .lda = I(lda), .ipiv = ipiv, .lwork = I(lwork)};                                       \
+    OUTBOARD_OFFER(OUTBOARD_REAL(NAME, INTS, uplo, n, a, lda, ipiv, q.work, &kQuery, &q.info, l1),              \
+                   q.enough(x, false, false), q.give(x, work, nullptr, nullptr))                                \
+    OUTBOARD_REAL(NAME, INTS, uplo, n, a, lda, ipiv, work, lwork, info, l1);                                    \
+  }
+#define OUTBOARD_SYTRF_S(NAME, INTS, S) OUTBOARD_SYTRF(NAME, INTS, S, sytrf)
+#define OUTBOARD_HETRF(NAME, INTS, S) OUTBOARD_SYTRF(NAME, INTS, S, hetrf)
+
+#define OUTBOARD_SYTRS(NAME, INTS, S, ROUTINE)                                                                  \
+  OUTBOARD_EXPORT void NAME(ch uplo, xp n, xp nrhs, cp a, xp lda, xp ipiv, vp b, xp ldb, vp info, ln l1) {      \
+    OUTBOARD_ENTRY(INTS);                                                                                       \
+    LapackArgs x{.routine = LapackRoutine::ROUTINE, .scalar = S, .wide = I.wide(), .uplo = *uplo, .n = I(n),    \
+                 .nrhs = I(nrhs), .a = const_cast<vp>(a), .lda = I(lda), .b = b, .ldb = I(ldb),                 \
+                 .ipiv = const_cast<vp>(ipiv)};                                                                 \
+    if (remote_lapack(x, &done)) return OUTBOARD_DONE();                                                        \
+    OUTBOARD_REAL(NAME, INTS, uplo, n, nrhs, a, lda, ipiv, b, ldb, info, l1);                                   \
+  }
+#define OUTBOARD_SYTRS_S(NAME, INTS, S) OUTBOARD_SYTRS(NAME, INTS, S, sytrs)
+#define OUTBOARD_HETRS(NAME, INTS, S) OUTBOARD_SYTRS(NAME, INTS, S, hetrs)
+
+#define OUTBOARD_GESDD_ARGS(S)                                                                                  \
+  LapackArgs x{.routine = LapackRoutine::gesdd, .scalar = S, .wide = I.wide(), .jobz = *jobz, .m = I(m),        \
+               .n = I(n), .a = a, .lda = I(lda), .vec = s, .u = u, .ldu = I(ldu), .vt = vt, .ldvt = I(ldvt),    \
+               .lwork = I(lwork)};
+
+#define OUTBOARD_GESDD_REAL(NAME, INTS, S)                                                                      \
+  OUTBOARD_EXPORT void NAME(ch jobz, xp m, xp n, vp a, xp lda, vp s, vp u, xp ldu, vp vt, xp ldvt, vp work,     \
+                            xp lwork, vp iwork, vp info, ln l1) {                                               \
+    OUTBOARD_ENTRY(INTS);                                                                                       \
+    OUTBOARD_GESDD_ARGS(S)                                                                                      \
+    OUTBOARD_OFFER(OUTBOARD_REAL(NAME, INTS, jobz, m, n, a, lda, s, u, ldu, vt, ldvt, q.work, &kQuery, q.iwork, \
+                                 &q.info, l1),                                                                  \
+                   q.enough(x, false, false), q.give(x, work, nullptr, nullptr))                                \
+    OUTBOARD_REAL(NAME, INTS, jobz, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, iwork, info, l1);           \
+  }
+
+#define OUTBOARD_GESDD_COMPLEX(NAME, INTS, S)                                                                   \
+  OUTBOARD_EXPORT void NAME(ch jobz, xp m, xp n, vp a, xp lda, vp s, vp u, xp ldu, vp vt, xp ldvt, vp work,     \
+                            xp lwork, vp rwork, vp iwork, vp info, ln l1) {                                     \
+    OUTBOARD_ENTRY(INTS);                                                                                       \
+    OUTBOARD_GESDD_ARGS(S)                                                                                      \
+    OUTBOARD_OFFER(OUTBOARD_REAL(NAME, INTS, jobz, m, n, a, lda, s, u, ldu, vt, ldvt, q.work, &kQuery, q.rwork, \
+                                 q.iwork, &q.info, l1),                                                         \
+                   q.enough(x, false, false), q.give(x, work, nullptr, nullptr))                                \
+    OUTBOARD_REAL(NAME, INTS, jobz, m, n, a, lda, s, u, ldu, vt, ldvt, work, lwork, rwork, iwork, info, l1);    \
+  }
+
+#define OUTBOARD_GEEV_REAL(NAME, INTS, S)                                                                       \
+  OUTBOARD_EXPORT void NAME(ch jobvl, ch jobvr, xp n, vp a, xp lda, vp wr, vp wi, vp vl, xp ldvl, vp vr,        \
+                            xp ldvr, vp work, xp lwork, vp info, ln l1, ln l2) {                                \
+    OUTBOARD_ENTRY(INTS);                                                                                       \
+    LapackArgs x{.routine = LapackRoutine::geev, .scalar = S, .wide = I.wide(), .jobvl = *jobvl,                \
+                 .jobvr = *jobvr, .n = I(n), .a = a, .lda = I(lda), .vec = wr, .vec2 = wi, .u = vl,             \
+                 .ldu = I(ldvl), .vt = vr, .ldvt = I(ldvr), .lwork = I(lwork)};                                 \
+    OUTBOARD_OFFER(OUTBOARD_REAL(NAME, INTS, jobvl, jobvr, n, a, lda, wr, wi, vl, ldvl, vr, ldvr, q.work,       \
+                                 &kQuery, &q.info, l1, l2),                                                     \
+                   q.enough(x, false, false), q.give(x, work, nullptr, nullptr))                                \
+    OUTBOARD_REAL(NAME, INTS, jobvl, jobvr, n, a, lda, wr, wi, vl, ldvl, vr, ldvr, work, lwork, info, l1, l2);  \
+  }
+
+#define OUTBOARD_GEEV_COMPLEX(NAME, INTS, S)                                                                    \
+  OUTBOARD_EXPORT void NAME(ch jobvl, ch jobvr, xp n, vp a, xp lda, vp w, vp vl, xp ldvl, vp vr, xp ldvr,       \
+                            vp work, xp lwork, vp rwork, vp info, ln l1, ln l2) {                               \
+    OUTBOARD_ENTRY(INTS);                                                                                       \
+    LapackArgs x{.routine = LapackRoutine::geev, .scalar = S, .wide = I.wide(), .jobvl = *jobvl,                \
+                 .jobvr = *jobvr, .n = I(n), .a = a, .lda = I(lda), .vec = w, .u = vl, .ldu = I(ldvl), .vt = vr, \
+                 .ldvt = I(ldvr), .lwork = I(lwork)};                                                           \
+    OUTBOARD_OFFER(OUTBOARD_REAL(NAME, INTS, jobvl, jobvr, n, a, lda, w, vl, ldvl, vr, ldvr, q.work, &kQuery,   \
+                                 q.rwork, &q.info, l1, l2),                                                     \
+                   q.enough(x, false, false), q.give(x, work, nullptr, nullptr))                                \
+    OUTBOARD_REAL(NAME, INTS, jobvl, jobvr, n, a, lda, w, vl, ldvl, vr, ldvr, work, lwork, rwork, info, l1, l2); \
+  }
+
+#define OUTBOARD_GELSD_ARGS(S)                                                                                  \
+  LapackArgs x{.routine = LapackRoutine::gelsd, .scalar = S, .wide = I.wide(), .m = I(m), .n = I(n),            \
+               .nrhs = I(nrhs), .rcond = real_value(S, rcond), .a = a, .lda = I(lda), .b = b, .ldb = I(ldb),    \
+               .vec = s, .count = rank, .lwork = I(lwork)};
+
+#define OUTBOARD_GELSD_REAL(NAME, INTS, S)                                                                      \
+  OUTBOARD_EXPORT void NAME(xp m, xp n, xp nrhs, vp a, xp lda, vp b, xp ldb, vp s, cp rcond, vp rank, vp work,   \
+                            xp lwork, vp iwork, vp info) {                                                      \
+    OUTBOARD_ENTRY(INTS);                                                                                       \
+    OUTBOARD_GELSD_ARGS(S)                                                                                      \
+    OUTBOARD_OFFER(OUTBOARD_REAL(NAME, INTS, m, n, nrhs, a, lda, b, ldb, s, rcond, rank, q.work, &kQuery,       \
+                                 q.iwork, &q.info),                                                             \
+                   q.enough(x, false, false), q.give(x, work, iwork, nullptr))                                  \
+    OUTBOARD_REAL(NAME, INTS, m, n, nrhs, a, lda, b, ldb, s, rcond, rank, work, lwork, iwork, info);            \
+  }
+
+#define OUTBOARD_GELSD_COMPLEX(NAME, INTS, S)                                                                   \
+  OUTBOARD_EXPORT void NAME(xp m, xp n, xp nrhs, vp a, xp lda, vp b, xp ldb, vp s, cp rcond, vp rank, vp work,   \
+                            xp lwork, vp rwork, vp iwork, vp info) {                                            \
+    OUTBOARD_ENTRY(INTS);                                                                                       \
+    OUTBOARD_GELSD_ARGS(S)                                                                                      \
+    OUTBOARD_OFFER(OUTBOARD_REAL(NAME, INTS, m, n, nrhs, a, lda, b, ldb, s, rcond, rank, q.work, &kQuery,       \
+                                 q.rwork, q.iwork, &q.info),                                                    \
+                   q.enough(x, false, false), q.give(x, work, iwork, rwork))                                    \
+    OUTBOARD_REAL(NAME, INTS, m, n, nrhs, a, lda, b, ldb, s, rcond, rank, work, lwork, rwork, iwork, info);     \
+  }
+
+#define OUTBOARD_GELSY_ARGS(S)                                                                                  \
+  LapackArgs x{.routine = LapackRoutine::gelsy, .scalar = S, .wide = I.wide(), .m = I(m), .n = I(n),            \
+               .nrhs = I(nrhs), .rcond = real_value(S, rcond), .a = a, .lda = I(lda), .b = b, .ldb = I(ldb),    \
+               .count = rank, .ints = jpvt, .lwork = I(lwork)};
+
+#define OUTBOARD_GELSY_REAL(NAME, INTS, S)                                                                      \
+  OUTBOARD_EXPORT void NAME(xp m, xp n, xp nrhs, vp a, xp lda, vp b, xp ldb, vp jpvt, cp rcond, vp rank,        \
+                            vp work, xp lwork, vp info) {                                                       \
+    OUTBOARD_ENTRY(INTS);                                                                                       \
+    OUTBOARD_GELSY_ARGS(S)                                                                                      \
+    OUTBOARD_OFFER(OUTBOARD_REAL(NAME, INTS, m, n, nrhs, a, lda, b, ldb, jpvt, rcond, rank, q.work, &kQuery,    \
+                                 &q.info),                                                                      \
+                   q.enough(x, false, false), q.give(x, work, nullptr, nullptr))                                \
+    OUTBOARD_REAL(NAME, INTS, m, n, nrhs, a, lda, b, ldb, jpvt, rcond, rank, work, lwork, info);                \
+  }
+
+#define OUTBOARD_GELSY_COMPLEX(NAME, INTS, S)                                                                   \
+  OUTBOARD_EXPORT void NAME(xp m, xp n, xp nrhs, vp a, xp lda, vp b, xp ldb, vp jpvt, cp rcond, vp rank,        \
+                            vp work, xp lwork, vp rwork, vp info) {                                             \
+    OUTBOARD_ENTRY(INTS);                                                                                       \
+    OUTBOARD_GELSY_ARGS(S)                                                                                      \
+    OUTBOARD_OFFER(OUTBOARD_REAL(NAME, INTS, m, n, nrhs, a, lda, b, ldb, jpvt, rcond, rank, q.work, &kQuery,    \
+                                 q.rwork, &q.info),                                                             \
+                   q.enough(x, false, false), q.give(x, work, nullptr, nullptr))                                \
+    OUTBOARD_REAL(NAME, INTS, m, n, nrhs, a, lda, b, ldb, jpvt, rcond, rank, work, lwork, rwork, info);         \
+  }
+
+// syevr/heevr and syevx/heevx: vl, vu are read only for range V, il, iu only for range I (LAPACK
+// references them only then).
+#define OUTBOARD_EIGEN_RANGE_ARGS(S, ROUTINE, INTS_ARRAY)                                                       \
+  const bool by_value = is(range, 'V'), by_index = is(range, 'I');                                             \
+  LapackArgs x{.routine = LapackRoutine::ROUTINE, .scalar = S, .wide = I.wide(), .uplo = *uplo, .jobz = *jobz,  \
+               .range = *range, .n = I(n), .il = by_index ? I(il) : 0, .iu = by_index ? I(iu) : 0,             \
+               .vl = by_value ? real_value(S, vl) : 0, .vu = by_value ? real_value(S, vu) : 0,                  \
+               .abstol = real_value(S, abstol), .a = a, .lda = I(lda), .vec = w, .u = z, .ldu = I(ldz),         \
+               .count = m, .ints = INTS_ARRAY, .lwork = I(lwork)};
+
+#define OUTBOARD_SYEVR(NAME, INTS, S)                                                                           \
+  OUTBOARD_EXPORT void NAME(ch jobz, ch range, ch uplo, xp n, vp a, xp lda, cp vl, cp vu, xp il, xp iu,         \
+                            cp abstol, vp m, vp w, vp z, xp ldz, vp isuppz, vp work, xp lwork, vp iwork,        \
+                            xp liwork, vp info, ln l1, ln l2, ln l3) {                                          \
+    OUTBOARD_ENTRY(INTS);                                                                                       \
+    OUTBOARD_EIGEN_RANGE_ARGS(S, syevr, isuppz)                                                                 \
+    x.liwork = I(liwork);                                                                                       \
+    OUTBOARD_OFFER(OUTBOARD_REAL(NAME, INTS, jobz, range, uplo, n, a, lda, vl, vu, il, iu, abstol, m, w, z,     \
+                                 ldz, isuppz, q.work, &kQuery, q.iwork, &kQuery, &q.info, l1, l2, l3),          \
+                   q.enough(x, true, false), q.give(x, work, iwork, nullptr))                                   \
+    OUTBOARD_REAL(NAME, INTS, jobz, range, uplo, n, a, lda, vl, vu, il, iu, abstol, m, w, z, ldz, isuppz, work, \
+                  lwork, iwork, liwork, info, l1, l2, l3);                                                      \
+  }
+
+#define OUTBOARD_HEEVR(NAME, INTS, S)                                                                           \
+  OUTBOARD_EXPORT void NAME(ch jobz, ch range, ch uplo, xp n, vp a, xp lda, cp vl, cp vu, xp il, xp iu,         \
+                            cp abstol, vp m, vp w, vp z, xp ldz, vp isuppz, vp work, xp lwork, vp rwork,        \
+                            xp lrwork, vp iwork, xp liwork, vp info, ln l1, ln l2, ln l3) {                     \
+    OUTBOARD_ENTRY(INTS);                                                                                       \
+    OUTBOARD_EIGEN_RANGE_ARGS(S, syevr, isuppz)                                                                 \
+    x.liwork = I(liwork), x.lrwork = I(lrwork);                                                                 \
+    OUTBOARD_OFFER(OUTBOARD_REAL(NAME, INTS, jobz, range, uplo, n, a, lda, vl, vu, il, iu, abstol, m, w, z,     \
+                                 ldz, isuppz, q.work, &kQuery, q.rwork, &kQuery, q.iwork, &kQuery, &q.info, l1, \
+                                 l2, l3),                                                                       \
+                   q.enough(x, true, true), q.give(x, work, iwork, rwork))                                      \
+    OUTBOARD_REAL(NAME, INTS, jobz, range, uplo, n, a, lda, vl, vu, il, iu, abstol, m, w, z, ldz, isuppz, work, \
+                  lwork, rwork, lrwork, iwork, liwork, info, l1, l2, l3);                                       \
+  }
+
+#define OUTBOARD_SYEVX(NAME, INTS, S)                                                                           \
+  OUTBOARD_EXPORT void NAME(ch jobz, ch range, ch uplo, xp n, vp a, xp lda, cp vl, cp vu, xp il, xp iu,         \
+                            cp abstol, vp m, vp w, vp z, xp ldz, vp work, xp lwork, vp iwork, vp ifail,         \
+                            vp info, ln l1, ln l2, ln l3) {                                                     \
+    OUTBOARD_ENTRY(INTS);                                                                                       \
+    OUTBOARD_EIGEN_RANGE_ARGS(S, syevx, ifail)                                                                  \
+    OUTBOARD_OFFER(OUTBOARD_REAL(NAME, INTS, jobz, range, uplo, n, a, lda, vl, vu, il, iu, abstol, m, w, z,     \
+                                 ldz, q.work, &kQuery, iwork, ifail, &q.info, l1, l2, l3),                      \
+                   q.enough(x, false, false), q.give(x, work, nullptr, nullptr))                                \
+    OUTBOARD_REAL(NAME, INTS, jobz, range, uplo, n, a, lda, vl, vu, il, iu, abstol, m, w, z, ldz, work, lwork,  \
+                  iwork, ifail, info, l1, l2, l3);                                                              \
+  }
+
+#define OUTBOARD_HEEVX(NAME, INTS, S)                                                                           \
+  OUTBOARD_EXPORT void NAME(ch jobz, ch range, ch uplo, xp n, vp a, xp lda, cp vl, cp vu, xp il, xp iu,         \
+                            cp abstol, vp m, vp w, vp z, xp ldz, vp work, xp lwork, vp rwork, vp iwork,         \
+                            vp ifail, vp info, ln l1, ln l2, ln l3) {                                           \
+    OUTBOARD_ENTRY(INTS);                                                                                       \
+    OUTBOARD_EIGEN_RANGE_ARGS(S, syevx, ifail)                                                                  \
+    OUTBOARD_OFFER(OUTBOARD_REAL(NAME, INTS, jobz, range, uplo, n, a, lda, vl, vu, il, iu, abstol, m, w, z,     \
+                                 ldz, q.work, &kQuery, rwork, iwork, ifail, &q.info, l1, l2, l3),               \
+                   q.enough(x, false, false), q.give(x, work, nullptr, nullptr))                                \
+    OUTBOARD_REAL(NAME, INTS, jobz, range, uplo, n, a, lda, vl, vu, il, iu, abstol, m, w, z, ldz, work, lwork,  \
+                  rwork, iwork, ifail, info, l1, l2, l3);                                                       \
+  }
+
+#define OUTBOARD_SYGVD_ARGS(S)                                                                                  \
+  LapackArgs x{.routine = LapackRoutine::sygvd, .scalar = S, .wide = I.wide(), .uplo = *uplo, .jobz = *jobz,    \
+               .n = I(n), .itype = I(itype), .a = a, .lda = I(lda), .b = b, .ldb = I(ldb), .vec = w,            \
+               .lwork = I(lwork), .liwork = I(liwork)};
+
+#define OUTBOARD_SYGVD(NAME, INTS, S)                                                                           \
+  OUTBOARD_EXPORT void NAME(xp itype, ch jobz, ch uplo, xp n, vp a, xp lda, vp b, xp ldb, vp w, vp work,        \
+                            xp lwork, vp iwork, xp liwork, vp info, ln l1, ln l2) {                             \
+    OUTBOARD_ENTRY(INTS);                                                                                       \
+    OUTBOARD_SYGVD_ARGS(S)                                                                                      \
+    OUTBOARD_OFFER(OUTBOARD_REAL(NAME, INTS, itype, jobz, uplo, n, a, lda, b, ldb, w, q.work, &kQuery, q.iwork, \
+                                 &kQuery, &q.info, l1, l2),                                                     \
+                   q.enough(x, true, false), q.give(x, work, iwork, nullptr))                                   \
+    OUTBOARD_REAL(NAME, INTS, itype, jobz, uplo, n, a, lda, b, ldb, w, work, lwork, iwork, liwork, info, l1,    \
+                  l2);                                                                                          \
+  }
+
+#define OUTBOARD_HEGVD(NAME, INTS, S)                                                                           \
+  OUTBOARD_EXPORT void NAME(xp itype, ch jobz, ch uplo, xp n, vp a, xp lda, vp b, xp ldb, vp w, vp work,        \
+                            xp lwork, vp rwork, xp lrwork, vp iwork, xp liwork, vp info, ln l1, ln l2) {        \
+    OUTBOARD_ENTRY(INTS);                                                                                       \
+    OUTBOARD_SYGVD_ARGS(S)                                                                                      \
+    x.lrwork = I(lrwork);                                                                                       \
+    OUTBOARD_OFFER(OUTBOARD_REAL(NAME, INTS, itype, jobz, uplo, n, a, lda, b, ldb, w, q.work, &kQuery, q.rwork, \
+                                 &kQuery, q.iwork, &kQuery, &q.info, l1, l2),                                   \
+                   q.enough(x, true, true), q.give(x, work, iwork, rwork))                                      \
+    OUTBOARD_REAL(NAME, INTS, itype, jobz, uplo, n, a, lda, b, ldb, w, work, lwork, rwork, lrwork, iwork,       \
+                  liwork, info, l1, l2);                                                                        \
+  }
+
+#define OUTBOARD_GESVDX_ARGS(S)                                                                                 \
+  const bool by_value = is(range, 'V'), by_index = is(range, 'I');                                             \
+  LapackArgs x{.routine = LapackRoutine::gesvdx, .scalar = S, .wide = I.wide(), .jobu = *jobu,                  \
+               .jobvt = *jobvt, .range = *range, .m = I(m), .n = I(n), .il = by_index ? I(il) : 0,              \
+               .iu = by_index ? I(iu) : 0, .vl = by_value ? real_value(S, vl) : 0,                              \
+               .vu = by_value ? real_value(S, vu) : 0, .a = a, .lda = I(lda), .vec = s, .u = u, .ldu = I(ldu),  \
+               .vt = vt, .ldvt = I(ldvt), .count = ns, .lwork = I(lwork)};
+
+#define OUTBOARD_GESVDX_REAL(NAME, INTS, S)                                                                     \
+  OUTBOARD_EXPORT void NAME(ch jobu, ch jobvt, ch range, xp m, xp n, vp a, xp lda, cp vl, cp vu, xp il, xp iu,  \
+                            vp ns, vp s, vp u, xp ldu, vp vt, xp ldvt, vp work, xp lwork, vp iwork, vp info,    \
+                            ln l1, ln l2, ln l3) {                                                              \
+    OUTBOARD_ENTRY(INTS);                                                                                       \
+    OUTBOARD_GESVDX_ARGS(S)                                                                                     \
+    OUTBOARD_OFFER(OUTBOARD_REAL(NAME, INTS, jobu, jobvt, range, m, n, a, lda, vl, vu, il, iu, ns, s, u, ldu,   \
+                                 vt, ldvt, q.work, &kQuery, iwork, &q.info, l1, l2, l3),                        \
+                   q.enough(x, false, false), q.give(x, work, nullptr, nullptr))                                \
+    OUTBOARD_REAL(NAME, INTS, jobu, jobvt, range, m, n, a, lda, vl, vu, il, iu, ns, s, u, ldu, vt, ldvt, work,  \
+                  lwork, iwork, info, l1, l2, l3);                                                              \
+  }
+
+#define OUTBOARD_GESVDX_COMPLEX(NAME, INTS, S)                                                                  \
+  OUTBOARD_EXPORT void NAME(ch jobu, ch jobvt, ch range, xp m, xp n, vp a, xp lda, cp vl, cp vu, xp il, xp iu,  \
+                            vp ns, vp s, vp u, xp ldu, vp vt, xp ldvt, vp work, xp lwork, vp rwork, vp iwork,   \
+                            vp info, ln l1, ln l2, ln l3) {                                                     \
+    OUTBOARD_ENTRY(INTS);                                                                                       \
+    OUTBOARD_GESVDX_ARGS(S)                                                                                     \
+    OUTBOARD_OFFER(OUTBOARD_REAL(NAME, INTS, jobu, jobvt, range, m, n, a, lda, vl, vu, il, iu, ns, s, u, ldu,   \
+                                 vt, ldvt, q.work, &kQuery, rwork, iwork, &q.info, l1, l2, l3),                 \
+                   q.enough(x, false, false), q.give(x, work, nullptr, nullptr))                                \
+    OUTBOARD_REAL(NAME, INTS, jobu, jobvt, range, m, n, a, lda, vl, vu, il, iu, ns, s, u, ldu, vt, ldvt, work,  \
+                  lwork, rwork, iwork, info, l1, l2, l3);                                                       \
+  }
+
+// The table: routine x precision x interface.
+#define OUTBOARD_ALL_PRECISIONS(X, name)                                                                        \
+  OUTBOARD_FORTRAN_INTERFACES(X, s##name, Scalar::s) OUTBOARD_FORTRAN_INTERFACES(X, d##name, Scalar::d)         \
+  OUTBOARD_FORTRAN_INTERFACES(X, c##name, Scalar::c) OUTBOARD_FORTRAN_INTERFACES(X, z##name, Scalar::z)
+#define OUTBOARD_REAL_PRECISIONS(X, name)                                                                       \
+  OUTBOARD_FORTRAN_INTERFACES(X, s##name, Scalar::s) OUTBOARD_FORTRAN_INTERFACES(X, d##name, Scalar::d)
+#define OUTBOARD_COMPLEX_PRECISIONS(X, name)                                                                    \
+  OUTBOARD_FORTRAN_INTERFACES(X, c##name, Scalar::c) OUTBOARD_FORTRAN_INTERFACES(X, z##name, Scalar::z)
+
+OUTBOARD_ALL_PRECISIONS(OUTBOARD_GETRI, getri)
+OUTBOARD_ALL_PRECISIONS(OUTBOARD_POTRI, potri)
+OUTBOARD_ALL_PRECISIONS(OUTBOARD_TRTRI, trtri)
+OUTBOARD_ALL_PRECISIONS(OUTBOARD_SYSV_S, sysv)
+OUTBOARD_ALL_PRECISIONS(OUTBOARD_SYTRF_S, sytrf)
+OUTBOARD_ALL_PRECISIONS(OUTBOARD_SYTRS_S, sytrs)
+OUTBOARD_COMPLEX_PRECISIONS(OUTBOARD_HESV, hesv)
+OUTBOARD_COMPLEX_PRECISIONS(OUTBOARD_HETRF, hetrf)
+OUTBOARD_COMPLEX_PRECISIONS(OUTBOARD_HETRS, hetrs)
+OUTBOARD_REAL_PRECISIONS(OUTBOARD_GESDD_REAL, gesdd)
+OUTBOARD_COMPLEX_PRECISIONS(OUTBOARD_GESDD_COMPLEX, gesdd)
+OUTBOARD_REAL_PRECISIONS(OUTBOARD_GEEV_REAL, geev)
+OUTBOARD_COMPLEX_PRECISIONS(OUTBOARD_GEEV_COMPLEX, geev)
+OUTBOARD_REAL_PRECISIONS(OUTBOARD_GELSD_REAL, gelsd)
+OUTBOARD_COMPLEX_PRECISIONS(OUTBOARD_GELSD_COMPLEX, gelsd)
+OUTBOARD_REAL_PRECISIONS(OUTBOARD_GELSY_REAL, gelsy)
+OUTBOARD_COMPLEX_PRECISIONS(OUTBOARD_GELSY_COMPLEX, gelsy)
+OUTBOARD_REAL_PRECISIONS(OUTBOARD_SYEVR, syevr)
+OUTBOARD_COMPLEX_PRECISIONS(OUTBOARD_HEEVR, heevr)
+OUTBOARD_REAL_PRECISIONS(OUTBOARD_SYEVX, syevx)
+OUTBOARD_COMPLEX_PRECISIONS(OUTBOARD_HEEVX, heevx)
+OUTBOARD_REAL_PRECISIONS(OUTBOARD_SYGVD, sygvd)
+OUTBOARD_COMPLEX_PRECISIONS(OUTBOARD_HEGVD, hegvd)
+OUTBOARD_REAL_PRECISIONS(OUTBOARD_GESVDX_REAL, gesvdx)
+OUTBOARD_COMPLEX_PRECISIONS(OUTBOARD_GESVDX_COMPLEX, gesvdx)
