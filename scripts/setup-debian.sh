@@ -12,6 +12,7 @@ PACKAGES=(
   libblas64-dev liblapack64-dev            # ILP64 BLAS and LAPACK (64-bit INTEGER) for the ILP64 test programs
   libsodium-dev                            # keyed MAC for authentication
   libfftw3-dev libfftw3-bin python3-pyfftw # FFTW shim: headers and real libraries, fftw-wisdom, pyfftw as a client
+  perl ca-certificates                     # fftw_wisdom_bench: FFTW's check.pl, its release sources fetched (curl, below)
   libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev libtomlplusplus-dev
   libgtest-dev clang libclang-rt-14-dev    # tests, and libFuzzer for the fuzz target
   python3 python3-numpy python3-matplotlib # test helpers; numpy as an unmodified client in the demo; plots

@@ -67,7 +67,79 @@ if not all(len(x) > 0 for x in w[:2]) or not all(ok[:2]):
     failed += 1
     print("FAIL wisdom round trip", ok)
 
+# The contract of pyFFTW's wisdom tests (test_pyfftw_wisdom and its planner-effort/WISDOM_ONLY
+# cases): planning changes the exported wisdom (ESTIMATE and MEASURE alike), export, forget and
+# import round-trip it, and a FFTW_WISDOM_ONLY plan is granted after planning or importing with the
+# same or a stronger effort, refused after forget_wisdom or for a stronger effort ("No FFTW wisdom
+# is known for this plan"); granted plans run (their checksums are compared with the plain run's).
+WIDTHS = ((np.complex128, 0), (np.complex64, 1))
+wisdom_checks = 0
+
+
+def wcheck(cond, what):
+    global failed, wisdom_checks
+    wisdom_checks += 1
+    if not cond:
+        failed += 1
+        print("FAIL wisdom: %s" % what)
+
+
+def wisdom_pair(cplx_t, shape=(1, 1024)):
+    return pyfftw.empty_aligned(shape, cplx_t, n=16), pyfftw.empty_aligned(shape, cplx_t, n=16)
+
+
+def generate_wisdom(effort):
+    for cplx_t in (np.complex128, np.complex64, np.clongdouble):
+        a, b = wisdom_pair(cplx_t)
+        pyfftw.FFTW(a, b, flags=(effort,))
+
+
+def wisdom_only(cplx_t, effort, tag, shape=(1, 1024)):
+    """True when granted (and then run and checked), False when refused."""
+    a, b = wisdom_pair(cplx_t, shape)
+    try:
+        fft = pyfftw.FFTW(a, b, flags=(effort, "FFTW_WISDOM_ONLY"))
+    except RuntimeError as e:
+        wcheck("No FFTW wisdom" in str(e), "unexpected error %s" % e)
+        return False
+    x = (rng.standard_normal(shape) + 1j * rng.standard_normal(shape)).astype(cplx_t)
+    a[:] = x
+    fft()
+    check("wisdomonly-%s-%s-%s" % (np.dtype(cplx_t).name, effort.lower(), tag), b.copy(), np.fft.fft(x),
+          np.float64 if cplx_t == np.complex128 else np.float32)
+    return True
+
+
+for effort in ("FFTW_ESTIMATE", "FFTW_MEASURE"):
+    pyfftw.forget_wisdom()
+    before = pyfftw.export_wisdom()
+    for cplx_t, i in WIDTHS:
+        wcheck(not wisdom_only(cplx_t, effort, "none"), "%s granted without wisdom" % effort)
+    generate_wisdom(effort)
+    after = pyfftw.export_wisdom()
+    for i in range(3):
+        wcheck(before[i] != after[i], "exported wisdom %d unchanged after planning with %s" % (i, effort))
+    for cplx_t, i in WIDTHS:
+        wcheck(wisdom_only(cplx_t, effort, "planned"), "%s refused after planning" % effort)
+        wcheck(wisdom_only(cplx_t, "FFTW_ESTIMATE", "planned"), "ESTIMATE refused after planning with %s" % effort)
+        wcheck(not wisdom_only(cplx_t, "FFTW_PATIENT", "planned"), "PATIENT granted after planning with %s" % effort)
+        wcheck(not wisdom_only(cplx_t, effort, "other", shape=(1, 1000)), "%s granted for a problem never planned" % effort)
+    pyfftw.forget_wisdom()
+    empty = pyfftw.export_wisdom()
+    wcheck(empty == before, "forget_wisdom did not forget")
+    for cplx_t, i in WIDTHS:
+        wcheck(not wisdom_only(cplx_t, effort, "forgotten"), "%s granted after forget_wisdom" % effort)
+    success = pyfftw.import_wisdom(after)
+    wcheck(success == (True, True, True), "import_wisdom answered %s" % (success,))
+    again = pyfftw.export_wisdom()
+    for i in range(3):
+        wcheck(sorted(again[i].splitlines()) == sorted(after[i].splitlines()), "export after import differs (%d)" % i)
+    for cplx_t, i in WIDTHS:
+        wcheck(wisdom_only(cplx_t, effort, "imported"), "%s refused after import" % effort)
+        wcheck(not wisdom_only(cplx_t, "FFTW_PATIENT", "imported"), "PATIENT granted after import of %s" % effort)
+lines.append("wisdom-checks-%d %d %d" % (wisdom_checks, wisdom_checks, 0))
+
 for line in lines:
     print(line)
-print("pyfftw_check: %d passed, %d failed" % (len(lines) + 1 - failed, failed))
+print("pyfftw_check: %d passed, %d failed" % (len(lines) + wisdom_checks + 1 - failed, failed))
 sys.exit(1 if failed else 0)

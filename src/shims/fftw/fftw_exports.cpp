@@ -40,6 +40,8 @@ using shim::RealFftw;
   MAIN(prefix, execute_split_dft_r2c) MAIN(prefix, execute_dft_c2r) MAIN(prefix, execute_split_dft_c2r) \
   MAIN(prefix, execute_r2r) MAIN(prefix, destroy_plan) MAIN(prefix, cleanup) MAIN(prefix, fprint_plan) \
   MAIN(prefix, sprint_plan) MAIN(prefix, flops) MAIN(prefix, estimate_cost) MAIN(prefix, cost)         \
+  MAIN(prefix, alignment_of) MAIN(prefix, forget_wisdom) MAIN(prefix, export_wisdom_to_string)         \
+  MAIN(prefix, import_wisdom_from_string)                                                              \
   THREADS(prefix, init_threads) THREADS(prefix, plan_with_nthreads) THREADS(prefix, planner_nthreads)  \
   THREADS(prefix, cleanup_threads) THREADS(prefix, make_planner_thread_safe)                           \
   THREADS(prefix, threads_set_callback)

@@ -8,10 +8,12 @@
 //     array pointers) and the runtime is asked at once whether the plan runs remotely;
 //   - a local plan is the real FFTW plan, made at once with the program's own flags;
 //   - a remote-bound plan is not planned locally with MEASURE/PATIENT/EXHAUSTIVE (they would
-//     clobber the arrays and cost planning time for nothing). When it must run locally after all,
-//     or when the program asks about it (flops, cost, print), a local plan is made once, with
+//     clobber the arrays and cost planning time for nothing). Its local plan is made at once with
 //     FFTW_ESTIMATE, on the original planning pointers (ESTIMATE never reads or writes the arrays,
-//     and planning on the original pointers keeps FFTW's alignment contract for new-array execute).
+//     costs microseconds, and planning on the original pointers keeps FFTW's alignment contract
+//     for new-array execute): it records FFTW's own wisdom for the problem, answers whether FFTW
+//     would refuse it, serves flops/cost/print, and runs the plan when it must run locally after all.
+//   - wisdom: see "wisdom" below for what a remote plan planned with measuring rigor leaves.
 // Every call into the real planner, plan destruction and wisdom holds one process-wide lock: the
 // real planner is not thread-safe. The execute functions take no lock once a plan has its local
 // plan: one plan may run from many threads at once on different arrays.
@@ -19,12 +21,16 @@
 #include <fftw3.h>
 #include <pthread.h>
 
+#include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
 #include <new>
+#include <string>
 #include <vector>
 
 #include "client/fft.hpp"
@@ -96,21 +102,6 @@ inline bool kosher(const FftGuru& g) noexcept {
   for (const FftIoDim& d : g.howmany)
     if (d.n < 0) return false;
   return true;
-}
-
-// Problems that FFTW 3.3 always plans: out of place, c2c, r2c, and c2r unless multi-dimensional
-// with PRESERVE_INPUT (FFTW's documented refusal). Checked against FFTW 3.3.10's ESTIMATE planner on
-// 20000 random out-of-place problems of rank 0-3 with padded, strided, transposed and batched
-// layouts: it planned every one. Anything else (in place, r2r with its kind-specific size rules) is
-// asked of the real planner with ESTIMATE.
-inline bool certainly_plannable(const FftGuru& g) noexcept {
-  if (g.in_place) return false;
-  switch (g.kind) {
-    case FftKind::c2c:
-    case FftKind::r2c: return true;
-    case FftKind::c2r: return g.dims.size() <= 1 || !(g.flags & FFTW_PRESERVE_INPUT);
-    default: return false;
-  }
 }
 
 inline Plan* plan_of(const void* handle) noexcept { return const_cast<Plan*>(static_cast<const Plan*>(handle)); }
@@ -185,6 +176,296 @@ void* local_plan(Plan& p) noexcept {
   return l;
 }
 
+// ---- wisdom ----
+// FFTW's contract: planning records wisdom; export_wisdom* writes it, import_wisdom* reads it back
+// (here or into any FFTW of the same version), and a FFTW_WISDOM_ONLY plan is granted exactly when
+// wisdom of the same problem planned with the same or a stronger rigor is known.
+//
+// A local plan is ordinary FFTW and records its own wisdom. A remote-bound plan records:
+//   - FFTW's own ESTIMATE wisdom, through its local ESTIMATE plan (made at plan time, make_plan);
+//   - when planned with MEASURE, PATIENT or EXHAUSTIVE: the problem, remembered at that rigor in a
+//     table of our own (per precision). A later WISDOM_ONLY plan of the same problem (same layout,
+//     array alignments, sign, kinds, algorithm flags and thread count, as FFTW's wisdom is keyed)
+//     with the same or a weaker rigor is granted from it; export writes the table after FFTW's
+//     text, import reads it back, forget_wisdom and cleanup forget it.
+// Why not the real planner with the program's rigor: MEASURE and above time trial transforms on the
+// arrays (clobbering them, or scratch copies as large as the problem) for seconds on large problems,
+// for a plan whose transforms run on the server: what the measurement would choose is never used.
+// The table gives the program what the rigor promises it (the WISDOM_ONLY answer, and wisdom that
+// changes on export and round-trips through import), at no planning cost.
+// Format: FFTW's wisdom text unchanged, then "(outboard-fftw-wisdom (remote RIGOR KEY) ...)". A
+// plain FFTW imports it: its importer stops at the end of its own list and never reads what
+// follows. There, remote problems have their ESTIMATE wisdom only (a WISDOM_ONLY plan of such a
+// problem at MEASURE or above is refused, as for any problem that FFTW never measured).
+// With no remote plan of measuring rigor, export writes exactly the real FFTW's text.
+
+// The table's order: a type of ours, so that the map's code has hidden visibility like the rest of
+// the shim (std's own instantiations would be exported beside FFTW's symbols).
+struct KeyOrder {
+  bool operator()(const std::string& a, const std::string& b) const noexcept { return a < b; }
+};
+using Remembered = std::map<std::string, int, KeyOrder>;
+inline Remembered* g_remembered[2] = {nullptr, nullptr};  // under the planner lock; made on first use, never freed
+constexpr char kWisdomHead[] = "(outboard-fftw-wisdom";
+
+// The rigor FFTW plans a flag set with (its mkapiplan's patience): 0 ESTIMATE ... 3 EXHAUSTIVE.
+inline int rigor(unsigned flags) noexcept {
+  if (flags & FFTW_ESTIMATE) return 0;
+  if (flags & FFTW_EXHAUSTIVE) return 3;
+  return (flags & FFTW_PATIENT) ? 2 : 1;
+}
+
+// What FFTW's wisdom of a problem depends on, as one token: planner, sign, in-place, algorithm
+// flags (input preservation normalised as FFTW's planners default it), thread count, the arrays'
+// alignment, sizes and strides, r2r kinds.
+template <class T>
+std::string problem_key(const Plan& p, unsigned flags) {
+  unsigned f = flags & ~(FFTW_ESTIMATE | FFTW_PATIENT | FFTW_EXHAUSTIVE | FFTW_WISDOM_ONLY | FFTW_ESTIMATE_PATIENT);
+  const bool c2r = p.guru.kind == FftKind::c2r;
+  const bool destroy = c2r ? !(f & FFTW_PRESERVE_INPUT) : (f & FFTW_DESTROY_INPUT) && !(f & FFTW_PRESERVE_INPUT);
+  f = (f & ~(FFTW_DESTROY_INPUT | FFTW_PRESERVE_INPUT)) | (destroy ? FFTW_DESTROY_INPUT : 0u);
+  auto align = [](void* a) { return a == nullptr ? -1 : T::real_alignment_of()(static_cast<typename T::R*>(a)); };
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "p%d;s%d;i%d;f%x;t%d;a%d,%d,%d,%d", static_cast<int>(p.planner), p.guru.sign,
+                p.guru.in_place ? 1 : 0, f, p.nthreads, align(p.ri), align(p.ii), align(p.ro), align(p.io));
+  std::string key = buf;
+  auto tensor = [&](char tag, const std::vector<FftIoDim>& dims) {
+    key += ';';
+    key += tag;
+    for (std::size_t i = 0; i < dims.size(); ++i) {
+      std::snprintf(buf, sizeof buf, "%s%lld.%lld.%lld", i == 0 ? "" : ",", static_cast<long long>(dims[i].n),
+                    static_cast<long long>(dims[i].is), static_cast<long long>(dims[i].os));
+      key += buf;
+    }
+  };
+  tensor('d', p.guru.dims);
+  tensor('h', p.guru.howmany);
+  key += ";k";
+  for (std::size_t i = 0; i < p.guru.r2r_kinds.size(); ++i) {
+    std::snprintf(buf, sizeof buf, "%s%d", i == 0 ? "" : ",", p.guru.r2r_kinds[i]);
+    key += buf;
+  }
+  return key;
+}
+
+// Under the planner lock: a remote-bound plan planned with measuring rigor is remembered.
+template <class T>
+void remember(const Plan& p, unsigned flags) noexcept {
+  const int r = rigor(flags);
+  if (r == 0) return;  // ESTIMATE: FFTW's own wisdom, from the local ESTIMATE plan
+  try {
+    auto*& table = g_remembered[T::index];
+    if (table == nullptr) table = new Remembered;
+    int& level = (*table)[problem_key<T>(p, flags)];
+    if (level < r) level = r;
+  } catch (...) {  // std::bad_alloc: not remembered, as if the wisdom had been forgotten
+  }
+}
+
+// Under the planner lock: whether a WISDOM_ONLY plan with these flags is granted by our table.
+template <class T>
+bool remembered(const Plan& p, unsigned flags) noexcept {
+  const auto* table = g_remembered[T::index];
+  if (table == nullptr || table->empty()) return false;
+  try {
+    auto it = table->find(problem_key<T>(p, flags));
+    return it != table->end() && it->second >= rigor(flags);
+  } catch (...) {
+    return false;
+  }
+}
+
+template <class T>
+void forget_remembered() noexcept {  // under the planner lock
+  if (g_remembered[T::index] != nullptr) g_remembered[T::index]->clear();
+}
+
+// Under the planner lock: the wisdom text (malloc'ed, freed with free()), or nullptr.
+template <class T>
+char* wisdom_text() noexcept {
+  char* real = T::real_export_wisdom_to_string()();
+  const auto* table = g_remembered[T::index];
+  if (real == nullptr || table == nullptr || table->empty()) return real;
+  try {
+    std::string text = real;
+    text += kWisdomHead;
+    text += '\n';
+    for (const auto& [key, level] : *table) {
+      text += "  (remote ";
+      text += static_cast<char>('0' + level);  // 1-3
+      text += ' ';
+      text += key;
+      text += ")\n";
+    }
+    text += ")\n";
+    char* out = static_cast<char*>(std::malloc(text.size() + 1));
+    if (out != nullptr) std::memcpy(out, text.c_str(), text.size() + 1);
+    std::free(real);
+    return out;
+  } catch (...) {
+    std::free(real);
+    return nullptr;
+  }
+}
+
+// Reads one wisdom text from a character source: FFTW's list (everything up to the parenthesis that
+// closes the first one opened), then, after white space, our list if one follows. get() returns a
+// character or EOF; unget(c) gives back a character read past the end where the source can.
+template <class Get, class Unget>
+void read_wisdom(Get get, Unget unget, std::string& fftw, std::string& ours) {
+  int c = EOF, depth = 0;
+  while ((c = get()) != EOF) {
+    fftw += static_cast<char>(c);
+    if (c == '(') ++depth;
+    else if (c == ')' && --depth <= 0) break;
+  }
+  if (c == EOF) return;
+  while ((c = get()) != EOF && std::isspace(c)) {
+  }
+  if (c != '(') {
+    if (c != EOF) unget(c);
+    return;
+  }
+  depth = 0;
+  do {
+    ours += static_cast<char>(c);
+    if (c == '(') ++depth;
+    else if (c == ')' && --depth == 0) break;
+  } while ((c = get()) != EOF);
+}
+
+// Our list, parsed into `into`; false if it is not well formed. Text that is not ours is ignored
+// (as a plain FFTW ignores everything after its list).
+inline bool parse_remembered(const std::string& text, Remembered& into) {
+  if (text.compare(0, sizeof kWisdomHead - 1, kWisdomHead) != 0) return true;
+  std::size_t i = sizeof kWisdomHead - 1;
+  auto skip = [&] {
+    while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+  };
+  auto token = [&] {
+    skip();
+    std::size_t start = i;
+    while (i < text.size() && !std::isspace(static_cast<unsigned char>(text[i])) && text[i] != '(' && text[i] != ')') ++i;
+    return text.substr(start, i - start);
+  };
+  if (i < text.size() && !std::isspace(static_cast<unsigned char>(text[i]))) return false;
+  while (true) {
+    skip();
+    if (i >= text.size()) return false;
+    if (text[i] == ')') return true;
+    if (text[i] != '(') return false;
+    ++i;
+    if (token() != "remote") return false;
+    std::string level = token(), key = token();
+    skip();
+    if (i >= text.size() || text[i] != ')' || key.empty() || level.size() != 1 || level[0] < '1' || level[0] > '3')
+      return false;
+    ++i;
+    int& l = into[key];
+    l = std::max(l, level[0] - '0');
+  }
+}
+
+// Under the planner lock: imports a text read by read_wisdom. FFTW's answer; our list joins the
+// table only when FFTW accepted its part and ours is well formed (wisdom is all or nothing).
+template <class T>
+int import_text(const std::string& fftw, const std::string& ours) noexcept {
+  try {
+    Remembered add;
+    if (!parse_remembered(ours, add)) return 0;
+    int ok = T::real_import_wisdom_from_string()(fftw.c_str());
+    if (ok && !add.empty()) {
+      auto*& table = g_remembered[T::index];
+      if (table == nullptr) table = new Remembered;
+      for (const auto& [key, level] : add) (*table)[key] = std::max((*table)[key], level);
+    }
+    return ok;
+  } catch (...) {
+    return 0;
+  }
+}
+
+template <class T>
+void forget_wisdom() noexcept {
+  PlannerLock lock;
+  T::real_forget_wisdom()();
+  forget_remembered<T>();
+}
+template <class T>
+char* export_wisdom_to_string() noexcept {
+  PlannerLock lock;
+  return wisdom_text<T>();
+}
+template <class T>
+void export_wisdom_to_file(FILE* f) noexcept {
+  PlannerLock lock;
+  if (char* s = wisdom_text<T>()) {
+    std::fputs(s, f);
+    std::free(s);
+  }
+}
+template <class T>
+int export_wisdom_to_filename(const char* filename) noexcept {
+  PlannerLock lock;
+  FILE* f = std::fopen(filename, "w");
+  if (f == nullptr) return 0;
+  export_wisdom_to_file<T>(f);
+  return std::fclose(f) == 0 ? 1 : 0;
+}
+template <class T, class WriteChar>
+void export_wisdom(WriteChar write_char, void* data) noexcept {
+  PlannerLock lock;
+  if (char* s = wisdom_text<T>()) {
+    for (const char* c = s; *c != '\0'; ++c) write_char(*c, data);
+    std::free(s);
+  }
+}
+template <class T>
+int import_wisdom_from_string(const char* s) noexcept {
+  if (s == nullptr) return 0;
+  PlannerLock lock;
+  try {
+    std::string fftw, ours;
+    read_wisdom([&] { return *s == '\0' ? EOF : static_cast<unsigned char>(*s++); }, [&](int) { --s; }, fftw, ours);
+    return import_text<T>(fftw, ours);
+  } catch (...) {
+    return 0;
+  }
+}
+template <class T>
+int import_wisdom_from_file(FILE* f) noexcept {
+  PlannerLock lock;
+  try {
+    std::string fftw, ours;
+    read_wisdom([&] { return std::getc(f); }, [&](int c) { std::ungetc(c, f); }, fftw, ours);
+    return import_text<T>(fftw, ours);
+  } catch (...) {
+    return 0;
+  }
+}
+template <class T>
+int import_wisdom_from_filename(const char* filename) noexcept {
+  PlannerLock lock;
+  FILE* f = std::fopen(filename, "r");
+  if (f == nullptr) return 0;
+  int ok = import_wisdom_from_file<T>(f);
+  std::fclose(f);
+  return ok;
+}
+// A read_char source cannot give back a character: at most the white space after FFTW's list and
+// one character more are read past it (FFTW's own importer reads none).
+template <class T, class ReadChar>
+int import_wisdom(ReadChar read_char, void* data) noexcept {
+  PlannerLock lock;
+  try {
+    std::string fftw, ours;
+    read_wisdom([&] { return read_char(data); }, [](int) {}, fftw, ours);
+    return import_text<T>(fftw, ours);
+  } catch (...) {
+    return 0;
+  }
+}
+
 // ---- planning ----
 
 // The real library's answer for a valid-looking problem, in the Plan p (planner, guru, arrays set).
@@ -205,16 +486,22 @@ typename T::P make_plan(Plan* p) noexcept {
     PlannerLock lock;
     if (g_threads_on[T::index].load() && T::real_planner_nthreads() != nullptr)
       p->nthreads = T::real_planner_nthreads()();
-    if (!p->remote_bound || (flags & FFTW_WISDOM_ONLY)) {
-      // Local: ordinary FFTW. WISDOM_ONLY never touches the arrays, and only the real planner
-      // knows whether its wisdom answers the problem, so a remote-bound plan asks it too.
+    if (flags & FFTW_WISDOM_ONLY) {
+      // WISDOM_ONLY never touches the arrays. Granted when the real planner's wisdom answers the
+      // problem, or when our wisdom of remote plans has it at the same or a stronger rigor (then
+      // the local plan is an ESTIMATE stand-in, as for any remote-bound plan).
       local = real_plan<T>(*p, flags);
+      if (local == nullptr && remembered<T>(*p, flags)) local = real_plan<T>(*p, estimate_flags(flags));
       refused = local == nullptr;
-    } else if (!certainly_plannable(g)) {
-      // Whether FFTW would refuse it: ask the real planner with ESTIMATE (touches no array), and
-      // keep the plan as the local stand-in.
+    } else if (!p->remote_bound) {
+      local = real_plan<T>(*p, flags);  // local: ordinary FFTW
+      refused = local == nullptr;
+    } else {
+      // Remote-bound: the local ESTIMATE plan now (FFTW's wisdom for ESTIMATE, and whether FFTW
+      // would refuse the problem), and the problem remembered at the program's rigor.
       local = real_plan<T>(*p, estimate_flags(flags));
       refused = local == nullptr;
+      if (!refused) remember<T>(*p, flags);
     }
     if (!refused) {
       p->local.store(local, std::memory_order_relaxed);
@@ -636,7 +923,8 @@ void cleanup() noexcept {
     g_plans[T::index] = nullptr;
     for (Plan* p = plans; p != nullptr; p = p->next)
       if (void* l = p->local.load(std::memory_order_acquire)) T::real_destroy_plan()(static_cast<typename T::P>(l));
-    T::real_cleanup()();
+    T::real_cleanup()();  // which forgets FFTW's wisdom: ours too
+    forget_remembered<T>();
   }
   while (plans != nullptr) {
     Plan* next = plans->next;
