@@ -409,6 +409,393 @@ TEST_P(GpuLapack, Gesvd) {
   EXPECT_FALSE(lapack(*backends_once().gpu).serves_lapack(wide)) << "m < n is left to the CPU backend";
 }
 
+// ---- The drivers of issue 35 -----------------------------------------------------------------
+
+int32_t index_at(const Bytes& b, size_t i) {
+  int32_t v;
+  std::memcpy(&v, b.data() + 4 * i, 4);
+  return v;
+}
+
+// max |x - y| over the first `count` elements (data or real), relative to `scale`.
+double differ(const Bytes& x, const Bytes& y, size_t count, Scalar s, bool real, double scale) {
+  double d = 0;
+  for (size_t i = 0; i < count; ++i)
+    d = std::max(d, real ? std::abs(real_at(x, i, s) - real_at(y, i, s)) : std::abs(get(x, i, s) - get(y, i, s)));
+  return d / std::max(scale, 1e-300);
+}
+
+// The Hermitian (or, with hermitian = false, complex symmetric) matrix held in the uplo triangle.
+Z from_triangle(const Bytes& a, int64_t n, char uplo, int64_t i, int64_t j, Scalar s, bool hermitian = true) {
+  const bool stored = uplo == 'U' ? i <= j : i >= j;
+  if (stored) return get(a, j * n + i, s);
+  Z v = get(a, i * n + j, s);
+  return hermitian ? std::conj(v) : v;
+}
+
+TEST_P(GpuLapack, GesddEveryJobBothShapes) {
+  for (auto [m, n] : {std::pair<int64_t, int64_t>{47, 30}, {30, 47}}) {
+    const int64_t k = std::min(m, n);
+    Bytes a = random(m, n);
+    double an = 0;
+    for (int64_t i = 0; i < m * n; ++i) an = std::max(an, std::abs(get(a, i, s())));
+    for (char jobz : {'A', 'S', 'O', 'N'}) {
+      auto c = call(LapackRoutine::gesdd);
+      c.jobz = jobz, c.m = m, c.n = n;
+      ASSERT_TRUE(lapack(*backends_once().gpu).serves_lapack(c));
+      auto g = run_gpu(c, {a});
+      auto cpu = run(*backends_once().cpu, c, {a});
+      ASSERT_EQ(g.info, 0);
+      ASSERT_EQ(cpu.info, 0);
+      const size_t sv = jobz == 'O' ? 1 : 0;
+      EXPECT_LT(differ(g.out[sv], cpu.out[sv], k, s(), true, an * double(m) * eps(s())), kTol)
+          << m << "x" << n << " jobz " << jobz << ": singular values differ from the CPU's";
+      for (int64_t l = 1; l < k; ++l) EXPECT_GE(real_at(g.out[sv], l - 1, s()), real_at(g.out[sv], l, s()));
+      if (jobz == 'N') continue;
+      // U (m x k used, leading dimension m) and VT (k x n used, leading dimension vrows).
+      const Bytes* u = nullptr;
+      const Bytes* vt = nullptr;
+      int64_t vrows = 0;
+      if (jobz == 'O') {
+        if (m >= n) u = &g.out[0], vt = &g.out[2], vrows = n;
+        else u = &g.out[2], vt = &g.out[0], vrows = m;
+      } else {
+        u = &g.out[1], vt = &g.out[2], vrows = jobz == 'A' ? n : k;
+      }
+      double r = 0;
+      for (int64_t j = 0; j < n; ++j)
+        for (int64_t i = 0; i < m; ++i) {
+          Z v = 0;
+          for (int64_t l = 0; l < k; ++l)
+            v += get(*u, l * m + i, s()) * real_at(g.out[sv], l, s()) * get(*vt, j * vrows + l, s());
+          r = std::max(r, std::abs(v - get(a, j * m + i, s())));
+        }
+      EXPECT_LT(r / (an * double(std::max(m, n)) * eps(s())), kTol) << m << "x" << n << " jobz " << jobz << ": U S VT != A";
+      if (jobz == 'A') {  // the full U and VT are unitary
+        double o = 0;
+        for (int64_t i = 0; i < n; ++i)
+          for (int64_t j = 0; j < n; ++j) {
+            Z d = 0;
+            for (int64_t l = 0; l < n; ++l) d += get(*vt, j * n + l, s()) * std::conj(get(*vt, i * n + l, s()));
+            o = std::max(o, std::abs(d - Z(i == j ? 1.0 : 0.0)));
+          }
+        EXPECT_LT(o / (double(n) * eps(s())), kTol) << m << "x" << n << ": VT is not unitary";
+      }
+    }
+  }
+}
+
+TEST_P(GpuLapack, GeevRightVectors) {
+  const int64_t n = 41;
+  Bytes a = random(n, n);
+  double an = 0;
+  for (int64_t i = 0; i < n * n; ++i) an = std::max(an, std::abs(get(a, i, s())));
+  const bool cplx = wire::is_complex(s());
+  for (char jobvr : {'V', 'N'}) {
+    auto c = call(LapackRoutine::geev);
+    c.jobvl = 'N', c.jobvr = jobvr, c.n = n;
+    ASSERT_TRUE(lapack(*backends_once().gpu).serves_lapack(c));
+    auto g = run_gpu(c, {a});
+    auto cpu = run(*backends_once().cpu, c, {a});
+    ASSERT_EQ(g.info, 0);
+    ASSERT_EQ(cpu.info, 0);
+    auto eig = [&](const Result& r, int64_t j) {
+      return cplx ? get(r.out[0], j, s()) : Z(real_at(r.out[0], j, s()), real_at(r.out[1], j, s()));
+    };
+    double dw = 0;  // each GPU eigenvalue has a CPU one close by
+    for (int64_t j = 0; j < n; ++j) {
+      double best = std::numeric_limits<double>::infinity();
+      for (int64_t l = 0; l < n; ++l) best = std::min(best, std::abs(eig(g, j) - eig(cpu, l)));
+      dw = std::max(dw, best);
+    }
+    EXPECT_LT(dw / (an * double(n) * eps(s())), 10 * kTol) << "eigenvalues differ from the CPU's";
+    if (jobvr == 'N') continue;
+    const Bytes& vr = g.out[cplx ? 1 : 2];
+    double r = 0, nrm = 0, im = 0;
+    for (int64_t j = 0; j < n; ++j) {
+      const Z w = eig(g, j);
+      // Real precisions: a conjugate pair's vectors are v(j) +- i v(j+1) in columns j and j+1.
+      auto v = [&](int64_t i) {
+        if (cplx || w.imag() == 0) return get(vr, j * n + i, s());
+        if (w.imag() > 0) return Z(get(vr, j * n + i, s()).real(), get(vr, (j + 1) * n + i, s()).real());
+        return Z(get(vr, (j - 1) * n + i, s()).real(), -get(vr, j * n + i, s()).real());
+      };
+      double norm2 = 0, biggest = -1;
+      Z at_biggest = 0;
+      for (int64_t i = 0; i < n; ++i) {
+        Z av = 0;
+        for (int64_t l = 0; l < n; ++l) av += get(a, l * n + i, s()) * v(l);
+        r = std::max(r, std::abs(av - w * v(i)));
+        norm2 += std::norm(v(i));
+        if (std::abs(v(i)) > biggest) biggest = std::abs(v(i)), at_biggest = v(i);
+      }
+      nrm = std::max(nrm, std::abs(std::sqrt(norm2) - 1));
+      im = std::max(im, std::abs(at_biggest.imag()));
+    }
+    EXPECT_LT(r / (an * double(n) * eps(s())), 10 * kTol) << "A v != w v";
+    EXPECT_LT(nrm / (double(n) * eps(s())), kTol) << "vectors not of unit norm";
+    EXPECT_LT(im / (double(n) * eps(s())), kTol) << "largest component not real";
+  }
+  auto left = call(LapackRoutine::geev);
+  left.jobvl = 'V', left.jobvr = 'V', left.n = n;
+  EXPECT_FALSE(lapack(*backends_once().gpu).serves_lapack(left)) << "left eigenvectors are left to the CPU backend";
+}
+
+TEST_P(GpuLapack, SyevrSyevxRanges) {
+  const int64_t n = 52;
+  for (auto routine : {LapackRoutine::syevr, LapackRoutine::syevx}) {
+    for (char uplo : {'L', 'U'}) {
+      Bytes a = spd(n);
+      for (int64_t i = 0; i < n; ++i) set(a, i * n + i, s(), get(a, i * n + i, s()) - 2.0 * n);
+      double an = 0;
+      for (int64_t i = 0; i < n * n; ++i) an = std::max(an, std::abs(get(a, i, s())));
+      // All eigenvalues on the CPU, to place range V's interval between two of them.
+      auto all = call(routine);
+      all.jobz = 'N', all.range = 'A', all.uplo = uplo, all.n = n;
+      const auto ref = run(*backends_once().cpu, all, {a});
+      ASSERT_EQ(ref.info, 0);
+      const double lo = (real_at(ref.out[1], 9, s()) + real_at(ref.out[1], 10, s())) / 2;
+      const double hi = (real_at(ref.out[1], 30, s()) + real_at(ref.out[1], 31, s())) / 2;
+      for (char range : {'A', 'I', 'V'})
+        for (char jobz : {'V', 'N'}) {
+          auto c = call(routine);
+          c.jobz = jobz, c.range = range, c.uplo = uplo, c.n = n;
+          if (range == 'I') c.il = 5, c.iu = 23;
+          if (range == 'V') c.vl = lo, c.vu = hi;
+          ASSERT_TRUE(lapack(*backends_once().gpu).serves_lapack(c));
+          auto g = run_gpu(c, {a});
+          auto cpu = run(*backends_once().cpu, c, {a});
+          const std::string what = wire::call_name(c) + " range " + range + " jobz " + jobz + " uplo " + uplo;
+          ASSERT_EQ(g.info, 0) << what;
+          const int32_t found = index_at(g.out[0], 0);
+          ASSERT_EQ(found, index_at(cpu.out[0], 0)) << what;
+          ASSERT_EQ(found, range == 'A' ? n : range == 'I' ? 19 : 21) << what;
+          EXPECT_LT(differ(g.out[1], cpu.out[1], found, s(), true, an * double(n) * eps(s())), kTol) << what;
+          for (int32_t l = 1; l < found; ++l) EXPECT_LE(real_at(g.out[1], l - 1, s()), real_at(g.out[1], l, s()));
+          if (jobz == 'N') continue;
+          const Bytes& z = g.out[2];
+          double r = 0, o = 0;
+          for (int32_t j = 0; j < found; ++j)
+            for (int64_t i = 0; i < n; ++i) {
+              Z av = 0;
+              for (int64_t l = 0; l < n; ++l) av += from_triangle(a, n, uplo, i, l, s()) * get(z, j * n + l, s());
+              r = std::max(r, std::abs(av - real_at(g.out[1], j, s()) * get(z, j * n + i, s())));
+            }
+          for (int32_t i = 0; i < found; ++i)
+            for (int32_t j = 0; j < found; ++j) {
+              Z d = 0;
+              for (int64_t l = 0; l < n; ++l) d += std::conj(get(z, i * n + l, s())) * get(z, j * n + l, s());
+              o = std::max(o, std::abs(d - Z(i == j ? 1.0 : 0.0)));
+            }
+          EXPECT_LT(r / (an * double(n) * eps(s())), kTol) << what;
+          EXPECT_LT(o / (double(n) * eps(s())), kTol) << what;
+          if (g.out.size() > 3)  // isuppz (1-based rows) or ifail (zeros)
+            for (int32_t j = 0; j < found; ++j) {
+              if (routine == LapackRoutine::syevx) {
+                EXPECT_EQ(index_at(g.out[3], j), 0) << what;
+              } else {
+                EXPECT_GE(index_at(g.out[3], 2 * j), 1) << what;
+                EXPECT_LE(index_at(g.out[3], 2 * j), index_at(g.out[3], 2 * j + 1)) << what;
+                EXPECT_LE(index_at(g.out[3], 2 * j + 1), n) << what;
+              }
+            }
+        }
+    }
+  }
+}
+
+TEST_P(GpuLapack, SygvdEveryItypeAndNotPositiveDefinite) {
+  const int64_t n = 44;
+  for (char uplo : {'U', 'L'})
+    for (int64_t itype : {1, 2, 3}) {
+      Bytes a = spd(n), b = spd(n);
+      for (int64_t i = 0; i < n; ++i) set(a, i * n + i, s(), get(a, i * n + i, s()) - 2.0 * n);
+      double an = 0;
+      for (int64_t i = 0; i < n * n; ++i) an = std::max(an, std::abs(get(a, i, s())));
+      for (char jobz : {'V', 'N'}) {
+        auto c = call(LapackRoutine::sygvd);
+        c.itype = itype, c.jobz = jobz, c.uplo = uplo, c.n = n;
+        ASSERT_TRUE(lapack(*backends_once().gpu).serves_lapack(c));
+        auto g = run_gpu(c, {a, b});
+        auto cpu = run(*backends_once().cpu, c, {a, b});
+        const std::string what = "itype " + std::to_string(itype) + " jobz " + jobz + " uplo " + uplo;
+        ASSERT_EQ(g.info, 0) << what;
+        ASSERT_EQ(cpu.info, 0) << what;
+        const size_t w = jobz == 'V' ? 1 : 0, bf = w + 1;
+        double wn = 0;
+        for (int64_t j = 0; j < n; ++j) wn = std::max(wn, std::abs(real_at(cpu.out[w], j, s())));
+        EXPECT_LT(differ(g.out[w], cpu.out[w], n, s(), true, wn * double(n) * eps(s())), 10 * kTol) << what;
+        // B holds its Cholesky factor, in the uplo triangle, as LAPACK leaves it.
+        double db = 0, bn = 0;
+        for (int64_t j = 0; j < n; ++j)
+          for (int64_t i = 0; i < n; ++i)
+            if (uplo == 'U' ? i <= j : i >= j) {
+              db = std::max(db, std::abs(get(g.out[bf], j * n + i, s()) - get(cpu.out[bf], j * n + i, s())));
+              bn = std::max(bn, std::abs(get(cpu.out[bf], j * n + i, s())));
+            }
+        EXPECT_LT(db / (bn * double(n) * eps(s())), kTol) << what << ": B's factor differs from the CPU's";
+        if (jobz == 'V' && itype == 1) {  // A z = w B z
+          double r = 0;
+          for (int64_t j = 0; j < n; ++j)
+            for (int64_t i = 0; i < n; ++i) {
+              Z az = 0, bz = 0;
+              for (int64_t l = 0; l < n; ++l) {
+                az += from_triangle(a, n, uplo, i, l, s()) * get(g.out[0], j * n + l, s());
+                bz += from_triangle(b, n, uplo, i, l, s()) * get(g.out[0], j * n + l, s());
+              }
+              r = std::max(r, std::abs(az - real_at(g.out[1], j, s()) * bz));
+            }
+          EXPECT_LT(r / (an * double(n) * eps(s())), 10 * kTol) << what;
+        }
+      }
+      // B with b(4,4) = -1 on the identity: not positive definite at order 4, INFO n + 4.
+      Bytes bad = random(n, n);
+      for (int64_t j = 0; j < n; ++j)
+        for (int64_t i = 0; i < n; ++i) set(bad, j * n + i, s(), i == j ? (i == 3 ? -1 : 1) : 0);
+      auto c = call(LapackRoutine::sygvd);
+      c.itype = itype, c.jobz = 'V', c.uplo = uplo, c.n = n;
+      EXPECT_EQ(run(*backends_once().cpu, c, {a, bad}).info, n + 4);
+      EXPECT_EQ(run_gpu(c, {a, bad}).info, n + 4);
+    }
+}
+
+TEST_P(GpuLapack, SytrfSysvSytrsAndSingularInfo) {
+  const int64_t n = 49, nrhs = 3;
+  for (char uplo : {'U', 'L'}) {
+    // Symmetric (complex symmetric for c, z) and indefinite.
+    Bytes a = random(n, n);
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t i = 0; i < j; ++i) set(a, i * n + j, s(), get(a, j * n + i, s()));
+    Bytes b = random(n, nrhs);
+    auto sv = call(LapackRoutine::sysv);
+    sv.uplo = uplo, sv.n = n, sv.nrhs = nrhs;
+    ASSERT_TRUE(lapack(*backends_once().gpu).serves_lapack(sv));
+    auto g = run_gpu(sv, {a, b});
+    EXPECT_EQ(g.info, 0);
+    EXPECT_LT(residual(a, n, 'N', n, n, g.out[2], n, b, n, nrhs), kTol) << "sysv uplo " << uplo;
+    auto f = call(LapackRoutine::sytrf);
+    f.uplo = uplo, f.n = n;
+    auto gf = run_gpu(f, {a});
+    auto cf = run(*backends_once().cpu, f, {a});
+    EXPECT_EQ(gf.info, 0);
+    for (int64_t i = 0; i < n; ++i) {
+      const int32_t p = index_at(gf.out[1], i);
+      EXPECT_TRUE(p != 0 && std::abs(p) <= n) << "pivot " << p;
+    }
+    auto t = call(LapackRoutine::sytrs);
+    t.uplo = uplo, t.n = n, t.nrhs = nrhs;
+    for (const Result* factor : {&gf, &cf}) {  // the GPU's factorization, and the CPU's
+      auto gt = run_gpu(t, {factor->out[0], factor->out[1], b});
+      EXPECT_EQ(gt.info, 0);
+      EXPECT_LT(residual(a, n, 'N', n, n, gt.out[0], n, b, n, nrhs), kTol)
+          << "sytrs uplo " << uplo << (factor == &gf ? " (GPU factor)" : " (CPU factor)");
+    }
+    // The identity with a(3,3) = 0: D(3,3) is exactly zero, INFO 3; sysv leaves B as it was.
+    Bytes sing = random(n, n);
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t i = 0; i < n; ++i) set(sing, j * n + i, s(), i == j && i != 2 ? 1 : 0);
+    EXPECT_EQ(run(*backends_once().cpu, f, {sing}).info, 3);
+    EXPECT_EQ(run_gpu(f, {sing}).info, 3);
+    auto gs = run_gpu(sv, {sing, b});
+    EXPECT_EQ(gs.info, 3);
+    EXPECT_EQ(std::memcmp(gs.out[2].data(), b.data(), wire::array_bytes(wire::layout(sv).outputs[2], s())), 0);
+  }
+  if (wire::is_complex(s()))
+    for (auto r : {LapackRoutine::hesv, LapackRoutine::hetrf, LapackRoutine::hetrs}) {
+      auto c = call(r);
+      c.uplo = 'U', c.n = 10, c.nrhs = r == LapackRoutine::hetrf ? 0 : 1;
+      EXPECT_FALSE(lapack(*backends_once().gpu).serves_lapack(c)) << wire::call_name(c) << " is left to the CPU backend";
+    }
+}
+
+TEST_P(GpuLapack, GetriPotriTrtriAndSingularInfo) {
+  const int64_t n = 46;
+  // getri on the CPU's LU: A A^-1 = I.
+  {
+    Bytes a = random(n, n);
+    auto f = call(LapackRoutine::getrf);
+    f.m = f.n = n;
+    auto lu = run(*backends_once().cpu, f, {a});
+    auto c = call(LapackRoutine::getri);
+    c.n = n;
+    ASSERT_TRUE(lapack(*backends_once().gpu).serves_lapack(c));
+    auto g = run_gpu(c, {lu.out[0], lu.out[1]});
+    auto cg = run(*backends_once().cpu, c, {lu.out[0], lu.out[1]});
+    EXPECT_EQ(g.info, 0);
+    double inv = 0;
+    for (int64_t i = 0; i < n * n; ++i) inv = std::max(inv, std::abs(get(cg.out[0], i, s())));
+    EXPECT_LT(differ(g.out[0], cg.out[0], n * n, s(), false, inv * double(n) * eps(s())), 100 * kTol)
+        << "getri's inverse differs from the CPU's";
+    Bytes sing = lu.out[0];
+    set(sing, 3 * n + 3, s(), 0);  // U(4,4) = 0
+    auto gs = run_gpu(c, {sing, lu.out[1]});
+    EXPECT_EQ(run(*backends_once().cpu, c, {sing, lu.out[1]}).info, 4);
+    EXPECT_EQ(gs.info, 4);
+    EXPECT_EQ(std::memcmp(gs.out[0].data(), sing.data(), wire::array_bytes(wire::layout(c).outputs[0], s())), 0)
+        << "a singular getri leaves A as it was";
+  }
+  for (char uplo : {'U', 'L'}) {
+    auto in_triangle = [&](int64_t i, int64_t j) { return uplo == 'U' ? i <= j : i >= j; };
+    auto triangle_differs = [&](const Bytes& x, const Bytes& y) {
+      double d = 0, big = 0;
+      for (int64_t j = 0; j < n; ++j)
+        for (int64_t i = 0; i < n; ++i)
+          if (in_triangle(i, j)) {
+            d = std::max(d, std::abs(get(x, j * n + i, s()) - get(y, j * n + i, s())));
+            big = std::max(big, std::abs(get(y, j * n + i, s())));
+          }
+      return d / (big * double(n) * eps(s()));
+    };
+    // potri on the CPU's Cholesky factor.
+    auto pf = call(LapackRoutine::potrf);
+    pf.uplo = uplo, pf.n = n;
+    auto factor = run(*backends_once().cpu, pf, {spd(n)});
+    auto c = call(LapackRoutine::potri);
+    c.uplo = uplo, c.n = n;
+    ASSERT_TRUE(lapack(*backends_once().gpu).serves_lapack(c));
+    auto g = run_gpu(c, {factor.out[0]});
+    EXPECT_EQ(g.info, 0);
+    EXPECT_LT(triangle_differs(g.out[0], run(*backends_once().cpu, c, {factor.out[0]}).out[0]), kTol) << "potri " << uplo;
+    Bytes sing = factor.out[0];
+    set(sing, 5 * n + 5, s(), 0);
+    EXPECT_EQ(run(*backends_once().cpu, c, {sing}).info, 6);
+    auto gs = run_gpu(c, {sing});
+    EXPECT_EQ(gs.info, 6);
+    EXPECT_EQ(std::memcmp(gs.out[0].data(), sing.data(), wire::array_bytes(wire::layout(c).outputs[0], s())), 0);
+    // trtri, both diagonals, on a well-conditioned triangle.
+    for (char diag : {'N', 'U'}) {
+      Bytes t = random(n, n);
+      for (int64_t i = 0; i < n; ++i) set(t, i * n + i, s(), get(t, i * n + i, s()) + Z(double(n)));
+      auto tc = call(LapackRoutine::trtri);
+      tc.uplo = uplo, tc.diag = diag, tc.n = n;
+      ASSERT_TRUE(lapack(*backends_once().gpu).serves_lapack(tc));
+      auto gt = run_gpu(tc, {t});
+      auto ct = run(*backends_once().cpu, tc, {t});
+      EXPECT_EQ(gt.info, 0);
+      // The unit diagonal is not referenced (nor written): compare below/above it only then.
+      if (diag == 'U')
+        for (int64_t i = 0; i < n; ++i) set(gt.out[0], i * n + i, s(), 0), set(ct.out[0], i * n + i, s(), 0);
+      EXPECT_LT(triangle_differs(gt.out[0], ct.out[0]), kTol) << "trtri " << uplo << diag;
+      set(t, 7 * n + 7, s(), 0);
+      const int64_t want = diag == 'N' ? 8 : 0;
+      EXPECT_EQ(run(*backends_once().cpu, tc, {t}).info, want);
+      EXPECT_EQ(run_gpu(tc, {t}).info, want) << "trtri " << uplo << diag;
+    }
+  }
+}
+
+TEST_P(GpuLapack, LeftToTheHost) {
+  auto d = call(LapackRoutine::gelsd);
+  d.m = 20, d.n = 10, d.nrhs = 1;
+  EXPECT_FALSE(lapack(*backends_once().gpu).serves_lapack(d));
+  auto y = call(LapackRoutine::gelsy);
+  y.m = 20, y.n = 10, y.nrhs = 1;
+  EXPECT_FALSE(lapack(*backends_once().gpu).serves_lapack(y));
+  auto x = call(LapackRoutine::gesvdx);
+  x.jobu = x.jobvt = 'V', x.range = 'A', x.m = 20, x.n = 10;
+  EXPECT_FALSE(lapack(*backends_once().gpu).serves_lapack(x));
+}
+
 INSTANTIATE_TEST_SUITE_P(AllPrecisions, GpuLapack,
                          ::testing::Combine(::testing::Values(Scalar::s, Scalar::d, Scalar::c, Scalar::z),
                                             ::testing::Bool()),

@@ -92,7 +92,9 @@ outboard_cuda_lapack plugin_call(const wire::LapackCall& c, std::span<const std:
   call.routine = static_cast<int>(c.routine);
   call.precision = precision[static_cast<int>(c.scalar)];
   call.trans = c.trans, call.uplo = c.uplo, call.jobz = c.jobz, call.jobu = c.jobu, call.jobvt = c.jobvt;
+  call.jobvl = c.jobvl, call.jobvr = c.jobvr, call.range = c.range, call.diag = c.diag;
   call.m = c.m, call.n = c.n, call.nrhs = c.nrhs;
+  call.itype = c.itype, call.il = c.il, call.iu = c.iu, call.vl = c.vl, call.vu = c.vu;
   // The arrays by name: outputs (pre-filled where in place) take precedence over inputs.
   const wire::LapackLayout l = wire::layout(c);
   auto bind = [&](const std::string& name, void* p, bool output) {
@@ -103,11 +105,17 @@ outboard_cuda_lapack plugin_call(const wire::LapackCall& c, std::span<const std:
       call.b = p;
     } else if (name == "ipiv") {
       call.ipiv = static_cast<int32_t*>(p);
-    } else if (name == "U") {
+    } else if (name == "U" || name == "VL" || name == "Z") {
       call.u = p;
-    } else if (name == "VT") {
+    } else if (name == "VT" || name == "VR") {
       call.vt = p;
-    } else {
+    } else if (name == "wi") {
+      call.vec2 = p;
+    } else if (name == "m" || name == "ns" || name == "rank") {
+      call.count = static_cast<int32_t*>(p);
+    } else if (name == "isuppz" || name == "ifail" || name == "jpvt") {
+      call.ints = static_cast<int32_t*>(p);
+    } else {  // tau, w, wr, s
       call.vec = p;
     }
   };
@@ -205,12 +213,22 @@ class CudaBackend final : public server::Backend, public server::Blas3Executor, 
       return {ns[0], ns[1], ns[2]};
     });
   }
-  // cuSOLVER lacks some shapes of gels and gesvd (see plugin_api.h): those stay on the host, and
-  // so do the routines the plugin does not run yet (the drivers of issue 35 beyond the first ten).
+  // cuSOLVER lacks some shapes of gels, gesvd and geev, and some routines (see plugin_api.h):
+  // those stay on the host.
   bool serves_lapack(const wire::LapackCall& c) const override {
-    if (c.routine == wire::LapackRoutine::gels) return c.trans == 'N' && c.m >= c.n;
-    if (c.routine == wire::LapackRoutine::gesvd) return c.m >= c.n && c.jobu != 'O' && c.jobvt != 'O';
-    return c.routine <= wire::LapackRoutine::gesvd;
+    using R = wire::LapackRoutine;
+    switch (c.routine) {
+      case R::gels: return c.trans == 'N' && c.m >= c.n;
+      case R::gesvd: return c.m >= c.n && c.jobu != 'O' && c.jobvt != 'O';
+      case R::geev: return c.jobvl == 'N';  // cusolverDnXgeev computes no left eigenvectors
+      case R::gesv: case R::getrf: case R::getrs: case R::posv: case R::potrf: case R::potrs: case R::geqrf:
+      case R::syevd: case R::gesdd: case R::syevr: case R::syevx: case R::sygvd: case R::sysv: case R::sytrf:
+      case R::sytrs: case R::getri: case R::potri: case R::trtri:
+        return true;
+      // gesvdx (no selected-range SVD), gelsd and gelsy (no rank-revealing least squares), and the
+      // Hermitian indefinite hesv, hetrf, hetrs: cuSOLVER has none of them.
+      default: return false;
+    }
   }
 
   int64_t lapack(const wire::LapackCall& c, std::span<const std::byte* const> inputs,

@@ -793,7 +793,7 @@ struct DeviceArrays {
 // The cuSOLVER (and cuBLAS trsm) functions of one precision. T: element type; R: its real type.
 template <class T>
 struct Solver;
-#define OB_SOLVER(T, R, P, ORM, SYEV)                                                                       \
+#define OB_SOLVER(T, R, P, ORM, SYEV, SYEVDX, SYGVD, CT)                                                    \
   template <>                                                                                              \
   struct Solver<T> {                                                                                       \
     using Real = R;                                                                                        \
@@ -812,11 +812,20 @@ struct Solver;
     static constexpr auto gesvd_buffer = cusolverDn##P##gesvd_bufferSize;                                  \
     static constexpr auto gesvd = cusolverDn##P##gesvd;                                                    \
     static constexpr auto trsm = cublas##P##trsm;                                                          \
+    static constexpr auto potri_buffer = cusolverDn##P##potri_bufferSize;                                  \
+    static constexpr auto potri = cusolverDn##P##potri;                                                    \
+    static constexpr auto sytrf_buffer = cusolverDn##P##sytrf_bufferSize;                                  \
+    static constexpr auto sytrf = cusolverDn##P##sytrf;                                                    \
+    static constexpr auto syevdx_buffer = cusolverDn##P##SYEVDX##_bufferSize;                              \
+    static constexpr auto syevdx = cusolverDn##P##SYEVDX;                                                  \
+    static constexpr auto sygvd_buffer = cusolverDn##P##SYGVD##_bufferSize;                                \
+    static constexpr auto sygvd = cusolverDn##P##SYGVD;                                                    \
+    static constexpr cudaDataType type = CT;                                                               \
   };
-OB_SOLVER(float, float, S, ormqr, syevd)
-OB_SOLVER(double, double, D, ormqr, syevd)
-OB_SOLVER(cuComplex, float, C, unmqr, heevd)
-OB_SOLVER(cuDoubleComplex, double, Z, unmqr, heevd)
+OB_SOLVER(float, float, S, ormqr, syevd, syevdx, sygvd, CUDA_R_32F)
+OB_SOLVER(double, double, D, ormqr, syevd, syevdx, sygvd, CUDA_R_64F)
+OB_SOLVER(cuComplex, float, C, unmqr, heevd, heevdx, hegvd, CUDA_C_32F)
+OB_SOLVER(cuDoubleComplex, double, Z, unmqr, heevd, heevdx, hegvd, CUDA_C_64F)
 #undef OB_SOLVER
 
 template <class T>
@@ -825,11 +834,146 @@ bool is_zero(const T& v) {
   else return v.x == 0 && v.y == 0;
 }
 
+template <class T>
+__device__ T conj_of(T v) {
+  if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) return v;
+  else return T{v.x, -v.y};
+}
+
+// out (cols x rows, leading dimension ldo) = in^H (in: rows x cols, leading dimension ldi).
+template <class T>
+__global__ void adjoint_kernel(int64_t rows, int64_t cols, const T* in, int64_t ldi, T* out, int64_t ldo) {
+  __shared__ T tile[32][33];
+  const int64_t bi = int64_t(blockIdx.x) * 32, bj = int64_t(blockIdx.y) * 32;
+  for (int k = threadIdx.y; k < 32; k += blockDim.y) {
+    const int64_t i = bi + threadIdx.x, j = bj + k;
+    if (i < rows && j < cols) tile[k][threadIdx.x] = in[j * ldi + i];
+  }
+  __syncthreads();
+  for (int k = threadIdx.y; k < 32; k += blockDim.y) {
+    const int64_t j = bj + threadIdx.x, i = bi + k;  // out(j, i) = conj(in(i, j))
+    if (i < rows && j < cols) out[i * ldo + j] = conj_of(tile[threadIdx.x][k]);
+  }
+}
+
+template <class T>
+int adjoint(int64_t rows, int64_t cols, const T* in, int64_t ldi, T* out, int64_t ldo) {
+  if (rows == 0 || cols == 0) return OUTBOARD_CUDA_OK;
+  const dim3 grid(static_cast<unsigned>((rows + 31) / 32), static_cast<unsigned>((cols + 31) / 32));
+  adjoint_kernel<T><<<grid, dim3(32, 8)>>>(rows, cols, in, ldi, out, ldo);
+  return check(cudaGetLastError(), "adjoint kernel");
+}
+
+template <class T>
+__global__ void identity_kernel(int64_t n, T* out) {
+  const int64_t at = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (at >= n * n) return;
+  T v{};
+  if (at % n == at / n) {
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) v = 1;
+    else v.x = 1;
+  }
+  out[at] = v;
+}
+
+__global__ void widen_kernel(int64_t n, const int* in, int64_t* out) {
+  const int64_t i = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i < n) out[i] = in[i];
+}
+
+// isuppz(1:2, j) = the first and last row (1-based) where column j of Z (n x cols) is not zero.
+template <class T>
+__global__ void support_kernel(int64_t n, const T* z, int* isuppz) {
+  __shared__ int lo, hi;
+  if (threadIdx.x == 0) lo = INT_MAX, hi = -1;
+  __syncthreads();
+  const int64_t j = blockIdx.x;
+  int mylo = INT_MAX, myhi = -1;
+  for (int64_t i = threadIdx.x; i < n; i += blockDim.x) {
+    const T v = z[j * n + i];
+    bool nonzero;
+    if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double>) nonzero = v != 0;
+    else nonzero = v.x != 0 || v.y != 0;
+    if (nonzero) mylo = min(mylo, int(i)), myhi = max(myhi, int(i));
+  }
+  atomicMin(&lo, mylo);
+  atomicMax(&hi, myhi);
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    isuppz[2 * j] = hi < 0 ? 0 : lo + 1;
+    isuppz[2 * j + 1] = hi < 0 ? 0 : hi + 1;
+  }
+}
+
+unsigned blocks_for(int64_t count, int per_block) { return static_cast<unsigned>((count + per_block - 1) / per_block); }
+
+// The index (1-based) of the first zero on the diagonal of the n x n device matrix a; 0 if none.
+template <class T>
+int first_zero_on_diagonal(const T* a, int64_t n, int64_t* index) {
+  *index = 0;
+  if (n == 0) return OUTBOARD_CUDA_OK;
+  std::vector<T> diag(static_cast<size_t>(n));
+  if (int rc = check(cudaMemcpy2D(diag.data(), sizeof(T), a, sizeof(T) * (n + 1), sizeof(T), static_cast<size_t>(n),
+                                  cudaMemcpyDeviceToHost),
+                     "cudaMemcpy2D (diagonal)"))
+    return rc;
+  for (int64_t i = 0; i < n; ++i)
+    if (is_zero(diag[i])) {
+      *index = i + 1;
+      break;
+    }
+  return OUTBOARD_CUDA_OK;
+}
+
+// Host workspace of the 64-bit API (cuSOLVER's bufferOnHost), freed on every path out.
+struct HostBuffer {
+  void* p = nullptr;
+  ~HostBuffer() { free(p); }
+  int alloc(size_t bytes) {
+    p = malloc(bytes ? bytes : 1);
+    return p ? OUTBOARD_CUDA_OK : fail(OUTBOARD_CUDA_ERR_HOST_MEMORY, "host workspace");
+  }
+};
+
+// cusolverDnParams_t for the 64-bit API, destroyed on every path out.
+struct Params {
+  cusolverDnParams_t p = nullptr;
+  ~Params() {
+    if (p) cusolverDnDestroyParams(p);
+  }
+};
+
+// B := A^-1 B from sytrf's factorization and pivots (32-bit, widened for Xsytrs).
+template <class T>
+int sytrs(cusolverDnHandle_t h, cublasFillMode_t uplo, int n, int nrhs, T* a, int* ipiv, T* b, int* info_dev,
+          DeviceArrays& mem) {
+  using S = Solver<T>;
+  auto ld = [](int64_t rows) { return static_cast<int>(rows > 1 ? rows : 1); };
+  int rc = OUTBOARD_CUDA_OK;
+  if (n == 0 || nrhs == 0) return OUTBOARD_CUDA_OK;
+  int64_t* ipiv64 = nullptr;
+  if ((rc = mem.alloc(reinterpret_cast<void**>(&ipiv64), sizeof(int64_t) * n, "cudaMalloc (ipiv64)"))) return rc;
+  widen_kernel<<<blocks_for(n, 256), 256>>>(n, ipiv, ipiv64);
+  if ((rc = check(cudaGetLastError(), "widen kernel"))) return rc;
+  size_t dbytes = 0, hbytes = 0;
+  if ((rc = check(cusolverDnXsytrs_bufferSize(h, uplo, n, nrhs, S::type, a, ld(n), ipiv64, S::type, b, ld(n), &dbytes,
+                                              &hbytes),
+                  "cusolverDnXsytrs_bufferSize")))
+    return rc;
+  void* dwork = nullptr;
+  if ((rc = mem.alloc(&dwork, dbytes, "cudaMalloc (sytrs workspace)"))) return rc;
+  HostBuffer hwork;
+  if ((rc = hwork.alloc(hbytes))) return rc;
+  return check(cusolverDnXsytrs(h, uplo, n, nrhs, S::type, a, ld(n), ipiv64, S::type, b, ld(n), dwork, dbytes, hwork.p,
+                                hbytes, info_dev),
+               "cusolverDnXsytrs");
+}
+
 // Runs the call on device copies; `info_dev` receives cuSOLVER's INFO, *host_info any INFO found
 // on the host side (gels' zero diagonal). The caller copies arrays in before and out after.
 template <class T>
 int run_lapack(cusolverDnHandle_t h, cublasHandle_t& blas, const outboard_cuda_lapack& c, T* a, T* b, int* ipiv, void* vec, T* u, T* vt,
-               int* info_dev, int64_t* host_info, DeviceArrays& mem) {
+               int* info_dev, int64_t* host_info, DeviceArrays& mem, const outboard_cuda_lapack& d) {
   using S = Solver<T>;
   using R = typename S::Real;
   const int m = static_cast<int>(c.m), n = static_cast<int>(c.n), nrhs = static_cast<int>(c.nrhs);
@@ -935,6 +1079,193 @@ int run_lapack(cusolverDnHandle_t h, cublasHandle_t& blas, const outboard_cuda_l
                             static_cast<R*>(vec), u, ldu, vt, ldvt, work, lwork, rwork, info_dev),
                    "cusolverDn gesvd");
     }
+    case 10: {  // gesdd, on cuSOLVER's gesvd (which needs rows >= columns: m < n runs on A^H)
+      const int k = m < n ? m : n;
+      if (k == 0) return OUTBOARD_CUDA_OK;
+      const char jobz = c.jobz;
+      const bool tall = m >= n;
+      const int rows = tall ? m : n, cols = tall ? n : m;  // of the matrix cuSOLVER factors
+      T* x = a;                                            // that matrix
+      if (!tall) {
+        if ((rc = mem.alloc(reinterpret_cast<void**>(&x), sizeof(T) * size_t(rows) * cols, "cudaMalloc (A^H)"))) return rc;
+        if ((rc = adjoint<T>(m, n, a, ld(m), x, ld(n)))) return rc;
+      }
+      // cuSOLVER's job, and where its U (rows x rows or rows x cols) and VT (cols x cols) go.
+      const char job = jobz == 'A' ? 'A' : jobz == 'N' ? 'N' : 'S';
+      T* gu = nullptr;
+      T* gvt = nullptr;
+      const size_t u_elems = size_t(rows) * (job == 'A' ? rows : cols), vt_elems = size_t(cols) * cols;
+      if (job != 'N') {
+        // Tall: U straight into u, except jobz 'O' (U's n columns then go over A); VT into vt.
+        // Wide: A = (U')^H-side swapped, so both come to scratch and are adjoined into place.
+        if (tall && jobz != 'O') {
+          gu = u;
+        } else if ((rc = mem.alloc(reinterpret_cast<void**>(&gu), sizeof(T) * u_elems, "cudaMalloc (U scratch)"))) {
+          return rc;
+        }
+        if (tall) gvt = vt;
+        else if ((rc = mem.alloc(reinterpret_cast<void**>(&gvt), sizeof(T) * vt_elems, "cudaMalloc (VT scratch)")))
+          return rc;
+      }
+      R* rwork = nullptr;
+      if ((rc = mem.alloc(reinterpret_cast<void**>(&rwork), sizeof(R) * k, "cudaMalloc (rwork)"))) return rc;
+      if ((rc = check(S::gesvd_buffer(h, rows, cols, &lwork), "cusolverDn gesvd_bufferSize"))) return rc;
+      if ((rc = alloc_work(lwork))) return rc;
+      if ((rc = check(S::gesvd(h, static_cast<signed char>(job), static_cast<signed char>(job), rows, cols, x, ld(rows),
+                               static_cast<R*>(vec), gu, ld(rows), gvt, ld(cols), work, lwork, rwork, info_dev),
+                      "cusolverDn gesvd (gesdd)")))
+        return rc;
+      if (job == 'N') return OUTBOARD_CUDA_OK;
+      if (tall) {
+        if (jobz == 'O')  // A := U (m x n)
+          return check(cudaMemcpyAsync(a, gu, sizeof(T) * size_t(m) * n, cudaMemcpyDeviceToDevice, nullptr),
+                       "cudaMemcpy (U over A)");
+        return OUTBOARD_CUDA_OK;
+      }
+      // Wide: A^H = U' S V'^H, so A = V' S U'^H: A's U (m x m) = V' = VT'^H, A's VT = U'^H.
+      if ((rc = adjoint<T>(cols, cols, gvt, ld(cols), u, ld(m)))) return rc;
+      if (jobz == 'A') return adjoint<T>(rows, rows, gu, ld(rows), vt, ld(n));
+      if (jobz == 'S') return adjoint<T>(rows, cols, gu, ld(rows), vt, ld(m));
+      return adjoint<T>(rows, cols, gu, ld(rows), a, ld(m));  // 'O': VT's m rows over A
+    }
+    case 12: {  // geev, jobvl 'N' (checked): cusolverDnXgeev
+      if (n == 0) return OUTBOARD_CUDA_OK;
+      constexpr bool real = std::is_same_v<T, R>;
+      Params params;
+      if ((rc = check(cusolverDnCreateParams(&params.p), "cusolverDnCreateParams"))) return rc;
+      // Real: W holds the n real parts, then the n imaginary parts (wr, wi after the call).
+      void* w = vec;
+      if constexpr (real) {
+        if ((rc = mem.alloc(&w, sizeof(R) * 2 * size_t(n), "cudaMalloc (W)"))) return rc;
+      }
+      const cusolverEigMode_t jobvr = c.jobvr == 'V' ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
+      size_t dbytes = 0, hbytes = 0;
+      if ((rc = check(cusolverDnXgeev_bufferSize(h, params.p, CUSOLVER_EIG_MODE_NOVECTOR, jobvr, n, S::type, a, ld(n),
+                                                 S::type, w, S::type, nullptr, 1, S::type, vt, ld(n), S::type, &dbytes,
+                                                 &hbytes),
+                      "cusolverDnXgeev_bufferSize")))
+        return rc;
+      void* dwork = nullptr;
+      if ((rc = mem.alloc(&dwork, dbytes, "cudaMalloc (geev workspace)"))) return rc;
+      HostBuffer hwork;
+      if ((rc = hwork.alloc(hbytes))) return rc;
+      if ((rc = check(cusolverDnXgeev(h, params.p, CUSOLVER_EIG_MODE_NOVECTOR, jobvr, n, S::type, a, ld(n), S::type, w,
+                                      S::type, nullptr, 1, S::type, vt, ld(n), S::type, dwork, dbytes, hwork.p, hbytes,
+                                      info_dev),
+                      "cusolverDnXgeev")))
+        return rc;
+      if constexpr (real) {
+        if ((rc = check(cudaMemcpyAsync(vec, w, sizeof(R) * n, cudaMemcpyDeviceToDevice, nullptr), "cudaMemcpy (wr)")))
+          return rc;
+        return check(cudaMemcpyAsync(d.vec2, static_cast<R*>(w) + n, sizeof(R) * n, cudaMemcpyDeviceToDevice, nullptr),
+                     "cudaMemcpy (wi)");
+      }
+      return OUTBOARD_CUDA_OK;
+    }
+    case 15:    // syevr / heevr
+    case 16: {  // syevx / heevx: both on syevdx / heevdx
+      int found = 0;
+      R* w = static_cast<R*>(vec);
+      if (n > 0) {
+        const cusolverEigMode_t jobz = c.jobz == 'V' ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
+        const cusolverEigRange_t range = c.range == 'V'   ? CUSOLVER_EIG_RANGE_V
+                                         : c.range == 'I' ? CUSOLVER_EIG_RANGE_I
+                                                          : CUSOLVER_EIG_RANGE_ALL;
+        const R vl = static_cast<R>(c.vl), vu = static_cast<R>(c.vu);
+        const int il = static_cast<int>(c.il), iu = static_cast<int>(c.iu);
+        if ((rc = check(S::syevdx_buffer(h, jobz, range, uplo, n, a, ld(n), vl, vu, il, iu, &found, w, &lwork),
+                        "cusolverDn syevdx_bufferSize")))
+          return rc;
+        if ((rc = alloc_work(lwork))) return rc;
+        if ((rc = check(S::syevdx(h, jobz, range, uplo, n, a, ld(n), vl, vu, il, iu, &found, w, work, lwork, info_dev),
+                        "cusolverDn syevdx")))
+          return rc;
+        int f = 0;
+        if ((rc = factor_info(&f))) return rc;
+        if (f != 0) found = 0;
+        const int64_t z = c.range == 'I' ? c.iu - c.il + 1 : c.n;
+        if (found > z) return fail(OUTBOARD_CUDA_ERR_INTERNAL, "syevdx found more eigenvalues than asked for");
+        if (c.jobz == 'V' && found > 0) {
+          if ((rc = check(cudaMemcpyAsync(u, a, sizeof(T) * size_t(n) * found, cudaMemcpyDeviceToDevice, nullptr),
+                          "cudaMemcpy (Z)")))
+            return rc;
+          if (c.routine == 15 && d.ints) {
+            support_kernel<T><<<static_cast<unsigned>(found), 256>>>(n, u, d.ints);
+            if ((rc = check(cudaGetLastError(), "support kernel"))) return rc;
+          }
+        }
+        if (c.routine == 16 && c.jobz == 'V' && d.ints &&
+            (rc = check(cudaMemsetAsync(d.ints, 0, sizeof(int) * size_t(n), nullptr), "cudaMemset (ifail)")))
+          return rc;
+      }
+      return check(cudaMemcpyAsync(d.count, &found, sizeof(int), cudaMemcpyHostToDevice, nullptr), "cudaMemcpy (m)");
+    }
+    case 17: {  // sygvd / hegvd
+      if (n == 0) return OUTBOARD_CUDA_OK;
+      const cusolverEigMode_t jobz = c.jobz == 'V' ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
+      const cusolverEigType_t itype = c.itype == 3 ? CUSOLVER_EIG_TYPE_3 : c.itype == 2 ? CUSOLVER_EIG_TYPE_2 : CUSOLVER_EIG_TYPE_1;
+      R* w = static_cast<R*>(vec);
+      if ((rc = check(S::sygvd_buffer(h, itype, jobz, uplo, n, a, ld(n), b, ld(n), w, &lwork), "cusolverDn sygvd_bufferSize")))
+        return rc;
+      if ((rc = alloc_work(lwork))) return rc;
+      return check(S::sygvd(h, itype, jobz, uplo, n, a, ld(n), b, ld(n), w, work, lwork, info_dev), "cusolverDn sygvd");
+    }
+    case 18:    // sysv
+    case 19: {  // sytrf
+      if (n == 0) return OUTBOARD_CUDA_OK;
+      if ((rc = check(S::sytrf_buffer(h, n, a, ld(n), &lwork), "cusolverDn sytrf_bufferSize"))) return rc;
+      if ((rc = alloc_work(lwork))) return rc;
+      if ((rc = check(S::sytrf(h, uplo, n, a, ld(n), ipiv, work, lwork, info_dev), "cusolverDn sytrf"))) return rc;
+      if (c.routine == 19 || nrhs == 0) return OUTBOARD_CUDA_OK;
+      int f = 0;
+      if ((rc = factor_info(&f)) || f != 0) return rc;  // D singular: B stays as it was, as LAPACK leaves it
+      return sytrs<T>(h, uplo, n, nrhs, a, ipiv, b, info_dev, mem);
+    }
+    case 20:  // sytrs
+      return sytrs<T>(h, uplo, n, nrhs, a, ipiv, b, info_dev, mem);
+    case 24: {  // getri: A^-1 = U^-1 L^-1 P, as the solution of (P L U) X = I
+      int64_t zero = 0;
+      if ((rc = first_zero_on_diagonal(a, n, &zero))) return rc;
+      if (zero) {  // U singular: INFO, A as it was (LAPACK's trtri checks before it starts)
+        *host_info = zero;
+        return OUTBOARD_CUDA_OK;
+      }
+      if (n == 0) return OUTBOARD_CUDA_OK;
+      T* x = nullptr;
+      if ((rc = mem.alloc(reinterpret_cast<void**>(&x), sizeof(T) * size_t(n) * n, "cudaMalloc (inverse)"))) return rc;
+      identity_kernel<T><<<blocks_for(int64_t(n) * n, 256), 256>>>(n, x);
+      if ((rc = check(cudaGetLastError(), "identity kernel"))) return rc;
+      if ((rc = check(S::getrs(h, CUBLAS_OP_N, n, n, a, ld(n), ipiv, x, ld(n), info_dev), "cusolverDn getrs (getri)")))
+        return rc;
+      return check(cudaMemcpyAsync(a, x, sizeof(T) * size_t(n) * n, cudaMemcpyDeviceToDevice, nullptr),
+                   "cudaMemcpy (inverse)");
+    }
+    case 25:    // potri
+    case 26: {  // trtri
+      int64_t zero = 0;
+      if ((c.routine == 25 || c.diag == 'N') && (rc = first_zero_on_diagonal(a, n, &zero))) return rc;
+      if (zero) {
+        *host_info = zero;
+        return OUTBOARD_CUDA_OK;
+      }
+      if (n == 0) return OUTBOARD_CUDA_OK;
+      if (c.routine == 25) {
+        if ((rc = check(S::potri_buffer(h, uplo, n, a, ld(n), &lwork), "cusolverDn potri_bufferSize"))) return rc;
+        if ((rc = alloc_work(lwork))) return rc;
+        return check(S::potri(h, uplo, n, a, ld(n), work, lwork, info_dev), "cusolverDn potri");
+      }
+      const cublasDiagType_t diag = c.diag == 'U' ? CUBLAS_DIAG_UNIT : CUBLAS_DIAG_NON_UNIT;
+      size_t dbytes = 0, hbytes = 0;
+      if ((rc = check(cusolverDnXtrtri_bufferSize(h, uplo, diag, n, S::type, a, ld(n), &dbytes, &hbytes),
+                      "cusolverDnXtrtri_bufferSize")))
+        return rc;
+      void* dwork = nullptr;
+      if ((rc = mem.alloc(&dwork, dbytes, "cudaMalloc (trtri workspace)"))) return rc;
+      HostBuffer hwork;
+      if ((rc = hwork.alloc(hbytes))) return rc;
+      return check(cusolverDnXtrtri(h, uplo, diag, n, S::type, a, ld(n), dwork, dbytes, hwork.p, hbytes, info_dev),
+                   "cusolverDnXtrtri");
+    }
     default:
       return fail(OUTBOARD_CUDA_ERR_INVALID_ARGUMENT, "lapack: unknown routine");
   }
@@ -946,12 +1277,15 @@ extern "C++" {
 
 // Bytes of each array of a call, as plugin_api.h describes them.
 struct LapackShapes {
-  size_t a = 0, b = 0, ipiv_count = 0, vec = 0, u = 0, vt = 0;
+  size_t a = 0, b = 0, ipiv_count = 0, vec = 0, u = 0, vt = 0, vec2 = 0, count = 0, ints = 0;
+  bool ipiv_in = false, ipiv_out = false;
 };
+
+bool served_routine(int r) { return (r >= 0 && r <= 10) || r == 12 || (r >= 15 && r <= 20) || (r >= 24 && r <= 26); }
 
 // Checks what both entry points take; fills `shapes`.
 int check_lapack_call(const outboard_cuda_lapack* call, int64_t* info, LapackShapes& shapes) {
-  if (!call || !info || call->routine < 0 || call->routine > 9 || call->m < 0 || call->n < 0 || call->nrhs < 0 ||
+  if (!call || !info || !served_routine(call->routine) || call->m < 0 || call->n < 0 || call->nrhs < 0 ||
       call->m > INT_MAX || call->n > INT_MAX || call->nrhs > INT_MAX)
     return fail(OUTBOARD_CUDA_ERR_INVALID_ARGUMENT, "lapack: bad call");
   const outboard_cuda_lapack& c = *call;
@@ -959,28 +1293,66 @@ int check_lapack_call(const outboard_cuda_lapack* call, int64_t* info, LapackSha
     return fail(OUTBOARD_CUDA_ERR_INVALID_ARGUMENT, "lapack: gels needs trans 'N' and m >= n");
   if (c.routine == 9 && (c.m < c.n || c.jobu == 'O' || c.jobvt == 'O'))
     return fail(OUTBOARD_CUDA_ERR_INVALID_ARGUMENT, "lapack: gesvd needs m >= n and jobu, jobvt other than 'O'");
+  if (c.routine == 12 && c.jobvl != 'N')
+    return fail(OUTBOARD_CUDA_ERR_INVALID_ARGUMENT, "lapack: geev computes no left eigenvectors here");
+  if ((c.routine == 15 || c.routine == 16) &&
+      (c.range == 'I' ? (c.n > 0 && (c.il < 1 || c.iu < c.il || c.iu > c.n)) : c.range == 'V' ? !(c.vl < c.vu) : c.range != 'A'))
+    return fail(OUTBOARD_CUDA_ERR_INVALID_ARGUMENT, "lapack: syevr/syevx range");
+  if (c.routine == 17 && (c.itype < 1 || c.itype > 3))
+    return fail(OUTBOARD_CUDA_ERR_INVALID_ARGUMENT, "lapack: sygvd itype must be 1, 2 or 3");
   const size_t elem = c.precision == 's' ? 4 : c.precision == 'z' ? 16 : 8;
   const size_t real = (c.precision == 's' || c.precision == 'c') ? 4 : 8;
+  const bool cplx = c.precision == 'c' || c.precision == 'z';
   const size_t m = static_cast<size_t>(c.m), n = static_cast<size_t>(c.n), nrhs = static_cast<size_t>(c.nrhs);
   const size_t k = m < n ? m : n;
-  // A is m x n for getrf, gels, geqrf and gesvd; n x n for the others.
-  const bool rect = c.routine == 1 || c.routine == 6 || c.routine == 7 || c.routine == 9;
+  // A is m x n for getrf, gels, geqrf, gesvd and gesdd; n x n for the others.
+  const bool rect = c.routine == 1 || c.routine == 6 || c.routine == 7 || c.routine == 9 || c.routine == 10;
   LapackShapes& x = shapes;
   x = LapackShapes{};
   x.a = (rect ? m * n : n * n) * elem;
-  if (c.routine == 0 || c.routine == 2 || c.routine == 3 || c.routine == 5) x.b = n * nrhs * elem;
-  if (c.routine == 6) x.b = (m > n ? m : n) * nrhs * elem;
-  if (c.routine == 0 || c.routine == 2) x.ipiv_count = n;
+  switch (c.routine) {
+    case 0: case 3: case 2: case 5: case 18: case 20: x.b = n * nrhs * elem; break;
+    case 6: x.b = (m > n ? m : n) * nrhs * elem; break;
+    case 17: x.b = n * n * elem; break;
+    default: break;
+  }
+  if (c.routine == 0 || c.routine == 2 || c.routine == 18 || c.routine == 19 || c.routine == 20 || c.routine == 24)
+    x.ipiv_count = n;
   if (c.routine == 1) x.ipiv_count = k;
+  x.ipiv_in = c.routine == 2 || c.routine == 20 || c.routine == 24;
+  x.ipiv_out = x.ipiv_count && !x.ipiv_in;
   if (c.routine == 7) x.vec = k * elem;
-  if (c.routine == 8) x.vec = n * real;
+  if (c.routine == 8 || c.routine == 15 || c.routine == 16 || c.routine == 17) x.vec = n * real;
   if (c.routine == 9) {
     x.vec = k * real;
     x.u = (c.jobu == 'A' ? m * m : c.jobu == 'S' ? m * k : 0) * elem;
     x.vt = (c.jobvt == 'A' ? n * n : c.jobvt == 'S' ? k * n : 0) * elem;
   }
-  if (!c.a || (x.b && !c.b) || (x.ipiv_count && !c.ipiv) || (x.vec && !c.vec) || (x.u && !c.u) || (x.vt && !c.vt))
+  if (c.routine == 10) {
+    x.vec = k * real;
+    x.u = (c.jobz == 'A' || (c.jobz == 'O' && m < n) ? m * m : c.jobz == 'S' ? m * k : 0) * elem;
+    x.vt = (c.jobz == 'A' || (c.jobz == 'O' && m >= n) ? n * n : c.jobz == 'S' ? k * n : 0) * elem;
+  }
+  if (c.routine == 12) {
+    x.vec = n * (cplx ? elem : real);
+    if (!cplx) x.vec2 = n * real;
+    if (c.jobvr == 'V') x.vt = n * n * elem;
+  }
+  if (c.routine == 15 || c.routine == 16) {
+    const size_t z = c.range == 'I' ? static_cast<size_t>(c.iu - c.il + 1) : n;
+    x.count = 1;
+    if (c.jobz == 'V') {
+      x.u = n * z * elem;
+      const bool all = c.range == 'A' || (c.range == 'I' && c.il == 1 && static_cast<size_t>(c.iu) == n);
+      if (c.routine == 16) x.ints = n;
+      else if (all) x.ints = 2 * z;
+    }
+  }
+  // The arrays the routine needs; syevr's isuppz and the rest may be absent (not written then).
+  if (!c.a || (x.b && !c.b) || (x.ipiv_count && !c.ipiv) || (x.vec && !c.vec) || (x.u && !c.u) || (x.vt && !c.vt) ||
+      (x.vec2 && !c.vec2) || (x.count && !c.count))
     return fail(OUTBOARD_CUDA_ERR_INVALID_ARGUMENT, "lapack: an array the routine needs is missing");
+  if (!c.ints) x.ints = 0;
   if (c.precision != 's' && c.precision != 'd' && c.precision != 'c' && c.precision != 'z')
     return fail(OUTBOARD_CUDA_ERR_INVALID_ARGUMENT, "lapack: precision must be s, d, c or z");
   return OUTBOARD_CUDA_OK;
@@ -1003,10 +1375,10 @@ int lapack_on_device(const outboard_cuda_lapack& c, const outboard_cuda_lapack& 
   int64_t host_info = 0;
   if (!rc) {
     switch (c.precision) {
-      case 's': rc = run_lapack<float>(h, blas, c, (float*)d.a, (float*)d.b, d.ipiv, d.vec, (float*)d.u, (float*)d.vt, info_dev, &host_info, mem); break;
-      case 'd': rc = run_lapack<double>(h, blas, c, (double*)d.a, (double*)d.b, d.ipiv, d.vec, (double*)d.u, (double*)d.vt, info_dev, &host_info, mem); break;
-      case 'c': rc = run_lapack<cuComplex>(h, blas, c, (cuComplex*)d.a, (cuComplex*)d.b, d.ipiv, d.vec, (cuComplex*)d.u, (cuComplex*)d.vt, info_dev, &host_info, mem); break;
-      default: rc = run_lapack<cuDoubleComplex>(h, blas, c, (cuDoubleComplex*)d.a, (cuDoubleComplex*)d.b, d.ipiv, d.vec, (cuDoubleComplex*)d.u, (cuDoubleComplex*)d.vt, info_dev, &host_info, mem); break;
+      case 's': rc = run_lapack<float>(h, blas, c, (float*)d.a, (float*)d.b, d.ipiv, d.vec, (float*)d.u, (float*)d.vt, info_dev, &host_info, mem, d); break;
+      case 'd': rc = run_lapack<double>(h, blas, c, (double*)d.a, (double*)d.b, d.ipiv, d.vec, (double*)d.u, (double*)d.vt, info_dev, &host_info, mem, d); break;
+      case 'c': rc = run_lapack<cuComplex>(h, blas, c, (cuComplex*)d.a, (cuComplex*)d.b, d.ipiv, d.vec, (cuComplex*)d.u, (cuComplex*)d.vt, info_dev, &host_info, mem, d); break;
+      default: rc = run_lapack<cuDoubleComplex>(h, blas, c, (cuDoubleComplex*)d.a, (cuDoubleComplex*)d.b, d.ipiv, d.vec, (cuDoubleComplex*)d.u, (cuDoubleComplex*)d.vt, info_dev, &host_info, mem, d); break;
     }
   }
   if (!rc) rc = check(cudaStreamSynchronize(nullptr), "LAPACK call");
@@ -1037,8 +1409,8 @@ static int ob_lapack(const outboard_cuda_lapack* call, int64_t* info, uint64_t t
     *info = 0;
     DeviceArrays mem;
     outboard_cuda_lapack d = c;  // the same call on device copies
-    d.b = d.vec = d.u = d.vt = nullptr;
-    d.ipiv = nullptr;
+    d.b = d.vec = d.u = d.vt = d.vec2 = nullptr;
+    d.ipiv = d.count = d.ints = nullptr;
     const auto t0 = std::chrono::steady_clock::now();
     int rc = mem.alloc(&d.a, x.a, "cudaMalloc (A)");
     if (!rc && x.b) rc = mem.alloc(&d.b, x.b, "cudaMalloc (B)");
@@ -1046,9 +1418,12 @@ static int ob_lapack(const outboard_cuda_lapack* call, int64_t* info, uint64_t t
     if (!rc && x.vec) rc = mem.alloc(&d.vec, x.vec, "cudaMalloc (tau, w or s)");
     if (!rc && x.u) rc = mem.alloc(&d.u, x.u, "cudaMalloc (U)");
     if (!rc && x.vt) rc = mem.alloc(&d.vt, x.vt, "cudaMalloc (VT)");
+    if (!rc && x.vec2) rc = mem.alloc(&d.vec2, x.vec2, "cudaMalloc (wi)");
+    if (!rc && x.count) rc = mem.alloc(reinterpret_cast<void**>(&d.count), x.count * 4, "cudaMalloc (m)");
+    if (!rc && x.ints) rc = mem.alloc(reinterpret_cast<void**>(&d.ints), x.ints * 4, "cudaMalloc (isuppz or ifail)");
     if (!rc) rc = check(cudaMemcpy(d.a, c.a, x.a, cudaMemcpyHostToDevice), "cudaMemcpy A");
     if (!rc && x.b) rc = check(cudaMemcpy(d.b, c.b, x.b, cudaMemcpyHostToDevice), "cudaMemcpy B");
-    if (!rc && c.routine == 2) rc = check(cudaMemcpy(d.ipiv, c.ipiv, x.ipiv_count * 4, cudaMemcpyHostToDevice), "cudaMemcpy ipiv");
+    if (!rc && x.ipiv_in) rc = check(cudaMemcpy(d.ipiv, c.ipiv, x.ipiv_count * 4, cudaMemcpyHostToDevice), "cudaMemcpy ipiv");
     if (!rc) rc = check(cudaStreamSynchronize(cudaStreamLegacy), "copies to the GPU");
     const uint64_t to_device = elapsed_ns(t0);
     const auto t1 = std::chrono::steady_clock::now();
@@ -1057,11 +1432,14 @@ static int ob_lapack(const outboard_cuda_lapack* call, int64_t* info, uint64_t t
     const auto t2 = std::chrono::steady_clock::now();
     if (!rc && c.a_out) rc = check(cudaMemcpy(c.a, d.a, x.a, cudaMemcpyDeviceToHost), "cudaMemcpy A back");
     if (!rc && x.b) rc = check(cudaMemcpy(c.b, d.b, x.b, cudaMemcpyDeviceToHost), "cudaMemcpy B back");
-    if (!rc && x.ipiv_count && c.routine != 2)
+    if (!rc && x.ipiv_out)
       rc = check(cudaMemcpy(c.ipiv, d.ipiv, x.ipiv_count * 4, cudaMemcpyDeviceToHost), "cudaMemcpy ipiv back");
     if (!rc && x.vec) rc = check(cudaMemcpy(c.vec, d.vec, x.vec, cudaMemcpyDeviceToHost), "cudaMemcpy tau/w/s back");
     if (!rc && x.u) rc = check(cudaMemcpy(c.u, d.u, x.u, cudaMemcpyDeviceToHost), "cudaMemcpy U back");
     if (!rc && x.vt) rc = check(cudaMemcpy(c.vt, d.vt, x.vt, cudaMemcpyDeviceToHost), "cudaMemcpy VT back");
+    if (!rc && x.vec2) rc = check(cudaMemcpy(c.vec2, d.vec2, x.vec2, cudaMemcpyDeviceToHost), "cudaMemcpy wi back");
+    if (!rc && x.count) rc = check(cudaMemcpy(c.count, d.count, x.count * 4, cudaMemcpyDeviceToHost), "cudaMemcpy m back");
+    if (!rc && x.ints) rc = check(cudaMemcpy(c.ints, d.ints, x.ints * 4, cudaMemcpyDeviceToHost), "cudaMemcpy isuppz/ifail back");
     if (rc) {
       cudaStreamSynchronize(cudaStreamLegacy);
       cudaGetLastError();

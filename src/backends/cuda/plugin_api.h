@@ -11,7 +11,9 @@
  * its own. Version 2 added, at the end of the table, the events and level3_async (pipelined calls)
  * and lapack (cuSOLVER); version 3 lapack_device (pipelined LAPACK calls); version 4 the cuFFT
  * plans (fft_plan_create, fft_exec, fft_plan_destroy); version 5 device_memory; version 6 the
- * faults (get_device, device_health, device_reset, inject_fault), and state kept per GPU.
+ * faults (get_device, device_health, device_reset, inject_fault), and state kept per GPU; version 7
+ * the LAPACK drivers of issue 35 in `lapack`/`lapack_device` (routines 10..26, the fields after
+ * `vt` in struct outboard_cuda_lapack).
  *
  * Threads: functions act on the calling thread's current device (set_device), as CUDA does.
  * last_error() is per thread. */
@@ -24,7 +26,7 @@
 extern "C" {
 #endif
 
-#define OUTBOARD_CUDA_API_VERSION 6
+#define OUTBOARD_CUDA_API_VERSION 7
 #define OUTBOARD_CUDA_PLUGIN_SYMBOL "outboard_cuda_plugin_v1"
 #define OUTBOARD_CUDA_PLUGIN_FILE "liboutboard-cuda.so"
 
@@ -60,18 +62,49 @@ struct outboard_cuda_level3 {
   int64_t rows[3], cols[3];
 };
 
-/* One LAPACK call for `lapack` (the routines and array shapes of src/wire/lapack.hpp): routine
- * 0 gesv, 1 getrf, 2 getrs, 3 posv, 4 potrf, 5 potrs, 6 gels, 7 geqrf, 8 syevd (heevd for complex),
- * 9 gesvd; precision 's','d','c','z'; option characters upper case ('N' where unused). Host arrays
+/* One LAPACK call for `lapack` (the routines and array shapes of src/wire/lapack.hpp; the routine
+ * numbers are wire::LapackRoutine's): 0 gesv, 1 getrf, 2 getrs, 3 posv, 4 potrf, 5 potrs, 6 gels,
+ * 7 geqrf, 8 syevd (heevd for complex), 9 gesvd; since version 7 10 gesdd, 12 geev, 15 syevr
+ * (heevr), 16 syevx (heevx), 17 sygvd (hegvd), 18 sysv, 19 sytrf, 20 sytrs, 24 getri, 25 potri,
+ * 26 trtri. precision 's','d','c','z'; option characters upper case ('N' where unused). Host arrays
  * are packed column-major (leading dimension = rows), null where the routine has none:
  *   a     A, m x n (n x n for the square routines); copied back over itself when a_out is set
- *   b     B, n x nrhs (gels: max(m,n) x nrhs), updated in place
- *   ipiv  32-bit pivots, 1-based: written by gesv (n) and getrf (min(m,n)), read by getrs (n; the
- *         caller has checked them to lie in 1..n)
- *   vec   tau (geqrf, min(m,n)), w (syevd, n, real type), s (gesvd, min(m,n), real type)
- *   u, vt gesvd's U (m x m for jobu 'A', m x min(m,n) for 'S') and VT (n x n, min(m,n) x n)
- * Supported shapes: gels only with trans 'N' and m >= n; gesvd only with m >= n and jobu, jobvt in
- * {A, S, N}; the caller sends other calls elsewhere. */
+ *   b     B, n x nrhs (gels: max(m,n) x nrhs; sygvd: n x n, the Cholesky factor of B on return),
+ *         updated in place
+ *   ipiv  32-bit pivots, 1-based: written by gesv (n), getrf (min(m,n)), sysv and sytrf (n, LAPACK's
+ *         Bunch-Kaufman form: negative for 2x2 blocks); read by getrs, getri and sytrs (n; the
+ *         caller has checked them: 1..n, |ipiv| for sytrs)
+ *   vec   tau (geqrf, min(m,n)), w (syevd, syevr, syevx, sygvd: n, real type), s (gesvd, gesdd:
+ *         min(m,n), real type), geev's wr (real, n) or w (complex, n, the call's precision)
+ *   vec2  geev's wi (real precisions; n)
+ *   u, vt gesvd's and gesdd's U (m x m, or m x min(m,n) for 'S') and VT (n x n, or min(m,n) x n);
+ *         geev's VL in u and VR in vt (n x n); syevr's and syevx's Z in u (n x z: z = iu-il+1 for
+ *         range I, else n)
+ *   count syevr's and syevx's m (1 value: the eigenvalues found; w and Z hold that many)
+ *   ints  syevr's isuppz (2 x z, only where all eigenvalues are asked for) or syevx's ifail (n)
+ * Supported (the caller sends other calls to the host's LAPACK, see cuda_backend.cpp's
+ * serves_lapack):
+ *   gels only with trans 'N' and m >= n; gesvd only with m >= n and jobu, jobvt in {A, S, N}.
+ *   gesdd: every jobz and shape, on cuSOLVER's gesvd (QR iteration, not divide and conquer; same
+ *     factorization, to rounding); m < n runs on A^H (V and U exchanged); jobz 'O' through a
+ *     scratch U or VT. INFO > 0 (no convergence) is cuSOLVER's count of superdiagonals that did
+ *     not converge; LAPACK gives "did not converge" as any INFO > 0 too.
+ *   geev: jobvl 'N' only (cusolverDnXgeev computes no left eigenvectors); eigenvalues in W as
+ *     Xgeev leaves them, vectors normalized as LAPACK's (unit 2-norm, largest component real).
+ *   syevr, syevx: cusolverDn syevdx/heevdx (range A, V (vl, vu] or I): eigenvalues ascending, m
+ *     found, the vectors of exactly those. abstol is not used (syevdx computes to full accuracy).
+ *     isuppz is the first and last nonzero row of each returned vector (LAPACK's is the support of
+ *     the tridiagonal's vectors in dstemr); ifail is zero (no vector fails: no inverse iteration).
+ *     INFO > 0 only where syevdx's tridiagonal solver does not converge.
+ *   sygvd: cusolverDn sygvd/hegvd, itype 1..3: INFO n+i where B's leading minor of order i is not
+ *     positive definite, as LAPACK's.
+ *   sytrf, sysv, sytrs: real and complex symmetric (cusolverDn sytrf, Xsytrs); not the Hermitian
+ *     hetrf/hesv/hetrs, which cuSOLVER lacks.
+ *   getri (getrs against the identity), potri (cusolverDn potri) and trtri (cusolverDnXtrtri): a
+ *     zero on the diagonal of U or of the factor gives INFO = its index and leaves A as it was, as
+ *     LAPACK (trtri checks first).
+ *   Not at all (cuSOLVER has no routine for them): gesvdx (no selected-range SVD; gesvdr is
+ *     randomized), gelsd and gelsy (no rank-revealing least squares), hesv, hetrf, hetrs. */
 struct outboard_cuda_lapack {
   int routine;
   char precision, trans, uplo, jobz, jobu, jobvt;
@@ -83,6 +116,14 @@ struct outboard_cuda_lapack {
   void* vec;
   void* u;
   void* vt;
+  /* ---- version 7 ---- */
+  char jobvl, jobvr, range, diag;
+  int64_t itype;     /* sygvd: 1, 2 or 3 */
+  int64_t il, iu;    /* range I */
+  double vl, vu;     /* range V: (vl, vu] */
+  void* vec2;
+  int32_t* count;
+  int32_t* ints;
 };
 
 /* A batch of dense FFTs for the fft_* functions (src/wire/fft.hpp's layout): `batch` transforms
@@ -200,7 +241,8 @@ struct outboard_cuda_api_v1 {
 
   /* One LAPACK call on the current device with cuSOLVER (and cuBLAS for gels' triangular
    * solve): copies the host arrays in, computes, copies the outputs back, and stores LAPACK's INFO
-   * in *info (>= 0; the caller passes valid arguments only). One call at a time per GPU.
+   * in *info (>= 0; the caller passes valid arguments only). Input-only arrays (A of geev, syevr,
+   * gesdd but 'O', ...) are read, never written. One call at a time per GPU.
    * timing_ns as for level3. */
   int (*lapack)(const struct outboard_cuda_lapack* call, int64_t* info, uint64_t timing_ns[3]);
 
