@@ -38,7 +38,8 @@ CASES = {
 
 
 def main():
-    names = sys.argv[1:] or list(CASES)
+    # The quicker ones first: a run cut short by its time limit still has them.
+    names = sys.argv[1:] or ["eigh_evr", "eigh_ab", "solve_sym", "eig", "lstsq", "svd", "pinv"]
     for name in names:
         full, small, make, fn = CASES[name]
         fn(*make(small))

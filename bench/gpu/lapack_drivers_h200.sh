@@ -28,7 +28,7 @@ say "card: $(nvidia-smi --query-gpu=name --format=csv,noheader)"
 
 if [[ " $STEPS " == *" tests "* ]]; then
   s=$(date +%s)
-  timeout 100 "$CARRY/bin/gpu_tests" --gtest_filter='*GpuLapack*' >"$OUT/gpu_tests.txt" 2>&1
+  timeout 75 "$CARRY/bin/gpu_tests" --gtest_filter='*GpuLapack*' >"$OUT/gpu_tests.txt" 2>&1
   say "gpu_tests GpuLapack.*: exit $? in $(( $(date +%s) - s )) s; $(grep -E '^\[  PASSED  \]|^\[  FAILED  \] [0-9]+ test' "$OUT/gpu_tests.txt" | tr '\n' ' ')"
 fi
 
@@ -37,9 +37,9 @@ if [[ " $STEPS " == *" bench "* ]]; then
   start_local_server "$B" "$W" || exit 1
   export PYTHONUNBUFFERED=1
   say "bench plain (16 cores):"
-  timeout 120 python3 "$HERE/lapack_drivers_bench.py" 2>&1 | sed 's/^/plain /' | tee -a "$OUT/bench.txt"
+  timeout 100 python3 "$HERE/lapack_drivers_bench.py" 2>&1 | sed 's/^/plain /' | tee -a "$OUT/bench.txt"
   say "bench through outboard run to the GPU server:"
-  timeout 150 "$B" run --offload always -- python3 "$HERE/lapack_drivers_bench.py" 2>&1 | sed 's/^/outboard /' | tee -a "$OUT/bench.txt"
+  timeout 125 "$B" run --offload always -- python3 "$HERE/lapack_drivers_bench.py" 2>&1 | sed 's/^/outboard /' | tee -a "$OUT/bench.txt"
   "$B" status --json >"$W/status.json" 2>&1
   python3 -c "import json; s=json.load(open('$W/status.json')); print('bench server calls', s['calls'], 'errors', s['errors'], s['calls_by_routine'])" 2>&1 | tee -a "$S"
   kill "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null
@@ -61,8 +61,8 @@ if [[ " $STEPS " == *" testers "* ]]; then
     set -- $x
     prog=xeigtst$1 in=$T/$2.in
     [ "$2" = lin ] && prog=xlintst$1 in=$R/${1}lin.in
-    ( cd "$R" && mkdir -p "plain_$1_$2" && cd "plain_$1_$2" && LD_LIBRARY_PATH=$LOCAL timeout 110 "$T/$prog" <"$in" >log 2>&1; echo $? >rc ) &
-    ( cd "$R" && mkdir -p "gpu_$1_$2" && cd "gpu_$1_$2" && LD_LIBRARY_PATH=$LOCAL timeout 110 "$B" run --offload always -- "$T/$prog" <"$in" >log 2>&1; echo $? >rc ) &
+    ( cd "$R" && mkdir -p "plain_$1_$2" && cd "plain_$1_$2" && LD_LIBRARY_PATH=$LOCAL timeout 85 "$T/$prog" <"$in" >log 2>&1; echo $? >rc ) &
+    ( cd "$R" && mkdir -p "gpu_$1_$2" && cd "gpu_$1_$2" && LD_LIBRARY_PATH=$LOCAL timeout 85 "$B" run --offload always -- "$T/$prog" <"$in" >log 2>&1; echo $? >rc ) &
     runs+=("$1_$2")
   done
   wait
