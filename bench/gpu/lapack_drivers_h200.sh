@@ -8,8 +8,10 @@
 #   3. the reference LAPACK testers (xeigtst{d,z}: svd.in, ded.in/zed.in, sep.in, dsg.in/zsg.in;
 #      xlintst{d,z}: GE, PO, SY (and ZHE), TR, LS paths), each plain and through a server whose GPU
 #      takes every call it serves (gpu_min_flops = 0), all at once, one OpenBLAS thread each; the
-#      verdict lines of each pair must be equal.
-# Usage: [STEPS="tests bench testers"] lapack_drivers_h200.sh OUT [CARRY]   (CARRY: pack.sh's, with
+#      verdict lines of each pair must be equal. Only the LAPACK shim is preloaded (what `outboard
+#      run --offload always` does, less the BLAS and FFTW shims): the testers' own BLAS calls (over
+#      a million small ones for xlintstd alone) stay local, the LAPACK calls all go to the server.
+# Usage: [STEPS="tests bench testers"] [TESTERS="d svd,z lin,..."] [TESTER_SECONDS=240] lapack_drivers_h200.sh OUT [CARRY]   (CARRY: pack.sh's, with
 # lapack-testers/ added by pack_lapack_testers.sh)
 set -uo pipefail
 source "$(dirname "$0")/steps.sh"
@@ -54,18 +56,23 @@ if [[ " $STEPS " == *" testers "* ]]; then
   LOCAL=$CARRY/openblas-as-lapack:$T:$CARRY/deps
   cd "$R"
   for p in d z; do
-    { head -16 "$T/${p}test.in"; awk -v P="${p^^}" 'NR > 16 { if ($0 ~ /^[A-Z][A-Z][A-Z] /) keep = ($1 ~ "^" P "(GE|PO|SY|HE|TR|LS)$"); if (keep) print }' "$T/${p}test.in"; } >"${p}lin.in"
+    { head -16 "$T/${p}test.in"; awk -v P="${p^^}" 'NR > 16 { if ($0 ~ /^[A-Z][A-Z][A-Z]( |$)/) keep = ($1 ~ "^" P "(GE|PO|SY|HE|TR|LS)$"); if (keep) print }' "$T/${p}test.in"; } >"${p}lin.in"
   done
-  runs=()
-  for x in "d svd" "z svd" "d ded" "z zed" "d sep" "z sep" "d dsg" "z zsg" "d lin" "z lin"; do
+  runs=() pids=()
+  IFS=, read -ra TESTERS <<<"${TESTERS:-d svd,z svd,d ded,z zed,d sep,z sep,d dsg,z zsg,d lin,z lin}"
+  for x in "${TESTERS[@]}"; do
     set -- $x
     prog=xeigtst$1 in=$T/$2.in
     [ "$2" = lin ] && prog=xlintst$1 in=$R/${1}lin.in
-    ( cd "$R" && mkdir -p "plain_$1_$2" && cd "plain_$1_$2" && LD_LIBRARY_PATH=$LOCAL timeout 85 "$T/$prog" <"$in" >log 2>&1; echo $? >rc ) &
-    ( cd "$R" && mkdir -p "gpu_$1_$2" && cd "gpu_$1_$2" && LD_LIBRARY_PATH=$LOCAL timeout 85 "$B" run --offload always -- "$T/$prog" <"$in" >log 2>&1; echo $? >rc ) &
+    ( cd "$R" && mkdir -p "plain_$1_$2" && cd "plain_$1_$2" && LD_LIBRARY_PATH=$LOCAL timeout -k 5 "${TESTER_SECONDS:-240}" "$T/$prog" <"$in" >log 2>&1; echo $? >rc ) &
+    pids+=($!)
+    ( cd "$R" && mkdir -p "gpu_$1_$2" && cd "gpu_$1_$2" && LD_LIBRARY_PATH=$LOCAL LD_PRELOAD=$CARRY/lib/liboutboard-lapack.so OUTBOARD_OFFLOAD=always timeout -k 5 "${TESTER_SECONDS:-240}" "$T/$prog" <"$in" >log 2>&1; echo $? >rc ) &
+    pids+=($!)
     runs+=("$1_$2")
   done
-  wait
+  # The testers only: a bare `wait` would wait for the server too (started in the background by
+  # start_local_server), for ever; the first run on the H200 hung there until its time limit.
+  wait "${pids[@]}"
   verdicts() { grep -iE "passed the|failed to pass|fail|illegal|did not pass" "$1" | sed -E 's/\( *[0-9]+ tests (run|done)\)//; s/ +/ /g' | LC_ALL=C sort; }
   for r in "${runs[@]}"; do
     pl=plain_$r/log gl=gpu_$r/log
