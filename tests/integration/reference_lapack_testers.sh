@@ -5,7 +5,7 @@
 # with its error-exit tests (bad arguments must reach xerbla exactly as LAPACK reports them); and the
 # eigenvalue testers xeigtst{s,d,c,z} with Debian's sep.in (syevd/heevd among the symmetric
 # eigensolvers) and svd.in (gesvd among the SVD drivers). All must pass as they do without Outboard,
-# and the server must have served the routines.
+# and the server must have served the routines. Then the drivers of issue 35 (below).
 BUILD=$(realpath "$1")
 source "$(dirname "$0")/lib.sh"
 TESTERS=/usr/lib/x86_64-linux-gnu/lapack
@@ -59,5 +59,40 @@ for p in s d c z; do
 done
 for r in ssyevd dsyevd cheevd zheevd sgesvd dgesvd cgesvd zgesvd; do
   [ "$(routine_count $r)" -gt 0 ] || fail "the eigenvalue testers: the server served no $r call"
+done
+
+# The drivers served since issue 35, through the LAPACK shim alone (LD_PRELOAD): the testers' own
+# BLAS calls (millions, tiny) stay local, so this costs seconds. Linear equations: the SY path
+# (sysv, sytrf, sytrs; complex: HE too, hesv, hetrf, hetrs), TR (trtri); GE and PO above already
+# run getri and potri, LS gelsd and gelsy. Eigenvalues: ded.in/zed.in (geev among the nonsymmetric
+# drivers), dsg.in/zsg.in (sygvd/hegvd); sep.in and svd.in above run syevr, syevx, gesdd, gesvdx.
+lapack_only() { env LD_PRELOAD="$BUILD/lib/liboutboard-lapack.so" OUTBOARD_OFFLOAD=always OUTBOARD_FALLBACK=fail "$@"; }
+for p in s d c z; do
+  P=${p^^}
+  paths="SY|TR"
+  [ "$p" = c ] || [ "$p" = z ] && paths="SY|HE|TR"
+  { head -16 "$TESTERS/${p}test.in"; grep -E "^${P}($paths) " "$TESTERS/${p}test.in"; } >"${p}drv.in"
+  lapack_only "$TESTERS/xlintst$p" <"${p}drv.in" >"drv_$p.log" 2>&1 || { tail -50 "drv_$p.log"; fail "xlintst$p (SY, HE, TR) exited with an error"; }
+  ! grep -qiE "fail|did not pass|illegal" "drv_$p.log" || { grep -iE -B2 -A2 "fail|did not pass|illegal" "drv_$p.log" | head -60; fail "xlintst$p (SY, HE, TR) reported failures"; }
+  passed=$(grep -cE "passed the (threshold|tests of the error exits)" "drv_$p.log" || true)
+  want=$(( $(grep -cE "^${P}($paths) " "${p}drv.in") * 4 - 2 ))  # routines and drivers with error exits; TR has no drivers
+  [ "$passed" -ge "$want" ] || { cat "drv_$p.log"; fail "xlintst$p (SY, HE, TR): $passed sections passed, want $want"; }
+  ok "xlintst$p ($paths paths and error exits) passed through the LAPACK shim"
+  inputs="${p}ed"
+  [ -f "$TESTERS/${p}sg.in" ] && inputs="$inputs ${p}sg"
+  for input in $inputs; do
+    "$TESTERS/xeigtst$p" <"$TESTERS/$input.in" >"eig_plain_$input.log" 2>&1 || fail "xeigtst$p $input.in fails without Outboard"
+    lapack_only "$TESTERS/xeigtst$p" <"$TESTERS/$input.in" >"eig_$input.log" 2>&1 ||
+      { tail -50 "eig_$input.log"; fail "xeigtst$p $input.in exited with an error"; }
+    diff <(verdicts "eig_plain_$input.log") <(verdicts "eig_$input.log") >"eig_$input.diff" ||
+      { cat "eig_$input.diff"; fail "xeigtst$p $input.in: verdicts differ from the run without Outboard"; }
+    got=$(grep -c "passed" "eig_$input.log" || true)
+    [ "$got" -gt 0 ] || fail "xeigtst$p $input.in: no section passed"
+    ok "xeigtst$p $input.in: $got sections passed, as without Outboard"
+  done
+done
+for r in {s,d,c,z}{getri,potri,trtri,sysv,sytrf,sytrs,gelsd,gelsy,gesdd,gesvdx,geev} {s,d}{syevr,syevx,sygvd} \
+         {c,z}{heevr,heevx,hegvd,hesv,hetrf,hetrs}; do
+  [ "$(routine_count $r)" -gt 0 ] || fail "the testers: the server served no $r call"
 done
 [ "$(status_field "s['errors']")" = 0 ] || fail "the server reported errors"

@@ -190,11 +190,12 @@ Aligned with_tail(uint64_t bytes, uint64_t tail) { return aligned_zeroed(bytes +
 struct Work {
   Aligned mem;
   int count = 0;
-  void size_from(const void* query_result, Scalar s, int minimum, uint64_t tail) {
+  // `slack`: elements beyond the answer, for a routine known to use more than it asks for.
+  void size_from(const void* query_result, Scalar s, int minimum, uint64_t tail, int slack = 0) {
     const bool single = s == Scalar::s || s == Scalar::c;
     double v = single ? double(*static_cast<const float*>(query_result)) : *static_cast<const double*>(query_result);
     // A single-precision work(1) may round a large size down: allow a little more.
-    double want = std::ceil(v * (single ? 1.0000002 : 1.0));
+    double want = std::ceil(v * (single ? 1.0000002 : 1.0)) + slack;
     if (!(want >= 0) || want > 2147483647.0) want = 2147483647.0;
     count = std::max(minimum, static_cast<int>(want));
     mem = with_tail(static_cast<uint64_t>(count) * wire::element_bytes(s), tail);
@@ -749,13 +750,18 @@ int64_t run_lapack(const LapackCall& c, uint64_t tail, std::span<const std::byte
       if (c.jobu == 'V') u = out[next++], ldu = ld_of(m);
       if (c.jobvt == 'V') vt = out[next++], ldvt = ld_of(z);
       std::vector<int> iwork = int_work(12 * int64_t(k));
+      // LAPACK 3.11's bdsvdx clears 2k x (k+1) of the workspace where gesvdx sized that part at
+      // 2k x k + k, and works past its own sizing elsewhere too: with the size its query gives,
+      // gesvdx wrote past our workspace (valgrind, xeigtstd svd.in through a server, which then
+      // died in free()). It gets room for a second copy of that part and of bdsvdx's 14k.
+      const int slack = 2 * k * (k + 1) + 16 * k + 64;
       if (!wire::is_complex(s)) {
         auto* f = s == Scalar::s ? sgesvdx_ : dgesvdx_;
         f(&c.jobu, &c.jobvt, &c.range, &m, &n, a.data(), &lda, vl.ptr(), vu.ptr(), &il, &iu, ns, sv, u, &ldu, vt, &ldvt,
           query, &minus_one, iwork.data(), &info, 1, 1, 1);
         if (info != 0) break;
         Work work;
-        work.size_from(query, s, 1, tail);
+        work.size_from(query, s, 1, tail, slack);
         f(&c.jobu, &c.jobvt, &c.range, &m, &n, a.data(), &lda, vl.ptr(), vu.ptr(), &il, &iu, ns, sv, u, &ldu, vt, &ldvt,
           work.data(), &work.count, iwork.data(), &info, 1, 1, 1);
       } else {
@@ -766,7 +772,7 @@ int64_t run_lapack(const LapackCall& c, uint64_t tail, std::span<const std::byte
           query, &minus_one, rwork.data(), iwork.data(), &info, 1, 1, 1);
         if (info != 0) break;
         Work work;
-        work.size_from(query, s, 1, tail);
+        work.size_from(query, s, 1, tail, slack);
         f(&c.jobu, &c.jobvt, &c.range, &m, &n, a.data(), &lda, vl.ptr(), vu.ptr(), &il, &iu, ns, sv, u, &ldu, vt, &ldvt,
           work.data(), &work.count, rwork.data(), iwork.data(), &info, 1, 1, 1);
       }
