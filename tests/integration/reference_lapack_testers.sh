@@ -72,12 +72,18 @@ for p in s d c z; do
   paths="SY|TR"
   [ "$p" = c ] || [ "$p" = z ] && paths="SY|HE|TR"
   { head -16 "$TESTERS/${p}test.in"; grep -E "^${P}($paths) " "$TESTERS/${p}test.in"; } >"${p}drv.in"
+  # Verdicts as without Outboard: xlintsts's TR path has a known miss of its own there (slatrs3,
+  # not an offloaded routine: 104 of 8008 tests over the threshold with Debian's LAPACK 3.11).
+  "$TESTERS/xlintst$p" <"${p}drv.in" >"drv_plain_$p.log" 2>&1 || fail "xlintst$p (SY, HE, TR) fails without Outboard"
   lapack_only "$TESTERS/xlintst$p" <"${p}drv.in" >"drv_$p.log" 2>&1 || { tail -50 "drv_$p.log"; fail "xlintst$p (SY, HE, TR) exited with an error"; }
-  ! grep -qiE "fail|did not pass|illegal" "drv_$p.log" || { grep -iE -B2 -A2 "fail|did not pass|illegal" "drv_$p.log" | head -60; fail "xlintst$p (SY, HE, TR) reported failures"; }
+  lin_verdicts() { grep -E "passed the|failed to pass|illegal" "$1" | sed -E 's/\( *[0-9]+ tests run\)//' | LC_ALL=C sort; }
+  diff <(lin_verdicts "drv_plain_$p.log") <(lin_verdicts "drv_$p.log") >"drv_$p.diff" ||
+    { cat "drv_$p.diff"; fail "xlintst$p (SY, HE, TR): verdicts differ from the run without Outboard"; }
   passed=$(grep -cE "passed the (threshold|tests of the error exits)" "drv_$p.log" || true)
-  want=$(( $(grep -cE "^${P}($paths) " "${p}drv.in") * 4 - 2 ))  # routines and drivers with error exits; TR has no drivers
+  misses=$(grep -c "failed to pass" "drv_plain_$p.log" || true)
+  want=$(( $(grep -cE "^${P}($paths) " "${p}drv.in") * 4 - 2 - misses ))  # TR has no drivers
   [ "$passed" -ge "$want" ] || { cat "drv_$p.log"; fail "xlintst$p (SY, HE, TR): $passed sections passed, want $want"; }
-  ok "xlintst$p ($paths paths and error exits) passed through the LAPACK shim"
+  ok "xlintst$p ($paths paths and error exits): $passed sections passed, the verdicts of the run without Outboard"
   inputs="${p}ed"
   [ -f "$TESTERS/${p}sg.in" ] && inputs="$inputs ${p}sg"
   for input in $inputs; do

@@ -2,12 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
-#include <cstring>
-#include <map>
-#include <cstdlib>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <limits>
+#include <map>
 #include <string_view>
 #include <vector>
 
@@ -147,10 +147,10 @@ bool is_query(const LapackArgs& x) {
     case R::hetrf:
     case R::gesdd:
     case R::geev:
+    case R::gelsd:
     case R::gelsy:
     case R::syevx:
     case R::gesvdx: return x.lwork == -1;
-    case R::gelsd: return x.lwork == -1;
     case R::syevd:
     case R::syevr:
     case R::sygvd: return x.lwork == -1 || x.liwork == -1 || (wire::is_complex(x.scalar) && x.lrwork == -1);
