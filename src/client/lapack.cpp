@@ -52,6 +52,12 @@ void pack_range(const std::vector<wire::LapackArray>& arrays, const MatrixRef* r
   }
 }
 
+// Whether `count`, as a reply gives it for an output whose extent the routine decides, fits the
+// rows (count_rows) or columns the call has room for.
+bool count_fits(const wire::LapackArray& a, int32_t count) {
+  return count >= 0 && count <= (a.count_rows ? a.rows : a.cols);
+}
+
 // Copies output `i` of a reply, packed at `src`, into the application's array: all of it, or for
 // an output whose extent the routine decides (count_from), the rows or columns it found; the count
 // comes earlier in the reply and is in place by then. False: the count is out of range.
@@ -65,7 +71,7 @@ bool unpack_output(const wire::LapackLayout& l, size_t i, const std::byte* src, 
   }
   int32_t count = 0;
   std::memcpy(&count, outputs[a.count_from].data, sizeof count);
-  if (count < 0 || count > (a.count_rows ? a.rows : a.cols)) return false;
+  if (!count_fits(a, count)) return false;
   const int64_t rows = a.count_rows ? count : a.rows, cols = a.count_rows ? a.cols : count;
   auto* dst = static_cast<std::byte*>(const_cast<void*>(outputs[i].data));
   const size_t packed_column = static_cast<size_t>(a.rows) * elem, ld = static_cast<size_t>(outputs[i].ld) * elem;
@@ -325,11 +331,10 @@ bool offload_lapack(const wire::LapackCall& call, const MatrixRef* inputs, const
       // Counts are checked before anything is copied in: the arrays stay as they were for a rerun.
       const std::vector<uint64_t> out_offsets = packed_offsets(l.outputs, call.scalar);
       for (const auto& a : l.outputs) {
-        int32_t count = 0;
         if (a.count_from < 0) continue;
+        int32_t count = 0;
         std::memcpy(&count, result.data() + out_offsets[static_cast<size_t>(a.count_from)], sizeof count);
-        if (count < 0 || count > (a.count_rows ? a.rows : a.cols))
-          return fall_back("the server's reply counts more values than the call has room for");
+        if (!count_fits(a, count)) return fall_back("the server's reply counts more values than the call has room for");
       }
       for (size_t i = 0; i < l.outputs.size(); ++i)
         unpack_output(l, i, result.data() + out_offsets[i], call.scalar, outputs);

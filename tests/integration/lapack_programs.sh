@@ -21,13 +21,13 @@ if [ -f "$REF" ]; then
   sed -n 's/^OUTBOARD_PASSTHROUGH(\(.*\))$/\1/p' "$(dirname "$0")/../../src/shims/lapack/passthrough_symbols.def" |
     LC_ALL=C sort >"$WORK/passthrough.syms"
   LC_ALL=C comm -23 "$WORK/ref.syms" "$WORK/passthrough.syms" >"$WORK/offloaded.syms"
-  [ "$(wc -l <"$WORK/offloaded.syms")" = 40 ] || fail "expected 40 offloaded LAPACK routines, found $(wc -l <"$WORK/offloaded.syms")"
+  [ "$(wc -l <"$WORK/offloaded.syms")" = 102 ] || fail "expected 102 offloaded LAPACK routines, found $(wc -l <"$WORK/offloaded.syms")"
   { cat "$WORK/ref.syms"; sed -E 's/^(.*)_$/\1_64_\nscipy_\1_\nscipy_\1_64_/' "$WORK/offloaded.syms"; } |
     LC_ALL=C sort >"$WORK/expected.syms"
   nm -D --defined-only "$BUILD/lib/liboutboard-lapack.so" | awk '{print $3}' | LC_ALL=C sort >"$WORK/shim.syms"
   diff "$WORK/expected.syms" "$WORK/shim.syms" >"$WORK/syms.diff" ||
     { head -20 "$WORK/syms.diff"; fail "liboutboard-lapack.so's exports differ from the reference LAPACK's (scripts/gen-lapack-passthrough.sh regenerates the table)"; }
-  ok "liboutboard-lapack.so exports the reference LAPACK's $(wc -l <"$WORK/ref.syms") functions and the 40 offloaded ones under 3 renamed interfaces"
+  ok "liboutboard-lapack.so exports the reference LAPACK's $(wc -l <"$WORK/ref.syms") functions and the 102 offloaded ones under 3 renamed interfaces"
 fi
 
 run_checked lapack-local "$PROGRAMS/lapack_check"

@@ -47,6 +47,9 @@ void F(dgetrs)(ch, ip, ip, const double*, ip, const I*, double*, ip, I*, ln);
 void F(dpotrf)(ch, ip, double*, ip, I*, ln);
 void F(dsyevd)(ch, ch, ip, double*, ip, double*, double*, ip, I*, ip, I*, ln, ln);
 void F(dgesvd)(ch, ch, ip, ip, double*, ip, double*, double*, ip, double*, ip, double*, ip, I*, ln, ln);
+void F(dsyevr)(ch, ch, ch, ip, double*, ip, const double*, const double*, ip, ip, const double*, I*, double*, double*,
+               ip, I*, double*, ip, I*, ip, I*, ln, ln, ln);
+void F(dgelsy)(ip, ip, ip, double*, ip, double*, ip, I*, const double*, I*, double*, ip, I*);
 enum { RowMajor = 101, ColMajor = 102, NoTrans = 111, Trans = 112 };
 void CB(dgemm)(int, int, int, I, I, I, double, const double*, I, const double*, I, double, double*, I);
 #ifdef CB_REF
@@ -312,6 +315,53 @@ static void lapack(I n) {
     for (I i = 0; i < n; ++i) fro2 += a0[i + j * lda] * a0[i + j * lda];
   for (I i = 0; i < n; ++i) sum2 += sv[i] * sv[i];
   check(info == 0 && fabs(fro2 - sum2) < 1e-9 * fro2, "dgesvd: sum of s^2 = |A|_F^2");
+
+  /* syevr: the count m and isuppz in 64 bits; with a range of indices, values only up to m and
+   * isuppz untouched (LAPACK writes it only where it finds all eigenvalues). */
+  I il = 3, iu = 7, m = kGarbage, liw = kGarbage, query1 = -1;
+  const double none = 0, abstol = 0;
+  double* wr = malloc((n + 1) * sizeof *wr);
+  double* zr = malloc(n * n * sizeof *zr);
+  I* isuppz = malloc(2 * n * sizeof *isuppz);
+  for (I i = 0; i < 2 * n; ++i) isuppz[i] = kGarbage;
+  for (I i = 0; i <= n; ++i) wr[i] = -7;
+  memcpy(f, s, n * n * sizeof *f);
+  info = kGarbage;
+  F(dsyevr)("V", "I", "L", &n, f, &n, &none, &none, &il, &iu, &abstol, &m, wr, zr, &n, isuppz, &wq, &query1, &liw,
+            &query1, &info, 1, 1, 1);
+  I lw_evr = (I)wq, liw_evr = liw;
+  double* wevr = malloc(lw_evr * sizeof *wevr);
+  I* iwevr = malloc(liw_evr * sizeof *iwevr);
+  info = kGarbage;
+  F(dsyevr)("V", "I", "L", &n, f, &n, &none, &none, &il, &iu, &abstol, &m, wr, zr, &n, isuppz, wevr, &lw_evr, iwevr,
+            &liw_evr, &info, 1, 1, 1);
+  int same = info == 0 && m == iu - il + 1 && wr[m] == -7 && isuppz[0] == kGarbage;
+  for (I i = 0; same && i < m; ++i) same = fabs(wr[i] - w[il - 1 + i]) < 1e-9 * n;
+  check(same, "dsyevr range I: m (64 bits), the values of syevd, nothing past m, isuppz untouched");
+  memcpy(f, s, n * n * sizeof *f);
+  info = kGarbage;
+  F(dsyevr)("V", "A", "U", &n, f, &n, &none, &none, &il, &iu, &abstol, &m, wr, zr, &n, isuppz, wevr, &lw_evr, iwevr,
+            &liw_evr, &info, 1, 1, 1);
+  same = info == 0 && m == n;
+  for (I i = 0; same && i < 2 * n; ++i) same = isuppz[i] >= 1 && isuppz[i] <= n;
+  check(same, "dsyevr all: m = n, isuppz in 1..n (64 bits)");
+
+  /* gelsy: jpvt in and out and the rank, 64 bits; X solves the full-rank system. */
+  I* jpvt = calloc(n, sizeof *jpvt);
+  I rank = kGarbage, lw_lsy = -1;
+  const double rcond = 1e-12;
+  memcpy(a, a0, lda * n * sizeof *a);
+  memcpy(b, b0, n * nrhs * sizeof *b);
+  F(dgelsy)(&n, &n, &nrhs, a, &lda, b, &n, jpvt, &rcond, &rank, &wq, &lw_lsy, &info);
+  lw_lsy = (I)wq;
+  double* wlsy = malloc(lw_lsy * sizeof *wlsy);
+  info = kGarbage;
+  F(dgelsy)(&n, &n, &nrhs, a, &lda, b, &n, jpvt, &rcond, &rank, wlsy, &lw_lsy, &info);
+  I jsum = 0;
+  for (I i = 0; i < n; ++i) jsum += jpvt[i];
+  check(info == 0 && rank == n && jsum == n * (n + 1) / 2 && residual(n, nrhs, a0, lda, b, b0) < 1e-9,
+        "dgelsy: rank and jpvt (64 bits), residual");
+  free(wr), free(zr), free(isuppz), free(wevr), free(iwevr), free(jpvt), free(wlsy);
 
   /* Invalid arguments: INFO < 0 in all 64 bits, reported through the program's xerbla; also where
    * n = 2^32 + 3 would look valid (3) read as 32 bits. */

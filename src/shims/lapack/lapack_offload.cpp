@@ -1,13 +1,14 @@
 #include "shims/lapack/lapack_offload.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <limits>
-#include <map>
+#include <stdexcept>
 #include <string_view>
 #include <vector>
 
@@ -263,11 +264,24 @@ bool remote_lapack(const LapackArgs& args, int64_t* info) noexcept {
     // The wire's INTEGERs are 32-bit: a 64-bit interface's index arrays travel through 32-bit
     // copies (inputs read from them, with values beyond 32 bits left to the real LAPACK; outputs
     // written back).
-    std::map<std::string_view, std::vector<int32_t>> narrow;
+    // (No std::map here: its out-of-line members would be exported from the shim.)
+    struct Narrow {
+      std::string_view name;
+      std::vector<int32_t> values;
+    };
+    std::array<Narrow, 4> narrow;  // a call has at most three index arrays: ipiv or jpvt, a count, isuppz or ifail
+    size_t narrowed = 0;
+    auto narrow_of = [&](std::string_view name) -> std::vector<int32_t>& {
+      for (size_t i = 0; i < narrowed; ++i)
+        if (narrow[i].name == name) return narrow[i].values;
+      if (narrowed == narrow.size()) throw std::length_error("too many index arrays");
+      narrow[narrowed].name = name;
+      return narrow[narrowed++].values;
+    };
     auto narrow_copy = [&](const wire::LapackArray& a) -> void* {
-      auto [it, fresh] = narrow.try_emplace(a.name);
-      if (fresh) it->second.resize(static_cast<size_t>(a.rows * a.cols));
-      return it->second.data();
+      std::vector<int32_t>& v = narrow_of(a.name);
+      if (v.empty()) v.resize(static_cast<size_t>(std::max<int64_t>(1, a.rows * a.cols)));
+      return v.data();
     };
     for (const auto& a : l.inputs) {
       if (a.elem != wire::Elem::index || !x.wide) continue;
@@ -297,8 +311,8 @@ bool remote_lapack(const LapackArgs& args, int64_t* info) noexcept {
       for (const auto& a : l.outputs) {
         if (a.elem != wire::Elem::index) continue;
         int64_t n = a.rows * a.cols;
-        if (a.count_from >= 0) n = std::min<int64_t>(n, int64_t(narrow.at(l.outputs[a.count_from].name)[0]) * (a.count_rows ? 1 : a.rows));
-        const std::vector<int32_t>& from = narrow.at(a.name);
+        if (a.count_from >= 0) n = std::min<int64_t>(n, int64_t(narrow_of(l.outputs[a.count_from].name)[0]) * (a.count_rows ? 1 : a.rows));
+        const std::vector<int32_t>& from = narrow_of(a.name);
         std::copy(from.begin(), from.begin() + std::max<int64_t>(0, n), static_cast<int64_t*>(index_array(x, a.name)));
       }
     return true;
