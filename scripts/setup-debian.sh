@@ -16,7 +16,7 @@ PACKAGES=(
   libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev libtomlplusplus-dev
   libgtest-dev clang libclang-rt-14-dev    # tests, and libFuzzer for the fuzz target
   python3 python3-numpy python3-matplotlib # test helpers; numpy as an unmodified client in the demo; plots
-  python3-scipy python3-pytest             # numpy.linalg's and scipy.linalg's own test suites through Outboard
+  python3-scipy python3-pytest python3-hypothesis # numpy.linalg's and scipy.linalg's own test suites through Outboard
   python3-venv                             # the test that installs numpy and scipy wheels from PyPI
   tcpdump                                  # the encryption test checks that no plaintext crosses loopback TCP
   ocl-icd-opencl-dev opencl-headers        # remote OpenCL: the ICD loader and the Khronos headers (ICD and server)

@@ -7,7 +7,7 @@
 BUILD=$(realpath "$1")
 source "$(dirname "$0")/lib.sh"
 PYTHON=/usr/bin/python3
-"$PYTHON" -c "import numpy, scipy, pytest" 2>/dev/null || { echo "skip: needs Debian's python3-numpy, python3-scipy and python3-pytest"; exit 77; }
+"$PYTHON" -c "import numpy, scipy, pytest, hypothesis" 2>/dev/null || { echo "skip: needs Debian's python3-numpy, python3-scipy, python3-pytest and python3-hypothesis (numpy's tests import it)"; exit 77; }
 SCIPY_MODULES=${SCIPY_MODULES:-"test_basic.py test_decomp.py test_decomp_cholesky.py test_decomp_ldl.py test_lapack.py"}
 start_server
 cd "$WORK"
@@ -49,6 +49,10 @@ for suite in numpy scipy; do
   ! grep -q "outboard: warning" "${suite}_outboard.log" || { grep "outboard:" "${suite}_outboard.log" | head; fail "$suite.linalg: calls fell back to local execution"; }
   diff "${suite}_plain.outcomes" "${suite}_outboard.outcomes" >"$suite.diff" ||
     { head -40 "$suite.diff"; fail "$suite.linalg's tests: outcomes differ through Outboard (above: < plain, > through Outboard)"; }
+  # A suite that could not even be collected gives ERROR lines both ways: not a comparison.
+  ! grep -q "^ERROR " "${suite}_plain.outcomes" || { grep "^ERROR " "${suite}_plain.outcomes" | head; fail "$suite.linalg's tests do not run here even without Outboard"; }
+  passed=$(grep -c "^PASSED " "${suite}_outboard.outcomes" || true)
+  [ "$passed" -ge 300 ] || fail "$suite.linalg's tests: only $passed passed (a suite that did not run?)"
   counts=$(cut -d' ' -f1 "${suite}_outboard.outcomes" | uniq -c | awk '{printf "%s %s, ", $1, $2}')
   ok "$suite.linalg's tests: ${counts%, } — the same as plain; $served calls served remotely"
 done
