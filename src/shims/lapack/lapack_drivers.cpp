@@ -6,29 +6,21 @@
 // scripts/gen-lapack-passthrough.sh.
 #include <cstdint>
 
-#include "shims/common/fortran_abi.hpp"
-#include "shims/lapack/lapack_offload.hpp"
+#include "shims/lapack/fortran_entry.hpp"
 
-using outboard::shim::IntRef;
+using outboard::shim::kQuery;
 using outboard::shim::LapackArgs;
 using outboard::shim::offload_candidate;
 using outboard::shim::real_function;
 using outboard::shim::real_value;
 using outboard::shim::remote_lapack;
-using outboard::shim::wide_integers;
 using outboard::shim::WorkQuery;
 using outboard::wire::LapackRoutine;
 using outboard::wire::Scalar;
 
 namespace {
-const int64_t kQuery = -1;  // lwork = -1 at either width (a 32-bit reader sees the low half: also -1)
 bool is(const char* option, char c) { return *option == c || *option == c - 'A' + 'a'; }
 }  // namespace
-
-#define OUTBOARD_ENTRY(INTS)                                                                                    \
-  const IntRef I(wide_integers(outboard::shim::Ints::INTS));                                                    \
-  int64_t done = 0
-#define OUTBOARD_DONE() I.set(info, done)
 
 // Offers the call when the caller's workspace is at least what the real routine asks for (QUERY:
 // the real routine called as a workspace query into q), then leaves in the caller's workspace what
@@ -346,14 +338,7 @@ bool is(const char* option, char c) { return *option == c || *option == c - 'A' 
                   lwork, rwork, iwork, info, l1, l2, l3);                                                       \
   }
 
-// The table: routine x precision x interface.
-#define OUTBOARD_ALL_PRECISIONS(X, name)                                                                        \
-  OUTBOARD_FORTRAN_INTERFACES(X, s##name, Scalar::s) OUTBOARD_FORTRAN_INTERFACES(X, d##name, Scalar::d)         \
-  OUTBOARD_FORTRAN_INTERFACES(X, c##name, Scalar::c) OUTBOARD_FORTRAN_INTERFACES(X, z##name, Scalar::z)
-#define OUTBOARD_REAL_PRECISIONS(X, name)                                                                       \
-  OUTBOARD_FORTRAN_INTERFACES(X, s##name, Scalar::s) OUTBOARD_FORTRAN_INTERFACES(X, d##name, Scalar::d)
-#define OUTBOARD_COMPLEX_PRECISIONS(X, name)                                                                    \
-  OUTBOARD_FORTRAN_INTERFACES(X, c##name, Scalar::c) OUTBOARD_FORTRAN_INTERFACES(X, z##name, Scalar::z)
+// The table: routine x precision x interface (fortran_entry.hpp).
 
 OUTBOARD_ALL_PRECISIONS(OUTBOARD_GETRI, getri)
 OUTBOARD_ALL_PRECISIONS(OUTBOARD_POTRI, potri)

@@ -6,29 +6,16 @@
 // the file; the routine list matches OFFLOADED in scripts/gen-lapack-passthrough.sh.
 #include <cstdint>
 
-#include "shims/common/fortran_abi.hpp"
-#include "shims/lapack/lapack_offload.hpp"
+#include "shims/lapack/fortran_entry.hpp"
 
-using outboard::shim::IntRef;
+using outboard::shim::kQuery;
 using outboard::shim::LapackArgs;
 using outboard::shim::real_function;
 using outboard::shim::remote_lapack;
-using outboard::shim::wide_integers;
 using outboard::wire::LapackRoutine;
 using outboard::wire::Scalar;
 
-namespace {
-// A workspace query's lwork = -1, at either width (a 32-bit reader sees the low half: also -1).
-const int64_t kQuery = -1;
-}  // namespace
 
-// Every entry point starts so: I reads its INTEGERs, and `done` receives INFO of a remote call.
-#define OUTBOARD_ENTRY(INTS)                                                                                    \
-  const IntRef I(wide_integers(outboard::shim::Ints::INTS));                                                    \
-  int64_t done = 0
-
-// A remote call's INFO goes to the caller's INFO, at its width.
-#define OUTBOARD_DONE() I.set(info, done)
 
 #define OUTBOARD_GESV(NAME, INTS, S)                                                                            \
   OUTBOARD_EXPORT void NAME(xp n, xp nrhs, vp a, xp lda, vp ipiv, vp b, xp ldb, vp info) {                      \
@@ -183,14 +170,7 @@ const int64_t kQuery = -1;
     OUTBOARD_DONE();                                                                                            \
   }
 
-// The table: routine x precision x interface.
-#define OUTBOARD_ALL_PRECISIONS(X, name)                                                                        \
-  OUTBOARD_FORTRAN_INTERFACES(X, s##name, Scalar::s) OUTBOARD_FORTRAN_INTERFACES(X, d##name, Scalar::d)         \
-  OUTBOARD_FORTRAN_INTERFACES(X, c##name, Scalar::c) OUTBOARD_FORTRAN_INTERFACES(X, z##name, Scalar::z)
-#define OUTBOARD_REAL_PRECISIONS(X, name)                                                                       \
-  OUTBOARD_FORTRAN_INTERFACES(X, s##name, Scalar::s) OUTBOARD_FORTRAN_INTERFACES(X, d##name, Scalar::d)
-#define OUTBOARD_COMPLEX_PRECISIONS(X, name)                                                                    \
-  OUTBOARD_FORTRAN_INTERFACES(X, c##name, Scalar::c) OUTBOARD_FORTRAN_INTERFACES(X, z##name, Scalar::z)
+// The table: routine x precision x interface (fortran_entry.hpp).
 
 OUTBOARD_ALL_PRECISIONS(OUTBOARD_GESV, gesv)
 OUTBOARD_ALL_PRECISIONS(OUTBOARD_GETRF, getrf)
