@@ -10,8 +10,10 @@
 #      takes every call it serves (gpu_min_flops = 0), all at once, one OpenBLAS thread each; the
 #      verdict lines of each pair must be equal. Only the LAPACK shim is preloaded (what `outboard
 #      run --offload always` does, less the BLAS and FFTW shims): the testers' own BLAS calls (over
-#      a million small ones for xlintstd alone) stay local, the LAPACK calls all go to the server.
-# Usage: [STEPS="tests bench testers"] [TESTERS="d svd,z lin,..."] [TESTER_SECONDS=240] lapack_drivers_h200.sh OUT [CARRY]   (CARRY: pack.sh's, with
+#      a million small ones for xlintstd alone) stay local, the LAPACK calls all go to the server;
+#   4. (trace) the bench's cases one by one with OUTBOARD_TRACE, --offload always and auto;
+#   5. (survey) lapack_survey.py's other numpy/scipy calls, plain and through the GPU server.
+# Usage: [STEPS="tests bench testers trace survey"] [TESTERS="d svd,z lin,..."] [TESTER_SECONDS=240] lapack_drivers_h200.sh OUT [CARRY]   (CARRY: pack.sh's, with
 # lapack-testers/ added by pack_lapack_testers.sh)
 set -uo pipefail
 source "$(dirname "$0")/steps.sh"
@@ -22,6 +24,9 @@ B=$CARRY/bin/outboard
 T=$CARRY/lapack-testers
 STEPS=${STEPS:-tests bench testers}
 S=$OUT/summary.txt
+# The logs come back even when a step runs past the command's limit (a TERM from `timeout`).
+trap 'tar -C "$R" -czf "$OUT/logs.tar.gz" . 2>/dev/null' EXIT
+trap 'exit 143' TERM
 say() { echo "$*" | tee -a "$S"; }
 { nvidia-smi --query-gpu=name,driver_version,memory.total,pci.bus_id --format=csv; echo "cores: $(nproc)";
   lscpu | grep -E '^Model name'; python3 -c 'import numpy, scipy; print("numpy", numpy.__version__, "scipy", scipy.__version__)';
@@ -46,6 +51,40 @@ if [[ " $STEPS " == *" bench "* ]]; then
   python3 -c "import json; s=json.load(open('$W/status.json')); print('bench server calls', s['calls'], 'errors', s['errors'], s['calls_by_routine'])" 2>&1 | tee -a "$S"
   kill "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null
   cp "$W/server.log" "$R/bench-server.log"; cp "$W/status.json" "$R/bench-status.json"
+fi
+
+# 4. Where each under-5x figure's time goes: each bench case in a process of its own through the
+#    GPU server with OUTBOARD_TRACE (every remote call's phases: pack, to server, to GPU, compute,
+#    from GPU, back, unpack) and OUTBOARD_REPORT, under --offload always and under the default
+#    (auto: the cost model picks the side per call).
+if [[ " $STEPS " == *" trace "* ]]; then
+  W=$(mktemp -d)
+  start_local_server "$B" "$W" || exit 1
+  export PYTHONUNBUFFERED=1
+  mkdir -p "$R/trace"
+  for c in ${TRACE_CASES:-svd pinv eig lstsq eigh_ab solve_sym}; do
+    for mode in always auto; do
+      OUTBOARD_TRACE=$R/trace/$c-$mode.json OUTBOARD_REPORT=1 timeout 60 "$B" run --offload $mode -- \
+        python3 "$HERE/lapack_drivers_bench.py" "$c" >"$R/trace/$c-$mode.txt" 2>&1
+      say "trace $c $mode: exit $? $(grep -h '"case"' "$R/trace/$c-$mode.txt")"
+    done
+  done
+  kill "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null
+fi
+
+# 5. The survey (lapack_survey.py): other numpy/scipy calls, plain and through the GPU server,
+#    each case in a process of its own (OUTBOARD_REPORT names what was served).
+if [[ " $STEPS " == *" survey "* ]]; then
+  W=$(mktemp -d)
+  start_local_server "$B" "$W" || exit 1
+  export PYTHONUNBUFFERED=1
+  mkdir -p "$R/survey"
+  for c in ${SURVEY_CASES:-$(python3 -c "import sys; sys.path.insert(0, '$HERE'); import lapack_survey; print(' '.join(lapack_survey.CASES))")}; do
+    timeout 60 python3 "$HERE/lapack_survey.py" "$c" >"$R/survey/$c-plain.txt" 2>&1
+    OUTBOARD_REPORT=1 timeout 60 "$B" run --offload always -- python3 "$HERE/lapack_survey.py" "$c" >"$R/survey/$c-outboard.txt" 2>&1
+    say "survey $c: plain $(grep -ho '"seconds": [0-9.]*' "$R/survey/$c-plain.txt") outboard $(grep -ho '"seconds": [0-9.]*' "$R/survey/$c-outboard.txt")"
+  done
+  kill "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null
 fi
 
 if [[ " $STEPS " == *" testers "* ]]; then
@@ -90,4 +129,3 @@ print('backends', [(b.get('name'), b.get('calls', b.get('served'))) for b in s['
   kill "$SERVER_PID"; wait "$SERVER_PID" 2>/dev/null
   cp "$W/server.log" "$R/testers-server.log"
 fi
-tar -C "$R" -czf "$OUT/logs.tar.gz" . 2>/dev/null

@@ -158,6 +158,24 @@ class GpuLapack : public ::testing::TestWithParam<std::tuple<Scalar, bool>> {
     c.scalar = s();
     return c;
   }
+  // What a triangular routine does not reference (the other triangle; the diagonal too where it is
+  // unit), which LAPACK leaves as it was: `mark` sets it to 7.25, `changed` counts what differs.
+  static bool unreferenced(int64_t i, int64_t j, char uplo, bool unit) {
+    return (uplo == 'U' ? i > j : i < j) || (unit && i == j);
+  }
+  Bytes mark(Bytes a, int64_t n, char uplo, bool unit) {
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t i = 0; i < n; ++i)
+        if (unreferenced(i, j, uplo, unit)) set(a, j * n + i, s(), Z(7.25));
+    return a;
+  }
+  int64_t changed(const Bytes& out, const Bytes& in, int64_t n, char uplo, bool unit) {
+    int64_t count = 0;
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t i = 0; i < n; ++i)
+        count += unreferenced(i, j, uplo, unit) && get(out, j * n + i, s()) != get(in, j * n + i, s());
+    return count;
+  }
   // max |op(A) X - B| / (max|A| max|X| k eps); A lda = rows of A.
   double residual(const Bytes& a, int64_t arows, char op, int64_t m, int64_t k, const Bytes& x, int64_t ldx,
                   const Bytes& b, int64_t ldb, int64_t nrhs) {
@@ -264,6 +282,8 @@ TEST_P(GpuLapack, PosvPotrfPotrsAndNotPositiveDefinite) {
     f.uplo = uplo, f.n = n;
     auto gf = run_gpu(f, {a});
     EXPECT_EQ(gf.info, 0);
+    const Bytes marked = mark(a, n, uplo, false);
+    EXPECT_EQ(changed(run_gpu(f, {marked}).out[0], marked, n, uplo, false), 0) << "potrf's other triangle, uplo " << uplo;
     auto t = call(LapackRoutine::potrs);
     t.uplo = uplo, t.n = n, t.nrhs = nrhs;
     auto gt = run_gpu(t, {gf.out[0], b});
@@ -678,6 +698,8 @@ TEST_P(GpuLapack, SytrfSysvSytrsAndSingularInfo) {
     auto gf = run_gpu(f, {a});
     auto cf = run(*backends_once().cpu, f, {a});
     EXPECT_EQ(gf.info, 0);
+    const Bytes marked = mark(a, n, uplo, false);
+    EXPECT_EQ(changed(run_gpu(f, {marked}).out[0], marked, n, uplo, false), 0) << "sytrf's other triangle, uplo " << uplo;
     for (int64_t i = 0; i < n; ++i) {
       const int32_t p = index_at(gf.out[1], i);
       EXPECT_TRUE(p != 0 && std::abs(p) <= n) << "pivot " << p;
@@ -699,6 +721,19 @@ TEST_P(GpuLapack, SytrfSysvSytrsAndSingularInfo) {
     auto gs = run_gpu(sv, {sing, b});
     EXPECT_EQ(gs.info, 3);
     EXPECT_EQ(std::memcmp(gs.out[2].data(), b.data(), wire::array_bytes(wire::layout(sv).outputs[2], s())), 0);
+    // The reference testers' singular types: a dense symmetric matrix with one row and column zero
+    // (the first, the last, one in the middle), and with its last n/2 zero: LAPACK's INFO (the
+    // first zero 1 x 1 pivot in elimination order), which cuSOLVER's own INFO was not.
+    for (int64_t zero : {int64_t(0), n - 1, n / 2, int64_t(-1)}) {
+      Bytes z = a;
+      for (int64_t j = 0; j < n; ++j)
+        for (int64_t i = 0; i < n; ++i)
+          if (zero >= 0 ? (i == zero || j == zero) : (i >= n / 2 || j >= n / 2)) set(z, j * n + i, s(), 0);
+      const int64_t want = run(*backends_once().cpu, f, {z}).info;
+      EXPECT_GT(want, 0);
+      EXPECT_EQ(run_gpu(f, {z}).info, want) << "sytrf uplo " << uplo << ", zero row and column " << zero;
+      EXPECT_EQ(run_gpu(sv, {z, b}).info, want) << "sysv uplo " << uplo << ", zero row and column " << zero;
+    }
   }
   if (wire::is_complex(s()))
     for (auto r : {LapackRoutine::hesv, LapackRoutine::hetrf, LapackRoutine::hetrs}) {
@@ -756,6 +791,8 @@ TEST_P(GpuLapack, GetriPotriTrtriAndSingularInfo) {
     auto g = run_gpu(c, {factor.out[0]});
     EXPECT_EQ(g.info, 0);
     EXPECT_LT(triangle_differs(g.out[0], run(*backends_once().cpu, c, {factor.out[0]}).out[0]), kTol) << "potri " << uplo;
+    const Bytes marked = mark(factor.out[0], n, uplo, false);
+    EXPECT_EQ(changed(run_gpu(c, {marked}).out[0], marked, n, uplo, false), 0) << "potri's other triangle, uplo " << uplo;
     Bytes sing = factor.out[0];
     set(sing, 5 * n + 5, s(), 0);
     EXPECT_EQ(run(*backends_once().cpu, c, {sing}).info, 6);
@@ -772,9 +809,10 @@ TEST_P(GpuLapack, GetriPotriTrtriAndSingularInfo) {
       auto gt = run_gpu(tc, {t});
       auto ct = run(*backends_once().cpu, tc, {t});
       EXPECT_EQ(gt.info, 0);
-      // The unit diagonal is not referenced (nor written): compare below/above it only then.
-      if (diag == 'U')
-        for (int64_t i = 0; i < n; ++i) set(gt.out[0], i * n + i, s(), 0), set(ct.out[0], i * n + i, s(), 0);
+      // A unit diagonal is neither referenced nor written: it stays as it was (sytri2 keeps D
+      // there; cuSOLVER's trtri wrote it, which the reference SY and HE testers found).
+      EXPECT_EQ(changed(gt.out[0], t, n, uplo, diag == 'U'), 0) << "trtri " << uplo << diag << " changed what it must not";
+      EXPECT_EQ(changed(ct.out[0], t, n, uplo, diag == 'U'), 0) << "the CPU's trtri " << uplo << diag;
       EXPECT_LT(triangle_differs(gt.out[0], ct.out[0]), kTol) << "trtri " << uplo << diag;
       set(t, 7 * n + 7, s(), 0);
       const int64_t want = diag == 'N' ? 8 : 0;

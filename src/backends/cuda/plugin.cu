@@ -907,6 +907,37 @@ __global__ void support_kernel(int64_t n, const T* z, int* isuppz) {
 
 unsigned blocks_for(int64_t count, int per_block) { return static_cast<unsigned>((count + per_block - 1) / per_block); }
 
+// LAPACK leaves what a triangular routine does not reference as it was: the other triangle, and
+// the diagonal where it is unit. cuSOLVER's need not: its trtri with a unit diagonal overwrote the
+// diagonal, where sytri2 keeps D under the unit triangle of sytrf's factor (the reference testers'
+// SY and HE inverses). So these routines run on A with a copy kept, and those parts are put back.
+template <class T>
+__global__ void restore_unreferenced_kernel(int64_t n, bool upper, bool unit, const T* saved, T* a) {
+  const int64_t at = int64_t(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (at >= n * n) return;
+  const int64_t i = at % n, j = at / n;
+  const bool referenced = (upper ? i <= j : i >= j) && !(unit && i == j);
+  if (!referenced) a[at] = saved[at];
+}
+
+// A copy of the n x n matrix a (to put back what the routine must not change).
+template <class T>
+int keep_copy(const T* a, int64_t n, DeviceArrays& mem, T** saved) {
+  *saved = nullptr;
+  if (n == 0) return OUTBOARD_CUDA_OK;
+  if (int rc = mem.alloc(reinterpret_cast<void**>(saved), sizeof(T) * size_t(n) * size_t(n), "cudaMalloc (A's copy)"))
+    return rc;
+  return check(cudaMemcpyAsync(*saved, a, sizeof(T) * size_t(n) * size_t(n), cudaMemcpyDeviceToDevice, nullptr),
+               "cudaMemcpy (A's copy)");
+}
+
+template <class T>
+int restore_unreferenced(int64_t n, cublasFillMode_t uplo, bool unit, const T* saved, T* a) {
+  if (n == 0) return OUTBOARD_CUDA_OK;
+  restore_unreferenced_kernel<T><<<blocks_for(n * n, 256), 256>>>(n, uplo == CUBLAS_FILL_MODE_UPPER, unit, saved, a);
+  return check(cudaGetLastError(), "restore kernel");
+}
+
 // The index (1-based) of the first zero on the diagonal of the n x n device matrix a; 0 if none.
 template <class T>
 int first_zero_on_diagonal(const T* a, int64_t n, int64_t* index) {
@@ -923,6 +954,33 @@ int first_zero_on_diagonal(const T* a, int64_t n, int64_t* index) {
       break;
     }
   return OUTBOARD_CUDA_OK;
+}
+
+// sytrf's INFO as LAPACK gives it, from the factor: the first 1 x 1 block with D(k,k) exactly zero
+// in the order LAPACK eliminates (from the last column up for 'U', the first down for 'L'). The
+// reference SY testers' singular matrices (a zero row and column) got another INFO from cuSOLVER.
+template <class T>
+int sytrf_info(const T* a, const int* ipiv, int64_t n, bool upper, int* info_dev) {
+  int64_t info = 0;
+  if (n > 0) {
+    std::vector<T> diag(static_cast<size_t>(n));
+    std::vector<int> piv(static_cast<size_t>(n));
+    if (int rc = check(cudaMemcpy2D(diag.data(), sizeof(T), a, sizeof(T) * (n + 1), sizeof(T), static_cast<size_t>(n),
+                                    cudaMemcpyDeviceToHost),
+                       "cudaMemcpy2D (D's diagonal)"))
+      return rc;
+    if (int rc = check(cudaMemcpy(piv.data(), ipiv, sizeof(int) * size_t(n), cudaMemcpyDeviceToHost), "cudaMemcpy (ipiv)"))
+      return rc;
+    for (int64_t step = 0, k = upper ? n - 1 : 0; k >= 0 && k < n; k += upper ? -step : step) {
+      step = piv[size_t(k)] > 0 ? 1 : 2;  // a 2 x 2 block is never singular in LAPACK's sense
+      if (step == 1 && is_zero(diag[size_t(k)])) {
+        info = k + 1;
+        break;
+      }
+    }
+  }
+  const int value = static_cast<int>(info);
+  return check(cudaMemcpy(info_dev, &value, sizeof(int), cudaMemcpyHostToDevice), "cudaMemcpy (sytrf INFO)");
 }
 
 // Host workspace of the 64-bit API (cuSOLVER's bufferOnHost), freed on every path out.
@@ -1215,7 +1273,11 @@ int run_lapack(cusolverDnHandle_t h, cublasHandle_t& blas, const outboard_cuda_l
       if (n == 0) return OUTBOARD_CUDA_OK;
       if ((rc = check(S::sytrf_buffer(h, n, a, ld(n), &lwork), "cusolverDn sytrf_bufferSize"))) return rc;
       if ((rc = alloc_work(lwork))) return rc;
+      T* kept = nullptr;
+      if ((rc = keep_copy(a, n, mem, &kept))) return rc;
       if ((rc = check(S::sytrf(h, uplo, n, a, ld(n), ipiv, work, lwork, info_dev), "cusolverDn sytrf"))) return rc;
+      if ((rc = restore_unreferenced(n, uplo, false, kept, a))) return rc;
+      if ((rc = sytrf_info(a, ipiv, n, uplo == CUBLAS_FILL_MODE_UPPER, info_dev))) return rc;
       if (c.routine == 19 || nrhs == 0) return OUTBOARD_CUDA_OK;
       int f = 0;
       if ((rc = factor_info(&f)) || f != 0) return rc;  // D singular: B stays as it was, as LAPACK leaves it
@@ -1249,10 +1311,13 @@ int run_lapack(cusolverDnHandle_t h, cublasHandle_t& blas, const outboard_cuda_l
         return OUTBOARD_CUDA_OK;
       }
       if (n == 0) return OUTBOARD_CUDA_OK;
+      T* kept = nullptr;
+      if ((rc = keep_copy(a, n, mem, &kept))) return rc;
       if (c.routine == 25) {
         if ((rc = check(S::potri_buffer(h, uplo, n, a, ld(n), &lwork), "cusolverDn potri_bufferSize"))) return rc;
         if ((rc = alloc_work(lwork))) return rc;
-        return check(S::potri(h, uplo, n, a, ld(n), work, lwork, info_dev), "cusolverDn potri");
+        if ((rc = check(S::potri(h, uplo, n, a, ld(n), work, lwork, info_dev), "cusolverDn potri"))) return rc;
+        return restore_unreferenced(n, uplo, false, kept, a);
       }
       const cublasDiagType_t diag = c.diag == 'U' ? CUBLAS_DIAG_UNIT : CUBLAS_DIAG_NON_UNIT;
       size_t dbytes = 0, hbytes = 0;
@@ -1263,8 +1328,10 @@ int run_lapack(cusolverDnHandle_t h, cublasHandle_t& blas, const outboard_cuda_l
       if ((rc = mem.alloc(&dwork, dbytes, "cudaMalloc (trtri workspace)"))) return rc;
       HostBuffer hwork;
       if ((rc = hwork.alloc(hbytes))) return rc;
-      return check(cusolverDnXtrtri(h, uplo, diag, n, S::type, a, ld(n), dwork, dbytes, hwork.p, hbytes, info_dev),
-                   "cusolverDnXtrtri");
+      if ((rc = check(cusolverDnXtrtri(h, uplo, diag, n, S::type, a, ld(n), dwork, dbytes, hwork.p, hbytes, info_dev),
+                      "cusolverDnXtrtri")))
+        return rc;
+      return restore_unreferenced(n, uplo, diag == CUBLAS_DIAG_UNIT, kept, a);
     }
     default:
       return fail(OUTBOARD_CUDA_ERR_INVALID_ARGUMENT, "lapack: unknown routine");
