@@ -51,7 +51,13 @@ ln -sf ../deps/libopenblas.so.0 "$DIR/openblas-as-lapack/libblas.so.3"
 mkdir -p "$DIR/iproute"
 install -m 755 /usr/bin/ip /usr/sbin/tc "$DIR/iproute/"
 [ -x /usr/bin/ucx_perftest ] && install -m 755 /usr/bin/ucx_perftest /usr/bin/ucx_info "$DIR/bin/"
-ldd /usr/bin/ip /usr/sbin/tc | awk '/=> \// {print $3}' | sort -u | while read -r lib; do
+# iperf3, the link rig's TCP yardstick (bench/link/link_rig.sh --carry), with its libraries there
+# too, with PACK_IPERF3=1 only: its libcrypto (4.7 MB) would take the carry with the LAPACK testers
+# past the device tool's 64 MiB.
+IPERF3=""
+[ "${PACK_IPERF3:-0}" = 1 ] && IPERF3=$(command -v iperf3 || true)
+[ -n "$IPERF3" ] && install -m 755 "$IPERF3" "$DIR/iproute/"
+ldd /usr/bin/ip /usr/sbin/tc $IPERF3 | awk '/=> \// {print $3}' | sort -u | while read -r lib; do
   case "$(basename "$lib")" in libc.so*|libm.so*) ;; *) cp -L "$lib" "$DIR/iproute/" ;; esac
 done
 # The device tool carries at most 64 MiB with the tree: OpenBLAS (36 MB) travels compressed and
