@@ -27,6 +27,7 @@ PACKAGES=(
   dpkg-dev systemd                         # the .deb (dpkg-shlibdeps); tests: systemd-analyze verify of the unit
   iproute2 iptables libnetfilter-queue-dev # netns_* tests: namespaces, and delay and loss where the kernel has no netem
   iperf3                                   # bench/link/link_rig.sh: the link's TCP yardstick beside Outboard's figures
+  r-base-core                              # tests: R's own linear algebra as an unmodified client (r_linalg)
   openmpi-bin slurm-wlm munge              # dcuda launched by mpirun and by srun (a one-node Slurm the test starts)
 )
 
