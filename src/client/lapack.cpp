@@ -24,9 +24,10 @@ std::vector<uint64_t> packed_offsets(const std::vector<wire::LapackArray>& array
   return out;
 }
 
-// "dgesv 0x16384x1": a LAPACK call in reports and traces.
+// "dgesv 0x16384x1": a LAPACK call in reports and traces (m x n x nrhs; orgqr, ormqr: m x n x k).
 std::string lapack_label(const wire::LapackCall& c) {
-  return wire::call_name(c) + " " + std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(c.nrhs);
+  const int64_t third = c.k ? c.k : c.nrhs;
+  return wire::call_name(c) + " " + std::to_string(c.m) + "x" + std::to_string(c.n) + "x" + std::to_string(third);
 }
 
 // The bytes [begin, end) of the packed arrays `arrays` (wire::layout order) copied from the

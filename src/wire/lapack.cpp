@@ -39,8 +39,8 @@ void check_finite(const char* what, double v) {
 // takes (nullptr: not taken, must be 'N').
 struct Uses {
   const char *trans = nullptr, *uplo = nullptr, *jobz = nullptr, *jobu = nullptr, *jobvt = nullptr;
-  const char *jobvl = nullptr, *jobvr = nullptr, *range = nullptr, *diag = nullptr;
-  bool m = false, nrhs = false, itype = false, abstol = false, rcond = false;
+  const char *jobvl = nullptr, *jobvr = nullptr, *range = nullptr, *diag = nullptr, *side = nullptr;
+  bool m = false, nrhs = false, k = false, itype = false, abstol = false, rcond = false;
 };
 
 Uses uses(const LapackCall& c) {
@@ -74,6 +74,8 @@ Uses uses(const LapackCall& c) {
     case R::gesvd: u.jobu = "ASON", u.jobvt = "ASON", u.m = true; break;
     case R::gesdd: u.jobz = "ASON", u.m = true; break;
     case R::gesvdx: u.jobu = "VN", u.jobvt = "VN", u.range = "AVI", u.m = true; break;
+    case R::orgqr: u.m = true, u.k = true; break;
+    case R::ormqr: u.side = "LR", u.trans = cplx ? "NC" : "NT", u.m = true, u.k = true; break;
     default: throw ProtocolError("unknown LAPACK routine");
   }
   return u;
@@ -89,7 +91,8 @@ int64_t vectors_asked(const LapackCall& c, int64_t all) { return c.range == 'I' 
 const char* lapack_routine_name(LapackRoutine r) {
   static const char* names[] = {"gesv",  "getrf", "getrs", "posv",  "potrf", "potrs", "gels",  "geqrf", "syevd",
                                 "gesvd", "gesdd", "gesvdx", "geev", "gelsd", "gelsy", "syevr", "syevx", "sygvd",
-                                "sysv",  "sytrf", "sytrs", "hesv",  "hetrf", "hetrs", "getri", "potri", "trtri"};
+                                "sysv",  "sytrf", "sytrs", "hesv",  "hetrf", "hetrs", "getri", "potri", "trtri",
+                                "orgqr", "ormqr"};
   static_assert(sizeof(names) / sizeof(names[0]) == static_cast<size_t>(R::count_));
   return r < R::count_ ? names[static_cast<int>(r)] : "?";
 }
@@ -103,6 +106,8 @@ std::string call_name(const LapackCall& c) {
       case R::syevr: return std::string(1, p) + "heevr";
       case R::syevx: return std::string(1, p) + "heevx";
       case R::sygvd: return std::string(1, p) + "hegvd";
+      case R::orgqr: return std::string(1, p) + "ungqr";  // the unitary routines of the orthogonal ones
+      case R::ormqr: return std::string(1, p) + "unmqr";
       default: break;
     }
   }
@@ -128,12 +133,21 @@ void validate(const LapackCall& c) {
   option("jobvr", c.jobvr, u.jobvr);
   option("range", c.range, u.range);
   option("diag", c.diag, u.diag);
+  option("side", c.side, u.side);
   if (c.routine == R::gesvd && c.jobu == 'O' && c.jobvt == 'O') throw ProtocolError("jobu and jobvt cannot both be 'O'");
   if (u.m) check_dim("m", c.m);
   else check_zero("m", c.m);
   check_dim("n", c.n);
   if (u.nrhs) check_dim("nrhs", c.nrhs);
   else check_zero("nrhs", c.nrhs);
+  if (u.k) check_dim("k", c.k);
+  else check_zero("k", c.k);
+  // The reflectors' shapes, as LAPACK requires them.
+  if (c.routine == R::orgqr && !(c.m >= c.n && c.n >= c.k))
+    throw ProtocolError("orgqr needs m >= n >= k, got m = " + std::to_string(c.m) + ", n = " + std::to_string(c.n) +
+                        ", k = " + std::to_string(c.k));
+  if (c.routine == R::ormqr && c.k > (c.side == 'L' ? c.m : c.n))
+    throw ProtocolError("ormqr needs k <= " + std::string(c.side == 'L' ? "m" : "n") + ", got k = " + std::to_string(c.k));
   if (u.itype) {
     if (c.itype < 1 || c.itype > 3) throw ProtocolError("itype = " + std::to_string(c.itype) + " is not 1, 2 or 3");
   } else {
@@ -354,6 +368,19 @@ LapackLayout layout(const LapackCall& c) {
       if (c.jobvt == 'V') counted("VT", Elem::data, z, n, found, true);
       break;
     }
+    case R::orgqr: {
+      int a = in("A", Elem::data, m, n);
+      in("tau", Elem::data, c.k, 1);
+      out("A", Elem::data, m, n, a);
+      break;
+    }
+    case R::ormqr: {  // A holds the k reflectors, one per column, of length m (side L) or n (R)
+      in("A", Elem::data, c.side == 'L' ? m : n, c.k);
+      in("tau", Elem::data, c.k, 1);
+      int cm = in("C", Elem::data, m, n);
+      out("C", Elem::data, m, n, cm);
+      break;
+    }
     default:
       throw ProtocolError("unknown LAPACK routine");
   }
@@ -438,6 +465,17 @@ double flops(const LapackCall& c) {
     case R::getri: f = 4 * n * n * n / 3; break;
     case R::potri: f = 2 * n * n * n / 3; break;
     case R::trtri: f = n * n * n / 3; break;
+    // The leading terms of LAPACK's operation counts (dopla.f: multiplications plus additions).
+    case R::orgqr: {
+      const double q = double(c.k);
+      f = 4 * m * n * q - 2 * (m + n) * q * q + 4 * q * q * q / 3;
+      break;
+    }
+    case R::ormqr: {
+      const double q = double(c.k);
+      f = 4 * m * n * q - 2 * (c.side == 'L' ? n : m) * q * q;
+      break;
+    }
     default: break;
   }
   return is_complex(c.scalar) ? 4 * f : f;

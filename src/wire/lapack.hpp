@@ -42,6 +42,11 @@
 //   gesvdx   m, n          A m*n                           ns 1, s k (limited by ns), U m*z
 //                                                          (jobu = V; columns limited by ns),
 //                                                          VT z*n (jobvt = V; rows limited by ns)
+//   orgqr    m, n, k       A m*n (reflectors), tau k       A (Q's first n columns)
+//     (ungqr for complex; m >= n >= k)
+//   ormqr    m, n, k       A q*k (reflectors), tau k,      C (op(Q) C or C op(Q))
+//     (unmqr for complex;  C m*n
+//      q = m for side L, n for side R; k <= q)
 //
 // Element types: the call's precision for matrices, tau and complex w; its real type (float or
 // double) for real w, wr, wi and s; 32-bit integers (Fortran INTEGER, LP64) for ipiv, jpvt, isuppz,
@@ -61,6 +66,7 @@ namespace outboard::wire {
 enum class LapackRoutine : uint8_t {
   gesv, getrf, getrs, posv, potrf, potrs, gels, geqrf, syevd, gesvd,
   gesdd, gesvdx, geev, gelsd, gelsy, syevr, syevx, sygvd, sysv, sytrf, sytrs, hesv, hetrf, hetrs, getri, potri, trtri,
+  orgqr, ormqr,
   count_
 };
 
@@ -76,6 +82,8 @@ struct LapackCall {
   double vl = 0, vu = 0;   // range V: the interval (vl, vu] of the values asked for
   double abstol = 0;       // syevr, syevx
   double rcond = 0;        // gelsd, gelsy
+  char side = 'N';         // ormqr: L or R
+  int64_t k = 0;           // orgqr, ormqr: the number of reflectors
 };
 
 enum class Elem : uint8_t { data, real, index };

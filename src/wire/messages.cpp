@@ -71,6 +71,8 @@ void put_lapack(Writer& w, const LapackCall& c) {
     w.u8(static_cast<uint8_t>(ch));
   for (int64_t v : {c.m, c.n, c.nrhs, c.itype, c.il, c.iu}) w.i64(v);
   for (double v : {c.vl, c.vu, c.abstol, c.rcond}) w.f64(v);
+  w.u8(static_cast<uint8_t>(c.side));
+  w.i64(c.k);
 }
 
 LapackCall get_lapack(Reader& r) {
@@ -81,6 +83,8 @@ LapackCall get_lapack(Reader& r) {
     *ch = static_cast<char>(r.u8());
   for (int64_t* v : {&c.m, &c.n, &c.nrhs, &c.itype, &c.il, &c.iu}) *v = r.i64();
   for (double* v : {&c.vl, &c.vu, &c.abstol, &c.rcond}) *v = r.f64();
+  c.side = static_cast<char>(r.u8());
+  c.k = r.i64();
   validate(c);
   return c;
 }

@@ -20,8 +20,9 @@ namespace outboard::wire {
 
 inline constexpr uint32_t kMagic = 0x4452424f;  // "OBRD"
 // 2: answers carry the server's load; 3: encryption negotiated; 4: AuthResult names sibling
-// workers, Hold; 5: LAPACK calls carry range, diag, itype, eigenvalue bounds, rcond (issue 35)
-inline constexpr uint16_t kProtocolVersion = 5;
+// workers, Hold; 5: LAPACK calls carry range, diag, itype, eigenvalue bounds, rcond (issue 35);
+// 6: and side, k (orgqr, ormqr)
+inline constexpr uint16_t kProtocolVersion = 6;
 inline constexpr size_t kMaxText = 4096;  // longest string field
 inline constexpr size_t kMaxIdentity = 64;  // longest identity name
 

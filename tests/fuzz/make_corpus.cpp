@@ -213,6 +213,14 @@ std::map<std::string, std::vector<std::byte>> seeds() {
     c.routine = LR::hetrs, c.scalar = Scalar::z, c.uplo = 'L', c.n = 3, c.nrhs = 1;
     validate(c);
     out["lapack_zhetrs"] = encode(LapackRequest{34, c, request_bytes(c)});
+    c = LapackCall{};  // side and k (orgqr, ormqr)
+    c.routine = LR::orgqr, c.scalar = Scalar::d, c.m = 6, c.n = 4, c.k = 3;
+    validate(c);
+    out["lapack_dorgqr"] = encode(LapackRequest{35, c, request_bytes(c)});
+    c = LapackCall{};
+    c.routine = LR::ormqr, c.scalar = Scalar::z, c.side = 'R', c.trans = 'C', c.m = 3, c.n = 5, c.k = 2;
+    validate(c);
+    out["lapack_zunmqr"] = encode(LapackRequest{36, c, request_bytes(c)});
   }
   out["lapack_reply"] = encode(LapackReply{21, true, "", 2, 0});
   {

@@ -822,6 +822,61 @@ TEST_P(GpuLapack, GetriPotriTrtriAndSingularInfo) {
   }
 }
 
+// orgqr/ungqr and ormqr/unmqr on geqrf's reflectors: the same Q and the same products as the CPU
+// backend. orgqr writes every element of A (LAPACK does: the columns past k come in as 7.25 and
+// must be Q's too); ormqr's A (the reflectors) is read only, and C comes back whole.
+TEST_P(GpuLapack, OrgqrOrmqrAgainstTheCpuBackend) {
+  server::Backend& cpu = *backends_once().cpu;
+  auto factor = [&](int64_t m, int64_t n) {  // geqrf on the CPU: {A with the reflectors, tau}
+    auto f = call(LapackRoutine::geqrf);
+    f.m = m, f.n = n;
+    return run(cpu, f, {random(m, n)}).out;
+  };
+  const double tol = kTol * eps(s());
+  for (auto [m, n, k] : {std::tuple<int64_t, int64_t, int64_t>{70, 45, 45}, {70, 45, 30}, {40, 40, 40}}) {
+    auto qr = factor(m, k);
+    Bytes a = random(m, n);
+    std::memcpy(a.data(), qr[0].data(), static_cast<size_t>(m * k) * wire::element_bytes(s()));
+    for (int64_t i = m * k; i < m * n; ++i) set(a, i, s(), Z(7.25));
+    auto c = call(LapackRoutine::orgqr);
+    c.m = m, c.n = n, c.k = k;
+    auto g = run_gpu(c, {a, qr[1]});
+    auto h = run(cpu, c, {a, qr[1]});
+    EXPECT_EQ(g.info, 0);
+    EXPECT_EQ(h.info, 0);
+    EXPECT_LT(differ(g.out[0], h.out[0], static_cast<size_t>(m * n), s(), false, double(m)), tol) << "orgqr " << m << "x" << n << " k " << k;
+    double o = 0;  // Q^H Q = I
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t i = 0; i < n; ++i) {
+        Z v = 0;
+        for (int64_t l = 0; l < m; ++l) v += std::conj(get(g.out[0], i * m + l, s())) * get(g.out[0], j * m + l, s());
+        o = std::max(o, std::abs(v - Z(i == j ? 1 : 0)));
+      }
+    EXPECT_LT(o / (double(m) * eps(s())), kTol) << "orgqr " << m << "x" << n << " k " << k;
+  }
+  const char adjoint = wire::is_complex(s()) ? 'C' : 'T';
+  const int64_t m = 52, n = 37;  // C is m x n
+  for (char side : {'L', 'R'})
+    for (char trans : {'N', adjoint}) {
+      const int64_t q = side == 'L' ? m : n, k = side == 'L' ? 29 : n;
+      auto qr = factor(q, k);
+      auto c = call(LapackRoutine::ormqr);
+      c.side = side, c.trans = trans, c.m = m, c.n = n, c.k = k;
+      Bytes cm = random(m, n);
+      const Bytes a = qr[0];
+      auto g = run_gpu(c, {qr[0], qr[1], cm});
+      auto h = run(cpu, c, {qr[0], qr[1], cm});
+      EXPECT_EQ(g.info, 0);
+      EXPECT_EQ(h.info, 0);
+      EXPECT_LT(differ(g.out[0], h.out[0], static_cast<size_t>(m * n), s(), false, double(q)), tol)
+          << "ormqr side " << side << " trans " << trans;
+      EXPECT_EQ(std::memcmp(qr[0].data(), a.data(), a.size()), 0) << "ormqr's A is read only";
+    }
+  auto none = call(LapackRoutine::ormqr);  // no reflectors: the host's
+  none.side = 'L', none.trans = 'N', none.m = 5, none.n = 4, none.k = 0;
+  EXPECT_FALSE(lapack(*backends_once().gpu).serves_lapack(none));
+}
+
 TEST_P(GpuLapack, LeftToTheHost) {
   auto d = call(LapackRoutine::gelsd);
   d.m = 20, d.n = 10, d.nrhs = 1;

@@ -21,13 +21,13 @@ if [ -f "$REF" ]; then
   sed -n 's/^OUTBOARD_PASSTHROUGH(\(.*\))$/\1/p' "$(dirname "$0")/../../src/shims/lapack/passthrough_symbols.def" |
     LC_ALL=C sort >"$WORK/passthrough.syms"
   LC_ALL=C comm -23 "$WORK/ref.syms" "$WORK/passthrough.syms" >"$WORK/offloaded.syms"
-  [ "$(wc -l <"$WORK/offloaded.syms")" = 102 ] || fail "expected 102 offloaded LAPACK routines, found $(wc -l <"$WORK/offloaded.syms")"
+  [ "$(wc -l <"$WORK/offloaded.syms")" = 110 ] || fail "expected 110 offloaded LAPACK routines, found $(wc -l <"$WORK/offloaded.syms")"
   { cat "$WORK/ref.syms"; sed -E 's/^(.*)_$/\1_64_\nscipy_\1_\nscipy_\1_64_/' "$WORK/offloaded.syms"; } |
     LC_ALL=C sort >"$WORK/expected.syms"
   nm -D --defined-only "$BUILD/lib/liboutboard-lapack.so" | awk '{print $3}' | LC_ALL=C sort >"$WORK/shim.syms"
   diff "$WORK/expected.syms" "$WORK/shim.syms" >"$WORK/syms.diff" ||
     { head -20 "$WORK/syms.diff"; fail "liboutboard-lapack.so's exports differ from the reference LAPACK's (scripts/gen-lapack-passthrough.sh regenerates the table)"; }
-  ok "liboutboard-lapack.so exports the reference LAPACK's $(wc -l <"$WORK/ref.syms") functions and the 102 offloaded ones under 3 renamed interfaces"
+  ok "liboutboard-lapack.so exports the reference LAPACK's $(wc -l <"$WORK/ref.syms") functions and the 110 offloaded ones under 3 renamed interfaces"
 fi
 
 run_checked lapack-local "$PROGRAMS/lapack_check"
@@ -44,7 +44,9 @@ for p in s d c z; do
     [ "$(routine_count $p$r)" -gt 0 ] || fail "the server served no $p$r call"
   done
 done
-for r in ssyevd dsyevd cheevd zheevd; do [ "$(routine_count $r)" -gt 0 ] || fail "the server served no $r call"; done
+for r in ssyevd dsyevd cheevd zheevd sorgqr dorgqr cungqr zungqr sormqr dormqr cunmqr zunmqr; do
+  [ "$(routine_count $r)" -gt 0 ] || fail "the server served no $r call"
+done
 [ "$(status_field "s['errors']")" = 0 ] || fail "the server reported errors"
 ok "every offloaded LAPACK routine was served remotely, without errors"
 
@@ -76,7 +78,7 @@ OUTBOARD_MIN_FLOPS=1e12 run_checked lapack-auto-small "$OUTBOARD" run -- "$PROGR
 ok "offload policy respected"
 
 # numpy.linalg: solve (gesv), inv (gesv), det (getrf), cholesky (potrf), eigh (syevd/heevd), qr
-# (geqrf), svd (gesdd: passed through, not offloaded), each checked against its definition.
+# (geqrf, orgqr), svd (gesdd), each checked against its definition.
 PYTHON=/usr/bin/python3  # Debian's python3 with Debian's numpy (another python3 may come first on PATH)
 [ -x "$PYTHON" ] || PYTHON=python3
 if "$PYTHON" -c "import numpy" 2>/dev/null; then
@@ -100,7 +102,7 @@ PY
   before=$(status_field "s['calls']")
   run_checked numpy "$OUTBOARD" run --offload always -- "$PYTHON" "$WORK/np.py"
   after=$(status_field "s['calls']")
-  for r in dgesv dgetrf dpotrf dsyevd zheevd dgeqrf; do
+  for r in dgesv dgetrf dpotrf dsyevd zheevd dgeqrf dorgqr; do
     [ "$(routine_count $r)" -gt 0 ] || fail "numpy: the server served no $r call"
   done
   ok "numpy.linalg through outboard run: $((after - before)) calls served remotely"

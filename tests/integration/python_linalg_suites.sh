@@ -2,7 +2,7 @@
 # numpy.linalg's and scipy.linalg's own test suites (Debian 12's python3-numpy and python3-scipy,
 # which call the system LAPACK), unmodified, plain and through `outboard run --offload always`:
 # the same tests pass, fail and skip, and the server serves the drivers they spend their calls in
-# (gesdd, geev, gelsd, syevr, sygvd, sysv, getri, ...). scipy.linalg's suite is large; the modules
+# (gesdd, geev, gelsd, syevr, sygvd, sysv, getri, orgqr, ormqr, ...). scipy.linalg's suite is large; the modules
 # that exercise the served drivers are run (SCIPY_MODULES).
 BUILD=$(realpath "$1")
 source "$(dirname "$0")/lib.sh"
@@ -56,7 +56,8 @@ for suite in numpy scipy; do
   counts=$(cut -d' ' -f1 "${suite}_outboard.outcomes" | uniq -c | awk '{printf "%s %s, ", $1, $2}')
   ok "$suite.linalg's tests: ${counts%, } — the same as plain; $served calls served remotely"
 done
-for r in dgesdd zgesdd dgeev zgeev dgelsd zgelsd dsyevr zheevr dsygvd zhegvd dsysv dgetri zgetri dsytrf; do
+for r in dgesdd zgesdd dgeev zgeev dgelsd zgelsd dsyevr zheevr dsygvd zhegvd dsysv dgetri zgetri dsytrf dorgqr zungqr \
+         dormqr zunmqr; do
   [ "$(routine_count $r)" -gt 0 ] || fail "the suites: the server served no $r call"
 done
 [ "$(status_field "s['errors']")" = 0 ] || fail "the server reported errors"

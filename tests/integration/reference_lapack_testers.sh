@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # The reference LAPACK testers (Debian's liblapack-test), unmodified, through `outboard run
 # --offload always`: the linear-equation testers xlintst{s,d,c,z} on the paths that exercise the
-# offloaded routines: GE (getrf, getrs, gesv), PO (potrf, potrs, posv), QR (geqrf), LS (gels), each
-# with its error-exit tests (bad arguments must reach xerbla exactly as LAPACK reports them); and the
-# eigenvalue testers xeigtst{s,d,c,z} with Debian's sep.in (syevd/heevd among the symmetric
-# eigensolvers) and svd.in (gesvd among the SVD drivers). All must pass as they do without Outboard,
-# and the server must have served the routines. Then the drivers of issue 35 (below).
+# offloaded routines: GE (getrf, getrs, gesv), PO (potrf, potrs, posv), QR (geqrf, orgqr/ungqr,
+# ormqr/unmqr), LS (gels), each with its error-exit tests (bad arguments must reach xerbla exactly
+# as LAPACK reports them); and the eigenvalue testers xeigtst{s,d,c,z} with Debian's sep.in
+# (syevd/heevd among the symmetric eigensolvers) and svd.in (gesvd among the SVD drivers). All must
+# pass as they do without Outboard, and the server must have served the routines. Then the drivers of issue 35 (below).
 BUILD=$(realpath "$1")
 source "$(dirname "$0")/lib.sh"
 TESTERS=/usr/lib/x86_64-linux-gnu/lapack
@@ -31,7 +31,9 @@ for p in s d c z; do
   passed=$(grep -cE "passed the (threshold|tests of the error exits)" "lin_$p.log" || true)
   # GE, PO: routines and drivers, each with error exits (8 lines); QR: routines (2); LS: drivers, error exits (2).
   [ "$passed" -ge 12 ] || { cat "lin_$p.log"; fail "xlintst$p: only $passed sections passed"; }
-  for r in gesv getrf getrs posv potrf potrs geqrf gels; do
+  q="orgqr ormqr"
+  [ "$p" = c ] || [ "$p" = z ] && q="ungqr unmqr"
+  for r in gesv getrf getrs posv potrf potrs geqrf gels $q; do
     [ "$(routine_count $p$r)" -gt 0 ] || fail "xlintst$p: the server served no $p$r call"
   done
   after=$(status_field "s['calls']")

@@ -50,6 +50,9 @@ void F(dgesvd)(ch, ch, ip, ip, double*, ip, double*, double*, ip, double*, ip, d
 void F(dsyevr)(ch, ch, ch, ip, double*, ip, const double*, const double*, ip, ip, const double*, I*, double*, double*,
                ip, I*, double*, ip, I*, ip, I*, ln, ln, ln);
 void F(dgelsy)(ip, ip, ip, double*, ip, double*, ip, I*, const double*, I*, double*, ip, I*);
+void F(dgeqrf)(ip, ip, double*, ip, double*, double*, ip, I*);
+void F(dorgqr)(ip, ip, ip, double*, ip, const double*, double*, ip, I*);
+void F(dormqr)(ch, ch, ip, ip, ip, const double*, ip, const double*, double*, ip, double*, ip, I*, ln, ln);
 enum { RowMajor = 101, ColMajor = 102, NoTrans = 111, Trans = 112 };
 void CB(dgemm)(int, int, int, I, I, I, double, const double*, I, const double*, I, double, double*, I);
 #ifdef CB_REF
@@ -362,6 +365,46 @@ static void lapack(I n) {
   check(info == 0 && rank == n && jsum == n * (n + 1) / 2 && residual(n, nrhs, a0, lda, b, b0) < 1e-9,
         "dgelsy: rank and jpvt (64 bits), residual");
   free(wr), free(zr), free(isuppz), free(wevr), free(iwevr), free(jpvt), free(wlsy);
+
+  /* geqrf, then ormqr (Q^T A = R) and orgqr (Q R = A): workspace queries and INFO in 64 bits; with
+   * k = n above LAPACK's crossover (nx = 128) orgqr blocks, and leaves its query's answer in work(1)
+   * (the shim asks the real ILAENV, at 64 bits, whether it would have). */
+  double* tau = malloc(n * sizeof *tau);
+  double* qa = malloc(lda * n * sizeof *qa);
+  double* qr = malloc(lda * n * sizeof *qr);
+  memcpy(qr, a0, lda * n * sizeof *qr);
+  I lw_qr = -1;
+  F(dgeqrf)(&n, &n, qr, &lda, tau, &wq, &lw_qr, &info);
+  lw_qr = (I)wq;
+  double* wqr = malloc(lw_qr * sizeof *wqr);
+  F(dgeqrf)(&n, &n, qr, &lda, tau, wqr, &lw_qr, &info);
+  memcpy(qa, a0, lda * n * sizeof *qa);
+  I lw_mqr = -1;
+  F(dormqr)("L", "T", &n, &n, &n, qr, &lda, tau, qa, &lda, &wq, &lw_mqr, &info, 1, 1);
+  lw_mqr = (I)wq;
+  double* wmqr = malloc(lw_mqr * sizeof *wmqr);
+  info = kGarbage;
+  F(dormqr)("L", "T", &n, &n, &n, qr, &lda, tau, qa, &lda, wmqr, &lw_mqr, &info, 1, 1);
+  worst = 0;  /* Q^T A is R: qr's upper triangle, zero below */
+  for (I j = 0; j < n; ++j)
+    for (I i = 0; i < n; ++i) worst = fmax(worst, fabs(qa[i + j * lda] - (i <= j ? qr[i + j * lda] : 0)));
+  check(info == 0 && worst < 1e-10 * n && wmqr[0] == (double)lw_mqr, "dormqr: Q^T A = R, INFO (64 bits), work(1)");
+  I lw_gqr = -1;
+  F(dorgqr)(&n, &n, &n, qr, &lda, tau, &wq, &lw_gqr, &info);
+  lw_gqr = (I)wq;
+  double* wgqr = malloc(lw_gqr * sizeof *wgqr);
+  info = kGarbage;
+  F(dorgqr)(&n, &n, &n, qr, &lda, tau, wgqr, &lw_gqr, &info);
+  worst = 0;  /* Q R = A, R from ormqr's result */
+  for (I j = 0; j < n; ++j)
+    for (I i = 0; i < n; ++i) {
+      double v = 0;
+      for (I l = 0; l <= j; ++l) v += qr[i + l * lda] * qa[l + j * lda];
+      worst = fmax(worst, fabs(v - a0[i + j * lda]));
+    }
+  check(info == 0 && worst < 1e-10 * n, "dorgqr: Q R = A, INFO (64 bits)");
+  check(n <= 128 || wgqr[0] == (double)lw_gqr, "dorgqr with k > 128: work(1) is its query's answer");
+  free(tau), free(qa), free(qr), free(wqr), free(wmqr), free(wgqr);
 
   /* Invalid arguments: INFO < 0 in all 64 bits, reported through the program's xerbla; also where
    * n = 2^32 + 3 would look valid (3) read as 32 bits. */

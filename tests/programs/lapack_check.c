@@ -3,9 +3,13 @@
  * {s,d}syevd, {c,z}heevd) on random inputs of odd sizes, with leading dimensions above the rows,
  * several right-hand sides, transposes, singular and non-positive-definite matrices and workspace
  * queries, and checks the results by residuals computed here in double (complex) arithmetic.
+ * {s,d}orgqr, {c,z}ungqr, {s,d}ormqr and {c,z}unmqr are compared with the real LAPACK the program
+ * links (opened again by path, $LAPACK_CHECK_REFERENCE or the system's liblapack.so.3, so that a
+ * preloaded shim is not in the way): results, workspace queries and work(1).
  * Prints "lapack_check: N passed, M failed"; exits 1 on any failure.
  * Usage: lapack_check [--size N]  (N scales the problem sizes; default 24) */
 #include <complex.h>
+#include <dlfcn.h>
 #include <float.h>
 #include <math.h>
 #include <stdio.h>
@@ -32,6 +36,11 @@ void sorgqr_(ip, ip, ip, vp, ip, const void*, vp, ip, int*);
 void dorgqr_(ip, ip, ip, vp, ip, const void*, vp, ip, int*);
 void cungqr_(ip, ip, ip, vp, ip, const void*, vp, ip, int*);
 void zungqr_(ip, ip, ip, vp, ip, const void*, vp, ip, int*);
+typedef void (*ormqr_fn)(ch, ch, ip, ip, ip, const void*, ip, const void*, vp, ip, vp, ip, int*, ln, ln);
+void sormqr_(ch, ch, ip, ip, ip, const void*, ip, const void*, vp, ip, vp, ip, int*, ln, ln);
+void dormqr_(ch, ch, ip, ip, ip, const void*, ip, const void*, vp, ip, vp, ip, int*, ln, ln);
+void cunmqr_(ch, ch, ip, ip, ip, const void*, ip, const void*, vp, ip, vp, ip, int*, ln, ln);
+void zunmqr_(ch, ch, ip, ip, ip, const void*, ip, const void*, vp, ip, vp, ip, int*, ln, ln);
 void ssyevd_(ch, ch, ip, vp, ip, vp, vp, ip, int*, ip, int*, ln, ln);
 void dsyevd_(ch, ch, ip, vp, ip, vp, vp, ip, int*, ip, int*, ln, ln);
 void cheevd_(ch, ch, ip, vp, ip, vp, vp, ip, vp, ip, int*, ip, int*, ln, ln);
@@ -419,11 +428,124 @@ static void test_gesvd(int m, int n, char job) {
   free(a); free(a0); free(s); free(s2); free(u); free(vt); free(rwork); free(work);
 }
 
+/* The real LAPACK, opened by path: the reference the routines below are compared with. */
+static void* reference;
+typedef void (*orgqr_fn)(ip, ip, ip, vp, ip, const void*, vp, ip, int*);
+static void* reference_fn(const char* names[4]) {
+  void* f = reference ? dlsym(reference, names[P]) : NULL;
+  if (reference && !f) { ++failed; printf("FAILED: the reference LAPACK has no %s\n", names[P]); }
+  return f;
+}
+/* max |x - y| over an m x n matrix (leading dimension ld), relative to m eps. */
+static double differ(const void* x, const void* y, int m, int n, int ld) {
+  double d = 0;
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < m; ++i) d = fmax(d, cabs(get(x, (size_t)j * ld + i) - get(y, (size_t)j * ld + i)));
+  return d / (m * eps());
+}
+/* k reflectors of length q in an q x k matrix (leading dimension ld), and their tau, from geqrf. */
+static void* reflectors(int q, int k, int ld, void** tau) {
+  void* a = rmat(q, k, ld);
+  *tau = alloc(k, esize());
+  int info = -99, lwork = 64 * (k + 1);
+  void* work = alloc(lwork, esize());
+  ((void (*)(ip, ip, vp, ip, vp, vp, ip, int*))PICK(geqrf_))(&q, &k, a, &ld, *tau, work, &lwork, &info);
+  free(work);
+  return a;
+}
+
+/* orgqr / ungqr: Q's first n columns from k reflectors, with the optimal workspace from a query. */
+static void test_orgqr(int m, int n, int k) {
+  static const char* names[4] = {"sorgqr_", "dorgqr_", "cungqr_", "zungqr_"};
+  const int lda = m + 2;
+  void* tau;
+  void* a = reflectors(m, n, lda, &tau);
+  for (int j = k; j < n; ++j) /* columns past k: LAPACK overwrites them too */
+    for (int i = 0; i < m; ++i) set(a, (size_t)j * lda + i, 7.25);
+  void* q = copy(a, (size_t)lda * n);
+  orgqr_fn orgqr = P == 0 ? sorgqr_ : P == 1 ? dorgqr_ : P == 2 ? cungqr_ : zungqr_;
+  orgqr_fn ref = (orgqr_fn)reference_fn(names);
+  Z wq[2], rq[2];
+  int info = -99, rinfo = -99, lwork = -1;
+  orgqr(&m, &n, &k, q, &lda, tau, wq, &lwork, &info);
+  lwork = (int)creal(get(wq, 0));
+  char what[96];
+  snprintf(what, sizeof what, "orgqr %dx%d k=%d: workspace query", m, n, k);
+  check(info == 0 && lwork >= n, what);
+  void* work = alloc(lwork, esize());
+  orgqr(&m, &n, &k, q, &lda, tau, work, &lwork, &info);
+  double o = 0;
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < n; ++i) {
+      Z g = 0;
+      for (int l = 0; l < m; ++l) g += conj(get(q, (size_t)i * lda + l)) * get(q, (size_t)j * lda + l);
+      o = fmax(o, cabs(g - (i == j)));
+    }
+  snprintf(what, sizeof what, "orgqr %dx%d k=%d: Q^H Q = I, rows beyond m untouched", m, n, k);
+  check(info == 0 && o / (m * eps()) < TOL && sentinels_intact(q, m, n, lda), what);
+  if (ref) {
+    void* rwork = alloc(lwork, esize());
+    int rl = -1;
+    ref(&m, &n, &k, a, &lda, tau, rq, &rl, &rinfo);
+    snprintf(what, sizeof what, "orgqr %dx%d k=%d: the real LAPACK's workspace answer", m, n, k);
+    check(rinfo == 0 && get(rq, 0) == get(wq, 0), what);
+    ref(&m, &n, &k, a, &lda, tau, rwork, &lwork, &rinfo);
+    snprintf(what, sizeof what, "orgqr %dx%d k=%d: the real LAPACK's Q and work(1)", m, n, k);
+    check(rinfo == 0 && differ(q, a, m, n, lda) < TOL && get(work, 0) == get(rwork, 0), what);
+    if (get(work, 0) != get(rwork, 0))
+      printf("  work(1) %g, the real LAPACK's %g\n", creal(get(work, 0)), creal(get(rwork, 0)));
+    free(rwork);
+  }
+  free(a); free(tau); free(q); free(work);
+}
+
+/* ormqr / unmqr: C := op(Q) C or C op(Q), Q from k reflectors of length m (side L) or n (R). */
+static void test_ormqr(char side, char trans, int m, int n, int k) {
+  static const char* names[4] = {"sormqr_", "dormqr_", "cunmqr_", "zunmqr_"};
+  const int q = side == 'L' ? m : n, lda = q + 3, ldc = m + 1;
+  void* tau;
+  void* a = reflectors(q, k, lda, &tau);
+  void* a0 = copy(a, (size_t)lda * k);
+  void* c = rmat(m, n, ldc);
+  void* c0 = copy(c, (size_t)ldc * n);
+  ormqr_fn ormqr = P == 0 ? sormqr_ : P == 1 ? dormqr_ : P == 2 ? cunmqr_ : zunmqr_;
+  ormqr_fn ref = (ormqr_fn)reference_fn(names);
+  Z wq[2], rq[2];
+  int info = -99, rinfo = -99, lwork = -1;
+  ormqr(&side, &trans, &m, &n, &k, a, &lda, tau, c, &ldc, wq, &lwork, &info, 1, 1);
+  lwork = (int)creal(get(wq, 0));
+  char what[96];
+  snprintf(what, sizeof what, "ormqr side=%c trans=%c %dx%d k=%d: workspace query", side, trans, m, n, k);
+  check(info == 0 && lwork >= (side == 'L' ? n : m), what);
+  void* work = alloc(lwork, esize());
+  ormqr(&side, &trans, &m, &n, &k, a, &lda, tau, c, &ldc, work, &lwork, &info, 1, 1);
+  snprintf(what, sizeof what, "ormqr side=%c trans=%c %dx%d k=%d: info, A as it was, rows beyond m untouched", side,
+           trans, m, n, k);
+  check(info == 0 && memcmp(a, a0, (size_t)lda * k * esize()) == 0 && sentinels_intact(c, m, n, ldc), what);
+  if (ref) {
+    void* rwork = alloc(lwork, esize());
+    int rl = -1;
+    ref(&side, &trans, &m, &n, &k, a, &lda, tau, c0, &ldc, rq, &rl, &rinfo, 1, 1);
+    snprintf(what, sizeof what, "ormqr side=%c trans=%c %dx%d k=%d: the real LAPACK's workspace answer", side, trans, m,
+             n, k);
+    check(rinfo == 0 && get(rq, 0) == get(wq, 0), what);
+    ref(&side, &trans, &m, &n, &k, a, &lda, tau, c0, &ldc, rwork, &lwork, &rinfo, 1, 1);
+    snprintf(what, sizeof what, "ormqr side=%c trans=%c %dx%d k=%d: the real LAPACK's C and work(1)", side, trans, m,
+             n, k);
+    check(rinfo == 0 && differ(c, c0, m, n, ldc) < TOL * 10 && get(work, 0) == get(rwork, 0), what);
+    free(rwork);
+  }
+  free(a); free(a0); free(tau); free(c); free(c0); free(work);
+}
+
 int main(int argc, char** argv) {
   int size = 24;
   for (int i = 1; i < argc; ++i)
     if (!strcmp(argv[i], "--size") && i + 1 < argc) size = atoi(argv[++i]);
   const int n = size + 13; /* odd sizes */
+  const char* ref_path = getenv("LAPACK_CHECK_REFERENCE");
+  reference = dlopen(ref_path ? ref_path : "/usr/lib/x86_64-linux-gnu/liblapack.so.3", RTLD_NOW | RTLD_LOCAL);
+  if (!reference) printf("lapack_check: no reference LAPACK (%s): orgqr and ormqr checked without it\n", dlerror());
   for (P = 0; P < 4; ++P) {
     test_gesv(n, 3);
     test_gesv(n - 8, 1);
@@ -443,6 +565,13 @@ int main(int argc, char** argv) {
     test_eig(n - 3, 'U');
     test_gesvd(n + 5, n - 2, 'A');
     test_gesvd(n - 2, n + 5, 'S');
+    test_orgqr(n + 7, n - 4, n - 4);
+    test_orgqr(n + 7, n - 4, n - 9);
+    test_orgqr(200, 150, 140); /* k above LAPACK's crossover (nx = 128): orgqr blocks, work(1) = n nb */
+    test_ormqr('L', 'N', n + 5, n - 3, n - 6);
+    test_ormqr('L', cplx() ? 'C' : 'T', n + 5, n - 3, n + 5);
+    test_ormqr('R', 'N', n - 3, n + 5, n - 1);
+    test_ormqr('R', cplx() ? 'C' : 'T', n + 2, n + 5, n + 5);
   }
   printf("lapack_check: %d passed, %d failed\n", passed, failed);
   return failed ? 1 : 0;

@@ -55,6 +55,8 @@ int main(int argc, char** argv) {
   int (*bad_dgesv)(void) = (int (*)(void))sym("bad_dgesv");
   int (*bad_dpotrf)(void) = (int (*)(void))sym("bad_dpotrf");
   void (*bad_cblas_dgemm)(void) = (void (*)(void))sym("bad_cblas_dgemm");
+  int (*bad_dorgqr)(void) = (int (*)(void))sym("bad_dorgqr");
+  int (*bad_dormqr)(void) = (int (*)(void))sym("bad_dormqr");
   double (*good_dgemm)(void) = (double (*)(void))sym("good_dgemm");
 
   if (strcmp(argv[2], "none") == 0) {
@@ -73,6 +75,12 @@ int main(int argc, char** argv) {
   info = bad_dpotrf();
   expect("dpotrf with uplo = X", "DPOTRF", 1, &seen);
   if (info == -1) ++passed; else ++failed, printf("xerbla_check: FAILED dpotrf INFO %d, expected -1\n", info);
+  info = bad_dorgqr();
+  expect("dorgqr with n > m", "DORGQR", 2, &seen);
+  if (info == -2) ++passed; else ++failed, printf("xerbla_check: FAILED dorgqr INFO %d, expected -2\n", info);
+  info = bad_dormqr();
+  expect("dormqr with lda < m", "DORMQR", 7, &seen);
+  if (info == -7) ++passed; else ++failed, printf("xerbla_check: FAILED dormqr INFO %d, expected -7\n", info);
   /* The reference CBLAS calls cblas_xerbla(1, "cblas_dgemm", ...); OpenBLAS calls xerbla_("DGEMM ", 0). */
   bad_cblas_dgemm();
   {

@@ -12,6 +12,9 @@ void dgemm_(const char*, const char*, const int*, const int*, const int*, const 
             const double*, const int*, const double*, double*, const int*, size_t, size_t);
 void dgesv_(const int*, const int*, double*, const int*, int*, double*, const int*, int*);
 void dpotrf_(const char*, const int*, double*, const int*, int*, size_t);
+void dorgqr_(const int*, const int*, const int*, double*, const int*, const double*, double*, const int*, int*);
+void dormqr_(const char*, const char*, const int*, const int*, const int*, const double*, const int*, const double*,
+             double*, const int*, double*, const int*, int*, size_t, size_t);
 void cblas_dgemm(int, int, int, int, int, int, double, const double*, int, const double*, int, double, double*, int);
 
 /* What the handlers received last, and how often they were called. */
@@ -65,6 +68,22 @@ int bad_dpotrf(void) {
   const int n = 4;
   int info = 99;
   dpotrf_("X", &n, a, &n, &info, 1);
+  return info;
+}
+
+/* n = 5 > m = 4 (argument 2); returns INFO. */
+int bad_dorgqr(void) {
+  const int m = 4, n = 5, k = 2, lwork = 64 * 64;
+  int info = 99;
+  dorgqr_(&m, &n, &k, a, &m, b, c, &lwork, &info);
+  return info;
+}
+
+/* lda = 3 < m = 4 for side 'L' (argument 7); returns INFO. */
+int bad_dormqr(void) {
+  const int m = 4, n = 4, k = 2, lda = 3, lwork = 64 * 64;
+  int info = 99;
+  dormqr_("L", "T", &m, &n, &k, a, &lda, b, c, &m, b + 64, &lwork, &info, 1, 1);
   return info;
 }
 

@@ -106,6 +106,19 @@ std::pair<std::vector<std::byte>, int64_t> run(const LapackCall& c, bool guard, 
     in.push_back(p);
     offset += wire::array_bytes(a, c.scalar);
   }
+  if (c.routine == LapackRoutine::orgqr || c.routine == LapackRoutine::ormqr) {
+    // tau(i) = 2 / |v_i|^2 (v_i: 1, then A's column i below the diagonal): true reflectors, whose
+    // product stays bounded (random taus overflow over a hundred reflectors).
+    const wire::LapackArray& a = l.inputs[0];
+    std::vector<T> m(static_cast<size_t>(a.rows * a.cols)), tau(static_cast<size_t>(c.k));
+    if (!m.empty()) std::memcpy(m.data(), in[0], m.size() * sizeof(T));
+    for (int64_t i = 0; i < c.k; ++i) {
+      Real<T> norm2 = 1;
+      for (int64_t r = i + 1; r < a.rows; ++r) norm2 += std::norm(m[static_cast<size_t>(r + i * a.rows)]);
+      tau[static_cast<size_t>(i)] = T(2 / norm2);
+    }
+    if (!tau.empty()) std::memcpy(const_cast<std::byte*>(in[1]), tau.data(), tau.size() * sizeof(T));
+  }
   for (const auto& a : l.outputs) {
     std::byte* p = payload.data() + offset;
     const uint64_t n = wire::array_bytes(a, c.scalar);
@@ -145,6 +158,12 @@ std::vector<LapackCall> all_calls(Scalar s, int64_t n) {
     for (char uplo : {'U', 'L'}) with(call(LapackRoutine::syevd, s, 0, n), [&](LapackCall& c) { c.jobz = jobz, c.uplo = uplo; });
   for (auto [jobu, jobvt] : {std::pair{'N', 'N'}, {'S', 'S'}, {'A', 'A'}, {'O', 'N'}, {'N', 'O'}})
     for (int64_t m : {n, n + 4}) with(call(LapackRoutine::gesvd, s, m, n), [&](LapackCall& c) { c.jobu = jobu, c.jobvt = jobvt; });
+  with(call(LapackRoutine::orgqr, s, n + 4, n), [&](LapackCall& c) { c.k = n; });
+  const char adjoint = wire::is_complex(s) ? 'C' : 'T';
+  for (auto [side, trans] : {std::pair{'L', adjoint}, {'R', 'N'}})
+    with(call(LapackRoutine::ormqr, s, n + 3, n), [&](LapackCall& c) {
+      c.side = side, c.trans = trans, c.k = side == 'L' ? n + 3 : n;
+    });
   return calls;
 }
 

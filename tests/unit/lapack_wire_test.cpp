@@ -51,6 +51,8 @@ LapackCall make(R r, Scalar s) {
     case R::getri: c.n = 5; break;
     case R::potri: c.uplo = 'L', c.n = 6; break;
     case R::trtri: c.uplo = 'U', c.diag = 'U', c.n = 7; break;
+    case R::orgqr: c.m = 9, c.n = 6, c.k = 4; break;
+    case R::ormqr: c.side = 'R', c.trans = is_complex(s) ? 'C' : 'T', c.m = 5, c.n = 8, c.k = 3; break;
     default: break;
   }
   return c;
@@ -113,6 +115,8 @@ TEST(LapackWire, RequestRoundTripEveryRoutineAndPrecision) {
     EXPECT_EQ(d.call.vu, c.vu);
     EXPECT_EQ(d.call.abstol, c.abstol);
     EXPECT_EQ(d.call.rcond, c.rcond);
+    EXPECT_EQ(d.call.side, c.side);
+    EXPECT_EQ(d.call.k, c.k);
     EXPECT_EQ(type_of(m), Type::lapack_call);
   }
 }
@@ -303,6 +307,38 @@ TEST(LapackWire, RejectsBadIdsOptionsAndDimensions) {
   c = make(R::gesdd, Scalar::c);
   c.jobz = 'V';  // gesdd's jobz is A, S, O or N
   protocol_error_of([&] { validate(c); });
+  // orgqr: m >= n >= k >= 0, as LAPACK requires; side and k belong to orgqr and ormqr only.
+  c = make(R::orgqr, Scalar::d);  // 9 x 6, k 4
+  c.k = 7;
+  EXPECT_NE(protocol_error_of([&] { validate(c); }).find("m >= n >= k"), std::string::npos);
+  c.k = 4, c.n = 10;
+  EXPECT_NE(protocol_error_of([&] { validate(c); }).find("m >= n >= k"), std::string::npos);
+  c.n = 6, c.k = -1;
+  EXPECT_NE(protocol_error_of([&] { validate(c); }).find("out of range"), std::string::npos);
+  c.k = 4, c.side = 'L';
+  EXPECT_NE(protocol_error_of([&] { validate(c); }).find("side"), std::string::npos);
+  c = make(R::gesv, Scalar::d);
+  c.k = 2;
+  EXPECT_NE(protocol_error_of([&] { validate(c); }).find("must be 0"), std::string::npos);
+  c = make(R::ormqr, Scalar::d);  // side R: 5 x 8, k 3 <= n
+  c.k = 8;
+  validate(c);
+  c.k = 9;
+  EXPECT_NE(protocol_error_of([&] { validate(c); }).find("k <= n"), std::string::npos);
+  c.k = 3, c.side = 'L';  // k <= m
+  validate(c);
+  c.k = 6;
+  EXPECT_NE(protocol_error_of([&] { validate(c); }).find("k <= m"), std::string::npos);
+  c.k = 3, c.side = 'X';
+  EXPECT_NE(protocol_error_of([&] { validate(c); }).find("side"), std::string::npos);
+  c.side = 'N';  // side is not optional here
+  protocol_error_of([&] { validate(c); });
+  c.side = 'L', c.trans = 'C';  // real ormqr takes N or T
+  EXPECT_NE(protocol_error_of([&] { validate(c); }).find("trans"), std::string::npos);
+  c.scalar = Scalar::z;  // complex unmqr takes N or C
+  validate(c);
+  c.trans = 'T';
+  EXPECT_NE(protocol_error_of([&] { validate(c); }).find("trans"), std::string::npos);
 }
 
 TEST(LapackWire, PayloadBytesMustMatch) {
@@ -410,6 +446,46 @@ TEST(LapackWire, DriverLayouts) {
   EXPECT_EQ(reply_bytes(c), 8u * 5 + 16 * 25);
   EXPECT_EQ(call_name(make(R::hetrf, Scalar::c)), "chetrf");
   EXPECT_EQ(call_name(make(R::sytrf, Scalar::c)), "csytrf");
+}
+
+// orgqr / ormqr: the reflectors and tau travel in; A (orgqr) or C (ormqr) comes back updated in place.
+TEST(LapackWire, OrthogonalFactorLayouts) {
+  LapackCall c = make(R::orgqr, Scalar::d);  // 9 x 6, k 4
+  EXPECT_EQ(call_name(c), "dorgqr");
+  auto l = layout(c);
+  ASSERT_EQ(l.inputs.size(), 2u);
+  EXPECT_STREQ(l.inputs[1].name, "tau");
+  EXPECT_EQ(l.inputs[1].rows, 4);
+  ASSERT_EQ(l.outputs.size(), 1u);
+  EXPECT_STREQ(l.outputs[0].name, "A");
+  EXPECT_EQ(l.outputs[0].from_input, 0);
+  EXPECT_EQ(request_bytes(c), 8u * (54 + 4));
+  EXPECT_EQ(reply_bytes(c), 8u * 54);
+  EXPECT_DOUBLE_EQ(flops(c), 4.0 * 9 * 6 * 4 - 2.0 * 15 * 16 + 4.0 * 64 / 3);
+  c.scalar = Scalar::z;
+  EXPECT_EQ(call_name(c), "zungqr");
+  EXPECT_EQ(request_bytes(c), 16u * (54 + 4));
+  c = make(R::ormqr, Scalar::c);  // side R: A is n x k = 8 x 3, C 5 x 8
+  EXPECT_EQ(call_name(c), "cunmqr");
+  l = layout(c);
+  ASSERT_EQ(l.inputs.size(), 3u);
+  EXPECT_EQ(l.inputs[0].rows, 8);
+  EXPECT_EQ(l.inputs[0].cols, 3);
+  EXPECT_STREQ(l.inputs[2].name, "C");
+  ASSERT_EQ(l.outputs.size(), 1u);
+  EXPECT_STREQ(l.outputs[0].name, "C");
+  EXPECT_EQ(l.outputs[0].from_input, 2);
+  EXPECT_EQ(request_bytes(c), 8u * (24 + 3 + 40));
+  EXPECT_EQ(reply_bytes(c), 8u * 40);
+  c.side = 'L';  // A is m x k = 5 x 3
+  EXPECT_EQ(layout(c).inputs[0].rows, 5);
+  EXPECT_EQ(request_bytes(c), 8u * (15 + 3 + 40));
+  c.scalar = Scalar::s, c.trans = 'N';
+  EXPECT_EQ(call_name(c), "sormqr");
+  EXPECT_DOUBLE_EQ(flops(c), 4.0 * 5 * 8 * 3 - 2.0 * 8 * 9);
+  // New routine ids come after the old ones: the ids travel.
+  EXPECT_EQ(int(R::orgqr), 27);
+  EXPECT_EQ(int(R::ormqr), 28);
 }
 
 TEST(LapackWire, PivotsAreChecked) {

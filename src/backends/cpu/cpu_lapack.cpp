@@ -68,6 +68,10 @@ using GesvdxRealFn = void(ch, ch, ch, ip, ip, vp, ip, cvp, cvp, ip, ip, op, vp, 
                           ln);
 using GesvdxComplexFn = void(ch, ch, ch, ip, ip, vp, ip, cvp, cvp, ip, ip, op, vp, vp, ip, vp, ip, vp, ip, vp, op, op,
                              ln, ln, ln);
+// m, n, k, a, lda, tau, work, lwork, info
+using OrgqrFn = void(ip, ip, ip, vp, ip, cvp, vp, ip, op);
+// side, trans, m, n, k, a, lda, tau, c, ldc, work, lwork, info
+using OrmqrFn = void(ch, ch, ip, ip, ip, vp, ip, cvp, vp, ip, vp, ip, op, ln, ln);
 #define OUTBOARD_DECLARE4(fn, type) type s##fn##_, d##fn##_, c##fn##_, z##fn##_;
 #define OUTBOARD_DECLARE_REAL(fn, type) type s##fn##_, d##fn##_;
 #define OUTBOARD_DECLARE_COMPLEX(fn, type) type c##fn##_, z##fn##_;
@@ -96,6 +100,10 @@ OUTBOARD_DECLARE_REAL(sygvd, SygvdFn)
 OUTBOARD_DECLARE_COMPLEX(hegvd, HegvdFn)
 OUTBOARD_DECLARE_REAL(gesvdx, GesvdxRealFn)
 OUTBOARD_DECLARE_COMPLEX(gesvdx, GesvdxComplexFn)
+OUTBOARD_DECLARE_REAL(orgqr, OrgqrFn)
+OUTBOARD_DECLARE_COMPLEX(ungqr, OrgqrFn)
+OUTBOARD_DECLARE_REAL(ormqr, OrmqrFn)
+OUTBOARD_DECLARE_COMPLEX(unmqr, OrmqrFn)
 #undef OUTBOARD_DECLARE_REAL
 #undef OUTBOARD_DECLARE_COMPLEX
 OUTBOARD_DECLARE4(gesv, GesvFn)
@@ -776,6 +784,28 @@ int64_t run_lapack(const LapackCall& c, uint64_t tail, std::span<const std::byte
         f(&c.jobu, &c.jobvt, &c.range, &m, &n, a.data(), &lda, vl.ptr(), vu.ptr(), &il, &iu, ns, sv, u, &ldu, vt, &ldvt,
           work.data(), &work.count, rwork.data(), iwork.data(), &info, 1, 1, 1);
       }
+      break;
+    }
+    case LapackRoutine::orgqr: {
+      const int lda = ld_of(m), k = static_cast<int>(c.k);
+      auto* f = pick<OrgqrFn>(s, sorgqr_, dorgqr_, cungqr_, zungqr_);
+      f(&m, &n, &k, out[0], &lda, in[1], query, &minus_one, &info);
+      if (info != 0) break;
+      Work w;
+      w.size_from(query, s, std::max(1, n), tail);
+      f(&m, &n, &k, out[0], &lda, in[1], w.data(), &w.count, &info);
+      break;
+    }
+    case LapackRoutine::ormqr: {
+      const int k = static_cast<int>(c.k), lda = ld_of(c.side == 'L' ? m : n), ldc = ld_of(m);
+      // ormqr writes into A and puts it back (the reflectors' unit diagonal): a copy, not the payload.
+      Aligned a = scratch_copy(in[0], static_cast<size_t>(lda) * k * wire::element_bytes(s), tail);
+      auto* f = pick<OrmqrFn>(s, sormqr_, dormqr_, cunmqr_, zunmqr_);
+      f(&c.side, &c.trans, &m, &n, &k, a.data(), &lda, in[1], out[0], &ldc, query, &minus_one, &info, 1, 1);
+      if (info != 0) break;
+      Work w;
+      w.size_from(query, s, std::max(1, c.side == 'L' ? n : m), tail);
+      f(&c.side, &c.trans, &m, &n, &k, a.data(), &lda, in[1], out[0], &ldc, w.data(), &w.count, &info, 1, 1);
       break;
     }
     default:

@@ -95,13 +95,14 @@ outboard_cuda_lapack plugin_call(const wire::LapackCall& c, std::span<const std:
   call.jobvl = c.jobvl, call.jobvr = c.jobvr, call.range = c.range, call.diag = c.diag;
   call.m = c.m, call.n = c.n, call.nrhs = c.nrhs;
   call.itype = c.itype, call.il = c.il, call.iu = c.iu, call.vl = c.vl, call.vu = c.vu;
+  call.side = c.side, call.k = c.k;
   // The arrays by name: outputs (pre-filled where in place) take precedence over inputs.
   const wire::LapackLayout l = wire::layout(c);
   auto bind = [&](const std::string& name, void* p, bool output) {
     if (name == "A") {
       call.a = p;
       call.a_out = output;
-    } else if (name == "B") {
+    } else if (name == "B" || name == "C") {
       call.b = p;
     } else if (name == "ipiv") {
       call.ipiv = static_cast<int32_t*>(p);
@@ -225,6 +226,7 @@ class CudaBackend final : public server::Backend, public server::Blas3Executor, 
       case R::syevd: case R::gesdd: case R::syevr: case R::syevx: case R::sygvd: case R::sysv: case R::sytrf:
       case R::sytrs: case R::getri: case R::potri: case R::trtri:
         return true;
+      case R::orgqr: case R::ormqr: return c.k > 0;  // k = 0 (Q the identity's columns, C as it was): the host's
       // gesvdx (no selected-range SVD), gelsd and gelsy (no rank-revealing least squares), and the
       // Hermitian indefinite hesv, hetrf, hetrs: cuSOLVER has none of them.
       default: return false;

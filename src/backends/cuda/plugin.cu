@@ -793,7 +793,7 @@ struct DeviceArrays {
 // The cuSOLVER (and cuBLAS trsm) functions of one precision. T: element type; R: its real type.
 template <class T>
 struct Solver;
-#define OB_SOLVER(T, R, P, ORM, SYEV, SYEVDX, SYGVD, CT)                                                    \
+#define OB_SOLVER(T, R, P, ORG, ORM, SYEV, SYEVDX, SYGVD, CT)                                                    \
   template <>                                                                                              \
   struct Solver<T> {                                                                                       \
     using Real = R;                                                                                        \
@@ -807,6 +807,8 @@ struct Solver;
     static constexpr auto geqrf = cusolverDn##P##geqrf;                                                    \
     static constexpr auto ormqr_buffer = cusolverDn##P##ORM##_bufferSize;                                  \
     static constexpr auto ormqr = cusolverDn##P##ORM;                                                      \
+    static constexpr auto orgqr_buffer = cusolverDn##P##ORG##_bufferSize;                                  \
+    static constexpr auto orgqr = cusolverDn##P##ORG;                                                      \
     static constexpr auto syevd_buffer = cusolverDn##P##SYEV##_bufferSize;                                 \
     static constexpr auto syevd = cusolverDn##P##SYEV;                                                     \
     static constexpr auto gesvd_buffer = cusolverDn##P##gesvd_bufferSize;                                  \
@@ -822,10 +824,10 @@ struct Solver;
     static constexpr auto sygvd = cusolverDn##P##SYGVD;                                                    \
     static constexpr cudaDataType type = CT;                                                               \
   };
-OB_SOLVER(float, float, S, ormqr, syevd, syevdx, sygvd, CUDA_R_32F)
-OB_SOLVER(double, double, D, ormqr, syevd, syevdx, sygvd, CUDA_R_64F)
-OB_SOLVER(cuComplex, float, C, unmqr, heevd, heevdx, hegvd, CUDA_C_32F)
-OB_SOLVER(cuDoubleComplex, double, Z, unmqr, heevd, heevdx, hegvd, CUDA_C_64F)
+OB_SOLVER(float, float, S, orgqr, ormqr, syevd, syevdx, sygvd, CUDA_R_32F)
+OB_SOLVER(double, double, D, orgqr, ormqr, syevd, syevdx, sygvd, CUDA_R_64F)
+OB_SOLVER(cuComplex, float, C, ungqr, unmqr, heevd, heevdx, hegvd, CUDA_C_32F)
+OB_SOLVER(cuDoubleComplex, double, Z, ungqr, unmqr, heevd, heevdx, hegvd, CUDA_C_64F)
 #undef OB_SOLVER
 
 template <class T>
@@ -1333,6 +1335,23 @@ int run_lapack(cusolverDnHandle_t h, cublasHandle_t& blas, const outboard_cuda_l
         return rc;
       return restore_unreferenced(n, uplo, diag == CUBLAS_DIAG_UNIT, kept, a);
     }
+    case 27: {  // orgqr / ungqr: A (m x n) := Q's first n columns; every element is written, as LAPACK's
+      const int k = static_cast<int>(c.k);
+      const T* tau = static_cast<const T*>(vec);
+      if ((rc = check(S::orgqr_buffer(h, m, n, k, a, ld(m), tau, &lwork), "cusolverDn orgqr_bufferSize"))) return rc;
+      if ((rc = alloc_work(lwork))) return rc;
+      return check(S::orgqr(h, m, n, k, a, ld(m), tau, work, lwork, info_dev), "cusolverDn orgqr");
+    }
+    case 28: {  // ormqr / unmqr: C (in b, m x n) := op(Q) C or C op(Q); A (the reflectors) is read only
+      const int k = static_cast<int>(c.k), lda = ld(c.side == 'L' ? m : n);
+      const cublasSideMode_t side = c.side == 'L' ? CUBLAS_SIDE_LEFT : CUBLAS_SIDE_RIGHT;
+      const cublasOperation_t op = c.trans == 'N' ? CUBLAS_OP_N : c.trans == 'T' ? CUBLAS_OP_T : CUBLAS_OP_C;
+      const T* tau = static_cast<const T*>(vec);
+      if ((rc = check(S::ormqr_buffer(h, side, op, m, n, k, a, lda, tau, b, ld(m), &lwork), "cusolverDn ormqr_bufferSize")))
+        return rc;
+      if ((rc = alloc_work(lwork))) return rc;
+      return check(S::ormqr(h, side, op, m, n, k, a, lda, tau, b, ld(m), work, lwork, info_dev), "cusolverDn ormqr");
+    }
     default:
       return fail(OUTBOARD_CUDA_ERR_INVALID_ARGUMENT, "lapack: unknown routine");
   }
@@ -1346,9 +1365,10 @@ extern "C++" {
 struct LapackShapes {
   size_t a = 0, b = 0, ipiv_count = 0, vec = 0, u = 0, vt = 0, vec2 = 0, count = 0, ints = 0;
   bool ipiv_in = false, ipiv_out = false;
+  bool vec_in = false;  // tau of orgqr, ormqr: read, not written back
 };
 
-bool served_routine(int r) { return (r >= 0 && r <= 10) || r == 12 || (r >= 15 && r <= 20) || (r >= 24 && r <= 26); }
+bool served_routine(int r) { return (r >= 0 && r <= 10) || r == 12 || (r >= 15 && r <= 20) || (r >= 24 && r <= 28); }
 
 // Checks what both entry points take; fills `shapes`.
 int check_lapack_call(const outboard_cuda_lapack* call, int64_t* info, LapackShapes& shapes) {
@@ -1367,20 +1387,29 @@ int check_lapack_call(const outboard_cuda_lapack* call, int64_t* info, LapackSha
     return fail(OUTBOARD_CUDA_ERR_INVALID_ARGUMENT, "lapack: syevr/syevx range");
   if (c.routine == 17 && (c.itype < 1 || c.itype > 3))
     return fail(OUTBOARD_CUDA_ERR_INVALID_ARGUMENT, "lapack: sygvd itype must be 1, 2 or 3");
+  if (c.routine == 27 && !(c.k >= 1 && c.k <= c.n && c.n <= c.m))
+    return fail(OUTBOARD_CUDA_ERR_INVALID_ARGUMENT, "lapack: orgqr needs m >= n >= k >= 1");
+  if (c.routine == 28 &&
+      ((c.side != 'L' && c.side != 'R') || (c.trans != 'N' && c.trans != 'T' && c.trans != 'C') || c.k < 1 ||
+       c.k > (c.side == 'L' ? c.m : c.n)))
+    return fail(OUTBOARD_CUDA_ERR_INVALID_ARGUMENT, "lapack: ormqr needs side L or R, trans N, T or C, 1 <= k <= m (L) or n (R)");
   const size_t elem = c.precision == 's' ? 4 : c.precision == 'z' ? 16 : 8;
   const size_t real = (c.precision == 's' || c.precision == 'c') ? 4 : 8;
   const bool cplx = c.precision == 'c' || c.precision == 'z';
   const size_t m = static_cast<size_t>(c.m), n = static_cast<size_t>(c.n), nrhs = static_cast<size_t>(c.nrhs);
   const size_t k = m < n ? m : n;
-  // A is m x n for getrf, gels, geqrf, gesvd and gesdd; n x n for the others.
-  const bool rect = c.routine == 1 || c.routine == 6 || c.routine == 7 || c.routine == 9 || c.routine == 10;
+  // A is m x n for getrf, gels, geqrf, gesvd, gesdd and orgqr; (m or n) x k for ormqr; n x n for the others.
+  const bool rect = c.routine == 1 || c.routine == 6 || c.routine == 7 || c.routine == 9 || c.routine == 10 ||
+                    c.routine == 27;
   LapackShapes& x = shapes;
   x = LapackShapes{};
   x.a = (rect ? m * n : n * n) * elem;
+  if (c.routine == 28) x.a = (c.side == 'L' ? m : n) * static_cast<size_t>(c.k) * elem;
   switch (c.routine) {
     case 0: case 3: case 2: case 5: case 18: case 20: x.b = n * nrhs * elem; break;
     case 6: x.b = (m > n ? m : n) * nrhs * elem; break;
     case 17: x.b = n * n * elem; break;
+    case 28: x.b = m * n * elem; break;  // C
     default: break;
   }
   if (c.routine == 0 || c.routine == 2 || c.routine == 18 || c.routine == 19 || c.routine == 20 || c.routine == 24)
@@ -1389,6 +1418,7 @@ int check_lapack_call(const outboard_cuda_lapack* call, int64_t* info, LapackSha
   x.ipiv_in = c.routine == 2 || c.routine == 20 || c.routine == 24;
   x.ipiv_out = x.ipiv_count && !x.ipiv_in;
   if (c.routine == 7) x.vec = k * elem;
+  if (c.routine == 27 || c.routine == 28) x.vec = static_cast<size_t>(c.k) * elem, x.vec_in = true;
   if (c.routine == 8 || c.routine == 15 || c.routine == 16 || c.routine == 17) x.vec = n * real;
   if (c.routine == 9) {
     x.vec = k * real;
@@ -1491,6 +1521,7 @@ static int ob_lapack(const outboard_cuda_lapack* call, int64_t* info, uint64_t t
     if (!rc) rc = check(cudaMemcpy(d.a, c.a, x.a, cudaMemcpyHostToDevice), "cudaMemcpy A");
     if (!rc && x.b) rc = check(cudaMemcpy(d.b, c.b, x.b, cudaMemcpyHostToDevice), "cudaMemcpy B");
     if (!rc && x.ipiv_in) rc = check(cudaMemcpy(d.ipiv, c.ipiv, x.ipiv_count * 4, cudaMemcpyHostToDevice), "cudaMemcpy ipiv");
+    if (!rc && x.vec_in) rc = check(cudaMemcpy(d.vec, c.vec, x.vec, cudaMemcpyHostToDevice), "cudaMemcpy tau");
     if (!rc) rc = check(cudaStreamSynchronize(cudaStreamLegacy), "copies to the GPU");
     const uint64_t to_device = elapsed_ns(t0);
     const auto t1 = std::chrono::steady_clock::now();
@@ -1501,7 +1532,7 @@ static int ob_lapack(const outboard_cuda_lapack* call, int64_t* info, uint64_t t
     if (!rc && x.b) rc = check(cudaMemcpy(c.b, d.b, x.b, cudaMemcpyDeviceToHost), "cudaMemcpy B back");
     if (!rc && x.ipiv_out)
       rc = check(cudaMemcpy(c.ipiv, d.ipiv, x.ipiv_count * 4, cudaMemcpyDeviceToHost), "cudaMemcpy ipiv back");
-    if (!rc && x.vec) rc = check(cudaMemcpy(c.vec, d.vec, x.vec, cudaMemcpyDeviceToHost), "cudaMemcpy tau/w/s back");
+    if (!rc && x.vec && !x.vec_in) rc = check(cudaMemcpy(c.vec, d.vec, x.vec, cudaMemcpyDeviceToHost), "cudaMemcpy tau/w/s back");
     if (!rc && x.u) rc = check(cudaMemcpy(c.u, d.u, x.u, cudaMemcpyDeviceToHost), "cudaMemcpy U back");
     if (!rc && x.vt) rc = check(cudaMemcpy(c.vt, d.vt, x.vt, cudaMemcpyDeviceToHost), "cudaMemcpy VT back");
     if (!rc && x.vec2) rc = check(cudaMemcpy(c.vec2, d.vec2, x.vec2, cudaMemcpyDeviceToHost), "cudaMemcpy wi back");

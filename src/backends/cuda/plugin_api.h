@@ -13,7 +13,8 @@
  * plans (fft_plan_create, fft_exec, fft_plan_destroy); version 5 device_memory; version 6 the
  * faults (get_device, device_health, device_reset, inject_fault), and state kept per GPU; version 7
  * the LAPACK drivers of issue 35 in `lapack`/`lapack_device` (routines 10..26, the fields after
- * `vt` in struct outboard_cuda_lapack).
+ * `vt` in struct outboard_cuda_lapack); version 8 orgqr/ungqr and ormqr/unmqr (routines 27, 28;
+ * `side` and `k`).
  *
  * Threads: functions act on the calling thread's current device (set_device), as CUDA does.
  * last_error() is per thread. */
@@ -26,7 +27,7 @@
 extern "C" {
 #endif
 
-#define OUTBOARD_CUDA_API_VERSION 7
+#define OUTBOARD_CUDA_API_VERSION 8
 #define OUTBOARD_CUDA_PLUGIN_SYMBOL "outboard_cuda_plugin_v1"
 #define OUTBOARD_CUDA_PLUGIN_FILE "liboutboard-cuda.so"
 
@@ -66,15 +67,16 @@ struct outboard_cuda_level3 {
  * numbers are wire::LapackRoutine's): 0 gesv, 1 getrf, 2 getrs, 3 posv, 4 potrf, 5 potrs, 6 gels,
  * 7 geqrf, 8 syevd (heevd for complex), 9 gesvd; since version 7 10 gesdd, 12 geev, 15 syevr
  * (heevr), 16 syevx (heevx), 17 sygvd (hegvd), 18 sysv, 19 sytrf, 20 sytrs, 24 getri, 25 potri,
- * 26 trtri. precision 's','d','c','z'; option characters upper case ('N' where unused). Host arrays
+ * 26 trtri; since version 8 27 orgqr (ungqr), 28 ormqr (unmqr). precision 's','d','c','z'; option characters upper case ('N' where unused). Host arrays
  * are packed column-major (leading dimension = rows), null where the routine has none:
- *   a     A, m x n (n x n for the square routines); copied back over itself when a_out is set
- *   b     B, n x nrhs (gels: max(m,n) x nrhs; sygvd: n x n, the Cholesky factor of B on return),
- *         updated in place
+ *   a     A, m x n (n x n for the square routines; ormqr: the reflectors, m x k for side 'L', n x k
+ *         for 'R', read); copied back over itself when a_out is set
+ *   b     B, n x nrhs (gels: max(m,n) x nrhs; sygvd: n x n, the Cholesky factor of B on return;
+ *         ormqr: C, m x n), updated in place
  *   ipiv  32-bit pivots, 1-based: written by gesv (n), getrf (min(m,n)), sysv and sytrf (n, LAPACK's
  *         Bunch-Kaufman form: negative for 2x2 blocks); read by getrs, getri and sytrs (n; the
  *         caller has checked them: 1..n, |ipiv| for sytrs)
- *   vec   tau (geqrf, min(m,n)), w (syevd, syevr, syevx, sygvd: n, real type), s (gesvd, gesdd:
+ *   vec   tau (geqrf, min(m,n); orgqr, ormqr: k, read), w (syevd, syevr, syevx, sygvd: n, real type), s (gesvd, gesdd:
  *         min(m,n), real type), geev's wr (real, n) or w (complex, n, the call's precision)
  *   vec2  geev's wi (real precisions; n)
  *   u, vt gesvd's and gesdd's U (m x m, or m x min(m,n) for 'S') and VT (n x n, or min(m,n) x n);
@@ -103,6 +105,8 @@ struct outboard_cuda_level3 {
  *   getri (getrs against the identity), potri (cusolverDn potri) and trtri (cusolverDnXtrtri): a
  *     zero on the diagonal of U or of the factor gives INFO = its index and leaves A as it was, as
  *     LAPACK (trtri checks first).
+ *   orgqr, ormqr: cusolverDn orgqr/ungqr and ormqr/unmqr (k >= 1; ormqr's trans 'N', 'T' real or
+ *     'N', 'C' complex).
  *   Not at all (cuSOLVER has no routine for them): gesvdx (no selected-range SVD; gesvdr is
  *     randomized), gelsd and gelsy (no rank-revealing least squares), hesv, hetrf, hetrs. */
 struct outboard_cuda_lapack {
@@ -124,6 +128,9 @@ struct outboard_cuda_lapack {
   void* vec2;
   int32_t* count;
   int32_t* ints;
+  /* ---- version 8 ---- */
+  char side;         /* ormqr: 'L' or 'R' */
+  int64_t k;         /* orgqr, ormqr: the number of reflectors */
 };
 
 /* A batch of dense FFTs for the fft_* functions (src/wire/fft.hpp's layout): `batch` transforms

@@ -4,9 +4,15 @@
 // what the real routine's workspace query asks for (WorkQuery), and afterwards work(1), iwork(1),
 // rwork(1) hold what the real routine leaves there. The routine list matches OFFLOADED in
 // scripts/gen-lapack-passthrough.sh.
-#include <cstdint>
+#include <dlfcn.h>
 
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+
+#include "shims/common/real_library.hpp"
 #include "shims/lapack/fortran_entry.hpp"
+#include "shims/lapack/real_lapack.hpp"
 
 using outboard::shim::kQuery;
 using outboard::shim::LapackArgs;
@@ -20,6 +26,62 @@ using outboard::wire::Scalar;
 
 namespace {
 bool is(const char* option, char c) { return *option == c || *option == c - 'A' + 'a'; }
+
+// The ILAENV the real routine `routine` (an exported name: dorgqr_, scipy_zungqr_64_, ...) calls:
+// for the standard names the one the dynamic linker binds, a program's own first (the LAPACK
+// testers bring one); for renamed ones the one beside it. nullptr where none is loaded.
+void* real_ilaenv(const char* routine, bool standard) noexcept {
+  const char* at = std::strstr(routine, "orgqr");
+  if (!at) at = std::strstr(routine, "ungqr");
+  if (!at || at == routine) return nullptr;
+  char name[32];
+  std::snprintf(name, sizeof name, "%.*silaenv%s", int(at - 1 - routine), routine, at + 5);
+  if (!standard) return outboard::shim::find_loaded_symbol(name).fn;
+  void* bound = dlsym(RTLD_DEFAULT, name);  // the shim's pass-through, where the program has none
+  return bound ? bound : outboard::shim::real_lapack_symbol(name);
+}
+
+// What orgqr/ungqr leave in work(1) after a call with lwork at least their query's answer
+// (max(1,n)*nb): not that answer but the workspace they used, n*nb where they block (1 < nb < k and
+// nx < k, nx = ILAENV(3, ...)), else n. Without the real ILAENV: the query's answer.
+void orgqr_work_used(const LapackArgs& x, const WorkQuery& q, void* ilaenv, void* work) noexcept {
+  const double optimum = real_value(x.scalar, q.work);
+  const int64_t n = x.n, k = x.k, nb = static_cast<int64_t>(optimum) / (n > 1 ? n : 1);
+  double used = double(n);
+  if (nb > 1 && nb < k) {
+    int64_t nx = 0;
+    if (!ilaenv) {
+      nx = -1;
+    } else {
+      static const char names[4][7] = {"SORGQR", "DORGQR", "CUNGQR", "ZUNGQR"};
+      const char* name = names[static_cast<int>(x.scalar)];
+      if (x.wide) {
+        const int64_t three = 3, m64 = x.m, n64 = n, k64 = k, none = -1;
+        nx = reinterpret_cast<int64_t (*)(const int64_t*, const char*, const char*, const int64_t*, const int64_t*,
+                                          const int64_t*, const int64_t*, size_t, size_t)>(ilaenv)(
+            &three, name, " ", &m64, &n64, &k64, &none, 6, 1);
+      } else {
+        const int32_t three = 3, m32 = int32_t(x.m), n32 = int32_t(n), k32 = int32_t(k), none = -1;
+        nx = reinterpret_cast<int32_t (*)(const int32_t*, const char*, const char*, const int32_t*, const int32_t*,
+                                          const int32_t*, const int32_t*, size_t, size_t)>(ilaenv)(
+            &three, name, " ", &m32, &n32, &k32, &none, 6, 1);
+      }
+      if (nx < 0) nx = 0;
+    }
+    if (nx < k) used = optimum;  // n*nb; nx = -1 (no ILAENV): the query's answer
+  }
+  // work(1) as LAPACK sets it: the value at the call's precision (a complex one with no imaginary part).
+  const bool single = x.scalar == Scalar::s || x.scalar == Scalar::c;
+  const size_t bytes = outboard::wire::element_bytes(x.scalar);
+  alignas(16) std::byte value[16] = {};
+  if (single) {
+    const float f = static_cast<float>(used);
+    std::memcpy(value, &f, sizeof f);
+  } else {
+    std::memcpy(value, &used, sizeof used);
+  }
+  std::memcpy(work, value, bytes);
+}
 }  // namespace
 
 // Offers the call when the caller's workspace is at least what the real routine asks for (QUERY:
@@ -338,6 +400,32 @@ bool is(const char* option, char c) { return *option == c || *option == c - 'A' 
                   lwork, rwork, iwork, info, l1, l2, l3);                                                       \
   }
 
+// orgqr / ungqr: Q's first n columns from geqrf's k reflectors.
+#define OUTBOARD_ORGQR(NAME, INTS, S)                                                                           \
+  OUTBOARD_EXPORT void NAME(xp m, xp n, xp k, vp a, xp lda, cp tau, vp work, xp lwork, vp info) {               \
+    OUTBOARD_ENTRY(INTS);                                                                                       \
+    LapackArgs x{.routine = LapackRoutine::orgqr, .scalar = S, .wide = I.wide(), .m = I(m), .n = I(n),          \
+                 .k = I(k), .a = a, .lda = I(lda), .vec = const_cast<vp>(tau), .lwork = I(lwork)};              \
+    static void* const ilaenv = real_ilaenv(#NAME, outboard::shim::Ints::INTS == outboard::shim::Ints::standard); \
+    OUTBOARD_OFFER(OUTBOARD_REAL(NAME, INTS, m, n, k, a, lda, tau, q.work, &kQuery, &q.info),                   \
+                   q.enough(x, false, false), orgqr_work_used(x, q, ilaenv, work))                              \
+    OUTBOARD_REAL(NAME, INTS, m, n, k, a, lda, tau, work, lwork, info);                                         \
+  }
+
+// ormqr / unmqr: C := op(Q) C or C op(Q); they leave their query's answer in work(1).
+#define OUTBOARD_ORMQR(NAME, INTS, S)                                                                           \
+  OUTBOARD_EXPORT void NAME(ch side, ch trans, xp m, xp n, xp k, cp a, xp lda, cp tau, vp c, xp ldc, vp work,   \
+                            xp lwork, vp info, ln l1, ln l2) {                                                  \
+    OUTBOARD_ENTRY(INTS);                                                                                       \
+    LapackArgs x{.routine = LapackRoutine::ormqr, .scalar = S, .wide = I.wide(), .trans = *trans, .side = *side, \
+                 .m = I(m), .n = I(n), .k = I(k), .a = const_cast<vp>(a), .lda = I(lda), .b = c, .ldb = I(ldc), \
+                 .vec = const_cast<vp>(tau), .lwork = I(lwork)};                                                \
+    OUTBOARD_OFFER(OUTBOARD_REAL(NAME, INTS, side, trans, m, n, k, a, lda, tau, c, ldc, q.work, &kQuery, &q.info,  \
+                                 l1, l2),                                                                       \
+                   q.enough(x, false, false), q.give(x, work, nullptr, nullptr))                                \
+    OUTBOARD_REAL(NAME, INTS, side, trans, m, n, k, a, lda, tau, c, ldc, work, lwork, info, l1, l2);            \
+  }
+
 // The table: routine x precision x interface (fortran_entry.hpp).
 
 OUTBOARD_ALL_PRECISIONS(OUTBOARD_GETRI, getri)
@@ -365,3 +453,7 @@ OUTBOARD_REAL_PRECISIONS(OUTBOARD_SYGVD, sygvd)
 OUTBOARD_COMPLEX_PRECISIONS(OUTBOARD_HEGVD, hegvd)
 OUTBOARD_REAL_PRECISIONS(OUTBOARD_GESVDX_REAL, gesvdx)
 OUTBOARD_COMPLEX_PRECISIONS(OUTBOARD_GESVDX_COMPLEX, gesvdx)
+OUTBOARD_REAL_PRECISIONS(OUTBOARD_ORGQR, orgqr)
+OUTBOARD_COMPLEX_PRECISIONS(OUTBOARD_ORGQR, ungqr)
+OUTBOARD_REAL_PRECISIONS(OUTBOARD_ORMQR, ormqr)
+OUTBOARD_COMPLEX_PRECISIONS(OUTBOARD_ORMQR, unmqr)

@@ -131,6 +131,13 @@ bool valid_and_nontrivial(const LapackArgs& x) {
       if (x.jobu == 'V' && x.ldu < m) return false;
       return !(x.jobvt == 'V' && x.ldvt < (x.range == 'I' ? x.iu - x.il + 1 : k));
     }
+    case R::orgqr:  // k = 0 (Q: the identity's first columns) is left to LAPACK, like the trivial calls
+      return n <= m && x.k <= n && x.lda >= max1(m) && x.k > 0;
+    case R::ormqr: {  // k <= m (side L) or n (R), and k = 0 leaves C as it was
+      if (!in(x.side, "LR") || !in(x.trans, cplx ? "NC" : "NT")) return false;
+      const int64_t q = x.side == 'L' ? m : n;
+      return x.k <= q && x.lda >= max1(q) && x.ldb >= max1(m) && m > 0 && n > 0 && x.k > 0;
+    }
     default:
       return false;
   }
@@ -151,7 +158,9 @@ bool is_query(const LapackArgs& x) {
     case R::gelsd:
     case R::gelsy:
     case R::syevx:
-    case R::gesvdx: return x.lwork == -1;
+    case R::gesvdx:
+    case R::orgqr:
+    case R::ormqr: return x.lwork == -1;
     case R::syevd:
     case R::syevr:
     case R::sygvd: return x.lwork == -1 || x.liwork == -1 || (wire::is_complex(x.scalar) && x.lrwork == -1);
@@ -197,6 +206,8 @@ wire::LapackCall call_of(const LapackArgs& x) {
       break;
     case R::gelsd:
     case R::gelsy: c.rcond = x.rcond; break;
+    case R::orgqr: c.k = x.k; break;
+    case R::ormqr: c.side = x.side, c.trans = x.trans, c.k = x.k; break;
     default: break;
   }
   switch (x.routine) {
@@ -207,7 +218,9 @@ wire::LapackCall call_of(const LapackArgs& x) {
     case R::gesdd:
     case R::gesvdx:
     case R::gelsd:
-    case R::gelsy: c.m = x.m; break;
+    case R::gelsy:
+    case R::orgqr:
+    case R::ormqr: c.m = x.m; break;
     default: break;
   }
   switch (x.routine) {
@@ -229,7 +242,7 @@ wire::LapackCall call_of(const LapackArgs& x) {
 
 LapackArgs upper_options(const LapackArgs& args) {
   LapackArgs x = args;
-  for (char* ch : {&x.trans, &x.uplo, &x.jobz, &x.jobu, &x.jobvt, &x.jobvl, &x.jobvr, &x.range, &x.diag}) *ch = upper(*ch);
+  for (char* ch : {&x.trans, &x.uplo, &x.jobz, &x.jobu, &x.jobvt, &x.jobvl, &x.jobvr, &x.range, &x.diag, &x.side}) *ch = upper(*ch);
   return x;
 }
 
@@ -298,7 +311,7 @@ bool remote_lapack(const LapackArgs& args, int64_t* info) noexcept {
       const std::string_view name = a.name;
       if (a.elem == wire::Elem::index) return {x.wide ? narrow_copy(a) : index_array(x, name), a.rows};
       if (name == "A") return {x.a, x.lda};
-      if (name == "B") return {x.b, x.ldb};
+      if (name == "B" || name == "C") return {x.b, x.ldb};
       if (name == "U" || name == "VL" || name == "Z") return {x.u, x.ldu};
       if (name == "VT" || name == "VR") return {x.vt, x.ldvt};
       if (name == "wi") return {x.vec2, a.rows};

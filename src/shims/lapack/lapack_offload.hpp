@@ -20,15 +20,16 @@ struct LapackArgs {
   wire::Scalar scalar;
   bool wide = false;  // the interface's INTEGERs are 64 bits: ipiv is an int64_t array
   char trans = 'N', uplo = 'N', jobz = 'N', jobu = 'N', jobvt = 'N', jobvl = 'N', jobvr = 'N', range = 'N', diag = 'N';
-  int64_t m = 0, n = 0, nrhs = 0;
+  char side = 'N';              // ormqr
+  int64_t m = 0, n = 0, nrhs = 0, k = 0;  // k: orgqr's, ormqr's reflectors
   int64_t itype = 0, il = 0, iu = 0;
   double vl = 0, vu = 0, abstol = 0, rcond = 0;  // the caller's REAL or DOUBLE PRECISION values
   void* a = nullptr;
   int64_t lda = 1;
-  void* b = nullptr;  // B (gesv, getrs, posv, potrs, gels, gelsd, gelsy, sysv, sytrs, sygvd)
+  void* b = nullptr;  // B (gesv, getrs, posv, potrs, gels, gelsd, gelsy, sysv, sytrs, sygvd), C (ormqr)
   int64_t ldb = 1;
   void* ipiv = nullptr;         // gesv, getrf, sysv, sytrf (out), getrs, getri, sytrs (in): INTEGERs of the interface's width
-  void* vec = nullptr;          // tau (geqrf), w (syevd, syevr, syevx, sygvd, complex geev), wr (geev), s (gesvd, gesdd, gesvdx, gelsd)
+  void* vec = nullptr;          // tau (geqrf; orgqr, ormqr: in), w (syevd, syevr, syevx, sygvd, complex geev), wr (geev), s (gesvd, gesdd, gesvdx, gelsd)
   void* vec2 = nullptr;         // wi (real geev)
   void* u = nullptr;            // U (gesvd, gesdd, gesvdx), VL (geev), Z (syevr, syevx)
   int64_t ldu = 1;
