@@ -9,6 +9,7 @@
 #include <map>
 #include <thread>
 
+#include "client/reply_outputs.hpp"
 #include "client/runtime_internal.hpp"
 #include "common/clock.hpp"
 #include "common/error.hpp"
@@ -53,33 +54,6 @@ void pack_range(const std::vector<wire::LapackArray>& arrays, const MatrixRef* r
   }
 }
 
-// Whether `count`, as a reply gives it for an output whose extent the routine decides, fits the
-// rows (count_rows) or columns the call has room for.
-bool count_fits(const wire::LapackArray& a, int32_t count) {
-  return count >= 0 && count <= (a.count_rows ? a.rows : a.cols);
-}
-
-// Copies output `i` of a reply, packed at `src`, into the application's array: all of it, or for
-// an output whose extent the routine decides (count_from), the rows or columns it found; the count
-// comes earlier in the reply and is in place by then. False: the count is out of range.
-bool unpack_output(const wire::LapackLayout& l, size_t i, const std::byte* src, wire::Scalar scalar,
-                   const MatrixRef* outputs) {
-  const wire::LapackArray& a = l.outputs[i];
-  const size_t elem = wire::array_element_bytes(a, scalar);
-  if (a.count_from < 0) {
-    unpack_columns(src, a.rows, a.cols, elem, outputs[i]);
-    return true;
-  }
-  int32_t count = 0;
-  std::memcpy(&count, outputs[a.count_from].data, sizeof count);
-  if (!count_fits(a, count)) return false;
-  const int64_t rows = a.count_rows ? count : a.rows, cols = a.count_rows ? a.cols : count;
-  auto* dst = static_cast<std::byte*>(const_cast<void*>(outputs[i].data));
-  const size_t packed_column = static_cast<size_t>(a.rows) * elem, ld = static_cast<size_t>(outputs[i].ld) * elem;
-  for (int64_t j = 0; j < cols; ++j) std::memcpy(dst + j * ld, src + j * packed_column, static_cast<size_t>(rows) * elem);
-  return true;
-}
-
 // Whether output `i` can land straight in the application's array: contiguous there, and written
 // whole (an output the routine sizes goes aside and is copied in up to its count).
 bool lands_directly(const wire::LapackArray& a, const MatrixRef& m) {
@@ -101,7 +75,7 @@ bool finish_lapack(Runtime& rt, const wire::LapackCall& call, const wire::Lapack
   const std::vector<uint64_t> out_offsets = packed_offsets(l.outputs, call.scalar);
   for (size_t i = 0; i < l.outputs.size(); ++i)
     if (!direct[i] && wire::array_bytes(l.outputs[i], call.scalar) &&
-        !unpack_output(l, i, aside.data() + out_offsets[i], call.scalar, outputs)) {
+        !unpack_lapack_output(l, i, aside.data() + out_offsets[i], call.scalar, outputs)) {
       restore();
       return fall_back("the server's reply counts more values than the call has room for");
     }
@@ -338,7 +312,7 @@ bool offload_lapack(const wire::LapackCall& call, const MatrixRef* inputs, const
         if (!count_fits(a, count)) return fall_back("the server's reply counts more values than the call has room for");
       }
       for (size_t i = 0; i < l.outputs.size(); ++i)
-        unpack_output(l, i, result.data() + out_offsets[i], call.scalar, outputs);
+        unpack_lapack_output(l, i, result.data() + out_offsets[i], call.scalar, outputs);
       *info = r->info;
       rt.remote_succeeded(t0);
       const uint64_t t3 = now_ns();

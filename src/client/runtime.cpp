@@ -325,16 +325,6 @@ transport::Segment pack_columns(int64_t rows, int64_t cols, size_t elem, MatrixR
   return {dst, bytes};
 }
 
-void unpack_columns(const std::byte* src, int64_t rows, int64_t cols, size_t elem, MatrixRef m) {
-  auto* dst = static_cast<std::byte*>(const_cast<void*>(m.data));
-  const size_t col = static_cast<size_t>(rows) * elem;
-  if (cols <= 1 || m.ld == rows) {
-    std::memcpy(dst, src, col * static_cast<size_t>(cols));
-    return;
-  }
-  for (int64_t j = 0; j < cols; ++j) std::memcpy(dst + j * static_cast<size_t>(m.ld) * elem, src + j * col, col);
-}
-
 bool offload_considered(double flops) noexcept {
   try {
     Runtime& rt = runtime();

@@ -233,8 +233,7 @@ void account(Runtime& rt, const std::string& routine, const std::string& label, 
 // equals the rows, or one column), else packed into a buffer added to `scratch`.
 transport::Segment pack_columns(int64_t rows, int64_t cols, size_t elem, MatrixRef m,
                                 std::vector<transport::Buffer>& scratch);
-// The packed array at `src` copied into `m`.
-void unpack_columns(const std::byte* src, int64_t rows, int64_t cols, size_t elem, MatrixRef m);
+// unpack_columns, its counterpart: reply_outputs.hpp.
 
 // Runs run(i) for every i < n at once: i >= 1 on threads of their own, 0 on the caller's (and,
 // where no thread can be had, the rest after it); returns when all have.
