@@ -66,7 +66,8 @@ Uses uses(const LapackCall& c) {
     case R::gelsd:
     case R::gelsy: u.m = true, u.nrhs = true, u.rcond = true; break;
     case R::geqrf: u.m = true; break;
-    case R::syevd: u.uplo = "UL", u.jobz = "NV"; break;
+    case R::syevd:
+    case R::syev: u.uplo = "UL", u.jobz = "NV"; break;
     case R::syevr:
     case R::syevx: u.uplo = "UL", u.jobz = "NV", u.range = "AVI", u.abstol = true; break;
     case R::sygvd: u.uplo = "UL", u.jobz = "NV", u.itype = true; break;
@@ -92,7 +93,7 @@ const char* lapack_routine_name(LapackRoutine r) {
   static const char* names[] = {"gesv",  "getrf", "getrs", "posv",  "potrf", "potrs", "gels",  "geqrf", "syevd",
                                 "gesvd", "gesdd", "gesvdx", "geev", "gelsd", "gelsy", "syevr", "syevx", "sygvd",
                                 "sysv",  "sytrf", "sytrs", "hesv",  "hetrf", "hetrs", "getri", "potri", "trtri",
-                                "orgqr", "ormqr"};
+                                "orgqr", "ormqr", "syev"};
   static_assert(sizeof(names) / sizeof(names[0]) == static_cast<size_t>(R::count_));
   return r < R::count_ ? names[static_cast<int>(r)] : "?";
 }
@@ -103,6 +104,7 @@ std::string call_name(const LapackCall& c) {
   if (is_complex(c.scalar)) {  // the Hermitian routines of the real symmetric ones
     switch (c.routine) {
       case R::syevd: return std::string(1, p) + "heevd";
+      case R::syev: return std::string(1, p) + "heev";
       case R::syevr: return std::string(1, p) + "heevr";
       case R::syevx: return std::string(1, p) + "heevx";
       case R::sygvd: return std::string(1, p) + "hegvd";
@@ -247,7 +249,8 @@ LapackLayout layout(const LapackCall& c) {
       out("tau", Elem::data, k, 1);
       break;
     }
-    case R::syevd: {
+    case R::syevd:
+    case R::syev: {
       int a = in("A", Elem::data, n, n);
       if (c.jobz == 'V') out("A", Elem::data, n, n, a);
       out("w", Elem::real, n, 1);
@@ -434,7 +437,8 @@ double flops(const LapackCall& c) {
     case R::potrs: f = 2 * n * n * r; break;
     case R::geqrf: f = 2 * big * k * k - 2 * k * k * k / 3; break;
     case R::gels: f = 2 * big * k * k - 2 * k * k * k / 3 + 4 * big * k * r + k * k * r; break;
-    case R::syevd: f = 4 * n * n * n / 3 + (c.jobz == 'V' ? 6 * n * n * n : 0); break;
+    case R::syevd:
+    case R::syev: f = 4 * n * n * n / 3 + (c.jobz == 'V' ? 6 * n * n * n : 0); break;
     case R::gesvd:
       f = 4 * big * k * k - 4 * k * k * k / 3 + ((c.jobu != 'N' || c.jobvt != 'N') ? 8 * big * k * k : 0);
       break;

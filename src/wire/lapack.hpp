@@ -47,6 +47,8 @@
 //   ormqr    m, n, k       A q*k (reflectors), tau k,      C (op(Q) C or C op(Q))
 //     (unmqr for complex;  C m*n
 //      q = m for side L, n for side R; k <= q)
+//   syev     n             A n*n                           A (eigenvectors, jobz = V only), w n
+//     (heev for complex; as syevd)
 //
 // Element types: the call's precision for matrices, tau and complex w; its real type (float or
 // double) for real w, wr, wi and s; 32-bit integers (Fortran INTEGER, LP64) for ipiv, jpvt, isuppz,
@@ -66,7 +68,7 @@ namespace outboard::wire {
 enum class LapackRoutine : uint8_t {
   gesv, getrf, getrs, posv, potrf, potrs, gels, geqrf, syevd, gesvd,
   gesdd, gesvdx, geev, gelsd, gelsy, syevr, syevx, sygvd, sysv, sytrf, sytrs, hesv, hetrf, hetrs, getri, potri, trtri,
-  orgqr, ormqr,
+  orgqr, ormqr, syev,
   count_
 };
 
@@ -105,7 +107,7 @@ struct LapackLayout {
 };
 
 const char* lapack_routine_name(LapackRoutine r);
-// "dgesv", "zheevd", "ssyevd", "zheevr", "chegvd", ...
+// "dgesv", "zheevd", "ssyevd", "zheev", "zheevr", "chegvd", ...
 std::string call_name(const LapackCall& c);
 
 // Throws ProtocolError unless the call is a valid LAPACK call: known routine and scalar, option

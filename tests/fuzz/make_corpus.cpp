@@ -221,6 +221,10 @@ std::map<std::string, std::vector<std::byte>> seeds() {
     c.routine = LR::ormqr, c.scalar = Scalar::z, c.side = 'R', c.trans = 'C', c.m = 3, c.n = 5, c.k = 2;
     validate(c);
     out["lapack_zunmqr"] = encode(LapackRequest{36, c, request_bytes(c)});
+    c = LapackCall{};  // syev / heev (as syevd's)
+    c.routine = LR::syev, c.scalar = Scalar::c, c.jobz = 'V', c.uplo = 'U', c.n = 4;
+    validate(c);
+    out["lapack_cheev"] = encode(LapackRequest{37, c, request_bytes(c)});
   }
   out["lapack_reply"] = encode(LapackReply{21, true, "", 2, 0});
   {

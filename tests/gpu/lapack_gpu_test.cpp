@@ -877,6 +877,51 @@ TEST_P(GpuLapack, OrgqrOrmqrAgainstTheCpuBackend) {
   EXPECT_FALSE(lapack(*backends_once().gpu).serves_lapack(none));
 }
 
+// syev/heev on cuSOLVER's syevd/heevd against the CPU backend's syev/heev (QR iteration): the same
+// eigenvalues, ascending; for jobz V, A V = V W and V^H V = I; both triangles, both jobs.
+TEST_P(GpuLapack, SyevHeevAgainstTheCpuBackend) {
+  const int64_t n = 61;
+  for (char uplo : {'L', 'U'}) {
+    Bytes a = spd(n);
+    for (int64_t i = 0; i < n; ++i) set(a, i * n + i, s(), get(a, i * n + i, s()) - 2.0 * n);  // indefinite
+    double an = 0;
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t i = 0; i < n; ++i) an = std::max(an, std::abs(get(a, j * n + i, s())));
+    const double scale = an * double(n) * eps(s());
+    for (char jobz : {'V', 'N'}) {
+      const std::string what = std::string("uplo ") + uplo + " jobz " + jobz;
+      auto c = call(LapackRoutine::syev);
+      c.jobz = jobz, c.uplo = uplo, c.n = n;
+      EXPECT_TRUE(lapack(*backends_once().gpu).serves_lapack(c)) << what;
+      auto g = run_gpu(c, {a});
+      auto h = run(*backends_once().cpu, c, {a});
+      EXPECT_EQ(g.info, 0) << what;
+      EXPECT_EQ(h.info, 0) << what;
+      const size_t w = jobz == 'V' ? 1 : 0;
+      ASSERT_EQ(g.out.size(), w + 1) << what;
+      EXPECT_LT(differ(g.out[w], h.out[w], static_cast<size_t>(n), s(), true, scale), kTol)
+          << what << ": eigenvalues differ from the CPU's";
+      for (int64_t j = 1; j < n; ++j)
+        EXPECT_LE(real_at(g.out[w], j - 1, s()), real_at(g.out[w], j, s())) << what << ": not ascending at " << j;
+      if (jobz != 'V') continue;
+      const Bytes& v = g.out[0];
+      double r = 0, o = 0;
+      for (int64_t j = 0; j < n; ++j)
+        for (int64_t i = 0; i < n; ++i) {
+          Z av = 0, g2 = 0;
+          for (int64_t l = 0; l < n; ++l) {
+            av += from_triangle(a, n, uplo, i, l, s()) * get(v, j * n + l, s());
+            g2 += std::conj(get(v, i * n + l, s())) * get(v, j * n + l, s());
+          }
+          r = std::max(r, std::abs(av - real_at(g.out[w], j, s()) * get(v, j * n + i, s())));
+          o = std::max(o, std::abs(g2 - Z(i == j ? 1.0 : 0.0)));
+        }
+      EXPECT_LT(r / scale, kTol) << what << ": residual";
+      EXPECT_LT(o / (double(n) * eps(s())), kTol) << what << ": orthogonality";
+    }
+  }
+}
+
 TEST_P(GpuLapack, LeftToTheHost) {
   auto d = call(LapackRoutine::gelsd);
   d.m = 20, d.n = 10, d.nrhs = 1;

@@ -3,8 +3,8 @@
 # svd, eigen, solve, chol, chol2inv, determinant, crossprod and %*% on 400 x 400 matrices, plain and
 # through `outboard run --offload always`. The printed values agree to 10 significant digits (the
 # server's LAPACK may round otherwise in its last bits), and the server served the drivers R
-# reaches: dgesdd, zgesdd, dsyevr, dgeev, dgesv, dpotrf, dpotri, dgetrf, dsyrk (and dgemm). Its
-# Hermitian eigen calls zheev, which is not offloaded yet (nor dsyev, which Octave's eig calls).
+# reaches: dgesdd, zgesdd, dsyevr, zheev (its Hermitian eigen), dgeev, dgesv, dpotrf, dpotri,
+# dgetrf, dsyrk (and dgemm).
 BUILD=$(realpath "$1")
 source "$(dirname "$0")/lib.sh"
 command -v Rscript >/dev/null || { echo "skip: needs R (Debian's r-base-core)"; exit 77; }
@@ -30,7 +30,7 @@ if len(plain) < 18 or bad:
 print(f"ok: R's {len(plain)} results agree to 10 significant digits")
 PY
 routine_count() { status_field "s['calls_by_routine'].get('$1', 0)"; }
-for r in dgesdd zgesdd dsyevr dgeev dgesv dpotrf dpotri dgetrf dsyrk dgemm; do
+for r in dgesdd zgesdd dsyevr zheev dgeev dgesv dpotrf dpotri dgetrf dsyrk dgemm; do
   [ "$(routine_count $r)" -gt 0 ] || fail "R: the server served no $r call"
 done
 [ "$(status_field "s['errors']")" = 0 ] || fail "the server reported errors"

@@ -4,7 +4,7 @@
 # offloaded routines: GE (getrf, getrs, gesv), PO (potrf, potrs, posv), QR (geqrf, orgqr/ungqr,
 # ormqr/unmqr), LS (gels), each with its error-exit tests (bad arguments must reach xerbla exactly
 # as LAPACK reports them); and the eigenvalue testers xeigtst{s,d,c,z} with Debian's sep.in
-# (syevd/heevd among the symmetric eigensolvers) and svd.in (gesvd among the SVD drivers). All must
+# (syevd/heevd, syev/heev among the symmetric eigensolvers) and svd.in (gesvd among the SVD drivers). All must
 # pass as they do without Outboard, and the server must have served the routines. Then the drivers of issue 35 (below).
 BUILD=$(realpath "$1")
 source "$(dirname "$0")/lib.sh"
@@ -59,7 +59,7 @@ for p in s d c z; do
     ok "xeigtst$p $input.in: $got sections passed, as without Outboard; $(($(status_field "s['calls']") - before)) calls served remotely"
   done
 done
-for r in ssyevd dsyevd cheevd zheevd sgesvd dgesvd cgesvd zgesvd; do
+for r in ssyevd dsyevd cheevd zheevd ssyev dsyev cheev zheev sgesvd dgesvd cgesvd zgesvd; do
   [ "$(routine_count $r)" -gt 0 ] || fail "the eigenvalue testers: the server served no $r call"
 done
 

@@ -51,6 +51,7 @@ void F(dsyevr)(ch, ch, ch, ip, double*, ip, const double*, const double*, ip, ip
                ip, I*, double*, ip, I*, ip, I*, ln, ln, ln);
 void F(dgelsy)(ip, ip, ip, double*, ip, double*, ip, I*, const double*, I*, double*, ip, I*);
 void F(dgeqrf)(ip, ip, double*, ip, double*, double*, ip, I*);
+void F(dsyev)(ch, ch, ip, double*, ip, double*, double*, ip, I*, ln, ln);
 void F(dorgqr)(ip, ip, ip, double*, ip, const double*, double*, ip, I*);
 void F(dormqr)(ch, ch, ip, ip, ip, const double*, ip, const double*, double*, ip, double*, ip, I*, ln, ln);
 enum { RowMajor = 101, ColMajor = 102, NoTrans = 111, Trans = 112 };
@@ -302,6 +303,19 @@ static void lapack(I n) {
       worst = fmax(worst, fabs(v - w[j] * f[i + j * n]));
     }
   check(info == 0 && worst < 1e-8 * n, "dsyevd eigenpairs");
+
+  /* syev: the same eigenvalues as syevd's, INFO in 64 bits, work(1) its query's answer. */
+  I lw_ev = -1;
+  F(dsyev)("V", "U", &n, f, &n, NULL, &wq, &lw_ev, &info, 1, 1);
+  lw_ev = (I)wq;
+  double *wev = malloc(lw_ev * sizeof *wev), *w_ev = malloc(n * sizeof *w_ev);
+  memcpy(f, s, n * n * sizeof *f);
+  info = kGarbage;
+  F(dsyev)("V", "U", &n, f, &n, w_ev, wev, &lw_ev, &info, 1, 1);
+  worst = 0;
+  for (I i = 0; i < n; ++i) worst = fmax(worst, fabs(w_ev[i] - w[i]));
+  check(info == 0 && worst < 1e-9 * n * w[n - 1] && wev[0] == (double)lw_ev, "dsyev: syevd's eigenvalues, INFO (64 bits), work(1)");
+  free(wev), free(w_ev);
 
   /* gesvd: singular values of A against the eigenvalues of A^T A (= sqrt). */
   I lw_svd = -1;

@@ -5,7 +5,8 @@
  * queries, and checks the results by residuals computed here in double (complex) arithmetic.
  * {s,d}orgqr, {c,z}ungqr, {s,d}ormqr and {c,z}unmqr are compared with the real LAPACK the program
  * links (opened again by path, $LAPACK_CHECK_REFERENCE or the system's liblapack.so.3, so that a
- * preloaded shim is not in the way): results, workspace queries and work(1).
+ * preloaded shim is not in the way): results, workspace queries and work(1); so are {s,d}syev and
+ * {c,z}heev (eigenvalues, work(1)), whose vectors are checked by residual and orthogonality.
  * Prints "lapack_check: N passed, M failed"; exits 1 on any failure.
  * Usage: lapack_check [--size N]  (N scales the problem sizes; default 24) */
 #include <complex.h>
@@ -45,6 +46,12 @@ void ssyevd_(ch, ch, ip, vp, ip, vp, vp, ip, int*, ip, int*, ln, ln);
 void dsyevd_(ch, ch, ip, vp, ip, vp, vp, ip, int*, ip, int*, ln, ln);
 void cheevd_(ch, ch, ip, vp, ip, vp, vp, ip, vp, ip, int*, ip, int*, ln, ln);
 void zheevd_(ch, ch, ip, vp, ip, vp, vp, ip, vp, ip, int*, ip, int*, ln, ln);
+typedef void (*syev_fn)(ch, ch, ip, vp, ip, vp, vp, ip, int*, ln, ln);
+typedef void (*heev_fn)(ch, ch, ip, vp, ip, vp, vp, ip, vp, int*, ln, ln);
+void ssyev_(ch, ch, ip, vp, ip, vp, vp, ip, int*, ln, ln);
+void dsyev_(ch, ch, ip, vp, ip, vp, vp, ip, int*, ln, ln);
+void cheev_(ch, ch, ip, vp, ip, vp, vp, ip, vp, int*, ln, ln);
+void zheev_(ch, ch, ip, vp, ip, vp, vp, ip, vp, int*, ln, ln);
 void sgesvd_(ch, ch, ip, ip, vp, ip, vp, vp, ip, vp, ip, vp, ip, int*, ln, ln);
 void dgesvd_(ch, ch, ip, ip, vp, ip, vp, vp, ip, vp, ip, vp, ip, int*, ln, ln);
 void cgesvd_(ch, ch, ip, ip, vp, ip, vp, vp, ip, vp, ip, vp, ip, vp, int*, ln, ln);
@@ -538,6 +545,86 @@ static void test_ormqr(char side, char trans, int m, int n, int k) {
   free(a); free(a0); free(tau); free(c); free(c0); free(work);
 }
 
+/* syev / heev (as the program's, or `ref`: the real LAPACK's) through one signature: rwork, 3n-2
+ * reals, only for the complex ones. */
+static void syev(void* ref, char jobz, char uplo, int n, void* a, int lda, void* w, void* work, int lwork, int* info) {
+  void* rwork = cplx() ? alloc(3 * n, 8) : NULL;
+  if (cplx()) {
+    heev_fn f = ref ? (heev_fn)ref : P == 2 ? cheev_ : zheev_;
+    f(&jobz, &uplo, &n, a, &lda, w, work, &lwork, rwork, info, 1, 1);
+  } else {
+    syev_fn f = ref ? (syev_fn)ref : P == 0 ? ssyev_ : dsyev_;
+    f(&jobz, &uplo, &n, a, &lda, w, work, &lwork, info, 1, 1);
+  }
+  free(rwork);
+}
+
+/* syev / heev on an indefinite Hermitian matrix: the optimal workspace from a query, then jobz V
+ * (A V = V W, V^H V = I, ascending) and N; eigenvalues, queries and work(1) as the real LAPACK's. */
+static void test_syev(int n, char uplo) {
+  static const char* names[4] = {"ssyev_", "dsyev_", "cheev_", "zheev_"};
+  const int lda = n + 3;
+  void* a = spd(n, lda);
+  for (int i = 0; i < n; ++i) set(a, (size_t)i * lda + i, get(a, (size_t)i * lda + i) - 2.0 * n); /* indefinite */
+  void* a0 = copy(a, (size_t)lda * n);
+  void* ar = copy(a, (size_t)lda * n);
+  void* w = alloc(n, 8); void* w2 = alloc(n, 8); void* wr = alloc(n, 8);
+  void* ref = reference_fn(names);
+  Z wq[2], rq[2];
+  int info = -99, rinfo = -99;
+  syev(NULL, 'V', uplo, n, a, lda, w, wq, -1, &info);
+  const int lwork = (int)creal(get(wq, 0));
+  char what[96];
+  snprintf(what, sizeof what, "syev/heev uplo=%c n=%d: workspace query", uplo, n);
+  check(info == 0 && lwork >= (cplx() ? 2 * n - 1 : 3 * n - 1), what);
+  void* work = alloc(lwork, esize());
+  syev(NULL, 'V', uplo, n, a, lda, w, work, lwork, &info);
+  double r = 0, o = 0, an = 0, order = 1;
+  for (int i = 0; i + 1 < n; ++i) if (getr(w, i) > getr(w, i + 1)) order = 0;
+  void* full = copy(a0, (size_t)lda * n); /* the Hermitian matrix from the uplo triangle */
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < n; ++i) {
+      int stored = uplo == 'U' ? i <= j : i >= j;
+      Z v = stored ? get(a0, (size_t)j * lda + i) : conj(get(a0, (size_t)i * lda + j));
+      set(full, (size_t)j * lda + i, v);
+      an = fmax(an, cabs(v));
+    }
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < n; ++i) {
+      Z s = 0, g = 0;
+      for (int l = 0; l < n; ++l) {
+        s += get(full, (size_t)l * lda + i) * get(a, (size_t)j * lda + l);
+        g += conj(get(a, (size_t)i * lda + l)) * get(a, (size_t)j * lda + l);
+      }
+      r = fmax(r, cabs(s - getr(w, j) * get(a, (size_t)j * lda + i)));
+      o = fmax(o, cabs(g - (i == j)));
+    }
+  snprintf(what, sizeof what, "syev/heev uplo=%c n=%d: A V = V W, V^H V = I, ascending, rows beyond n untouched", uplo, n);
+  check(info == 0 && r / (an * n * eps()) < TOL && o / (n * eps()) < TOL && order && sentinels_intact(a, n, n, lda), what);
+  const Z work1 = get(work, 0);
+  /* Eigenvalues only: the same values. */
+  memcpy(a, a0, (size_t)lda * n * esize());
+  syev(NULL, 'N', uplo, n, a, lda, w2, work, lwork, &info);
+  double d = 0;
+  for (int i = 0; i < n; ++i) d = fmax(d, fabs(getr(w, i) - getr(w2, i)));
+  snprintf(what, sizeof what, "syev/heev uplo=%c n=%d jobz=N: same eigenvalues", uplo, n);
+  check(info == 0 && d / (an * n * eps()) < TOL && get(work, 0) == work1, what);
+  if (ref) {
+    void* rwork = alloc(lwork, esize());
+    syev(ref, 'V', uplo, n, ar, lda, wr, rq, -1, &rinfo);
+    snprintf(what, sizeof what, "syev/heev uplo=%c n=%d: the real LAPACK's workspace answer", uplo, n);
+    check(rinfo == 0 && get(rq, 0) == get(wq, 0), what);
+    syev(ref, 'V', uplo, n, ar, lda, wr, rwork, lwork, &rinfo);
+    d = 0;
+    for (int i = 0; i < n; ++i) d = fmax(d, fabs(getr(w, i) - getr(wr, i)));
+    snprintf(what, sizeof what, "syev/heev uplo=%c n=%d: the real LAPACK's eigenvalues and work(1)", uplo, n);
+    check(rinfo == 0 && d / (an * n * eps()) < TOL && work1 == get(rwork, 0), what);
+    if (work1 != get(rwork, 0)) printf("  work(1) %g, the real LAPACK's %g\n", creal(work1), creal(get(rwork, 0)));
+    free(rwork);
+  }
+  free(a); free(a0); free(ar); free(full); free(w); free(w2); free(wr); free(work);
+}
+
 int main(int argc, char** argv) {
   int size = 24;
   for (int i = 1; i < argc; ++i)
@@ -545,7 +632,7 @@ int main(int argc, char** argv) {
   const int n = size + 13; /* odd sizes */
   const char* ref_path = getenv("LAPACK_CHECK_REFERENCE");
   reference = dlopen(ref_path ? ref_path : "/usr/lib/x86_64-linux-gnu/liblapack.so.3", RTLD_NOW | RTLD_LOCAL);
-  if (!reference) printf("lapack_check: no reference LAPACK (%s): orgqr and ormqr checked without it\n", dlerror());
+  if (!reference) printf("lapack_check: no reference LAPACK (%s): orgqr, ormqr, syev and heev checked without it\n", dlerror());
   for (P = 0; P < 4; ++P) {
     test_gesv(n, 3);
     test_gesv(n - 8, 1);
@@ -572,6 +659,8 @@ int main(int argc, char** argv) {
     test_ormqr('L', cplx() ? 'C' : 'T', n + 5, n - 3, n + 5);
     test_ormqr('R', 'N', n - 3, n + 5, n - 1);
     test_ormqr('R', cplx() ? 'C' : 'T', n + 2, n + 5, n + 5);
+    test_syev(n, 'L');
+    test_syev(n - 4, 'U');
   }
   printf("lapack_check: %d passed, %d failed\n", passed, failed);
   return failed ? 1 : 0;

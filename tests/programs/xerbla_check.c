@@ -57,6 +57,7 @@ int main(int argc, char** argv) {
   void (*bad_cblas_dgemm)(void) = (void (*)(void))sym("bad_cblas_dgemm");
   int (*bad_dorgqr)(void) = (int (*)(void))sym("bad_dorgqr");
   int (*bad_dormqr)(void) = (int (*)(void))sym("bad_dormqr");
+  int (*bad_dsyev)(void) = (int (*)(void))sym("bad_dsyev");
   double (*good_dgemm)(void) = (double (*)(void))sym("good_dgemm");
 
   if (strcmp(argv[2], "none") == 0) {
@@ -81,6 +82,9 @@ int main(int argc, char** argv) {
   info = bad_dormqr();
   expect("dormqr with lda < m", "DORMQR", 7, &seen);
   if (info == -7) ++passed; else ++failed, printf("xerbla_check: FAILED dormqr INFO %d, expected -7\n", info);
+  info = bad_dsyev();
+  expect("dsyev with lda < n", "DSYEV", 5, &seen);
+  if (info == -5) ++passed; else ++failed, printf("xerbla_check: FAILED dsyev INFO %d, expected -5\n", info);
   /* The reference CBLAS calls cblas_xerbla(1, "cblas_dgemm", ...); OpenBLAS calls xerbla_("DGEMM ", 0). */
   bad_cblas_dgemm();
   {

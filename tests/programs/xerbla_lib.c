@@ -15,6 +15,8 @@ void dpotrf_(const char*, const int*, double*, const int*, int*, size_t);
 void dorgqr_(const int*, const int*, const int*, double*, const int*, const double*, double*, const int*, int*);
 void dormqr_(const char*, const char*, const int*, const int*, const int*, const double*, const int*, const double*,
              double*, const int*, double*, const int*, int*, size_t, size_t);
+void dsyev_(const char*, const char*, const int*, double*, const int*, double*, double*, const int*, int*, size_t,
+            size_t);
 void cblas_dgemm(int, int, int, int, int, int, double, const double*, int, const double*, int, double, double*, int);
 
 /* What the handlers received last, and how often they were called. */
@@ -84,6 +86,14 @@ int bad_dormqr(void) {
   const int m = 4, n = 4, k = 2, lda = 3, lwork = 64 * 64;
   int info = 99;
   dormqr_("L", "T", &m, &n, &k, a, &lda, b, c, &m, b + 64, &lwork, &info, 1, 1);
+  return info;
+}
+
+/* lda = 3 < n = 4 (argument 5); returns INFO. */
+int bad_dsyev(void) {
+  const int n = 4, lda = 3, lwork = 64 * 64;
+  int info = 99;
+  dsyev_("V", "L", &n, a, &lda, b, c, &lwork, &info, 1, 1);
   return info;
 }
 

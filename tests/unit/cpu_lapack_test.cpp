@@ -156,6 +156,8 @@ std::vector<LapackCall> all_calls(Scalar s, int64_t n) {
   calls.push_back(call(LapackRoutine::geqrf, s, n + 2, n));
   for (char jobz : {'N', 'V'})
     for (char uplo : {'U', 'L'}) with(call(LapackRoutine::syevd, s, 0, n), [&](LapackCall& c) { c.jobz = jobz, c.uplo = uplo; });
+  for (char jobz : {'N', 'V'})
+    for (char uplo : {'U', 'L'}) with(call(LapackRoutine::syev, s, 0, n), [&](LapackCall& c) { c.jobz = jobz, c.uplo = uplo; });
   for (auto [jobu, jobvt] : {std::pair{'N', 'N'}, {'S', 'S'}, {'A', 'A'}, {'O', 'N'}, {'N', 'O'}})
     for (int64_t m : {n, n + 4}) with(call(LapackRoutine::gesvd, s, m, n), [&](LapackCall& c) { c.jobu = jobu, c.jobvt = jobvt; });
   with(call(LapackRoutine::orgqr, s, n + 4, n), [&](LapackCall& c) { c.k = n; });
@@ -226,6 +228,63 @@ TEST(CpuLapack, AnEmptyProblemWithAHugeDimensionTakesNoMemory) {
     EXPECT_EQ(info, 0) << wire::call_name(c);
     EXPECT_LE(outputs.size(), 64u) << wire::call_name(c);
   }
+}
+
+// syev / heev (QR iteration) against syevd / heevd (divide and conquer) on the same matrix: the
+// same eigenvalues, ascending, and for jobz V vectors that agree up to sign (distinct eigenvalues).
+template <class T>
+void syev_as_syevd(Scalar s) {
+  using R = Real<T>;
+  const R tolerance = std::numeric_limits<R>::epsilon() * 2000;
+  for (int64_t n : {2, 9, 40, 131}) {
+    for (char jobz : {'N', 'V'}) {
+      for (char uplo : {'U', 'L'}) {
+        SCOPED_TRACE(std::string("n=") + std::to_string(n) + " jobz=" + jobz + " uplo=" + uplo);
+        LapackCall c = call(LapackRoutine::syev, s, 0, n);
+        c.jobz = jobz, c.uplo = uplo;
+        LapackCall d = c;
+        d.routine = LapackRoutine::syevd;
+        const auto [x, info_x] = run<T>(c, true, static_cast<unsigned>(n));
+        const auto [y, info_y] = run<T>(d, false, static_cast<unsigned>(n));
+        ASSERT_EQ(info_x, 0);
+        ASSERT_EQ(info_y, 0);
+        ASSERT_EQ(x.size(), y.size());
+        const size_t vectors = jobz == 'V' ? static_cast<size_t>(n * n) : 0;
+        std::vector<T> vx(vectors), vy(vectors);
+        std::vector<R> wx(static_cast<size_t>(n)), wy(static_cast<size_t>(n));
+        if (vectors) std::memcpy(vx.data(), x.data(), vectors * sizeof(T)), std::memcpy(vy.data(), y.data(), vectors * sizeof(T));
+        std::memcpy(wx.data(), x.data() + vectors * sizeof(T), wx.size() * sizeof(R));
+        std::memcpy(wy.data(), y.data() + vectors * sizeof(T), wy.size() * sizeof(R));
+        R scale = 1;
+        for (R v : wy) scale = std::max(scale, std::abs(v));
+        for (int64_t i = 0; i < n; ++i) {
+          EXPECT_NEAR(wx[size_t(i)], wy[size_t(i)], tolerance * scale) << "w(" << i << ")";
+          if (i > 0) {
+            EXPECT_LE(wx[size_t(i - 1)], wx[size_t(i)]);
+          }
+        }
+        // |<x_j, y_j>| = 1 where eigenvalue j is well apart from its neighbours.
+        for (int64_t j = 0; j < (vectors ? n : 0); ++j) {
+          const R gap = std::min(j > 0 ? wy[size_t(j)] - wy[size_t(j - 1)] : scale,
+                                 j + 1 < n ? wy[size_t(j + 1)] - wy[size_t(j)] : scale);
+          if (gap < R(1e-2) * scale) continue;
+          T dot{};
+          for (int64_t i = 0; i < n; ++i) {
+            if constexpr (kComplex<T>) dot += std::conj(vx[size_t(i + j * n)]) * vy[size_t(i + j * n)];
+            else dot += vx[size_t(i + j * n)] * vy[size_t(i + j * n)];
+          }
+          EXPECT_NEAR(std::abs(dot), R(1), R(100) * tolerance) << "vector " << j;
+        }
+      }
+    }
+  }
+}
+
+TEST(CpuLapack, SyevAndHeevAgreeWithSyevdAndHeevd) {
+  syev_as_syevd<double>(Scalar::d);
+  syev_as_syevd<float>(Scalar::s);
+  syev_as_syevd<std::complex<double>>(Scalar::z);
+  syev_as_syevd<std::complex<float>>(Scalar::c);
 }
 
 }  // namespace

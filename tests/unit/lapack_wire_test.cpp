@@ -53,6 +53,7 @@ LapackCall make(R r, Scalar s) {
     case R::trtri: c.uplo = 'U', c.diag = 'U', c.n = 7; break;
     case R::orgqr: c.m = 9, c.n = 6, c.k = 4; break;
     case R::ormqr: c.side = 'R', c.trans = is_complex(s) ? 'C' : 'T', c.m = 5, c.n = 8, c.k = 3; break;
+    case R::syev: c.jobz = 'V', c.uplo = 'L', c.n = 8; break;
     default: break;
   }
   return c;
@@ -486,6 +487,60 @@ TEST(LapackWire, OrthogonalFactorLayouts) {
   // New routine ids come after the old ones: the ids travel.
   EXPECT_EQ(int(R::orgqr), 27);
   EXPECT_EQ(int(R::ormqr), 28);
+}
+
+// syev / heev: laid out as syevd (A back only for jobz V, w real), with syevd's options and flops.
+TEST(LapackWire, SyevLayoutsAndValidation) {
+  LapackCall c = make(R::syev, Scalar::d);  // n 8, V, L
+  EXPECT_EQ(call_name(c), "dsyev");
+  auto l = layout(c);
+  ASSERT_EQ(l.inputs.size(), 1u);
+  EXPECT_STREQ(l.inputs[0].name, "A");
+  ASSERT_EQ(l.outputs.size(), 2u);
+  EXPECT_STREQ(l.outputs[0].name, "A");
+  EXPECT_EQ(l.outputs[0].from_input, 0);
+  EXPECT_STREQ(l.outputs[1].name, "w");
+  EXPECT_EQ(l.outputs[1].elem, Elem::real);
+  EXPECT_EQ(l.outputs[1].rows, 8);
+  EXPECT_EQ(request_bytes(c), 8u * 64);
+  EXPECT_EQ(reply_bytes(c), 8u * (64 + 8));
+  LapackCall d = make(R::syevd, Scalar::d);
+  d.n = 8, d.uplo = 'L';
+  EXPECT_DOUBLE_EQ(flops(c), flops(d));
+  c.jobz = 'N';  // eigenvalues only: A does not come back
+  EXPECT_EQ(reply_bytes(c), 8u * 8);
+  d.jobz = 'N';
+  EXPECT_DOUBLE_EQ(flops(c), flops(d));
+  c.scalar = Scalar::z;
+  EXPECT_EQ(call_name(c), "zheev");
+  EXPECT_EQ(request_bytes(c), 16u * 64);
+  EXPECT_EQ(reply_bytes(c), 8u * 8);  // w is real
+  c.scalar = Scalar::c, c.jobz = 'V';
+  EXPECT_EQ(call_name(c), "cheev");
+  EXPECT_EQ(reply_bytes(c), 8u * 64 + 4 * 8);
+  c.scalar = Scalar::s;
+  EXPECT_EQ(call_name(c), "ssyev");
+  validate(c);
+  // jobz N or V, uplo U or L; no other option or dimension.
+  c.jobz = 'A';
+  EXPECT_NE(protocol_error_of([&] { validate(c); }).find("jobz"), std::string::npos);
+  c.jobz = 'V', c.uplo = 'N';
+  EXPECT_NE(protocol_error_of([&] { validate(c); }).find("uplo"), std::string::npos);
+  c.uplo = 'U', c.m = 8;
+  EXPECT_NE(protocol_error_of([&] { validate(c); }).find("must be 0"), std::string::npos);
+  c.m = 0, c.k = 1;
+  EXPECT_NE(protocol_error_of([&] { validate(c); }).find("must be 0"), std::string::npos);
+  c.k = 0, c.range = 'A';
+  EXPECT_NE(protocol_error_of([&] { validate(c); }).find("range"), std::string::npos);
+  c.range = 'N', c.n = -1;
+  EXPECT_NE(protocol_error_of([&] { validate(c); }).find("out of range"), std::string::npos);
+  c.n = 0;  // an empty problem is a valid call
+  validate(c);
+  EXPECT_EQ(int(R::syev), 29);
+  // The first id past the last routine is refused: a server without syev turns the call away.
+  Bytes b = encode(request(make(R::syev, Scalar::d)));
+  b[kCallOffset] = std::byte{uint8_t(R::count_)};
+  EXPECT_NE(protocol_error_of([&] { decode(b); }).find("unknown LAPACK routine id"), std::string::npos);
 }
 
 TEST(LapackWire, PivotsAreChecked) {

@@ -72,6 +72,9 @@ using GesvdxComplexFn = void(ch, ch, ch, ip, ip, vp, ip, cvp, cvp, ip, ip, op, v
 using OrgqrFn = void(ip, ip, ip, vp, ip, cvp, vp, ip, op);
 // side, trans, m, n, k, a, lda, tau, c, ldc, work, lwork, info
 using OrmqrFn = void(ch, ch, ip, ip, ip, vp, ip, cvp, vp, ip, vp, ip, op, ln, ln);
+// jobz, uplo, n, a, lda, w, work, lwork, [rwork,] info
+using SyevFn = void(ch, ch, ip, vp, ip, vp, vp, ip, op, ln, ln);
+using HeevFn = void(ch, ch, ip, vp, ip, vp, vp, ip, vp, op, ln, ln);
 #define OUTBOARD_DECLARE4(fn, type) type s##fn##_, d##fn##_, c##fn##_, z##fn##_;
 #define OUTBOARD_DECLARE_REAL(fn, type) type s##fn##_, d##fn##_;
 #define OUTBOARD_DECLARE_COMPLEX(fn, type) type c##fn##_, z##fn##_;
@@ -104,6 +107,8 @@ OUTBOARD_DECLARE_REAL(orgqr, OrgqrFn)
 OUTBOARD_DECLARE_COMPLEX(ungqr, OrgqrFn)
 OUTBOARD_DECLARE_REAL(ormqr, OrmqrFn)
 OUTBOARD_DECLARE_COMPLEX(unmqr, OrmqrFn)
+OUTBOARD_DECLARE_REAL(syev, SyevFn)
+OUTBOARD_DECLARE_COMPLEX(heev, HeevFn)
 #undef OUTBOARD_DECLARE_REAL
 #undef OUTBOARD_DECLARE_COMPLEX
 OUTBOARD_DECLARE4(gesv, GesvFn)
@@ -806,6 +811,37 @@ int64_t run_lapack(const LapackCall& c, uint64_t tail, std::span<const std::byte
       Work w;
       w.size_from(query, s, std::max(1, c.side == 'L' ? n : m), tail);
       f(&c.side, &c.trans, &m, &n, &k, a.data(), &lda, in[1], out[0], &ldc, w.data(), &w.count, &info, 1, 1);
+      break;
+    }
+    case LapackRoutine::syev: {
+      const int lda = ld_of(n);
+      // As syevd: for jobz N A is destroyed and does not travel back, so the routine gets a copy.
+      Aligned scratch;
+      std::byte* a = nullptr;
+      std::byte* w = nullptr;
+      if (c.jobz == 'V') {
+        a = out[0], w = out[1];
+      } else {
+        scratch = scratch_copy(in[0], static_cast<size_t>(n) * n * wire::element_bytes(s), tail);
+        a = scratch.data(), w = out[0];
+      }
+      if (!wire::is_complex(s)) {
+        auto* f = s == Scalar::s ? ssyev_ : dsyev_;
+        f(&c.jobz, &c.uplo, &n, a, &lda, w, query, &minus_one, &info, 1, 1);
+        if (info != 0) break;
+        Work work;
+        work.size_from(query, s, std::max(1, 3 * n - 1), tail);
+        f(&c.jobz, &c.uplo, &n, a, &lda, w, work.data(), &work.count, &info, 1, 1);
+      } else {
+        auto* f = s == Scalar::c ? cheev_ : zheev_;
+        alignas(16) std::byte rquery[16] = {};  // not read by the query
+        f(&c.jobz, &c.uplo, &n, a, &lda, w, query, &minus_one, rquery, &info, 1, 1);
+        if (info != 0) break;
+        Work work;
+        work.size_from(query, s, std::max(1, 2 * n - 1), tail);
+        Aligned rwork = real_work(s, static_cast<uint64_t>(std::max(1, 3 * n - 2)), tail);  // heev's documented size
+        f(&c.jobz, &c.uplo, &n, a, &lda, w, work.data(), &work.count, rwork.data(), &info, 1, 1);
+      }
       break;
     }
     default:

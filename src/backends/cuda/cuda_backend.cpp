@@ -224,7 +224,7 @@ class CudaBackend final : public server::Backend, public server::Blas3Executor, 
       case R::geev: return c.jobvl == 'N';  // cusolverDnXgeev computes no left eigenvectors
       case R::gesv: case R::getrf: case R::getrs: case R::posv: case R::potrf: case R::potrs: case R::geqrf:
       case R::syevd: case R::gesdd: case R::syevr: case R::syevx: case R::sygvd: case R::sysv: case R::sytrf:
-      case R::sytrs: case R::getri: case R::potri: case R::trtri:
+      case R::sytrs: case R::getri: case R::potri: case R::trtri: case R::syev:  // syev on syevd
         return true;
       case R::orgqr: case R::ormqr: return c.k > 0;  // k = 0 (Q the identity's columns, C as it was): the host's
       // gesvdx (no selected-range SVD), gelsd and gelsy (no rank-revealing least squares), and the

@@ -1120,7 +1120,8 @@ int run_lapack(cusolverDnHandle_t h, cublasHandle_t& blas, const outboard_cuda_l
       if ((rc = alloc_work(lwork))) return rc;
       return check(S::geqrf(h, m, n, a, ld(m), static_cast<T*>(vec), work, lwork, info_dev), "cusolverDn geqrf");
     }
-    case 8: {  // syevd / heevd
+    case 8:     // syevd / heevd
+    case 29: {  // syev / heev: the same contract (ascending w, orthonormal vectors, INFO > 0 unconverged)
       const cusolverEigMode_t jobz = c.jobz == 'V' ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
       R* w = static_cast<R*>(vec);
       if ((rc = check(S::syevd_buffer(h, jobz, uplo, n, a, ld(n), w, &lwork), "cusolverDn syevd_bufferSize"))) return rc;
@@ -1368,7 +1369,7 @@ struct LapackShapes {
   bool vec_in = false;  // tau of orgqr, ormqr: read, not written back
 };
 
-bool served_routine(int r) { return (r >= 0 && r <= 10) || r == 12 || (r >= 15 && r <= 20) || (r >= 24 && r <= 28); }
+bool served_routine(int r) { return (r >= 0 && r <= 10) || r == 12 || (r >= 15 && r <= 20) || (r >= 24 && r <= 29); }
 
 // Checks what both entry points take; fills `shapes`.
 int check_lapack_call(const outboard_cuda_lapack* call, int64_t* info, LapackShapes& shapes) {
@@ -1419,7 +1420,7 @@ int check_lapack_call(const outboard_cuda_lapack* call, int64_t* info, LapackSha
   x.ipiv_out = x.ipiv_count && !x.ipiv_in;
   if (c.routine == 7) x.vec = k * elem;
   if (c.routine == 27 || c.routine == 28) x.vec = static_cast<size_t>(c.k) * elem, x.vec_in = true;
-  if (c.routine == 8 || c.routine == 15 || c.routine == 16 || c.routine == 17) x.vec = n * real;
+  if (c.routine == 8 || c.routine == 15 || c.routine == 16 || c.routine == 17 || c.routine == 29) x.vec = n * real;
   if (c.routine == 9) {
     x.vec = k * real;
     x.u = (c.jobu == 'A' ? m * m : c.jobu == 'S' ? m * k : 0) * elem;

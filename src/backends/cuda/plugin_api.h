@@ -14,7 +14,7 @@
  * faults (get_device, device_health, device_reset, inject_fault), and state kept per GPU; version 7
  * the LAPACK drivers of issue 35 in `lapack`/`lapack_device` (routines 10..26, the fields after
  * `vt` in struct outboard_cuda_lapack); version 8 orgqr/ungqr and ormqr/unmqr (routines 27, 28;
- * `side` and `k`).
+ * `side` and `k`) and syev/heev (routine 29, no new field).
  *
  * Threads: functions act on the calling thread's current device (set_device), as CUDA does.
  * last_error() is per thread. */
@@ -67,7 +67,7 @@ struct outboard_cuda_level3 {
  * numbers are wire::LapackRoutine's): 0 gesv, 1 getrf, 2 getrs, 3 posv, 4 potrf, 5 potrs, 6 gels,
  * 7 geqrf, 8 syevd (heevd for complex), 9 gesvd; since version 7 10 gesdd, 12 geev, 15 syevr
  * (heevr), 16 syevx (heevx), 17 sygvd (hegvd), 18 sysv, 19 sytrf, 20 sytrs, 24 getri, 25 potri,
- * 26 trtri; since version 8 27 orgqr (ungqr), 28 ormqr (unmqr). precision 's','d','c','z'; option characters upper case ('N' where unused). Host arrays
+ * 26 trtri; since version 8 27 orgqr (ungqr), 28 ormqr (unmqr), 29 syev (heev). precision 's','d','c','z'; option characters upper case ('N' where unused). Host arrays
  * are packed column-major (leading dimension = rows), null where the routine has none:
  *   a     A, m x n (n x n for the square routines; ormqr: the reflectors, m x k for side 'L', n x k
  *         for 'R', read); copied back over itself when a_out is set
@@ -76,7 +76,7 @@ struct outboard_cuda_level3 {
  *   ipiv  32-bit pivots, 1-based: written by gesv (n), getrf (min(m,n)), sysv and sytrf (n, LAPACK's
  *         Bunch-Kaufman form: negative for 2x2 blocks); read by getrs, getri and sytrs (n; the
  *         caller has checked them: 1..n, |ipiv| for sytrs)
- *   vec   tau (geqrf, min(m,n); orgqr, ormqr: k, read), w (syevd, syevr, syevx, sygvd: n, real type), s (gesvd, gesdd:
+ *   vec   tau (geqrf, min(m,n); orgqr, ormqr: k, read), w (syevd, syev, syevr, syevx, sygvd: n, real type), s (gesvd, gesdd:
  *         min(m,n), real type), geev's wr (real, n) or w (complex, n, the call's precision)
  *   vec2  geev's wi (real precisions; n)
  *   u, vt gesvd's and gesdd's U (m x m, or m x min(m,n) for 'S') and VT (n x n, or min(m,n) x n);
@@ -107,6 +107,8 @@ struct outboard_cuda_level3 {
  *     LAPACK (trtri checks first).
  *   orgqr, ormqr: cusolverDn orgqr/ungqr and ormqr/unmqr (k >= 1; ormqr's trans 'N', 'T' real or
  *     'N', 'C' complex).
+ *   syev: cusolverDn syevd/heevd, as syevd (LAPACK's syev uses QR iteration, syevd divide and
+ *     conquer: the same eigenvalues and vectors to rounding; INFO > 0 where it does not converge).
  *   Not at all (cuSOLVER has no routine for them): gesvdx (no selected-range SVD; gesvdr is
  *     randomized), gelsd and gelsy (no rank-revealing least squares), hesv, hetrf, hetrs. */
 struct outboard_cuda_lapack {

@@ -426,6 +426,31 @@ void orgqr_work_used(const LapackArgs& x, const WorkQuery& q, void* ilaenv, void
     OUTBOARD_REAL(NAME, INTS, side, trans, m, n, k, a, lda, tau, c, ldc, work, lwork, info, l1, l2);            \
   }
 
+// syev / heev: they leave their query's answer in work(1) (rwork holds no size).
+#define OUTBOARD_SYEV_ARGS(S)                                                                                   \
+  LapackArgs x{.routine = LapackRoutine::syev, .scalar = S, .wide = I.wide(), .uplo = *uplo, .jobz = *jobz,     \
+               .n = I(n), .a = a, .lda = I(lda), .vec = w, .lwork = I(lwork)};
+
+#define OUTBOARD_SYEV(NAME, INTS, S)                                                                            \
+  OUTBOARD_EXPORT void NAME(ch jobz, ch uplo, xp n, vp a, xp lda, vp w, vp work, xp lwork, vp info, ln l1,      \
+                            ln l2) {                                                                            \
+    OUTBOARD_ENTRY(INTS);                                                                                       \
+    OUTBOARD_SYEV_ARGS(S)                                                                                       \
+    OUTBOARD_OFFER(OUTBOARD_REAL(NAME, INTS, jobz, uplo, n, a, lda, w, q.work, &kQuery, &q.info, l1, l2),       \
+                   q.enough(x, false, false), q.give(x, work, nullptr, nullptr))                                \
+    OUTBOARD_REAL(NAME, INTS, jobz, uplo, n, a, lda, w, work, lwork, info, l1, l2);                             \
+  }
+
+#define OUTBOARD_HEEV(NAME, INTS, S)                                                                            \
+  OUTBOARD_EXPORT void NAME(ch jobz, ch uplo, xp n, vp a, xp lda, vp w, vp work, xp lwork, vp rwork, vp info,   \
+                            ln l1, ln l2) {                                                                     \
+    OUTBOARD_ENTRY(INTS);                                                                                       \
+    OUTBOARD_SYEV_ARGS(S)                                                                                       \
+    OUTBOARD_OFFER(OUTBOARD_REAL(NAME, INTS, jobz, uplo, n, a, lda, w, q.work, &kQuery, rwork, &q.info, l1, l2), \
+                   q.enough(x, false, false), q.give(x, work, nullptr, nullptr))                                \
+    OUTBOARD_REAL(NAME, INTS, jobz, uplo, n, a, lda, w, work, lwork, rwork, info, l1, l2);                      \
+  }
+
 // The table: routine x precision x interface (fortran_entry.hpp).
 
 OUTBOARD_ALL_PRECISIONS(OUTBOARD_GETRI, getri)
@@ -457,3 +482,5 @@ OUTBOARD_REAL_PRECISIONS(OUTBOARD_ORGQR, orgqr)
 OUTBOARD_COMPLEX_PRECISIONS(OUTBOARD_ORGQR, ungqr)
 OUTBOARD_REAL_PRECISIONS(OUTBOARD_ORMQR, ormqr)
 OUTBOARD_COMPLEX_PRECISIONS(OUTBOARD_ORMQR, unmqr)
+OUTBOARD_REAL_PRECISIONS(OUTBOARD_SYEV, syev)
+OUTBOARD_COMPLEX_PRECISIONS(OUTBOARD_HEEV, heev)

@@ -138,6 +138,8 @@ bool valid_and_nontrivial(const LapackArgs& x) {
       const int64_t q = x.side == 'L' ? m : n;
       return x.k <= q && x.lda >= max1(q) && x.ldb >= max1(m) && m > 0 && n > 0 && x.k > 0;
     }
+    case R::syev:  // n = 1 is left to LAPACK: it sets work(1) to 2 (dsyev), 1 (zheev), not the query's answer
+      return in(x.jobz, "NV") && in(x.uplo, "UL") && x.lda >= max1(n) && n > 1;
     default:
       return false;
   }
@@ -160,7 +162,8 @@ bool is_query(const LapackArgs& x) {
     case R::syevx:
     case R::gesvdx:
     case R::orgqr:
-    case R::ormqr: return x.lwork == -1;
+    case R::ormqr:
+    case R::syev: return x.lwork == -1;
     case R::syevd:
     case R::syevr:
     case R::sygvd: return x.lwork == -1 || x.liwork == -1 || (wire::is_complex(x.scalar) && x.lrwork == -1);
@@ -188,7 +191,8 @@ wire::LapackCall call_of(const LapackArgs& x) {
     case R::hetrf:
     case R::hetrs: c.uplo = x.uplo; break;
     case R::trtri: c.uplo = x.uplo, c.diag = x.diag; break;
-    case R::syevd: c.uplo = x.uplo, c.jobz = x.jobz; break;
+    case R::syevd:
+    case R::syev: c.uplo = x.uplo, c.jobz = x.jobz; break;
     case R::syevr:
     case R::syevx:
       c.uplo = x.uplo, c.jobz = x.jobz, c.range = x.range, c.abstol = x.abstol;

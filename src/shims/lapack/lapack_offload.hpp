@@ -29,7 +29,7 @@ struct LapackArgs {
   void* b = nullptr;  // B (gesv, getrs, posv, potrs, gels, gelsd, gelsy, sysv, sytrs, sygvd), C (ormqr)
   int64_t ldb = 1;
   void* ipiv = nullptr;         // gesv, getrf, sysv, sytrf (out), getrs, getri, sytrs (in): INTEGERs of the interface's width
-  void* vec = nullptr;          // tau (geqrf; orgqr, ormqr: in), w (syevd, syevr, syevx, sygvd, complex geev), wr (geev), s (gesvd, gesdd, gesvdx, gelsd)
+  void* vec = nullptr;          // tau (geqrf; orgqr, ormqr: in), w (syevd, syev, syevr, syevx, sygvd, complex geev), wr (geev), s (gesvd, gesdd, gesvdx, gelsd)
   void* vec2 = nullptr;         // wi (real geev)
   void* u = nullptr;            // U (gesvd, gesdd, gesvdx), VL (geev), Z (syevr, syevx)
   int64_t ldu = 1;

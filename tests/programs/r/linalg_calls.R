@@ -16,7 +16,7 @@ results <- list(
   svd_complex = svd(z)$d[1:4],                          # zgesdd
   eigen_sym = eigen(s, symmetric = TRUE)$values[1:4],   # dsyevr
   eigen_sym_only = eigen(s, symmetric = TRUE, only.values = TRUE)$values[1:4],
-  eigen_herm = eigen(h, symmetric = TRUE)$values[1:4],  # zheev (not offloaded yet)
+  eigen_herm = eigen(h, symmetric = TRUE)$values[1:4],  # zheev
   eigen_gen = sort(Mod(eigen(a, only.values = TRUE)$values), decreasing = TRUE)[1:4],  # dgeev
   eigen_gen_vectors = sort(Mod(eigen(a)$values), decreasing = TRUE)[1:4],
   solve = sum(solve(a, rep(1, n))),                     # dgesv
