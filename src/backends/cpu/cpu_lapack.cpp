@@ -245,6 +245,26 @@ Aligned scratch_copy(const std::byte* from, uint64_t bytes, uint64_t tail) {
   return r;
 }
 
+// A and the outputs after it of an eigensolver whose vectors overwrite A (syevd, syev, sygvd):
+// with jobz V, A is output 0 and the rest follow; with jobz N, A is destroyed without travelling
+// back, so the routine gets a copy of the input and the outputs start at w.
+struct EigenArrays {
+  Aligned scratch;
+  std::byte* a = nullptr;
+  std::byte* const* rest = nullptr;  // w, then (sygvd) B
+};
+EigenArrays eigen_arrays(const LapackCall& c, std::span<const std::byte* const> in, std::span<std::byte* const> out,
+                         int n, Scalar s, uint64_t tail) {
+  EigenArrays e;
+  if (c.jobz == 'V') {
+    e.a = out[0], e.rest = out.data() + 1;
+  } else {
+    e.scratch = scratch_copy(in[0], static_cast<size_t>(n) * n * wire::element_bytes(s), tail);
+    e.a = e.scratch.data(), e.rest = out.data();
+  }
+  return e;
+}
+
 }  // namespace
 
 namespace {
@@ -376,18 +396,9 @@ int64_t run_lapack(const LapackCall& c, uint64_t tail, std::span<const std::byte
     }
     case LapackRoutine::syevd: {
       const int lda = ld_of(n);
-      // Eigenvalues only: A is destroyed, and does not travel back; work on a copy.
-      Aligned scratch;
-      std::byte* a = nullptr;
-      std::byte* w = nullptr;
-      if (c.jobz == 'V') {
-        a = out[0], w = out[1];
-      } else {
-        const size_t bytes = static_cast<size_t>(n) * n * wire::element_bytes(s);
-        scratch = with_tail(bytes, tail);
-        std::memcpy(scratch.data(), in[0], bytes);
-        a = scratch.data(), w = out[0];
-      }
+      const EigenArrays e = eigen_arrays(c, in, out, n, s, tail);
+      std::byte* const a = e.a;
+      std::byte* const w = e.rest[0];
       int iquery = 0;
       if (!wire::is_complex(s)) {
         auto* f = s == Scalar::s ? ssyevd_ : dsyevd_;
@@ -711,16 +722,10 @@ int64_t run_lapack(const LapackCall& c, uint64_t tail, std::span<const std::byte
     }
     case LapackRoutine::sygvd: {
       const int lda = ld_of(n), ldb = ld_of(n), itype = static_cast<int>(c.itype);
-      Aligned scratch;
-      std::byte* a;
-      std::byte* w;
-      std::byte* b;
-      if (c.jobz == 'V') {
-        a = out[0], w = out[1], b = out[2];
-      } else {
-        scratch = scratch_copy(in[0], static_cast<size_t>(n) * n * wire::element_bytes(s), tail);
-        a = scratch.data(), w = out[0], b = out[1];
-      }
+      const EigenArrays e = eigen_arrays(c, in, out, n, s, tail);
+      std::byte* const a = e.a;
+      std::byte* const w = e.rest[0];
+      std::byte* const b = e.rest[1];
       int iquery[2] = {0, 0};
       if (!wire::is_complex(s)) {
         auto* f = s == Scalar::s ? ssygvd_ : dsygvd_;
@@ -815,16 +820,9 @@ int64_t run_lapack(const LapackCall& c, uint64_t tail, std::span<const std::byte
     }
     case LapackRoutine::syev: {
       const int lda = ld_of(n);
-      // As syevd: for jobz N A is destroyed and does not travel back, so the routine gets a copy.
-      Aligned scratch;
-      std::byte* a = nullptr;
-      std::byte* w = nullptr;
-      if (c.jobz == 'V') {
-        a = out[0], w = out[1];
-      } else {
-        scratch = scratch_copy(in[0], static_cast<size_t>(n) * n * wire::element_bytes(s), tail);
-        a = scratch.data(), w = out[0];
-      }
+      const EigenArrays e = eigen_arrays(c, in, out, n, s, tail);
+      std::byte* const a = e.a;
+      std::byte* const w = e.rest[0];
       if (!wire::is_complex(s)) {
         auto* f = s == Scalar::s ? ssyev_ : dsyev_;
         f(&c.jobz, &c.uplo, &n, a, &lda, w, query, &minus_one, &info, 1, 1);
