@@ -9,7 +9,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 LAPACK=${1:-/usr/lib/x86_64-linux-gnu/lapack/liblapack.so.3}
 BLAS=${BLAS:-/usr/lib/x86_64-linux-gnu/blas/libblas.so.3}
-OFFLOADED='^([sdcz](gesv|getrf|getrs|posv|potrf|potrs|gels|geqrf|gesvd|gesdd|gesvdx|geev|gelsd|gelsy|sysv|sytrf|sytrs|getri|potri|trtri)|[sd](syevd|syevr|syevx|sygvd|orgqr|ormqr|syev)|[cz](heevd|heevr|heevx|hegvd|hesv|hetrf|hetrs|ungqr|unmqr|heev))_$'
+OFFLOADED='^([sdcz](gesv|getrf|getrs|posv|potrf|potrs|gels|geqrf|gesvd|gesdd|gesvdx|geev|gelsd|gelsy|sysv|sytrf|sytrs|getri|potri|trtri|gehrd|geqp3|gerqf|gees|geesx|gges|ggev|trsyl|geevx)|[sd](syevd|syevr|syevx|sygvd|orgqr|ormqr|syev|orghr|orgrq)|[cz](heevd|heevr|heevx|hegvd|hesv|hetrf|hetrs|ungqr|unmqr|heev|unghr|ungrq))_$'
 OUT=src/shims/lapack/passthrough_symbols.def
 {
   cat <<HEADER

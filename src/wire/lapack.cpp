@@ -40,7 +40,9 @@ void check_finite(const char* what, double v) {
 struct Uses {
   const char *trans = nullptr, *uplo = nullptr, *jobz = nullptr, *jobu = nullptr, *jobvt = nullptr;
   const char *jobvl = nullptr, *jobvr = nullptr, *range = nullptr, *diag = nullptr, *side = nullptr;
-  bool m = false, nrhs = false, k = false, itype = false, abstol = false, rcond = false;
+  const char *balanc = nullptr, *sense = nullptr, *tranb = nullptr;
+  bool m = false, nrhs = false, k = false, itype = false, abstol = false, rcond = false, isgn = false;
+  bool ilo_ihi = false;
 };
 
 Uses uses(const LapackCall& c) {
@@ -77,6 +79,16 @@ Uses uses(const LapackCall& c) {
     case R::gesvdx: u.jobu = "VN", u.jobvt = "VN", u.range = "AVI", u.m = true; break;
     case R::orgqr: u.m = true, u.k = true; break;
     case R::ormqr: u.side = "LR", u.trans = cplx ? "NC" : "NT", u.m = true, u.k = true; break;
+    case R::gehrd:
+    case R::orghr: u.ilo_ihi = true; break;
+    case R::geqp3:
+    case R::gerqf: u.m = true; break;
+    case R::orgrq: u.m = true, u.k = true; break;
+    case R::gees: u.jobz = "NV"; break;
+    case R::gges:
+    case R::ggev: u.jobvl = "NV", u.jobvr = "NV"; break;
+    case R::trsyl: u.trans = u.tranb = cplx ? "NC" : "NTC", u.isgn = true, u.m = true; break;
+    case R::geevx: u.balanc = "NPSB", u.jobvl = "NV", u.jobvr = "NV", u.sense = "NEVB"; break;
     default: throw ProtocolError("unknown LAPACK routine");
   }
   return u;
@@ -93,7 +105,8 @@ const char* lapack_routine_name(LapackRoutine r) {
   static const char* names[] = {"gesv",  "getrf", "getrs", "posv",  "potrf", "potrs", "gels",  "geqrf", "syevd",
                                 "gesvd", "gesdd", "gesvdx", "geev", "gelsd", "gelsy", "syevr", "syevx", "sygvd",
                                 "sysv",  "sytrf", "sytrs", "hesv",  "hetrf", "hetrs", "getri", "potri", "trtri",
-                                "orgqr", "ormqr", "syev"};
+                                "orgqr", "ormqr", "syev",  "gehrd", "orghr", "geqp3", "gerqf", "orgrq", "gees",
+                                "gges",  "ggev",  "trsyl", "geevx"};
   static_assert(sizeof(names) / sizeof(names[0]) == static_cast<size_t>(R::count_));
   return r < R::count_ ? names[static_cast<int>(r)] : "?";
 }
@@ -110,6 +123,8 @@ std::string call_name(const LapackCall& c) {
       case R::sygvd: return std::string(1, p) + "hegvd";
       case R::orgqr: return std::string(1, p) + "ungqr";  // the unitary routines of the orthogonal ones
       case R::ormqr: return std::string(1, p) + "unmqr";
+      case R::orghr: return std::string(1, p) + "unghr";
+      case R::orgrq: return std::string(1, p) + "ungrq";
       default: break;
     }
   }
@@ -136,6 +151,12 @@ void validate(const LapackCall& c) {
   option("range", c.range, u.range);
   option("diag", c.diag, u.diag);
   option("side", c.side, u.side);
+  option("balanc", c.balanc, u.balanc);
+  option("sense", c.sense, u.sense);
+  option("tranb", c.tranb, u.tranb);
+  // geevx's condition numbers of the eigenvalues need both sides' eigenvectors.
+  if (c.routine == R::geevx && (c.sense == 'E' || c.sense == 'B') && !(c.jobvl == 'V' && c.jobvr == 'V'))
+    throw ProtocolError("geevx with sense E or B needs jobvl = jobvr = V");
   if (c.routine == R::gesvd && c.jobu == 'O' && c.jobvt == 'O') throw ProtocolError("jobu and jobvt cannot both be 'O'");
   if (u.m) check_dim("m", c.m);
   else check_zero("m", c.m);
@@ -150,6 +171,22 @@ void validate(const LapackCall& c) {
                         ", k = " + std::to_string(c.k));
   if (c.routine == R::ormqr && c.k > (c.side == 'L' ? c.m : c.n))
     throw ProtocolError("ormqr needs k <= " + std::string(c.side == 'L' ? "m" : "n") + ", got k = " + std::to_string(c.k));
+  if (c.routine == R::orgrq && !(c.n >= c.m && c.m >= c.k))
+    throw ProtocolError("orgrq needs n >= m >= k, got m = " + std::to_string(c.m) + ", n = " + std::to_string(c.n) +
+                        ", k = " + std::to_string(c.k));
+  if (u.isgn) {
+    if (c.isgn != 1 && c.isgn != -1) throw ProtocolError("isgn = " + std::to_string(c.isgn) + " is not 1 or -1");
+  } else {
+    check_zero("isgn", c.isgn);
+  }
+  if (u.ilo_ihi) {  // as LAPACK checks them: 1 <= ilo <= max(1, n), min(ilo, n) <= ihi <= n
+    if (c.ilo < 1 || c.ilo > std::max<int64_t>(1, c.n) || c.ihi < std::min(c.ilo, c.n) || c.ihi > c.n)
+      throw ProtocolError("ilo = " + std::to_string(c.ilo) + ", ihi = " + std::to_string(c.ihi) +
+                          " are outside 1 <= ilo <= ihi <= n = " + std::to_string(c.n));
+  } else {
+    check_zero("ilo", c.ilo);
+    check_zero("ihi", c.ihi);
+  }
   if (u.itype) {
     if (c.itype < 1 || c.itype > 3) throw ProtocolError("itype = " + std::to_string(c.itype) + " is not 1, 2 or 3");
   } else {
@@ -198,6 +235,15 @@ LapackLayout layout(const LapackCall& c) {
   // An output written back only up to the count held in output `count` (columns, or rows).
   auto counted = [&](const char* name, Elem e, int64_t rows, int64_t cols, int count, bool by_rows = false) {
     l.outputs.push_back({name, e, rows, cols, -1, count, by_rows});
+  };
+  // Eigenvalues of a general matrix: n complex ones, or n real and n imaginary parts.
+  auto eigenvalues = [&](const char* complex_name, const char* real_name, const char* imaginary_name) {
+    if (is_complex(c.scalar)) {
+      out(complex_name, Elem::data, n, 1);
+    } else {
+      out(real_name, Elem::real, n, 1);
+      out(imaginary_name, Elem::real, n, 1);
+    }
   };
   switch (c.routine) {
     case R::gesv: {
@@ -342,12 +388,7 @@ LapackLayout layout(const LapackCall& c) {
     }
     case R::geev: {
       in("A", Elem::data, n, n);
-      if (is_complex(c.scalar)) {
-        out("w", Elem::data, n, 1);
-      } else {
-        out("wr", Elem::real, n, 1);
-        out("wi", Elem::real, n, 1);
-      }
+      eigenvalues("w", "wr", "wi");
       if (c.jobvl == 'V') out("VL", Elem::data, n, n);
       if (c.jobvr == 'V') out("VR", Elem::data, n, n);
       break;
@@ -382,6 +423,77 @@ LapackLayout layout(const LapackCall& c) {
       in("tau", Elem::data, c.k, 1);
       int cm = in("C", Elem::data, m, n);
       out("C", Elem::data, m, n, cm);
+      break;
+    }
+    case R::gehrd: {
+      int a = in("A", Elem::data, n, n);
+      out("A", Elem::data, n, n, a);
+      out("tau", Elem::data, std::max<int64_t>(0, n - 1), 1);
+      break;
+    }
+    case R::orghr: {
+      int a = in("A", Elem::data, n, n);
+      in("tau", Elem::data, std::max<int64_t>(0, n - 1), 1);
+      out("A", Elem::data, n, n, a);
+      break;
+    }
+    case R::geqp3: {
+      int a = in("A", Elem::data, m, n), p = in("jpvt", Elem::index, n, 1);
+      out("A", Elem::data, m, n, a);
+      out("jpvt", Elem::index, n, 1, p);
+      out("tau", Elem::data, k, 1);
+      break;
+    }
+    case R::gerqf: {
+      int a = in("A", Elem::data, m, n);
+      out("A", Elem::data, m, n, a);
+      out("tau", Elem::data, k, 1);
+      break;
+    }
+    case R::orgrq: {  // the k reflectors in A's last k rows
+      int a = in("A", Elem::data, m, n);
+      in("tau", Elem::data, c.k, 1);
+      out("A", Elem::data, m, n, a);
+      break;
+    }
+    case R::gees: {
+      int a = in("A", Elem::data, n, n);
+      out("A", Elem::data, n, n, a);
+      eigenvalues("w", "wr", "wi");
+      if (c.jobz == 'V') out("VS", Elem::data, n, n);
+      break;
+    }
+    case R::gges:
+    case R::ggev: {
+      int a = in("A", Elem::data, n, n), b = in("B", Elem::data, n, n);
+      const bool schur = c.routine == R::gges;  // ggev destroys A and B without giving them back
+      if (schur) out("A", Elem::data, n, n, a), out("B", Elem::data, n, n, b);
+      eigenvalues("alpha", "alphar", "alphai");
+      out("beta", Elem::data, n, 1);
+      if (c.jobvl == 'V') out(schur ? "VSL" : "VL", Elem::data, n, n);
+      if (c.jobvr == 'V') out(schur ? "VSR" : "VR", Elem::data, n, n);
+      break;
+    }
+    case R::trsyl: {
+      in("A", Elem::data, m, m);
+      in("B", Elem::data, n, n);
+      int cm = in("C", Elem::data, m, n);
+      out("C", Elem::data, m, n, cm);
+      out("scale", Elem::real, 1, 1);
+      break;
+    }
+    case R::geevx: {
+      int a = in("A", Elem::data, n, n);
+      if (c.jobvl == 'V' || c.jobvr == 'V') out("A", Elem::data, n, n, a);
+      eigenvalues("w", "wr", "wi");
+      if (c.jobvl == 'V') out("VL", Elem::data, n, n);
+      if (c.jobvr == 'V') out("VR", Elem::data, n, n);
+      out("ilo", Elem::index, 1, 1);
+      out("ihi", Elem::index, 1, 1);
+      out("scale", Elem::real, n, 1);
+      out("abnrm", Elem::real, 1, 1);
+      if (c.sense == 'E' || c.sense == 'B') out("rconde", Elem::real, n, 1);
+      if (c.sense == 'V' || c.sense == 'B') out("rcondv", Elem::real, n, 1);
       break;
     }
     default:
@@ -480,6 +592,30 @@ double flops(const LapackCall& c) {
       f = 4 * m * n * q - 2 * (c.side == 'L' ? n : m) * q * q;
       break;
     }
+    case R::gehrd: {  // on the ihi - ilo + 1 rows and columns reduced, and the rows above them
+      const double h = double(c.ihi - c.ilo + 1);
+      f = 10 * h * h * h / 3 + 2 * (n - h) * h * h;
+      break;
+    }
+    case R::orghr: {
+      const double h = double(c.ihi - c.ilo);
+      f = 4 * h * h * h / 3;
+      break;
+    }
+    case R::geqp3:
+    case R::gerqf: f = 2 * big * k * k - 2 * k * k * k / 3; break;
+    case R::orgrq: {  // orgqr's count, rows and columns exchanged
+      const double q = double(c.k);
+      f = 4 * m * n * q - 2 * (m + n) * q * q + 4 * q * q * q / 3;
+      break;
+    }
+    // Golub and Van Loan's counts: Hessenberg QR 10 n^3, 25 n^3 with the Schur vectors; QZ about
+    // 30 n^3, and 16 n^3 more for each side's vectors.
+    case R::gees: f = (c.jobz == 'V' ? 25 : 10) * n * n * n; break;
+    case R::gges:
+    case R::ggev: f = (30 + (c.jobvl == 'V' ? 16 : 0) + (c.jobvr == 'V' ? 16 : 0)) * n * n * n; break;
+    case R::trsyl: f = m * n * (m + n); break;
+    case R::geevx: f = 10 * n * n * n + ((c.jobvl == 'V' || c.jobvr == 'V') ? 16 * n * n * n : 0); break;
     default: break;
   }
   return is_complex(c.scalar) ? 4 * f : f;

@@ -49,11 +49,35 @@
 //      q = m for side L, n for side R; k <= q)
 //   syev     n             A n*n                           A (eigenvectors, jobz = V only), w n
 //     (heev for complex; as syevd)
+//   gehrd    n, ilo, ihi   A n*n                           A (H and reflectors), tau n-1
+//   orghr    n, ilo, ihi   A n*n (reflectors), tau n-1     A (Q)
+//     (unghr for complex)
+//   geqp3    m, n          A m*n, jpvt n                   A (R and reflectors), jpvt n, tau k
+//   gerqf    m, n          A m*n                           A (R and reflectors), tau k
+//   orgrq    m, n, k       A m*n (reflectors), tau k       A (Q's last m rows)
+//     (ungrq for complex; n >= m >= k)
+//   gees     n             A n*n                           A (Schur form T), real: wr n, wi n;
+//     (jobvs travels as jobz; sort = N:                    complex: w n; VS n*n (jobvs = V)
+//      a SELECT function cannot travel,
+//      and sdim is then 0; geesx with sense = N)
+//   gges     n             A n*n, B n*n                    A (S), B (T), real: alphar n, alphai n;
+//     (jobvsl, jobvsr travel as jobvl, jobvr;              complex: alpha n; beta n,
+//      sort = N as for gees)                               VSL n*n (jobvl = V), VSR n*n (jobvr = V)
+//   ggev     n             A n*n, B n*n                    real: alphar n, alphai n; complex: alpha
+//                                                          n; beta n, VL n*n (jobvl = V), VR n*n
+//                                                          (jobvr = V)
+//   trsyl    m, n          A m*m, B n*n, C m*n             C (X), scale 1
+//     (trana travels as trans)
+//   geevx    n             A n*n                           A (Schur form, jobvl or jobvr = V only),
+//                                                          real: wr n, wi n; complex: w n; VL n*n
+//                                                          (jobvl = V), VR n*n (jobvr = V), ilo 1,
+//                                                          ihi 1, scale n, abnrm 1, rconde n (sense
+//                                                          E or B), rcondv n (sense V or B)
 //
-// Element types: the call's precision for matrices, tau and complex w; its real type (float or
-// double) for real w, wr, wi and s; 32-bit integers (Fortran INTEGER, LP64) for ipiv, jpvt, isuppz,
-// ifail and the counts (m, ns, rank), 1-based as LAPACK numbers rows (sytrf's ipiv negative for
-// 2x2 pivots).
+// Element types: the call's precision for matrices, tau, complex w and alpha, and beta; its real
+// type (float or double) for real w, wr, wi, alphar, alphai, s, scale, abnrm, rconde and rcondv;
+// 32-bit integers (Fortran INTEGER, LP64) for ipiv, jpvt, isuppz, ifail, ilo, ihi and the counts
+// (m, ns, rank), 1-based as LAPACK numbers rows (sytrf's ipiv negative for 2x2 pivots).
 // The reply carries LAPACK's INFO beside the payload (wire::LapackReply).
 #pragma once
 #include <cstdint>
@@ -68,7 +92,7 @@ namespace outboard::wire {
 enum class LapackRoutine : uint8_t {
   gesv, getrf, getrs, posv, potrf, potrs, gels, geqrf, syevd, gesvd,
   gesdd, gesvdx, geev, gelsd, gelsy, syevr, syevx, sygvd, sysv, sytrf, sytrs, hesv, hetrf, hetrs, getri, potri, trtri,
-  orgqr, ormqr, syev,
+  orgqr, ormqr, syev, gehrd, orghr, geqp3, gerqf, orgrq, gees, gges, ggev, trsyl, geevx,
   count_
 };
 
@@ -85,7 +109,11 @@ struct LapackCall {
   double abstol = 0;       // syevr, syevx
   double rcond = 0;        // gelsd, gelsy
   char side = 'N';         // ormqr: L or R
-  int64_t k = 0;           // orgqr, ormqr: the number of reflectors
+  int64_t k = 0;           // orgqr, ormqr, orgrq: the number of reflectors
+  char balanc = 'N', sense = 'N';  // geevx
+  char tranb = 'N';                // trsyl: op(B) (op(A) is trans)
+  int64_t isgn = 0;                // trsyl: +1 or -1
+  int64_t ilo = 0, ihi = 0;        // gehrd, orghr: the rows and columns that are reduced
 };
 
 enum class Elem : uint8_t { data, real, index };
@@ -125,7 +153,8 @@ uint64_t reply_bytes(const LapackCall& c);
 double flops(const LapackCall& c);
 
 // Checks the values of the request's inputs that a backend would otherwise trust: pivot indices
-// (getrs's, getri's ipiv) must lie in [1, n], sytrs's |ipiv| too, gelsy's jpvt in [0, n]. `inputs`
+// (getrs's, getri's ipiv) must lie in [1, n], sytrs's |ipiv| too, gelsy's jpvt in [0, n] (geqp3
+// reads its jpvt only as zero or not). `inputs`
 // point at the arrays in layout(c).inputs order. Throws ProtocolError.
 void check_inputs(const LapackCall& c, const std::byte* const* inputs);
 

@@ -73,6 +73,8 @@ void put_lapack(Writer& w, const LapackCall& c) {
   for (double v : {c.vl, c.vu, c.abstol, c.rcond}) w.f64(v);
   w.u8(static_cast<uint8_t>(c.side));
   w.i64(c.k);
+  for (char ch : {c.balanc, c.sense, c.tranb}) w.u8(static_cast<uint8_t>(ch));
+  for (int64_t v : {c.isgn, c.ilo, c.ihi}) w.i64(v);
 }
 
 LapackCall get_lapack(Reader& r) {
@@ -85,6 +87,8 @@ LapackCall get_lapack(Reader& r) {
   for (double* v : {&c.vl, &c.vu, &c.abstol, &c.rcond}) *v = r.f64();
   c.side = static_cast<char>(r.u8());
   c.k = r.i64();
+  for (char* ch : {&c.balanc, &c.sense, &c.tranb}) *ch = static_cast<char>(r.u8());
+  for (int64_t* v : {&c.isgn, &c.ilo, &c.ihi}) *v = r.i64();
   validate(c);
   return c;
 }

@@ -21,9 +21,10 @@ namespace outboard::wire {
 inline constexpr uint32_t kMagic = 0x4452424f;  // "OBRD"
 // 2: answers carry the server's load; 3: encryption negotiated; 4: AuthResult names sibling
 // workers, Hold; 5: LAPACK calls carry range, diag, itype, eigenvalue bounds, rcond (issue 35);
-// 6: and side, k (orgqr, ormqr). Still 6 with syev/heev (routine 29): no field changed, and a
-// server without it rejects the id in validate() (the client then runs the call locally).
-inline constexpr uint16_t kProtocolVersion = 6;
+// 6: and side, k (orgqr, ormqr); syev/heev (routine 29) came without a new field. 7: and balanc,
+// sense, tranb, isgn, ilo, ihi (gehrd, orghr, trsyl, geevx; routines 30-39). A server without a
+// routine rejects its id in validate() (the client then runs the call locally).
+inline constexpr uint16_t kProtocolVersion = 7;
 inline constexpr size_t kMaxText = 4096;  // longest string field
 inline constexpr size_t kMaxIdentity = 64;  // longest identity name
 

@@ -225,6 +225,26 @@ std::map<std::string, std::vector<std::byte>> seeds() {
     c.routine = LR::syev, c.scalar = Scalar::c, c.jobz = 'V', c.uplo = 'U', c.n = 4;
     validate(c);
     out["lapack_cheev"] = encode(LapackRequest{37, c, request_bytes(c)});
+    c = LapackCall{};  // balanc, sense, tranb, isgn, ilo, ihi (protocol 7)
+    c.routine = LR::gehrd, c.scalar = Scalar::d, c.n = 5, c.ilo = 2, c.ihi = 4;
+    validate(c);
+    out["lapack_dgehrd"] = encode(LapackRequest{38, c, request_bytes(c)});
+    c = LapackCall{};
+    c.routine = LR::trsyl, c.scalar = Scalar::z, c.trans = 'C', c.tranb = 'N', c.isgn = -1, c.m = 3, c.n = 2;
+    validate(c);
+    out["lapack_ztrsyl"] = encode(LapackRequest{39, c, request_bytes(c)});
+    c = LapackCall{};
+    c.routine = LR::geevx, c.scalar = Scalar::s, c.balanc = 'B', c.jobvl = 'V', c.jobvr = 'V', c.sense = 'B', c.n = 3;
+    validate(c);
+    out["lapack_sgeevx"] = encode(LapackRequest{40, c, request_bytes(c)});
+    c = LapackCall{};
+    c.routine = LR::gges, c.scalar = Scalar::c, c.jobvl = 'V', c.jobvr = 'V', c.n = 3;
+    validate(c);
+    out["lapack_cgges"] = encode(LapackRequest{41, c, request_bytes(c)});
+    c = LapackCall{};
+    c.routine = LR::geqp3, c.scalar = Scalar::d, c.m = 4, c.n = 3;
+    validate(c);
+    out["lapack_dgeqp3"] = encode(LapackRequest{42, c, request_bytes(c)});
   }
   out["lapack_reply"] = encode(LapackReply{21, true, "", 2, 0});
   {

@@ -932,6 +932,13 @@ TEST_P(GpuLapack, LeftToTheHost) {
   auto x = call(LapackRoutine::gesvdx);
   x.jobu = x.jobvt = 'V', x.range = 'A', x.m = 20, x.n = 10;
   EXPECT_FALSE(lapack(*backends_once().gpu).serves_lapack(x));
+  // The Schur, Hessenberg, RQ, pivoted QR and Sylvester drivers: the host's LAPACK.
+  for (LapackRoutine r : {LapackRoutine::gehrd, LapackRoutine::orghr, LapackRoutine::geqp3, LapackRoutine::gerqf,
+                          LapackRoutine::orgrq, LapackRoutine::gees, LapackRoutine::gges, LapackRoutine::ggev,
+                          LapackRoutine::trsyl, LapackRoutine::geevx}) {
+    auto c = call(r);
+    EXPECT_FALSE(lapack(*backends_once().gpu).serves_lapack(c)) << wire::call_name(c);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(AllPrecisions, GpuLapack,

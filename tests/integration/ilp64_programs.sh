@@ -14,7 +14,7 @@ source "$(dirname "$0")/lib.sh"
 start_server
 
 counts() { status_field "' '.join(str(s['calls_by_routine'].get(r, 0)) for r in '$ROUTINES'.split())"; }
-ROUTINES="dgemm sgemm zgemm dsyrk dtrsm dgesv dgetrf dgetrs dpotrf dsyevd dgesvd dsyevr dgelsy dorgqr dormqr dsyev"
+ROUTINES="dgemm sgemm zgemm dsyrk dtrsm dgesv dgetrf dgetrs dpotrf dsyevd dgesvd dsyevr dgelsy dorgqr dormqr dsyev dgehrd dgeqp3 dgees dtrsyl dgeevx"
 
 # prog, then the least number of remote calls of each routine in ROUTINES (the suffixed build also
 # calls cblas_dgemm_64).
@@ -34,8 +34,8 @@ check_program() {
   ok "$prog: every routine served remotely ($ROUTINES)"
 }
 
-#                                  dgemm sgemm zgemm dsyrk dtrsm dgesv dgetrf dgetrs dpotrf dsyevd dgesvd dsyevr dgelsy dorgqr dormqr dsyev
-check_program ilp64_check          3     1     1     1     1     1     2      1      1      1      1      2      1      1      1      1
-check_program ilp64_suffix_check   4     1     1     1     1     1     2      1      1      1      1      2      1      1      1      1
+#                                  dgemm sgemm zgemm dsyrk dtrsm dgesv dgetrf dgetrs dpotrf dsyevd dgesvd dsyevr dgelsy dorgqr dormqr dsyev dgehrd dgeqp3 dgees dtrsyl dgeevx
+check_program ilp64_check          3     1     1     1     1     1     2      1      1      1      1      2      1      1      1      1     1      1      1     1      1
+check_program ilp64_suffix_check   4     1     1     1     1     1     2      1      1      1      1      2      1      1      1      1     1      1      1     1      1
 [ "$(status_field "s['errors']")" = 0 ] || fail "the server reported errors"
 ok "ILP64 calls served without errors"

@@ -3,7 +3,8 @@
 # which call the system LAPACK), unmodified, plain and through `outboard run --offload always`:
 # the same tests pass, fail and skip, and the server serves the drivers they spend their calls in
 # (gesdd, geev, gelsd, syevr, sygvd, sysv, getri, orgqr, ormqr, syev/heev: test_decomp's
-# eigh(driver='ev') in every precision, ...). scipy.linalg's suite is large; the modules
+# eigh(driver='ev') in every precision, gees: schur, gehrd/orghr: hessenberg, geqp3: qr with
+# pivoting, gerqf/orgrq: rq, gges: qz, ggev: eig(a, b), ...). scipy.linalg's suite is large; the modules
 # that exercise the served drivers are run (SCIPY_MODULES).
 BUILD=$(realpath "$1")
 source "$(dirname "$0")/lib.sh"
@@ -58,7 +59,8 @@ for suite in numpy scipy; do
   ok "$suite.linalg's tests: ${counts%, } — the same as plain; $served calls served remotely"
 done
 for r in dgesdd zgesdd dgeev zgeev dgelsd zgelsd dsyevr zheevr dsygvd zhegvd dsysv dgetri zgetri dsytrf dorgqr zungqr \
-         dormqr zunmqr ssyev dsyev cheev zheev; do
+         dormqr zunmqr ssyev dsyev cheev zheev dgees zgees dgehrd dorghr dgeqp3 zgeqp3 dgerqf dorgrq dgges zgges \
+         dggev zggev; do
   [ "$(routine_count $r)" -gt 0 ] || fail "the suites: the server served no $r call"
 done
 [ "$(status_field "s['errors']")" = 0 ] || fail "the server reported errors"

@@ -54,6 +54,12 @@ void F(dgeqrf)(ip, ip, double*, ip, double*, double*, ip, I*);
 void F(dsyev)(ch, ch, ip, double*, ip, double*, double*, ip, I*, ln, ln);
 void F(dorgqr)(ip, ip, ip, double*, ip, const double*, double*, ip, I*);
 void F(dormqr)(ch, ch, ip, ip, ip, const double*, ip, const double*, double*, ip, double*, ip, I*, ln, ln);
+void F(dgehrd)(ip, ip, ip, double*, ip, double*, double*, ip, I*);
+void F(dgeqp3)(ip, ip, double*, ip, I*, double*, double*, ip, I*);
+void F(dgees)(ch, ch, void*, ip, double*, ip, I*, double*, double*, double*, ip, double*, ip, I*, I*, ln, ln);
+void F(dtrsyl)(ch, ch, ip, ip, ip, const double*, ip, const double*, ip, double*, ip, double*, I*, ln, ln);
+void F(dgeevx)(ch, ch, ch, ch, ip, double*, ip, double*, double*, double*, ip, double*, ip, I*, I*, double*, double*,
+               double*, double*, double*, ip, I*, I*, ln, ln, ln, ln);
 enum { RowMajor = 101, ColMajor = 102, NoTrans = 111, Trans = 112 };
 void CB(dgemm)(int, int, int, I, I, I, double, const double*, I, const double*, I, double, double*, I);
 #ifdef CB_REF
@@ -419,6 +425,104 @@ static void lapack(I n) {
   check(info == 0 && worst < 1e-10 * n, "dorgqr: Q R = A, INFO (64 bits)");
   check(n <= 128 || wgqr[0] == (double)lw_gqr, "dorgqr with k > 128: work(1) is its query's answer");
   free(tau), free(qa), free(qr), free(wqr), free(wmqr), free(wgqr);
+
+  /* gehrd with 64-bit ilo, ihi: A keeps its norm (H = Q^T A Q), zeros below the subdiagonal. */
+  {
+    double* h = malloc(lda * n * sizeof *h);
+    double* tau_h = malloc(n * sizeof *tau_h);
+    memcpy(h, a0, lda * n * sizeof *h);
+    const I ilo = 1, ihi = n;
+    I lw = -1;
+    F(dgehrd)(&n, &ilo, &ihi, h, &lda, tau_h, &wq, &lw, &info);
+    lw = (I)wq;
+    double* wh = malloc(lw * sizeof *wh);
+    info = kGarbage;
+    F(dgehrd)(&n, &ilo, &ihi, h, &lda, tau_h, wh, &lw, &info);
+    double fa = 0, fh = 0;
+    for (I j = 0; j < n; ++j)
+      for (I i = 0; i < n; ++i) {
+        fa += a0[i + j * lda] * a0[i + j * lda];
+        if (i <= j + 1) fh += h[i + j * lda] * h[i + j * lda];
+      }
+    check(info == 0 && fabs(fa - fh) < 1e-9 * fa && wh[0] == (double)lw, "dgehrd: ilo, ihi, INFO (64 bits), |H|_F = |A|_F, work(1)");
+    free(h), free(tau_h), free(wh);
+  }
+
+  /* geqp3: jpvt in and out in 64 bits (all free: 0), a permutation of 1..n; |R| diagonal decreasing. */
+  {
+    double* r = malloc(lda * n * sizeof *r);
+    double* tau_p = malloc(n * sizeof *tau_p);
+    I* p = calloc(n, sizeof *p);
+    memcpy(r, a0, lda * n * sizeof *r);
+    I lw = -1;
+    F(dgeqp3)(&n, &n, r, &lda, p, tau_p, &wq, &lw, &info);
+    lw = (I)wq;
+    double* wp = malloc(lw * sizeof *wp);
+    info = kGarbage;
+    F(dgeqp3)(&n, &n, r, &lda, p, tau_p, wp, &lw, &info);
+    I psum = 0;
+    int ok = info == 0;
+    for (I i = 0; i < n; ++i) {
+      ok &= p[i] >= 1 && p[i] <= n;
+      psum += p[i];
+      if (i > 0) ok &= fabs(r[i + i * lda]) <= fabs(r[i - 1 + (i - 1) * lda]) * (1 + 1e-12);
+    }
+    check(ok && psum == n * (n + 1) / 2, "dgeqp3: jpvt (64 bits) a permutation, |R(i,i)| decreasing, INFO");
+    free(r), free(tau_p), free(p), free(wp);
+  }
+
+  /* gees (sort N: sdim 0 in 64 bits), then trsyl on its T (isgn in 64 bits), and geevx (ilo, ihi
+   * out in 64 bits): the eigenvalues of gees and geevx agree as sums. */
+  {
+    double* t = malloc(lda * n * sizeof *t);
+    double* vs = malloc(n * n * sizeof *vs);
+    double *wr_s = malloc(n * sizeof *wr_s), *wi_s = malloc(n * sizeof *wi_s);
+    memcpy(t, a0, lda * n * sizeof *t);
+    I sdim = kGarbage, bwork = 0, lw = -1;
+    F(dgees)("V", "N", NULL, &n, t, &lda, &sdim, wr_s, wi_s, vs, &n, &wq, &lw, &bwork, &info, 1, 1);
+    lw = (I)wq;
+    double* wg = malloc(lw * sizeof *wg);
+    info = kGarbage;
+    F(dgees)("V", "N", NULL, &n, t, &lda, &sdim, wr_s, wi_s, vs, &n, wg, &lw, &bwork, &info, 1, 1);
+    double trace = 0, sum = 0;
+    for (I i = 0; i < n; ++i) trace += a0[i + i * lda], sum += wr_s[i];
+    check(info == 0 && sdim == 0 && fabs(trace - sum) < 1e-9 * n * n && wg[0] == (double)lw,
+          "dgees: sdim 0 and INFO (64 bits), sum of eigenvalues = trace, work(1)");
+    /* T X + X S = C with S = T + 2n I (no eigenvalue of T is one of -S's) and C = 2T + 2n I: X = I. */
+    double* c = malloc(n * n * sizeof *c);
+    double* sh = malloc(n * n * sizeof *sh);
+    for (I j = 0; j < n; ++j)
+      for (I i = 0; i < n; ++i) {
+        sh[i + j * n] = t[i + j * lda] + (i == j ? 2.0 * n : 0);
+        c[i + j * n] = t[i + j * lda] + sh[i + j * n];
+      }
+    const I one = 1;
+    double scale = 0;
+    info = kGarbage;
+    F(dtrsyl)("N", "N", &one, &n, &n, t, &lda, sh, &n, c, &n, &scale, &info, 1, 1);
+    worst = 0;
+    for (I j = 0; j < n; ++j)
+      for (I i = 0; i < n; ++i) worst = fmax(worst, fabs(c[i + j * n] - scale * (i == j)));
+    check(info == 0 && scale == 1 && worst < 1e-8 * n, "dtrsyl: T X + X S = C gives X = I, isgn and INFO (64 bits)");
+    free(sh);
+    double* e = malloc(lda * n * sizeof *e);
+    double *wr_x = malloc(n * sizeof *wr_x), *wi_x = malloc(n * sizeof *wi_x), *sc = malloc(n * sizeof *sc);
+    memcpy(e, a0, lda * n * sizeof *e);
+    I ilo = kGarbage, ihi = kGarbage, lwx = -1;
+    double abnrm = 0, dummy = 0;
+    F(dgeevx)("B", "N", "N", "N", &n, e, &lda, wr_x, wi_x, &dummy, &one, &dummy, &one, &ilo, &ihi, sc, &abnrm, &dummy,
+              &dummy, &wq, &lwx, NULL, &info, 1, 1, 1, 1);
+    lwx = (I)wq;
+    double* wx = malloc(lwx * sizeof *wx);
+    info = kGarbage;
+    F(dgeevx)("B", "N", "N", "N", &n, e, &lda, wr_x, wi_x, &dummy, &one, &dummy, &one, &ilo, &ihi, sc, &abnrm, &dummy,
+              &dummy, wx, &lwx, NULL, &info, 1, 1, 1, 1);
+    sum = 0;
+    for (I i = 0; i < n; ++i) sum += wr_x[i];
+    check(info == 0 && ilo >= 1 && ilo <= ihi && ihi <= n && abnrm > 0 && fabs(trace - sum) < 1e-9 * n * n,
+          "dgeevx: ilo, ihi and INFO (64 bits), sum of eigenvalues = trace");
+    free(t), free(vs), free(wr_s), free(wi_s), free(wg), free(c), free(e), free(wr_x), free(wi_x), free(sc), free(wx);
+  }
 
   /* Invalid arguments: INFO < 0 in all 64 bits, reported through the program's xerbla; also where
    * n = 2^32 + 3 would look valid (3) read as 32 bits. */

@@ -58,6 +58,7 @@ int main(int argc, char** argv) {
   int (*bad_dorgqr)(void) = (int (*)(void))sym("bad_dorgqr");
   int (*bad_dormqr)(void) = (int (*)(void))sym("bad_dormqr");
   int (*bad_dsyev)(void) = (int (*)(void))sym("bad_dsyev");
+  int (*bad_dgeevx)(void) = (int (*)(void))sym("bad_dgeevx");
   double (*good_dgemm)(void) = (double (*)(void))sym("good_dgemm");
 
   if (strcmp(argv[2], "none") == 0) {
@@ -85,6 +86,9 @@ int main(int argc, char** argv) {
   info = bad_dsyev();
   expect("dsyev with lda < n", "DSYEV", 5, &seen);
   if (info == -5) ++passed; else ++failed, printf("xerbla_check: FAILED dsyev INFO %d, expected -5\n", info);
+  info = bad_dgeevx();
+  expect("dgeevx with sense E and jobvl N", "DGEEVX", 4, &seen);
+  if (info == -4) ++passed; else ++failed, printf("xerbla_check: FAILED dgeevx INFO %d, expected -4\n", info);
   /* The reference CBLAS calls cblas_xerbla(1, "cblas_dgemm", ...); OpenBLAS calls xerbla_("DGEMM ", 0). */
   bad_cblas_dgemm();
   {

@@ -17,6 +17,9 @@ void dormqr_(const char*, const char*, const int*, const int*, const int*, const
              double*, const int*, double*, const int*, int*, size_t, size_t);
 void dsyev_(const char*, const char*, const int*, double*, const int*, double*, double*, const int*, int*, size_t,
             size_t);
+void dgeevx_(const char*, const char*, const char*, const char*, const int*, double*, const int*, double*, double*,
+             double*, const int*, double*, const int*, int*, int*, double*, double*, double*, double*, double*,
+             const int*, int*, int*, size_t, size_t, size_t, size_t);
 void cblas_dgemm(int, int, int, int, int, int, double, const double*, int, const double*, int, double, double*, int);
 
 /* What the handlers received last, and how often they were called. */
@@ -94,6 +97,16 @@ int bad_dsyev(void) {
   const int n = 4, lda = 3, lwork = 64 * 64;
   int info = 99;
   dsyev_("V", "L", &n, a, &lda, b, c, &lwork, &info, 1, 1);
+  return info;
+}
+
+/* sense E without both sides' eigenvectors (argument 4); returns INFO. */
+int bad_dgeevx(void) {
+  const int n = 4, one = 1, lwork = 64 * 64;
+  int info = 99, ilo = 0, ihi = 0, iwork[8];
+  double abnrm = 0;
+  dgeevx_("N", "N", "V", "E", &n, a, &n, b, b + 8, c, &one, c + 64, &n, &ilo, &ihi, b + 16, &abnrm, b + 24, b + 32,
+          c + 128, &lwork, iwork, &info, 1, 1, 1, 1);
   return info;
 }
 

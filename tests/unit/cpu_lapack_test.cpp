@@ -166,6 +166,14 @@ std::vector<LapackCall> all_calls(Scalar s, int64_t n) {
     with(call(LapackRoutine::ormqr, s, n + 3, n), [&](LapackCall& c) {
       c.side = side, c.trans = trans, c.k = side == 'L' ? n + 3 : n;
     });
+  with(call(LapackRoutine::gehrd, s, 0, n), [&](LapackCall& c) { c.ilo = 1, c.ihi = n; });
+  calls.push_back(call(LapackRoutine::geqp3, s, n + 3, n));
+  calls.push_back(call(LapackRoutine::gerqf, s, n, n + 2));
+  for (char jobvs : {'N', 'V'}) with(call(LapackRoutine::gees, s, 0, n), [&](LapackCall& c) { c.jobz = jobvs; });
+  for (auto routine : {LapackRoutine::gges, LapackRoutine::ggev})
+    with(call(routine, s, 0, n), [&](LapackCall& c) { c.jobvl = 'V', c.jobvr = 'V'; });
+  with(call(LapackRoutine::trsyl, s, n + 2, n), [&](LapackCall& c) { c.trans = adjoint, c.tranb = 'N', c.isgn = 1; });
+  with(call(LapackRoutine::geevx, s, 0, n), [&](LapackCall& c) { c.balanc = 'B', c.jobvl = c.jobvr = 'V', c.sense = 'B'; });
   return calls;
 }
 

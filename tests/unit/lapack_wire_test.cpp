@@ -54,6 +54,16 @@ LapackCall make(R r, Scalar s) {
     case R::orgqr: c.m = 9, c.n = 6, c.k = 4; break;
     case R::ormqr: c.side = 'R', c.trans = is_complex(s) ? 'C' : 'T', c.m = 5, c.n = 8, c.k = 3; break;
     case R::syev: c.jobz = 'V', c.uplo = 'L', c.n = 8; break;
+    case R::gehrd:
+    case R::orghr: c.n = 9, c.ilo = 2, c.ihi = 7; break;
+    case R::geqp3: c.m = 7, c.n = 5; break;
+    case R::gerqf: c.m = 4, c.n = 9; break;
+    case R::orgrq: c.m = 4, c.n = 7, c.k = 3; break;
+    case R::gees: c.jobz = 'V', c.n = 6; break;
+    case R::gges: c.jobvl = 'V', c.jobvr = 'N', c.n = 5; break;
+    case R::ggev: c.jobvl = 'N', c.jobvr = 'V', c.n = 4; break;
+    case R::trsyl: c.trans = 'N', c.tranb = is_complex(s) ? 'C' : 'T', c.isgn = -1, c.m = 5, c.n = 3; break;
+    case R::geevx: c.balanc = 'B', c.jobvl = 'V', c.jobvr = 'V', c.sense = 'B', c.n = 6; break;
     default: break;
   }
   return c;
@@ -487,6 +497,75 @@ TEST(LapackWire, OrthogonalFactorLayouts) {
   // New routine ids come after the old ones: the ids travel.
   EXPECT_EQ(int(R::orgqr), 27);
   EXPECT_EQ(int(R::ormqr), 28);
+}
+
+// The drivers after syev (issue 35's survey): their arrays, ids, options and dimensions.
+TEST(LapackWire, SchurHessenbergAndPivotedLayouts) {
+  auto names = [](const std::vector<LapackArray>& arrays) {
+    std::string v;
+    for (const auto& a : arrays) v += std::string(v.empty() ? "" : " ") + a.name;
+    return v;
+  };
+  LapackCall c = make(R::gehrd, Scalar::d);  // n 9, rows and columns 2..7
+  EXPECT_EQ(names(layout(c).outputs), "A tau");
+  EXPECT_EQ(layout(c).outputs[1].rows, 8);
+  EXPECT_EQ(call_name(make(R::orghr, Scalar::z)), "zunghr");
+  EXPECT_EQ(names(layout(make(R::orghr, Scalar::d)).inputs), "A tau");
+  c = make(R::geqp3, Scalar::c);  // 7 x 5: jpvt in and out, tau 5
+  EXPECT_EQ(names(layout(c).inputs), "A jpvt");
+  EXPECT_EQ(names(layout(c).outputs), "A jpvt tau");
+  EXPECT_EQ(layout(c).outputs[1].from_input, 1);
+  EXPECT_EQ(layout(make(R::gerqf, Scalar::s)).outputs[1].rows, 4);  // 4 x 9: tau 4
+  EXPECT_EQ(call_name(make(R::orgrq, Scalar::c)), "cungrq");
+  c = make(R::gees, Scalar::d);  // Schur vectors: wr, wi, VS
+  EXPECT_EQ(names(layout(c).outputs), "A wr wi VS");
+  c.scalar = Scalar::z;
+  EXPECT_EQ(names(layout(c).outputs), "A w VS");
+  c.jobz = 'N';
+  EXPECT_EQ(names(layout(c).outputs), "A w");
+  c = make(R::gges, Scalar::d);  // left vectors only
+  EXPECT_EQ(names(layout(c).outputs), "A B alphar alphai beta VSL");
+  c = make(R::ggev, Scalar::c);  // A and B are destroyed: not sent back
+  EXPECT_EQ(names(layout(c).outputs), "alpha beta VR");
+  EXPECT_EQ(layout(c).outputs[1].elem, Elem::data);  // a complex beta
+  c = make(R::trsyl, Scalar::d);  // A 5x5, B 3x3, C 5x3
+  EXPECT_EQ(names(layout(c).inputs), "A B C");
+  EXPECT_EQ(names(layout(c).outputs), "C scale");
+  EXPECT_EQ(request_bytes(c), 8u * (25 + 9 + 15));
+  EXPECT_EQ(reply_bytes(c), 8u * (15 + 1));
+  c = make(R::geevx, Scalar::s);  // both sides' vectors, sense B
+  EXPECT_EQ(names(layout(c).outputs), "A wr wi VL VR ilo ihi scale abnrm rconde rcondv");
+  c.sense = 'N', c.jobvl = 'N', c.jobvr = 'N';  // A destroyed, no condition numbers
+  EXPECT_EQ(names(layout(c).outputs), "wr wi ilo ihi scale abnrm");
+  EXPECT_EQ(int(R::gehrd), 30);
+  EXPECT_EQ(int(R::geevx), 39);
+  // Options and dimensions as LAPACK checks them.
+  c = make(R::gehrd, Scalar::d);
+  c.ilo = 0;
+  EXPECT_NE(protocol_error_of([&] { validate(c); }).find("ilo"), std::string::npos);
+  c.ilo = 2, c.ihi = 10;
+  EXPECT_NE(protocol_error_of([&] { validate(c); }).find("ihi"), std::string::npos);
+  c = make(R::geqrf, Scalar::d);
+  c.ilo = 1;  // not used by geqrf
+  EXPECT_NE(protocol_error_of([&] { validate(c); }).find("must be 0"), std::string::npos);
+  c = make(R::orgrq, Scalar::d);
+  c.k = 5;  // k <= m = 4
+  EXPECT_NE(protocol_error_of([&] { validate(c); }).find("orgrq needs"), std::string::npos);
+  c = make(R::trsyl, Scalar::z);
+  c.isgn = 2;
+  EXPECT_NE(protocol_error_of([&] { validate(c); }).find("isgn"), std::string::npos);
+  c.isgn = 1, c.tranb = 'T';  // the complex trsyl takes N or C
+  EXPECT_NE(protocol_error_of([&] { validate(c); }).find("tranb"), std::string::npos);
+  c = make(R::geevx, Scalar::d);
+  c.jobvl = 'N';  // sense B needs both sides' vectors
+  EXPECT_NE(protocol_error_of([&] { validate(c); }).find("sense"), std::string::npos);
+  c.sense = 'V';
+  validate(c);
+  c.balanc = 'X';
+  EXPECT_NE(protocol_error_of([&] { validate(c); }).find("balanc"), std::string::npos);
+  c = make(R::gees, Scalar::d);
+  c.sense = 'E';  // only geevx takes sense
+  EXPECT_NE(protocol_error_of([&] { validate(c); }).find("sense"), std::string::npos);
 }
 
 // syev / heev: laid out as syevd (A back only for jobz V, w real), with syevd's options and flops.

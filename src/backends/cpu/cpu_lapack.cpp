@@ -75,6 +75,34 @@ using OrmqrFn = void(ch, ch, ip, ip, ip, vp, ip, cvp, vp, ip, vp, ip, op, ln, ln
 // jobz, uplo, n, a, lda, w, work, lwork, [rwork,] info
 using SyevFn = void(ch, ch, ip, vp, ip, vp, vp, ip, op, ln, ln);
 using HeevFn = void(ch, ch, ip, vp, ip, vp, vp, ip, vp, op, ln, ln);
+// n, ilo, ihi, a, lda, tau, work, lwork, info (gehrd; orghr reads tau)
+using GehrdFn = void(ip, ip, ip, vp, ip, vp, vp, ip, op);
+using OrghrFn = void(ip, ip, ip, vp, ip, cvp, vp, ip, op);
+// m, n, a, lda, jpvt, tau, work, lwork, [rwork,] info
+using Geqp3RealFn = void(ip, ip, vp, ip, op, vp, vp, ip, op);
+using Geqp3ComplexFn = void(ip, ip, vp, ip, op, vp, vp, ip, vp, op);
+// m, n, a, lda, tau, work, lwork, info
+using GerqfFn = void(ip, ip, vp, ip, vp, vp, ip, op);
+// jobvs, sort, select, n, a, lda, sdim, wr, wi | w, vs, ldvs, work, lwork, [rwork,] bwork, info
+using GeesRealFn = void(ch, ch, vp, ip, vp, ip, op, vp, vp, vp, ip, vp, ip, op, op, ln, ln);
+using GeesComplexFn = void(ch, ch, vp, ip, vp, ip, op, vp, vp, ip, vp, ip, vp, op, op, ln, ln);
+// jobvsl, jobvsr, sort, selctg, n, a, lda, b, ldb, sdim, alphar, alphai | alpha, beta, vsl, ldvsl,
+// vsr, ldvsr, work, lwork, [rwork,] bwork, info
+using GgesRealFn = void(ch, ch, ch, vp, ip, vp, ip, vp, ip, op, vp, vp, vp, vp, ip, vp, ip, vp, ip, op, op, ln, ln, ln);
+using GgesComplexFn = void(ch, ch, ch, vp, ip, vp, ip, vp, ip, op, vp, vp, vp, ip, vp, ip, vp, ip, vp, op, op, ln, ln,
+                           ln);
+// jobvl, jobvr, n, a, lda, b, ldb, alphar, alphai | alpha, beta, vl, ldvl, vr, ldvr, work, lwork,
+// [rwork,] info
+using GgevRealFn = void(ch, ch, ip, vp, ip, vp, ip, vp, vp, vp, vp, ip, vp, ip, vp, ip, op, ln, ln);
+using GgevComplexFn = void(ch, ch, ip, vp, ip, vp, ip, vp, vp, vp, ip, vp, ip, vp, ip, vp, op, ln, ln);
+// trana, tranb, isgn, m, n, a, lda, b, ldb, c, ldc, scale, info
+using TrsylFn = void(ch, ch, ip, ip, ip, cvp, ip, cvp, ip, vp, ip, vp, op, ln, ln);
+// balanc, jobvl, jobvr, sense, n, a, lda, wr, wi | w, vl, ldvl, vr, ldvr, ilo, ihi, scale, abnrm,
+// rconde, rcondv, work, lwork, iwork | rwork, info
+using GeevxRealFn = void(ch, ch, ch, ch, ip, vp, ip, vp, vp, vp, ip, vp, ip, op, op, vp, vp, vp, vp, vp, ip, op, op, ln,
+                         ln, ln, ln);
+using GeevxComplexFn = void(ch, ch, ch, ch, ip, vp, ip, vp, vp, ip, vp, ip, op, op, vp, vp, vp, vp, vp, ip, vp, op, ln,
+                            ln, ln, ln);
 #define OUTBOARD_DECLARE4(fn, type) type s##fn##_, d##fn##_, c##fn##_, z##fn##_;
 #define OUTBOARD_DECLARE_REAL(fn, type) type s##fn##_, d##fn##_;
 #define OUTBOARD_DECLARE_COMPLEX(fn, type) type c##fn##_, z##fn##_;
@@ -109,6 +137,23 @@ OUTBOARD_DECLARE_REAL(ormqr, OrmqrFn)
 OUTBOARD_DECLARE_COMPLEX(unmqr, OrmqrFn)
 OUTBOARD_DECLARE_REAL(syev, SyevFn)
 OUTBOARD_DECLARE_COMPLEX(heev, HeevFn)
+OUTBOARD_DECLARE4(gehrd, GehrdFn)
+OUTBOARD_DECLARE_REAL(orghr, OrghrFn)
+OUTBOARD_DECLARE_COMPLEX(unghr, OrghrFn)
+OUTBOARD_DECLARE_REAL(geqp3, Geqp3RealFn)
+OUTBOARD_DECLARE_COMPLEX(geqp3, Geqp3ComplexFn)
+OUTBOARD_DECLARE4(gerqf, GerqfFn)
+OUTBOARD_DECLARE_REAL(orgrq, OrgqrFn)
+OUTBOARD_DECLARE_COMPLEX(ungrq, OrgqrFn)
+OUTBOARD_DECLARE_REAL(gees, GeesRealFn)
+OUTBOARD_DECLARE_COMPLEX(gees, GeesComplexFn)
+OUTBOARD_DECLARE_REAL(gges, GgesRealFn)
+OUTBOARD_DECLARE_COMPLEX(gges, GgesComplexFn)
+OUTBOARD_DECLARE_REAL(ggev, GgevRealFn)
+OUTBOARD_DECLARE_COMPLEX(ggev, GgevComplexFn)
+OUTBOARD_DECLARE4(trsyl, TrsylFn)
+OUTBOARD_DECLARE_REAL(geevx, GeevxRealFn)
+OUTBOARD_DECLARE_COMPLEX(geevx, GeevxComplexFn)
 #undef OUTBOARD_DECLARE_REAL
 #undef OUTBOARD_DECLARE_COMPLEX
 OUTBOARD_DECLARE4(gesv, GesvFn)
@@ -840,6 +885,198 @@ int64_t run_lapack(const LapackCall& c, uint64_t tail, std::span<const std::byte
         Aligned rwork = real_work(s, static_cast<uint64_t>(std::max(1, 3 * n - 2)), tail);  // heev's documented size
         f(&c.jobz, &c.uplo, &n, a, &lda, w, work.data(), &work.count, rwork.data(), &info, 1, 1);
       }
+      break;
+    }
+    case LapackRoutine::gehrd: {
+      const int lda = ld_of(n), ilo = static_cast<int>(c.ilo), ihi = static_cast<int>(c.ihi);
+      auto* f = pick<GehrdFn>(s, sgehrd_, dgehrd_, cgehrd_, zgehrd_);
+      f(&n, &ilo, &ihi, out[0], &lda, out[1], query, &minus_one, &info);
+      if (info != 0) break;
+      Work w;
+      w.size_from(query, s, std::max(1, n), tail);
+      f(&n, &ilo, &ihi, out[0], &lda, out[1], w.data(), &w.count, &info);
+      break;
+    }
+    case LapackRoutine::orghr: {
+      const int lda = ld_of(n), ilo = static_cast<int>(c.ilo), ihi = static_cast<int>(c.ihi);
+      auto* f = pick<OrghrFn>(s, sorghr_, dorghr_, cunghr_, zunghr_);
+      f(&n, &ilo, &ihi, out[0], &lda, in[1], query, &minus_one, &info);
+      if (info != 0) break;
+      Work w;
+      w.size_from(query, s, std::max(1, ihi - ilo), tail);
+      f(&n, &ilo, &ihi, out[0], &lda, in[1], w.data(), &w.count, &info);
+      break;
+    }
+    case LapackRoutine::geqp3: {
+      const int lda = ld_of(m);
+      int* jpvt = reinterpret_cast<int*>(out[1]);
+      if (!wire::is_complex(s)) {
+        auto* f = s == Scalar::s ? sgeqp3_ : dgeqp3_;
+        f(&m, &n, out[0], &lda, jpvt, out[2], query, &minus_one, &info);
+        if (info != 0) break;
+        Work w;
+        w.size_from(query, s, 3 * n + 1, tail);
+        f(&m, &n, out[0], &lda, jpvt, out[2], w.data(), &w.count, &info);
+      } else {
+        auto* f = s == Scalar::c ? cgeqp3_ : zgeqp3_;
+        Aligned rwork = real_work(s, 2 * uint64_t(n), tail);
+        f(&m, &n, out[0], &lda, jpvt, out[2], query, &minus_one, rwork.data(), &info);
+        if (info != 0) break;
+        Work w;
+        w.size_from(query, s, n + 1, tail);
+        f(&m, &n, out[0], &lda, jpvt, out[2], w.data(), &w.count, rwork.data(), &info);
+      }
+      break;
+    }
+    case LapackRoutine::gerqf: {
+      const int lda = ld_of(m);
+      auto* f = pick<GerqfFn>(s, sgerqf_, dgerqf_, cgerqf_, zgerqf_);
+      f(&m, &n, out[0], &lda, out[1], query, &minus_one, &info);
+      if (info != 0) break;
+      Work w;
+      w.size_from(query, s, std::max(1, m), tail);
+      f(&m, &n, out[0], &lda, out[1], w.data(), &w.count, &info);
+      break;
+    }
+    case LapackRoutine::orgrq: {
+      const int lda = ld_of(m), k = static_cast<int>(c.k);
+      auto* f = pick<OrgqrFn>(s, sorgrq_, dorgrq_, cungrq_, zungrq_);
+      f(&m, &n, &k, out[0], &lda, in[1], query, &minus_one, &info);
+      if (info != 0) break;
+      Work w;
+      w.size_from(query, s, std::max(1, m), tail);
+      f(&m, &n, &k, out[0], &lda, in[1], w.data(), &w.count, &info);
+      break;
+    }
+    case LapackRoutine::gees: {  // sort = N: no SELECT function is called and bwork is not referenced
+      const int lda = ld_of(n);
+      const char sort = 'N';
+      const bool cplx = wire::is_complex(s);
+      alignas(16) std::byte dummy[16] = {};
+      std::byte* vs = dummy;
+      int ldvs = 1, sdim = 0, bwork = 0;
+      if (c.jobz == 'V') vs = out[cplx ? 2 : 3], ldvs = ld_of(n);
+      if (!cplx) {
+        auto* f = s == Scalar::s ? sgees_ : dgees_;
+        f(&c.jobz, &sort, nullptr, &n, out[0], &lda, &sdim, out[1], out[2], vs, &ldvs, query, &minus_one, &bwork, &info,
+          1, 1);
+        if (info != 0) break;
+        Work work;
+        work.size_from(query, s, 3 * n, tail);
+        f(&c.jobz, &sort, nullptr, &n, out[0], &lda, &sdim, out[1], out[2], vs, &ldvs, work.data(), &work.count, &bwork,
+          &info, 1, 1);
+      } else {
+        auto* f = s == Scalar::c ? cgees_ : zgees_;
+        Aligned rwork = real_work(s, uint64_t(n), tail);
+        f(&c.jobz, &sort, nullptr, &n, out[0], &lda, &sdim, out[1], vs, &ldvs, query, &minus_one, rwork.data(), &bwork,
+          &info, 1, 1);
+        if (info != 0) break;
+        Work work;
+        work.size_from(query, s, 2 * n, tail);
+        f(&c.jobz, &sort, nullptr, &n, out[0], &lda, &sdim, out[1], vs, &ldvs, work.data(), &work.count, rwork.data(),
+          &bwork, &info, 1, 1);
+      }
+      break;
+    }
+    case LapackRoutine::gges:
+    case LapackRoutine::ggev: {
+      const int lda = ld_of(n), ldb = ld_of(n);
+      const bool cplx = wire::is_complex(s), schur = c.routine == LapackRoutine::gges;
+      // ggev's A and B are destroyed without travelling back: copies.
+      Aligned a_copy, b_copy;
+      std::byte *a, *b;
+      size_t next = 0;
+      if (schur) {
+        a = out[0], b = out[1], next = 2;
+      } else {
+        const size_t bytes = static_cast<size_t>(n) * n * wire::element_bytes(s);
+        a_copy = scratch_copy(in[0], bytes, tail), b_copy = scratch_copy(in[1], bytes, tail);
+        a = a_copy.data(), b = b_copy.data();
+      }
+      std::byte* alpha = out[next++];
+      std::byte* alphai = cplx ? nullptr : out[next++];
+      std::byte* beta = out[next++];
+      alignas(16) std::byte dummy[16] = {};
+      std::byte* vl = dummy;
+      std::byte* vr = dummy;
+      int ldvl = 1, ldvr = 1, sdim = 0, bwork = 0;
+      const char sort = 'N';
+      if (c.jobvl == 'V') vl = out[next++], ldvl = ld_of(n);
+      if (c.jobvr == 'V') vr = out[next++], ldvr = ld_of(n);
+      Aligned rwork = real_work(s, 8 * uint64_t(n), tail);  // the complex ones' 8n
+      auto run = [&](void* work, const int* lwork) {
+        if (schur && !cplx)
+          (s == Scalar::s ? sgges_ : dgges_)(&c.jobvl, &c.jobvr, &sort, nullptr, &n, a, &lda, b, &ldb, &sdim, alpha,
+                                             alphai, beta, vl, &ldvl, vr, &ldvr, work, lwork, &bwork, &info, 1, 1, 1);
+        else if (schur)
+          (s == Scalar::c ? cgges_ : zgges_)(&c.jobvl, &c.jobvr, &sort, nullptr, &n, a, &lda, b, &ldb, &sdim, alpha, beta,
+                                             vl, &ldvl, vr, &ldvr, work, lwork, rwork.data(), &bwork, &info, 1, 1, 1);
+        else if (!cplx)
+          (s == Scalar::s ? sggev_ : dggev_)(&c.jobvl, &c.jobvr, &n, a, &lda, b, &ldb, alpha, alphai, beta, vl, &ldvl, vr,
+                                             &ldvr, work, lwork, &info, 1, 1);
+        else
+          (s == Scalar::c ? cggev_ : zggev_)(&c.jobvl, &c.jobvr, &n, a, &lda, b, &ldb, alpha, beta, vl, &ldvl, vr, &ldvr,
+                                             work, lwork, rwork.data(), &info, 1, 1);
+      };
+      run(query, &minus_one);
+      if (info != 0) break;
+      Work work;
+      work.size_from(query, s, cplx ? 2 * n : 8 * n + 16, tail);
+      run(work.data(), &work.count);
+      break;
+    }
+    case LapackRoutine::trsyl: {
+      const int lda = ld_of(m), ldb = ld_of(n), ldc = ld_of(m), isgn = static_cast<int>(c.isgn);
+      pick<TrsylFn>(s, strsyl_, dtrsyl_, ctrsyl_, ztrsyl_)(&c.trans, &c.tranb, &isgn, &m, &n, in[0], &lda, in[1], &ldb,
+                                                          out[0], &ldc, out[1], &info, 1, 1);
+      break;
+    }
+    case LapackRoutine::geevx: {
+      const int lda = ld_of(n);
+      const bool cplx = wire::is_complex(s), vectors = c.jobvl == 'V' || c.jobvr == 'V';
+      // A travels back with the vectors (the Schur form); without them it is destroyed: a copy.
+      Aligned a_copy;
+      std::byte* a;
+      size_t next = 0;
+      if (vectors) {
+        a = out[next++];
+      } else {
+        a_copy = scratch_copy(in[0], static_cast<size_t>(n) * n * wire::element_bytes(s), tail);
+        a = a_copy.data();
+      }
+      std::byte* w = out[next++];
+      std::byte* wi = cplx ? nullptr : out[next++];
+      alignas(16) std::byte dummy[16] = {};
+      std::byte* vl = dummy;
+      std::byte* vr = dummy;
+      int ldvl = 1, ldvr = 1;
+      if (c.jobvl == 'V') vl = out[next++], ldvl = ld_of(n);
+      if (c.jobvr == 'V') vr = out[next++], ldvr = ld_of(n);
+      int* ilo = reinterpret_cast<int*>(out[next++]);
+      int* ihi = reinterpret_cast<int*>(out[next++]);
+      std::byte* scale = out[next++];
+      std::byte* abnrm = out[next++];
+      // rconde, rcondv: referenced only with the sense that asks for them.
+      Aligned unused = real_work(s, uint64_t(n), tail);
+      std::byte* rconde = (c.sense == 'E' || c.sense == 'B') ? out[next++] : unused.data();
+      std::byte* rcondv = (c.sense == 'V' || c.sense == 'B') ? out[next++] : unused.data();
+      std::vector<int> iwork = int_work(2 * int64_t(n));
+      Aligned rwork = real_work(s, 2 * uint64_t(n), tail);
+      auto run = [&](void* work, const int* lwork) {
+        if (!cplx)
+          (s == Scalar::s ? sgeevx_ : dgeevx_)(&c.balanc, &c.jobvl, &c.jobvr, &c.sense, &n, a, &lda, w, wi, vl, &ldvl, vr,
+                                               &ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, lwork, iwork.data(),
+                                               &info, 1, 1, 1, 1);
+        else
+          (s == Scalar::c ? cgeevx_ : zgeevx_)(&c.balanc, &c.jobvl, &c.jobvr, &c.sense, &n, a, &lda, w, vl, &ldvl, vr,
+                                               &ldvr, ilo, ihi, scale, abnrm, rconde, rcondv, work, lwork, rwork.data(),
+                                               &info, 1, 1, 1, 1);
+      };
+      run(query, &minus_one);
+      if (info != 0) break;
+      Work work;
+      work.size_from(query, s, 1, tail);
+      run(work.data(), &work.count);
       break;
     }
     default:

@@ -227,8 +227,10 @@ class CudaBackend final : public server::Backend, public server::Blas3Executor, 
       case R::sytrs: case R::getri: case R::potri: case R::trtri: case R::syev:  // syev on syevd
         return true;
       case R::orgqr: case R::ormqr: return c.k > 0;  // k = 0 (Q the identity's columns, C as it was): the host's
-      // gesvdx (no selected-range SVD), gelsd and gelsy (no rank-revealing least squares), and the
-      // Hermitian indefinite hesv, hetrf, hetrs: cuSOLVER has none of them.
+      // gesvdx (no selected-range SVD), gelsd and gelsy (no rank-revealing least squares), the
+      // Hermitian indefinite hesv, hetrf, hetrs, and the Schur, Hessenberg, RQ, pivoted QR and
+      // Sylvester drivers (gees, gges, ggev, geevx, gehrd, orghr, gerqf, orgrq, geqp3, trsyl):
+      // cuSOLVER has none of them.
       default: return false;
     }
   }

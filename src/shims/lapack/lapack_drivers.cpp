@@ -29,60 +29,116 @@ bool is(const char* option, char c) { return *option == c || *option == c - 'A' 
 
 // The ILAENV the real routine `routine` (an exported name: dorgqr_, scipy_zungqr_64_, ...) calls:
 // for the standard names the one the dynamic linker binds, a program's own first (the LAPACK
-// testers bring one); for renamed ones the one beside it. nullptr where none is loaded.
-void* real_ilaenv(const char* routine, bool standard) noexcept {
-  const char* at = std::strstr(routine, "orgqr");
-  if (!at) at = std::strstr(routine, "ungqr");
+// testers bring one); for renamed ones the one beside it. `stem` is the routine's name without its
+// precision letter ("orgqr"). nullptr where none is loaded.
+void* real_ilaenv(const char* routine, const char* stem, bool standard) noexcept {
+  const char* at = std::strstr(routine, stem);
   if (!at || at == routine) return nullptr;
   char name[32];
-  std::snprintf(name, sizeof name, "%.*silaenv%s", int(at - 1 - routine), routine, at + 5);
+  std::snprintf(name, sizeof name, "%.*silaenv%s", int(at - 1 - routine), routine, at + std::strlen(stem));
   if (!standard) return outboard::shim::find_loaded_symbol(name).fn;
   void* bound = dlsym(RTLD_DEFAULT, name);  // the shim's pass-through, where the program has none
   return bound ? bound : outboard::shim::real_lapack_symbol(name);
 }
 
-// What orgqr/ungqr leave in work(1) after a call with lwork at least their query's answer
-// (max(1,n)*nb): not that answer but the workspace they used, n*nb where they block (1 < nb < k and
-// nx < k, nx = ILAENV(3, ...)), else n. Without the real ILAENV: the query's answer.
-void orgqr_work_used(const LapackArgs& x, const WorkQuery& q, void* ilaenv, void* work) noexcept {
-  const double optimum = real_value(x.scalar, q.work);
-  const int64_t n = x.n, k = x.k, nb = static_cast<int64_t>(optimum) / (n > 1 ? n : 1);
-  double used = double(n);
-  if (nb > 1 && nb < k) {
-    int64_t nx = 0;
-    if (!ilaenv) {
-      nx = -1;
-    } else {
-      static const char names[4][7] = {"SORGQR", "DORGQR", "CUNGQR", "ZUNGQR"};
-      const char* name = names[static_cast<int>(x.scalar)];
-      if (x.wide) {
-        const int64_t three = 3, m64 = x.m, n64 = n, k64 = k, none = -1;
-        nx = reinterpret_cast<int64_t (*)(const int64_t*, const char*, const char*, const int64_t*, const int64_t*,
-                                          const int64_t*, const int64_t*, size_t, size_t)>(ilaenv)(
-            &three, name, " ", &m64, &n64, &k64, &none, 6, 1);
-      } else {
-        const int32_t three = 3, m32 = int32_t(x.m), n32 = int32_t(n), k32 = int32_t(k), none = -1;
-        nx = reinterpret_cast<int32_t (*)(const int32_t*, const char*, const char*, const int32_t*, const int32_t*,
-                                          const int32_t*, const int32_t*, size_t, size_t)>(ilaenv)(
-            &three, name, " ", &m32, &n32, &k32, &none, 6, 1);
-      }
-      if (nx < 0) nx = 0;
-    }
-    if (nx < k) used = optimum;  // n*nb; nx = -1 (no ILAENV): the query's answer
-  }
-  // work(1) as LAPACK sets it: the value at the call's precision (a complex one with no imaginary part).
-  const bool single = x.scalar == Scalar::s || x.scalar == Scalar::c;
-  const size_t bytes = outboard::wire::element_bytes(x.scalar);
-  alignas(16) std::byte value[16] = {};
-  if (single) {
-    const float f = static_cast<float>(used);
-    std::memcpy(value, &f, sizeof f);
+// ILAENV(3, name, ' ', n1, n2, n3, -1): the crossover below which a blocked routine works
+// unblocked. -1 without an ILAENV.
+int64_t crossover(void* ilaenv, bool wide, const char* name, int64_t n1, int64_t n2, int64_t n3) noexcept {
+  if (!ilaenv) return -1;
+  int64_t nx;
+  if (wide) {
+    const int64_t three = 3, none = -1;
+    nx = reinterpret_cast<int64_t (*)(const int64_t*, const char*, const char*, const int64_t*, const int64_t*,
+                                      const int64_t*, const int64_t*, size_t, size_t)>(ilaenv)(
+        &three, name, " ", &n1, &n2, &n3, &none, 6, 1);
   } else {
-    std::memcpy(value, &used, sizeof used);
+    const int32_t three = 3, a = int32_t(n1), b = int32_t(n2), c = int32_t(n3), none = -1;
+    nx = reinterpret_cast<int32_t (*)(const int32_t*, const char*, const char*, const int32_t*, const int32_t*,
+                                      const int32_t*, const int32_t*, size_t, size_t)>(ilaenv)(
+        &three, name, " ", &a, &b, &c, &none, 6, 1);
   }
-  std::memcpy(work, value, bytes);
+  return nx < 0 ? 0 : nx;
+}
+
+// work(1) as LAPACK sets it: `value` at the call's precision (a complex one with no imaginary part).
+void set_work1(const LapackArgs& x, double value, void* work) noexcept {
+  const bool single = x.scalar == Scalar::s || x.scalar == Scalar::c;
+  alignas(16) std::byte bytes[16] = {};
+  if (single) {
+    const float f = static_cast<float>(value);
+    std::memcpy(bytes, &f, sizeof f);
+  } else {
+    std::memcpy(bytes, &value, sizeof value);
+  }
+  std::memcpy(work, bytes, outboard::wire::element_bytes(x.scalar));
+}
+
+// What a blocked routine leaves in work(1) after a call with lwork at least its query's answer
+// (which fixes its block size nb): not that answer but the workspace it used, `blocked` where it
+// blocks (1 < nb < k and nx < k, nx = ILAENV(3, name, n1, n2, n3)), else `unblocked`. Without the
+// real ILAENV: `blocked`. orgqr/ungqr, gerqf, orgrq/ungrq and the real geqp3 do so.
+void blocked_work_used(const LapackArgs& x, void* ilaenv, const char* const names[4], int64_t nb, int64_t k,
+                       int64_t n1, int64_t n2, int64_t n3, double blocked, double unblocked, void* work) noexcept {
+  double used = unblocked;
+  if (nb > 1 && nb < k) {
+    const int64_t nx = crossover(ilaenv, x.wide, names[static_cast<int>(x.scalar)], n1, n2, n3);
+    if (nx < k) used = blocked;  // nx = -1 (no ILAENV): the query's answer
+  }
+  set_work1(x, used, work);
+}
+
+// orgqr/ungqr: n*nb where they block, else n (nb from the answer, max(1,n)*nb).
+void orgqr_work_used(const LapackArgs& x, const WorkQuery& q, void* ilaenv, void* work) noexcept {
+  static const char* const names[4] = {"SORGQR", "DORGQR", "CUNGQR", "ZUNGQR"};
+  const double optimum = real_value(x.scalar, q.work);
+  const int64_t nb = static_cast<int64_t>(optimum) / std::max<int64_t>(1, x.n);
+  blocked_work_used(x, ilaenv, names, nb, x.k, x.m, x.n, x.k, optimum, double(x.n), work);
+}
+
+// gerqf: m*nb where it blocks (k = min(m, n)), else m (the answer m*nb).
+void gerqf_work_used(const LapackArgs& x, const WorkQuery& q, void* ilaenv, void* work) noexcept {
+  static const char* const names[4] = {"SGERQF", "DGERQF", "CGERQF", "ZGERQF"};
+  const double optimum = real_value(x.scalar, q.work);
+  const int64_t nb = static_cast<int64_t>(optimum) / std::max<int64_t>(1, x.m);
+  blocked_work_used(x, ilaenv, names, nb, std::min(x.m, x.n), x.m, x.n, -1, optimum, double(x.m), work);
+}
+
+// orgrq/ungrq: m*nb where they block, else m (the answer m*nb).
+void orgrq_work_used(const LapackArgs& x, const WorkQuery& q, void* ilaenv, void* work) noexcept {
+  static const char* const names[4] = {"SORGRQ", "DORGRQ", "CUNGRQ", "ZUNGRQ"};
+  const double optimum = real_value(x.scalar, q.work);
+  const int64_t nb = static_cast<int64_t>(optimum) / std::max<int64_t>(1, x.m);
+  blocked_work_used(x, ilaenv, names, nb, x.k, x.m, x.n, x.k, optimum, double(x.m), work);
+}
+
+// The real geqp3 with no fixed column (jpvt all 0): max(3n+1, 2n+(n+1)*nb) where it blocks as
+// geqrf's ILAENV says, else 3n+1 (the answer 2n+(n+1)*nb). The complex ones leave the answer.
+void geqp3_work_used(const LapackArgs& x, const WorkQuery& q, void* ilaenv, void* work) noexcept {
+  static const char* const names[4] = {"SGEQRF", "DGEQRF", "CGEQRF", "ZGEQRF"};
+  const double optimum = real_value(x.scalar, q.work);
+  const int64_t n = x.n, nb = (static_cast<int64_t>(optimum) - 2 * n) / (n + 1);
+  const double least = double(3 * n + 1);
+  blocked_work_used(x, ilaenv, names, nb, std::min(x.m, n), x.m, n, -1, std::max(least, optimum), least, work);
+}
+
+// Whether the caller's workspace is at least gees's and geesx's minimum (sense = N): 3n real, 2n
+// complex.
+bool gees_workspace(const LapackArgs& x, const WorkQuery& q) noexcept {
+  const int64_t least = std::max<int64_t>(1, (outboard::wire::is_complex(x.scalar) ? 2 : 3) * x.n);
+  return q.info == 0 && x.lwork >= least;
+}
+
+// Whether every INTEGER of jpvt (n of the interface's width) is 0: geqp3 with no column fixed.
+bool none_fixed(const void* jpvt, int64_t n, bool wide) noexcept {
+  for (int64_t i = 0; i < n; ++i)
+    if (wide ? static_cast<const int64_t*>(jpvt)[i] != 0 : static_cast<const int32_t*>(jpvt)[i] != 0) return false;
+  return true;
 }
 }  // namespace
+
+// The ILAENV beside entry point NAME, found once.
+#define OUTBOARD_ILAENV(NAME, INTS, STEM)                                                                       \
+  static void* const ilaenv = real_ilaenv(#NAME, STEM, outboard::shim::Ints::INTS == outboard::shim::Ints::standard)
 
 // Offers the call when the caller's workspace is at least what the real routine asks for (QUERY:
 // the real routine called as a workspace query into q), then leaves in the caller's workspace what
@@ -406,7 +462,7 @@ void orgqr_work_used(const LapackArgs& x, const WorkQuery& q, void* ilaenv, void
     OUTBOARD_ENTRY(INTS);                                                                                       \
     LapackArgs x{.routine = LapackRoutine::orgqr, .scalar = S, .wide = I.wide(), .m = I(m), .n = I(n),          \
                  .k = I(k), .a = a, .lda = I(lda), .vec = const_cast<vp>(tau), .lwork = I(lwork)};              \
-    static void* const ilaenv = real_ilaenv(#NAME, outboard::shim::Ints::INTS == outboard::shim::Ints::standard); \
+    OUTBOARD_ILAENV(NAME, INTS, outboard::wire::is_complex(S) ? "ungqr" : "orgqr");                            \
     OUTBOARD_OFFER(OUTBOARD_REAL(NAME, INTS, m, n, k, a, lda, tau, q.work, &kQuery, &q.info),                   \
                    q.enough(x, false, false), orgqr_work_used(x, q, ilaenv, work))                              \
     OUTBOARD_REAL(NAME, INTS, m, n, k, a, lda, tau, work, lwork, info);                                         \
@@ -451,6 +507,251 @@ void orgqr_work_used(const LapackArgs& x, const WorkQuery& q, void* ilaenv, void
     OUTBOARD_REAL(NAME, INTS, jobz, uplo, n, a, lda, w, work, lwork, rwork, info, l1, l2);                      \
   }
 
+// gehrd: Hessenberg form of rows and columns ilo..ihi; orghr / unghr: its Q. Both leave their
+// query's answer in work(1).
+#define OUTBOARD_GEHRD(NAME, INTS, S, ROUTINE, TAU)                                                             \
+  OUTBOARD_EXPORT void NAME(xp n, xp ilo, xp ihi, vp a, xp lda, TAU tau, vp work, xp lwork, vp info) {          \
+    OUTBOARD_ENTRY(INTS);                                                                                       \
+    LapackArgs x{.routine = LapackRoutine::ROUTINE, .scalar = S, .wide = I.wide(), .n = I(n), .ilo = I(ilo),    \
+                 .ihi = I(ihi), .a = a, .lda = I(lda), .vec = const_cast<vp>(tau), .lwork = I(lwork)};          \
+    OUTBOARD_OFFER(OUTBOARD_REAL(NAME, INTS, n, ilo, ihi, a, lda, tau, q.work, &kQuery, &q.info),               \
+                   q.enough(x, false, false), q.give(x, work, nullptr, nullptr))                                \
+    OUTBOARD_REAL(NAME, INTS, n, ilo, ihi, a, lda, tau, work, lwork, info);                                     \
+  }
+#define OUTBOARD_GEHRD_S(NAME, INTS, S) OUTBOARD_GEHRD(NAME, INTS, S, gehrd, vp)
+#define OUTBOARD_ORGHR(NAME, INTS, S) OUTBOARD_GEHRD(NAME, INTS, S, orghr, cp)
+
+// geqp3: QR with column pivoting. The real ones run remotely only with no column fixed (jpvt all
+// 0): with fixed columns their work(1) afterwards is what the inner geqrf and ormqr leave.
+#define OUTBOARD_GEQP3_ARGS(S)                                                                                  \
+  LapackArgs x{.routine = LapackRoutine::geqp3, .scalar = S, .wide = I.wide(), .m = I(m), .n = I(n), .a = a,    \
+               .lda = I(lda), .vec = tau, .ints = jpvt, .lwork = I(lwork)};
+
+#define OUTBOARD_GEQP3_REAL(NAME, INTS, S)                                                                      \
+  OUTBOARD_EXPORT void NAME(xp m, xp n, vp a, xp lda, vp jpvt, vp tau, vp work, xp lwork, vp info) {            \
+    OUTBOARD_ENTRY(INTS);                                                                                       \
+    OUTBOARD_GEQP3_ARGS(S)                                                                                      \
+    OUTBOARD_ILAENV(NAME, INTS, "geqp3");                                                                       \
+    if (x.n >= 0 && none_fixed(jpvt, x.n, x.wide)) {                                                            \
+      OUTBOARD_OFFER(OUTBOARD_REAL(NAME, INTS, m, n, a, lda, jpvt, tau, q.work, &kQuery, &q.info),              \
+                     q.enough(x, false, false), geqp3_work_used(x, q, ilaenv, work))                            \
+    }                                                                                                           \
+    OUTBOARD_REAL(NAME, INTS, m, n, a, lda, jpvt, tau, work, lwork, info);                                      \
+  }
+
+#define OUTBOARD_GEQP3_COMPLEX(NAME, INTS, S)                                                                   \
+  OUTBOARD_EXPORT void NAME(xp m, xp n, vp a, xp lda, vp jpvt, vp tau, vp work, xp lwork, vp rwork, vp info) {  \
+    OUTBOARD_ENTRY(INTS);                                                                                       \
+    OUTBOARD_GEQP3_ARGS(S)                                                                                      \
+    OUTBOARD_OFFER(OUTBOARD_REAL(NAME, INTS, m, n, a, lda, jpvt, tau, q.work, &kQuery, rwork, &q.info),         \
+                   q.enough(x, false, false), q.give(x, work, nullptr, nullptr))                                \
+    OUTBOARD_REAL(NAME, INTS, m, n, a, lda, jpvt, tau, work, lwork, rwork, info);                               \
+  }
+
+// gerqf: RQ factorisation.
+#define OUTBOARD_GERQF(NAME, INTS, S)                                                                           \
+  OUTBOARD_EXPORT void NAME(xp m, xp n, vp a, xp lda, vp tau, vp work, xp lwork, vp info) {                     \
+    OUTBOARD_ENTRY(INTS);                                                                                       \
+    LapackArgs x{.routine = LapackRoutine::gerqf, .scalar = S, .wide = I.wide(), .m = I(m), .n = I(n), .a = a,  \
+                 .lda = I(lda), .vec = tau, .lwork = I(lwork)};                                                 \
+    OUTBOARD_ILAENV(NAME, INTS, "gerqf");                                                                       \
+    OUTBOARD_OFFER(OUTBOARD_REAL(NAME, INTS, m, n, a, lda, tau, q.work, &kQuery, &q.info),                      \
+                   q.enough(x, false, false), gerqf_work_used(x, q, ilaenv, work))                              \
+    OUTBOARD_REAL(NAME, INTS, m, n, a, lda, tau, work, lwork, info);                                            \
+  }
+
+// orgrq / ungrq: Q's last m rows from gerqf's k reflectors.
+#define OUTBOARD_ORGRQ(NAME, INTS, S)                                                                           \
+  OUTBOARD_EXPORT void NAME(xp m, xp n, xp k, vp a, xp lda, cp tau, vp work, xp lwork, vp info) {               \
+    OUTBOARD_ENTRY(INTS);                                                                                       \
+    LapackArgs x{.routine = LapackRoutine::orgrq, .scalar = S, .wide = I.wide(), .m = I(m), .n = I(n),          \
+                 .k = I(k), .a = a, .lda = I(lda), .vec = const_cast<vp>(tau), .lwork = I(lwork)};              \
+    OUTBOARD_ILAENV(NAME, INTS, outboard::wire::is_complex(S) ? "ungrq" : "orgrq");                            \
+    OUTBOARD_OFFER(OUTBOARD_REAL(NAME, INTS, m, n, k, a, lda, tau, q.work, &kQuery, &q.info),                   \
+                   q.enough(x, false, false), orgrq_work_used(x, q, ilaenv, work))                              \
+    OUTBOARD_REAL(NAME, INTS, m, n, k, a, lda, tau, work, lwork, info);                                         \
+  }
+
+// gees / geesx: the Schur form, with sort = N only (a SELECT function is code in this process; with
+// sort = N, LAPACK never calls it and sets sdim to 0, and geesx needs sense = N). They leave their
+// query's answers in work(1) and (geesx) iwork(1) whatever lwork was, so any workspace LAPACK
+// accepts will do (its minimum, 3n real, 2n complex): Octave's schur passes 8n, below the optimum.
+#define OUTBOARD_GEES_ARGS(S, W, WI)                                                                            \
+  LapackArgs x{.routine = LapackRoutine::gees, .scalar = S, .wide = I.wide(), .jobz = *jobvs, .n = I(n),        \
+               .a = a, .lda = I(lda), .vec = W, .vec2 = WI, .u = vs, .ldu = I(ldvs), .lwork = I(lwork)};
+
+#define OUTBOARD_GEES_REAL(NAME, INTS, S)                                                                       \
+  OUTBOARD_EXPORT void NAME(ch jobvs, ch sort, vp select, xp n, vp a, xp lda, vp sdim, vp wr, vp wi, vp vs,     \
+                            xp ldvs, vp work, xp lwork, vp bwork, vp info, ln l1, ln l2) {                      \
+    OUTBOARD_ENTRY(INTS);                                                                                       \
+    OUTBOARD_GEES_ARGS(S, wr, wi)                                                                               \
+    if (is(sort, 'N')) {                                                                                        \
+      OUTBOARD_OFFER(OUTBOARD_REAL(NAME, INTS, jobvs, sort, select, n, a, lda, sdim, wr, wi, vs, ldvs, q.work,  \
+                                   &kQuery, bwork, &q.info, l1, l2),                                            \
+                     gees_workspace(x, q), (q.give(x, work, nullptr, nullptr), I.set(sdim, 0)))                 \
+    }                                                                                                           \
+    OUTBOARD_REAL(NAME, INTS, jobvs, sort, select, n, a, lda, sdim, wr, wi, vs, ldvs, work, lwork, bwork, info, \
+                  l1, l2);                                                                                      \
+  }
+
+#define OUTBOARD_GEES_COMPLEX(NAME, INTS, S)                                                                    \
+  OUTBOARD_EXPORT void NAME(ch jobvs, ch sort, vp select, xp n, vp a, xp lda, vp sdim, vp w, vp vs, xp ldvs,    \
+                            vp work, xp lwork, vp rwork, vp bwork, vp info, ln l1, ln l2) {                     \
+    OUTBOARD_ENTRY(INTS);                                                                                       \
+    OUTBOARD_GEES_ARGS(S, w, nullptr)                                                                           \
+    if (is(sort, 'N')) {                                                                                        \
+      OUTBOARD_OFFER(OUTBOARD_REAL(NAME, INTS, jobvs, sort, select, n, a, lda, sdim, w, vs, ldvs, q.work,       \
+                                   &kQuery, rwork, bwork, &q.info, l1, l2),                                     \
+                     gees_workspace(x, q), (q.give(x, work, nullptr, nullptr), I.set(sdim, 0)))                 \
+    }                                                                                                           \
+    OUTBOARD_REAL(NAME, INTS, jobvs, sort, select, n, a, lda, sdim, w, vs, ldvs, work, lwork, rwork, bwork,     \
+                  info, l1, l2);                                                                                \
+  }
+
+#define OUTBOARD_GEESX_REAL(NAME, INTS, S)                                                                      \
+  OUTBOARD_EXPORT void NAME(ch jobvs, ch sort, vp select, ch sense, xp n, vp a, xp lda, vp sdim, vp wr, vp wi,  \
+                            vp vs, xp ldvs, vp rconde, vp rcondv, vp work, xp lwork, vp iwork, xp liwork,       \
+                            vp bwork, vp info, ln l1, ln l2, ln l3) {                                           \
+    OUTBOARD_ENTRY(INTS);                                                                                       \
+    OUTBOARD_GEES_ARGS(S, wr, wi)                                                                               \
+    x.liwork = I(liwork); /* at least 1, or LAPACK refuses the call */                                          \
+    if (is(sort, 'N') && is(sense, 'N') && x.liwork >= 1) {                                                     \
+      OUTBOARD_OFFER(OUTBOARD_REAL(NAME, INTS, jobvs, sort, select, sense, n, a, lda, sdim, wr, wi, vs, ldvs,   \
+                                   rconde, rcondv, q.work, &kQuery, q.iwork, &kQuery, bwork, &q.info, l1, l2,   \
+                                   l3),                                                                         \
+                     gees_workspace(x, q), (q.give(x, work, iwork, nullptr), I.set(sdim, 0)))                   \
+    }                                                                                                           \
+    OUTBOARD_REAL(NAME, INTS, jobvs, sort, select, sense, n, a, lda, sdim, wr, wi, vs, ldvs, rconde, rcondv,    \
+                  work, lwork, iwork, liwork, bwork, info, l1, l2, l3);                                         \
+  }
+
+#define OUTBOARD_GEESX_COMPLEX(NAME, INTS, S)                                                                   \
+  OUTBOARD_EXPORT void NAME(ch jobvs, ch sort, vp select, ch sense, xp n, vp a, xp lda, vp sdim, vp w, vp vs,   \
+                            xp ldvs, vp rconde, vp rcondv, vp work, xp lwork, vp rwork, vp bwork, vp info,      \
+                            ln l1, ln l2, ln l3) {                                                              \
+    OUTBOARD_ENTRY(INTS);                                                                                       \
+    OUTBOARD_GEES_ARGS(S, w, nullptr)                                                                           \
+    if (is(sort, 'N') && is(sense, 'N')) {                                                                      \
+      OUTBOARD_OFFER(OUTBOARD_REAL(NAME, INTS, jobvs, sort, select, sense, n, a, lda, sdim, w, vs, ldvs,        \
+                                   rconde, rcondv, q.work, &kQuery, rwork, bwork, &q.info, l1, l2, l3),         \
+                     gees_workspace(x, q), (q.give(x, work, nullptr, nullptr), I.set(sdim, 0)))                 \
+    }                                                                                                           \
+    OUTBOARD_REAL(NAME, INTS, jobvs, sort, select, sense, n, a, lda, sdim, w, vs, ldvs, rconde, rcondv, work,   \
+                  lwork, rwork, bwork, info, l1, l2, l3);                                                       \
+  }
+
+// gges: the generalized Schur form, sort = N only (as gees); ggev: generalized eigenvalues and
+// vectors. Both leave their query's answer in work(1).
+#define OUTBOARD_GGES_ARGS(S, ROUTINE, ALPHA, ALPHAI, JOBL, JOBR, L, LDL, R, LDR)                               \
+  LapackArgs x{.routine = LapackRoutine::ROUTINE, .scalar = S, .wide = I.wide(), .jobvl = *JOBL,                \
+               .jobvr = *JOBR, .n = I(n), .a = a, .lda = I(lda), .b = b, .ldb = I(ldb), .vec = ALPHA,           \
+               .vec2 = ALPHAI, .vec3 = beta, .u = L, .ldu = I(LDL), .vt = R, .ldvt = I(LDR), .lwork = I(lwork)};
+
+#define OUTBOARD_GGES_REAL(NAME, INTS, S)                                                                       \
+  OUTBOARD_EXPORT void NAME(ch jobvsl, ch jobvsr, ch sort, vp selctg, xp n, vp a, xp lda, vp b, xp ldb,         \
+                            vp sdim, vp alphar, vp alphai, vp beta, vp vsl, xp ldvsl, vp vsr, xp ldvsr,         \
+                            vp work, xp lwork, vp bwork, vp info, ln l1, ln l2, ln l3) {                        \
+    OUTBOARD_ENTRY(INTS);                                                                                       \
+    OUTBOARD_GGES_ARGS(S, gges, alphar, alphai, jobvsl, jobvsr, vsl, ldvsl, vsr, ldvsr)                         \
+    if (is(sort, 'N')) {                                                                                        \
+      OUTBOARD_OFFER(OUTBOARD_REAL(NAME, INTS, jobvsl, jobvsr, sort, selctg, n, a, lda, b, ldb, sdim, alphar,   \
+                                   alphai, beta, vsl, ldvsl, vsr, ldvsr, q.work, &kQuery, bwork, &q.info, l1,   \
+                                   l2, l3),                                                                     \
+                     q.enough(x, false, false), (q.give(x, work, nullptr, nullptr), I.set(sdim, 0)))            \
+    }                                                                                                           \
+    OUTBOARD_REAL(NAME, INTS, jobvsl, jobvsr, sort, selctg, n, a, lda, b, ldb, sdim, alphar, alphai, beta, vsl, \
+                  ldvsl, vsr, ldvsr, work, lwork, bwork, info, l1, l2, l3);                                     \
+  }
+
+#define OUTBOARD_GGES_COMPLEX(NAME, INTS, S)                                                                    \
+  OUTBOARD_EXPORT void NAME(ch jobvsl, ch jobvsr, ch sort, vp selctg, xp n, vp a, xp lda, vp b, xp ldb,         \
+                            vp sdim, vp alpha, vp beta, vp vsl, xp ldvsl, vp vsr, xp ldvsr, vp work, xp lwork,  \
+                            vp rwork, vp bwork, vp info, ln l1, ln l2, ln l3) {                                 \
+    OUTBOARD_ENTRY(INTS);                                                                                       \
+    OUTBOARD_GGES_ARGS(S, gges, alpha, nullptr, jobvsl, jobvsr, vsl, ldvsl, vsr, ldvsr)                         \
+    if (is(sort, 'N')) {                                                                                        \
+      OUTBOARD_OFFER(OUTBOARD_REAL(NAME, INTS, jobvsl, jobvsr, sort, selctg, n, a, lda, b, ldb, sdim, alpha,    \
+                                   beta, vsl, ldvsl, vsr, ldvsr, q.work, &kQuery, rwork, bwork, &q.info, l1,    \
+                                   l2, l3),                                                                     \
+                     q.enough(x, false, false), (q.give(x, work, nullptr, nullptr), I.set(sdim, 0)))            \
+    }                                                                                                           \
+    OUTBOARD_REAL(NAME, INTS, jobvsl, jobvsr, sort, selctg, n, a, lda, b, ldb, sdim, alpha, beta, vsl, ldvsl,   \
+                  vsr, ldvsr, work, lwork, rwork, bwork, info, l1, l2, l3);                                     \
+  }
+
+#define OUTBOARD_GGEV_REAL(NAME, INTS, S)                                                                       \
+  OUTBOARD_EXPORT void NAME(ch jobvl, ch jobvr, xp n, vp a, xp lda, vp b, xp ldb, vp alphar, vp alphai,         \
+                            vp beta, vp vl, xp ldvl, vp vr, xp ldvr, vp work, xp lwork, vp info, ln l1,         \
+                            ln l2) {                                                                            \
+    OUTBOARD_ENTRY(INTS);                                                                                       \
+    OUTBOARD_GGES_ARGS(S, ggev, alphar, alphai, jobvl, jobvr, vl, ldvl, vr, ldvr)                               \
+    OUTBOARD_OFFER(OUTBOARD_REAL(NAME, INTS, jobvl, jobvr, n, a, lda, b, ldb, alphar, alphai, beta, vl, ldvl,   \
+                                 vr, ldvr, q.work, &kQuery, &q.info, l1, l2),                                   \
+                   q.enough(x, false, false), q.give(x, work, nullptr, nullptr))                                \
+    OUTBOARD_REAL(NAME, INTS, jobvl, jobvr, n, a, lda, b, ldb, alphar, alphai, beta, vl, ldvl, vr, ldvr, work,  \
+                  lwork, info, l1, l2);                                                                         \
+  }
+
+#define OUTBOARD_GGEV_COMPLEX(NAME, INTS, S)                                                                    \
+  OUTBOARD_EXPORT void NAME(ch jobvl, ch jobvr, xp n, vp a, xp lda, vp b, xp ldb, vp alpha, vp beta, vp vl,     \
+                            xp ldvl, vp vr, xp ldvr, vp work, xp lwork, vp rwork, vp info, ln l1, ln l2) {      \
+    OUTBOARD_ENTRY(INTS);                                                                                       \
+    OUTBOARD_GGES_ARGS(S, ggev, alpha, nullptr, jobvl, jobvr, vl, ldvl, vr, ldvr)                               \
+    OUTBOARD_OFFER(OUTBOARD_REAL(NAME, INTS, jobvl, jobvr, n, a, lda, b, ldb, alpha, beta, vl, ldvl, vr, ldvr,  \
+                                 q.work, &kQuery, rwork, &q.info, l1, l2),                                      \
+                   q.enough(x, false, false), q.give(x, work, nullptr, nullptr))                                \
+    OUTBOARD_REAL(NAME, INTS, jobvl, jobvr, n, a, lda, b, ldb, alpha, beta, vl, ldvl, vr, ldvr, work, lwork,    \
+                  rwork, info, l1, l2);                                                                         \
+  }
+
+// trsyl: the Sylvester equation op(A) X + isgn X op(B) = scale C, A and B in Schur form. No
+// workspace.
+#define OUTBOARD_TRSYL(NAME, INTS, S)                                                                           \
+  OUTBOARD_EXPORT void NAME(ch trana, ch tranb, xp isgn, xp m, xp n, cp a, xp lda, cp b, xp ldb, vp c, xp ldc,  \
+                            vp scale, vp info, ln l1, ln l2) {                                                  \
+    OUTBOARD_ENTRY(INTS);                                                                                       \
+    LapackArgs x{.routine = LapackRoutine::trsyl, .scalar = S, .wide = I.wide(), .trans = *trana,               \
+                 .tranb = *tranb, .m = I(m), .n = I(n), .isgn = I(isgn), .a = const_cast<vp>(a), .lda = I(lda), \
+                 .b = const_cast<vp>(b), .ldb = I(ldb), .c = c, .ldc = I(ldc), .scale = scale};                 \
+    if (remote_lapack(x, &done)) return OUTBOARD_DONE();                                                        \
+    OUTBOARD_REAL(NAME, INTS, trana, tranb, isgn, m, n, a, lda, b, ldb, c, ldc, scale, info, l1, l2);           \
+  }
+
+// geevx: geev with balancing and condition numbers. It leaves its query's answer in work(1).
+#define OUTBOARD_GEEVX_ARGS(S, W, WI)                                                                           \
+  LapackArgs x{.routine = LapackRoutine::geevx, .scalar = S, .wide = I.wide(), .jobvl = *jobvl,                 \
+               .jobvr = *jobvr, .balanc = *balanc, .sense = *sense, .n = I(n), .a = a, .lda = I(lda), .vec = W, \
+               .vec2 = WI, .u = vl, .ldu = I(ldvl), .vt = vr, .ldvt = I(ldvr), .ilo_out = ilo, .ihi_out = ihi,  \
+               .scale = scale, .abnrm = abnrm, .rconde = rconde, .rcondv = rcondv, .lwork = I(lwork)};
+
+#define OUTBOARD_GEEVX_REAL(NAME, INTS, S)                                                                      \
+  OUTBOARD_EXPORT void NAME(ch balanc, ch jobvl, ch jobvr, ch sense, xp n, vp a, xp lda, vp wr, vp wi, vp vl,   \
+                            xp ldvl, vp vr, xp ldvr, vp ilo, vp ihi, vp scale, vp abnrm, vp rconde, vp rcondv,  \
+                            vp work, xp lwork, vp iwork, vp info, ln l1, ln l2, ln l3, ln l4) {                 \
+    OUTBOARD_ENTRY(INTS);                                                                                       \
+    OUTBOARD_GEEVX_ARGS(S, wr, wi)                                                                              \
+    OUTBOARD_OFFER(OUTBOARD_REAL(NAME, INTS, balanc, jobvl, jobvr, sense, n, a, lda, wr, wi, vl, ldvl, vr, ldvr, \
+                                 ilo, ihi, scale, abnrm, rconde, rcondv, q.work, &kQuery, iwork, &q.info, l1,   \
+                                 l2, l3, l4),                                                                   \
+                   q.enough(x, false, false), q.give(x, work, nullptr, nullptr))                                \
+    OUTBOARD_REAL(NAME, INTS, balanc, jobvl, jobvr, sense, n, a, lda, wr, wi, vl, ldvl, vr, ldvr, ilo, ihi,     \
+                  scale, abnrm, rconde, rcondv, work, lwork, iwork, info, l1, l2, l3, l4);                      \
+  }
+
+#define OUTBOARD_GEEVX_COMPLEX(NAME, INTS, S)                                                                   \
+  OUTBOARD_EXPORT void NAME(ch balanc, ch jobvl, ch jobvr, ch sense, xp n, vp a, xp lda, vp w, vp vl, xp ldvl,  \
+                            vp vr, xp ldvr, vp ilo, vp ihi, vp scale, vp abnrm, vp rconde, vp rcondv, vp work,  \
+                            xp lwork, vp rwork, vp info, ln l1, ln l2, ln l3, ln l4) {                          \
+    OUTBOARD_ENTRY(INTS);                                                                                       \
+    OUTBOARD_GEEVX_ARGS(S, w, nullptr)                                                                          \
+    OUTBOARD_OFFER(OUTBOARD_REAL(NAME, INTS, balanc, jobvl, jobvr, sense, n, a, lda, w, vl, ldvl, vr, ldvr, ilo, \
+                                 ihi, scale, abnrm, rconde, rcondv, q.work, &kQuery, rwork, &q.info, l1, l2,    \
+                                 l3, l4),                                                                       \
+                   q.enough(x, false, false), q.give(x, work, nullptr, nullptr))                                \
+    OUTBOARD_REAL(NAME, INTS, balanc, jobvl, jobvr, sense, n, a, lda, w, vl, ldvl, vr, ldvr, ilo, ihi, scale,   \
+                  abnrm, rconde, rcondv, work, lwork, rwork, info, l1, l2, l3, l4);                             \
+  }
+
 // The table: routine x precision x interface (fortran_entry.hpp).
 
 OUTBOARD_ALL_PRECISIONS(OUTBOARD_GETRI, getri)
@@ -484,3 +785,22 @@ OUTBOARD_REAL_PRECISIONS(OUTBOARD_ORMQR, ormqr)
 OUTBOARD_COMPLEX_PRECISIONS(OUTBOARD_ORMQR, unmqr)
 OUTBOARD_REAL_PRECISIONS(OUTBOARD_SYEV, syev)
 OUTBOARD_COMPLEX_PRECISIONS(OUTBOARD_HEEV, heev)
+OUTBOARD_ALL_PRECISIONS(OUTBOARD_GEHRD_S, gehrd)
+OUTBOARD_REAL_PRECISIONS(OUTBOARD_ORGHR, orghr)
+OUTBOARD_COMPLEX_PRECISIONS(OUTBOARD_ORGHR, unghr)
+OUTBOARD_REAL_PRECISIONS(OUTBOARD_GEQP3_REAL, geqp3)
+OUTBOARD_COMPLEX_PRECISIONS(OUTBOARD_GEQP3_COMPLEX, geqp3)
+OUTBOARD_ALL_PRECISIONS(OUTBOARD_GERQF, gerqf)
+OUTBOARD_REAL_PRECISIONS(OUTBOARD_ORGRQ, orgrq)
+OUTBOARD_COMPLEX_PRECISIONS(OUTBOARD_ORGRQ, ungrq)
+OUTBOARD_REAL_PRECISIONS(OUTBOARD_GEES_REAL, gees)
+OUTBOARD_COMPLEX_PRECISIONS(OUTBOARD_GEES_COMPLEX, gees)
+OUTBOARD_REAL_PRECISIONS(OUTBOARD_GEESX_REAL, geesx)
+OUTBOARD_COMPLEX_PRECISIONS(OUTBOARD_GEESX_COMPLEX, geesx)
+OUTBOARD_REAL_PRECISIONS(OUTBOARD_GGES_REAL, gges)
+OUTBOARD_COMPLEX_PRECISIONS(OUTBOARD_GGES_COMPLEX, gges)
+OUTBOARD_REAL_PRECISIONS(OUTBOARD_GGEV_REAL, ggev)
+OUTBOARD_COMPLEX_PRECISIONS(OUTBOARD_GGEV_COMPLEX, ggev)
+OUTBOARD_ALL_PRECISIONS(OUTBOARD_TRSYL, trsyl)
+OUTBOARD_REAL_PRECISIONS(OUTBOARD_GEEVX_REAL, geevx)
+OUTBOARD_COMPLEX_PRECISIONS(OUTBOARD_GEEVX_COMPLEX, geevx)

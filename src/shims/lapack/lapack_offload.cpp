@@ -140,6 +140,29 @@ bool valid_and_nontrivial(const LapackArgs& x) {
     }
     case R::syev:  // n = 1 is left to LAPACK: it sets work(1) to 2 (dsyev), 1 (zheev), not the query's answer
       return in(x.jobz, "NV") && in(x.uplo, "UL") && x.lda >= max1(n) && n > 1;
+    case R::gehrd:  // at most one row and column reduced (ihi - ilo + 1 <= 1): LAPACK's quick return
+    case R::orghr:
+      return x.ilo >= 1 && x.ilo <= max1(n) && x.ihi >= std::min(x.ilo, n) && x.ihi <= n && x.lda >= max1(n) &&
+             x.ihi > x.ilo;
+    case R::geqp3:
+    case R::gerqf:
+      return x.lda >= max1(m) && k > 0;
+    case R::orgrq:  // k = 0 (Q: the identity's last rows) is left to LAPACK
+      return m <= n && x.k <= m && x.lda >= max1(m) && x.k > 0;
+    case R::gees:  // sort = N was checked by the entry point
+      return in(x.jobz, "NV") && x.lda >= max1(n) && x.ldu >= 1 && !(x.jobz == 'V' && x.ldu < n) && n > 0;
+    case R::gges:
+    case R::ggev:
+      return in(x.jobvl, "NV") && in(x.jobvr, "NV") && x.lda >= max1(n) && x.ldb >= max1(n) && x.ldu >= 1 &&
+             !(x.jobvl == 'V' && x.ldu < n) && x.ldvt >= 1 && !(x.jobvr == 'V' && x.ldvt < n) && n > 0;
+    case R::trsyl:
+      return in(x.trans, cplx ? "NC" : "NTC") && in(x.tranb, cplx ? "NC" : "NTC") && (x.isgn == 1 || x.isgn == -1) &&
+             x.lda >= max1(m) && x.ldb >= max1(n) && x.ldc >= max1(m) && m > 0 && n > 0;
+    case R::geevx:
+      if (!in(x.balanc, "NPSB") || !in(x.sense, "NEVB") || !in(x.jobvl, "NV") || !in(x.jobvr, "NV")) return false;
+      if ((x.sense == 'E' || x.sense == 'B') && !(x.jobvl == 'V' && x.jobvr == 'V')) return false;
+      return x.lda >= max1(n) && x.ldu >= 1 && !(x.jobvl == 'V' && x.ldu < n) && x.ldvt >= 1 &&
+             !(x.jobvr == 'V' && x.ldvt < n) && n > 0;
     default:
       return false;
   }
@@ -163,7 +186,16 @@ bool is_query(const LapackArgs& x) {
     case R::gesvdx:
     case R::orgqr:
     case R::ormqr:
-    case R::syev: return x.lwork == -1;
+    case R::syev:
+    case R::gehrd:
+    case R::orghr:
+    case R::geqp3:
+    case R::gerqf:
+    case R::orgrq:
+    case R::gges:
+    case R::ggev:
+    case R::geevx: return x.lwork == -1;
+    case R::gees: return x.lwork == -1 || x.liwork == -1;  // geesx's liwork
     case R::syevd:
     case R::syevr:
     case R::sygvd: return x.lwork == -1 || x.liwork == -1 || (wire::is_complex(x.scalar) && x.lrwork == -1);
@@ -212,6 +244,14 @@ wire::LapackCall call_of(const LapackArgs& x) {
     case R::gelsy: c.rcond = x.rcond; break;
     case R::orgqr: c.k = x.k; break;
     case R::ormqr: c.side = x.side, c.trans = x.trans, c.k = x.k; break;
+    case R::gehrd:
+    case R::orghr: c.ilo = x.ilo, c.ihi = x.ihi; break;
+    case R::orgrq: c.k = x.k; break;
+    case R::gees: c.jobz = x.jobz; break;
+    case R::gges:
+    case R::ggev: c.jobvl = x.jobvl, c.jobvr = x.jobvr; break;
+    case R::trsyl: c.trans = x.trans, c.tranb = x.tranb, c.isgn = x.isgn; break;
+    case R::geevx: c.balanc = x.balanc, c.jobvl = x.jobvl, c.jobvr = x.jobvr, c.sense = x.sense; break;
     default: break;
   }
   switch (x.routine) {
@@ -224,7 +264,11 @@ wire::LapackCall call_of(const LapackArgs& x) {
     case R::gelsd:
     case R::gelsy:
     case R::orgqr:
-    case R::ormqr: c.m = x.m; break;
+    case R::ormqr:
+    case R::geqp3:
+    case R::gerqf:
+    case R::orgrq:
+    case R::trsyl: c.m = x.m; break;
     default: break;
   }
   switch (x.routine) {
@@ -246,7 +290,9 @@ wire::LapackCall call_of(const LapackArgs& x) {
 
 LapackArgs upper_options(const LapackArgs& args) {
   LapackArgs x = args;
-  for (char* ch : {&x.trans, &x.uplo, &x.jobz, &x.jobu, &x.jobvt, &x.jobvl, &x.jobvr, &x.range, &x.diag, &x.side}) *ch = upper(*ch);
+  for (char* ch : {&x.trans, &x.uplo, &x.jobz, &x.jobu, &x.jobvt, &x.jobvl, &x.jobvr, &x.range, &x.diag, &x.side,
+                   &x.balanc, &x.sense, &x.tranb})
+    *ch = upper(*ch);
   return x;
 }
 
@@ -254,6 +300,8 @@ LapackArgs upper_options(const LapackArgs& args) {
 void* index_array(const LapackArgs& x, std::string_view name) {
   if (name == "ipiv") return x.ipiv;
   if (name == "m" || name == "ns" || name == "rank") return x.count;
+  if (name == "ilo") return x.ilo_out;
+  if (name == "ihi") return x.ihi_out;
   return x.ints;  // jpvt, isuppz, ifail
 }
 
@@ -286,7 +334,7 @@ bool remote_lapack(const LapackArgs& args, int64_t* info) noexcept {
       std::string_view name;
       std::vector<int32_t> values;
     };
-    std::array<Narrow, 4> narrow;  // a call has at most three index arrays: ipiv or jpvt, a count, isuppz or ifail
+    std::array<Narrow, 4> narrow;  // a call has at most three index arrays: ipiv or jpvt, a count, isuppz or ifail; ilo, ihi
     size_t narrowed = 0;
     auto narrow_of = [&](std::string_view name) -> std::vector<int32_t>& {
       for (size_t i = 0; i < narrowed; ++i)
@@ -315,11 +363,17 @@ bool remote_lapack(const LapackArgs& args, int64_t* info) noexcept {
       const std::string_view name = a.name;
       if (a.elem == wire::Elem::index) return {x.wide ? narrow_copy(a) : index_array(x, name), a.rows};
       if (name == "A") return {x.a, x.lda};
-      if (name == "B" || name == "C") return {x.b, x.ldb};
-      if (name == "U" || name == "VL" || name == "Z") return {x.u, x.ldu};
-      if (name == "VT" || name == "VR") return {x.vt, x.ldvt};
-      if (name == "wi") return {x.vec2, a.rows};
-      return {x.vec, a.rows};  // tau, w, wr, s
+      if (name == "B" || (name == "C" && x.routine == R::ormqr)) return {x.b, x.ldb};
+      if (name == "C") return {x.c, x.ldc};
+      if (name == "U" || name == "VL" || name == "Z" || name == "VS" || name == "VSL") return {x.u, x.ldu};
+      if (name == "VT" || name == "VR" || name == "VSR") return {x.vt, x.ldvt};
+      if (name == "wi" || name == "alphai") return {x.vec2, a.rows};
+      if (name == "beta") return {x.vec3, a.rows};
+      if (name == "scale") return {x.scale, a.rows};
+      if (name == "abnrm") return {x.abnrm, a.rows};
+      if (name == "rconde") return {x.rconde, a.rows};
+      if (name == "rcondv") return {x.rcondv, a.rows};
+      return {x.vec, a.rows};  // tau, w, wr, alpha, alphar, s
     };
     for (const auto& a : l.inputs) inputs.push_back(ref(a));
     for (const auto& a : l.outputs) outputs.push_back(ref(a));

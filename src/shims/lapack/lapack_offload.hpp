@@ -21,22 +21,40 @@ struct LapackArgs {
   bool wide = false;  // the interface's INTEGERs are 64 bits: ipiv is an int64_t array
   char trans = 'N', uplo = 'N', jobz = 'N', jobu = 'N', jobvt = 'N', jobvl = 'N', jobvr = 'N', range = 'N', diag = 'N';
   char side = 'N';              // ormqr
-  int64_t m = 0, n = 0, nrhs = 0, k = 0;  // k: orgqr's, ormqr's reflectors
+  char balanc = 'N', sense = 'N';  // geevx
+  char tranb = 'N';             // trsyl (trana is trans)
+  int64_t m = 0, n = 0, nrhs = 0, k = 0;  // k: orgqr's, ormqr's, orgrq's reflectors
   int64_t itype = 0, il = 0, iu = 0;
+  int64_t isgn = 0;             // trsyl
+  int64_t ilo = 0, ihi = 0;     // gehrd, orghr (inputs)
   double vl = 0, vu = 0, abstol = 0, rcond = 0;  // the caller's REAL or DOUBLE PRECISION values
   void* a = nullptr;
   int64_t lda = 1;
-  void* b = nullptr;  // B (gesv, getrs, posv, potrs, gels, gelsd, gelsy, sysv, sytrs, sygvd), C (ormqr)
+  void* b = nullptr;  // B (gesv, getrs, posv, potrs, gels, gelsd, gelsy, sysv, sytrs, sygvd, gges, ggev, trsyl), C (ormqr)
   int64_t ldb = 1;
+  void* c = nullptr;            // C (trsyl)
+  int64_t ldc = 1;
   void* ipiv = nullptr;         // gesv, getrf, sysv, sytrf (out), getrs, getri, sytrs (in): INTEGERs of the interface's width
-  void* vec = nullptr;          // tau (geqrf; orgqr, ormqr: in), w (syevd, syev, syevr, syevx, sygvd, complex geev), wr (geev), s (gesvd, gesdd, gesvdx, gelsd)
-  void* vec2 = nullptr;         // wi (real geev)
-  void* u = nullptr;            // U (gesvd, gesdd, gesvdx), VL (geev), Z (syevr, syevx)
+  // tau (geqrf, gehrd, geqp3, gerqf; orgqr, ormqr, orghr, orgrq: in), w (syevd, syev, syevr, syevx,
+  // sygvd, complex geev, gees, geevx), wr (geev, gees, geevx), alpha or alphar (gges, ggev), s (gesvd,
+  // gesdd, gesvdx, gelsd)
+  void* vec = nullptr;
+  void* vec2 = nullptr;         // wi (real geev, gees, geevx), alphai (real gges, ggev)
+  void* vec3 = nullptr;         // beta (gges, ggev)
+  void* u = nullptr;            // U (gesvd, gesdd, gesvdx), VL (geev, ggev, geevx), Z (syevr, syevx), VS (gees), VSL (gges)
   int64_t ldu = 1;
-  void* vt = nullptr;           // VT (gesvd, gesdd, gesvdx), VR (geev)
+  void* vt = nullptr;           // VT (gesvd, gesdd, gesvdx), VR (geev, ggev, geevx), VSR (gges)
   int64_t ldvt = 1;
   void* count = nullptr;        // m (syevr, syevx), ns (gesvdx), rank (gelsd, gelsy): an INTEGER
-  void* ints = nullptr;         // isuppz (syevr), ifail (syevx), jpvt (gelsy): INTEGERs
+  void* ints = nullptr;         // isuppz (syevr), ifail (syevx), jpvt (gelsy, geqp3): INTEGERs
+  // geevx's balancing and condition numbers: ilo, ihi (INTEGERs), scale, abnrm, rconde, rcondv
+  // (of the real type); trsyl's scale.
+  void* ilo_out = nullptr;
+  void* ihi_out = nullptr;
+  void* scale = nullptr;
+  void* abnrm = nullptr;
+  void* rconde = nullptr;
+  void* rcondv = nullptr;
   // Workspace sizes as passed (-1: a query). The routines that came first check their documented
   // minimums here; the others ask the real routine (WorkQuery).
   int64_t lwork = 0, lrwork = 0, liwork = 0;
