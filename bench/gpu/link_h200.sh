@@ -5,13 +5,17 @@
 #   put     bulk put across the link, unshaped and at 100/25/10 Gbit/s, beside iperf3 -P 1 and 4
 #   gemm    DGEMM 8192 remote across the link (unshaped, 25 Gbit/s) beside the 16 cores
 #   fft     1-D complex FFT 2^27 remote across the link (unshaped, 25 Gbit/s) beside FFTW's threads
-# Usage: [STEPS="netem put gemm fft"] link_h200.sh OUT [CARRY]
+#   gemm16k DGEMM 16384, as gemm
+#   fft3d   3-D complex FFT 512^3 (2^27 points), as fft
+#   numpy   numpy matmul 8192 and solve 16384 (dgesv) from a program in the client namespace
+#           (bench/link/numpy_calls.py), across the link (unshaped, 25 Gbit/s) and plain (16 cores)
+# Usage: [STEPS="netem put gemm fft gemm16k fft3d numpy"] link_h200.sh OUT [CARRY]
 set -uo pipefail
 source "$(dirname "$0")/steps.sh"
 carried_setup link_h200.sh "$@"
 HERE=$(cd "$(dirname "$0")" && pwd)
 RIG=$HERE/../link/link_rig.sh
-STEPS=${STEPS:-netem put gemm fft}
+STEPS=${STEPS:-netem put gemm fft gemm16k fft3d numpy}
 want() { [[ " $STEPS " == *" $1 "* ]]; }
 trap 'tar -C "$R" -czf "$OUT/link-logs.tar.gz" . 2>/dev/null' EXIT
 trap 'exit 143' TERM
@@ -30,3 +34,13 @@ want put && rig put 150 --points none:none,100gbit:none,25gbit:none,10gbit:none 
 want gemm && rig gemm 120 --points none:none,25gbit:none -- gemm --where local-cpu remote --from 8192 --to 8192 --trials 2
 want fft && rig fft 150 --points none:none,25gbit:none -- fft --ranks 1 --kinds c2c --precisions d --where local-all remote \
   --from-log2 27 --to-log2 27 --trials 2
+want gemm16k && rig gemm16k 180 --points none:none,25gbit:none -- gemm --where local-cpu remote --from 16384 --to 16384 \
+  --trials 2
+want fft3d && rig fft3d 150 --points none:none,25gbit:none -- fft --ranks 3 --kinds c2c --precisions d \
+  --where local-all remote --from-log2 27 --to-log2 27 --trials 2
+if want numpy; then
+  echo "== numpy plain (local cores)" | tee -a "$OUT/summary.txt"
+  timeout 200 python3 "$HERE/../link/numpy_calls.py" 2>&1 | tee -a "$OUT/summary.txt"
+  rig numpy 300 --points none:none,25gbit:none -- run python3 "$HERE/../link/numpy_calls.py"
+  for p in "$R"/numpy/*/; do [ -d "$p" ] && grep -h "numpy " "$p"/* 2>/dev/null | sed "s|^|$(basename "$p"): |" | tee -a "$OUT/summary.txt"; done
+fi

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The link rig (issue 36, item 1): an Outboard client and server on two "hosts" joined by a real
 # TCP link. Two network namespaces (client C, server S) joined by a veth pair; the server and the
-# client talk UCX over TCP only (UCX_TLS=tcp on the veth, and OUTBOARD_DIRECT=ucx: no CMA, which
-# would reach across namespaces on one host), so every byte crosses the link. The link is shaped
+# client talk UCX over TCP only (UCX_TLS=tcp on the veth, and OUTBOARD_DIRECT=remote: no CMA, which
+# would reach across namespaces on one host, and what a client on another host does over TCP), so
+# every byte crosses the link. The link is shaped
 # with tc on both ends (tbf for the rate, netem for one-way delay), a bench runs in C, and every
 # namespace and process goes on every way out.
 #
@@ -214,7 +215,7 @@ fi
 
 "$OUTBOARD" token --file "$TOKEN" >/dev/null || die "outboard token"
 CLIENT_ENV=(UCX_TLS=tcp "UCX_NET_DEVICES=$VC" "OUTBOARD_SERVERS=$SIP:$PORT" "OUTBOARD_TOKEN_FILE=$TOKEN"
-            OUTBOARD_DIRECT=ucx OUTBOARD_CONNECT_TIMEOUT=10 "${EXTRA_CLIENT_ENV[@]}")
+            OUTBOARD_DIRECT=remote OUTBOARD_CONNECT_TIMEOUT=10 "${EXTRA_CLIENT_ENV[@]}")
 SERVER_ENV=(UCX_TLS=tcp "UCX_NET_DEVICES=$VS" "${EXTRA_SERVER_ENV[@]}")
 
 {

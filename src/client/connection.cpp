@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdio>
+#include <string_view>
 
 #include "common/clock.hpp"
 #include "common/spin.hpp"
@@ -579,7 +580,22 @@ uint32_t Connection::direct_lanes(double timeout_seconds, bool cma) {
   }
   auto* r = std::get_if<wire::LanesReply>(&reply);
   lanes_ = r ? r->lanes : 0;
+  if (*lanes_ > 0 && r->message == "ucx" && !ucx_over_tcp_ && one_sided_over_tcp()) lanes_ = 0;
   return *lanes_;
+}
+
+// Whether UCX runs this session's one-sided operations over TCP only: every lane of the endpoint
+// that carries them (its "rma_bw" lanes) is a tcp one, or none does (UCX then emulates them).
+bool Connection::one_sided_over_tcp() const {
+  const std::string lanes = worker_->describe(peer_);
+  for (size_t pos = 0; pos < lanes.size();) {
+    size_t eol = lanes.find('\n', pos);
+    if (eol == std::string::npos) eol = lanes.size();
+    const std::string_view line(lanes.data() + pos, eol - pos);
+    if (line.find("rma_bw") != std::string_view::npos && line.find("tcp/") == std::string_view::npos) return false;
+    pos = eol + 1;
+  }
+  return true;
 }
 
 transport::Registration Connection::register_memory(void* data, size_t bytes) {

@@ -37,6 +37,11 @@ class Connection {
   Connection(const Connection&) = delete;
   Connection& operator=(const Connection&) = delete;
 
+  // Whether the server's UCX copies (a client it cannot copy with CMA) are used where UCX runs
+  // its one-sided operations over TCP. By default not: such a session's calls go in chunked
+  // messages, several times faster over TCP (Settings::direct_over_tcp).
+  void set_ucx_copies_over_tcp(bool allow) { ucx_over_tcp_ = allow; }
+
   // Sends `request` (its call_id is assigned here) with `payload`, and waits for its answer. A
   // reply payload lands in reply_buffer, which must hold the announced bytes. Throws Error if the
   // connection fails or timeout_seconds (0 = none) pass; the connection is then unusable.
@@ -202,7 +207,9 @@ class Connection {
   std::unordered_map<uint64_t, Pending*> pending_;
   std::unordered_map<uint64_t, std::unique_ptr<Pending>> async_;  // request_async's, also in pending_
   std::function<void(const wire::Message&)> notice_handler_;
-  std::optional<uint32_t> lanes_;  // answer to the LanesRequest, once asked
+  bool one_sided_over_tcp() const;  // under mu_
+  std::optional<uint32_t> lanes_;  // answer to the LanesRequest, once asked (0: none, or not used)
+  bool ucx_over_tcp_ = false;      // set_ucx_copies_over_tcp
   std::shared_ptr<Pending> lanes_asked_;  // the LanesRequest sent by ask_direct_lanes, until answered
   std::optional<wire::SinkReply> sink_;  // answer to the SinkRequest, once asked
   bool use_sink_ = true;

@@ -34,6 +34,7 @@ class ChannelImpl final : public Channel {
       : address_(server.text()), host_(server.host), timeout_(settings.timeout_seconds) {
     conn_ = std::make_unique<Connection>(server, secret, Runtime::client_name(), settings.connect_timeout_seconds,
                                          settings.identity, settings.encrypt);
+    conn_->set_ucx_copies_over_tcp(settings.direct_over_tcp);
     // Part of connecting: a server that stops answering meanwhile costs the connect timeout.
     Answer a = call_within(wire::ClGetPlatforms{}, settings.connect_timeout_seconds);
     if (a.status != 0) throw Error("server " + address_ + " did not describe its OpenCL platforms" +

@@ -179,6 +179,7 @@ Runtime::Lease Runtime::lease(std::string& why, const std::vector<const Server*>
       if (!have_secret) secret = read_secret(settings_.token_file), have_secret = true;
       s->conn = std::make_shared<Connection>(s->address, secret, client_name(), settings_.connect_timeout_seconds,
                                                 settings_.identity, settings_.encrypt);
+      s->conn->set_ucx_copies_over_tcp(settings_.direct_over_tcp);
       add_siblings(*s);
       return Lease(s, s->conn);
     } catch (const Error& e) {

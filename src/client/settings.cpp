@@ -149,8 +149,11 @@ Settings settings_from_environment() {
   number("OUTBOARD_CACHE_BYTES", s.cache_bytes, 0, s.problems);
   if (const char* v = env("OUTBOARD_DIRECT")) {
     std::string m = v;
-    if (m == "1" || m == "0" || m == "ucx") s.direct = m != "0", s.direct_cma = m == "1";
-    else s.problems.push_back("OUTBOARD_DIRECT='" + m + "' is not 1, 0 or ucx");
+    // remote: as a client on another host (no CMA; UCX's copies unless they run over TCP).
+    if (m == "1" || m == "0" || m == "ucx" || m == "remote")
+      s.direct = m != "0", s.direct_cma = m == "1", s.direct_over_tcp = m == "ucx";
+    else
+      s.problems.push_back("OUTBOARD_DIRECT='" + m + "' is not 1, 0, remote or ucx");
   }
   number("OUTBOARD_COPY_THREADS", s.copy_threads, 1, s.problems);
   if (s.copy_threads > 64 || s.copy_threads != std::floor(s.copy_threads)) {

@@ -40,6 +40,10 @@ struct Settings {
   // their arrays out of and into this process's memory itself (no packing, no chunk sends).
   bool direct = true;
   bool direct_cma = true;  // on one host, let the server copy with CMA (else through UCX's RMA)
+  // UCX's one-sided copies also where UCX runs them over TCP (OUTBOARD_DIRECT=ucx). Otherwise such
+  // a session's large calls go in chunked messages: over TCP the server's gets crawl (numpy matmul
+  // 8192 across the link rig on the H200 host: 1.5 s through them, 0.54 s in chunks).
+  bool direct_over_tcp = false;
   // Threads that keep the values of arrays updated in place, on the direct path, while the server
   // works (so a failed call can still run locally).
   double copy_threads = 4;

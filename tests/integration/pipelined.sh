@@ -110,6 +110,14 @@ OUTBOARD_DIRECT=ucx run_checked lapack_check_direct_ucx "$OUTBOARD" run --offloa
 server_logged "session.lanes.*copies=ucx" || fail "OUTBOARD_DIRECT=ucx: the server did not copy through UCX"
 [ "$(status_field "s['direct_calls']")" -gt "$mid" ] || fail "OUTBOARD_DIRECT=ucx: no call took the direct path"
 
+# A client whose UCX reaches the server over TCP only (as from another host without RDMA) declines
+# the server's UCX copies, which crawl over TCP, and sends its calls in chunks; OUTBOARD_DIRECT=ucx
+# above insists on them.
+mid=$(status_field "s['direct_calls']") chunked=$(status_field "s['pipelined_calls']")
+UCX_TLS=tcp OUTBOARD_DIRECT=remote run_checked lapack_check_remote_tcp "$OUTBOARD" run --offload always -- "$PROGRAMS/lapack_check" --size 150
+[ "$(status_field "s['direct_calls']")" = "$mid" ] || fail "OUTBOARD_DIRECT=remote over TCP: a call took UCX's copies"
+[ "$(status_field "s['pipelined_calls']")" -gt "$chunked" ] || fail "OUTBOARD_DIRECT=remote over TCP: no call went in chunks"
+
 # A chunk size below the minimum is refused with a clear message (and the default used).
 OUTBOARD_CHUNK_BYTES=1000 "$OUTBOARD" run --offload always -- "$BUILD/bin/blas_demo" 200 >/dev/null 2>"$WORK/bad.err" ||
   fail "a bad OUTBOARD_CHUNK_BYTES must not stop the program"

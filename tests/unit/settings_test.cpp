@@ -324,6 +324,11 @@ TEST_F(EnvironmentTest, DirectPath) {
   set("OUTBOARD_DIRECT", "ucx");
   EXPECT_TRUE(settings_from_environment().direct);
   EXPECT_FALSE(settings_from_environment().direct_cma);
+  EXPECT_TRUE(settings_from_environment().direct_over_tcp);
+  set("OUTBOARD_DIRECT", "remote");  // as a client on another host: no CMA, no UCX copies over TCP
+  EXPECT_TRUE(settings_from_environment().direct);
+  EXPECT_FALSE(settings_from_environment().direct_cma);
+  EXPECT_FALSE(settings_from_environment().direct_over_tcp);
   EXPECT_TRUE(s.problems.empty());
   set("OUTBOARD_DIRECT", "yes");
   set("OUTBOARD_COPY_THREADS", "65");

@@ -940,16 +940,22 @@ int restore_unreferenced(int64_t n, cublasFillMode_t uplo, bool unit, const T* s
   return check(cudaGetLastError(), "restore kernel");
 }
 
+// The first n diagonal elements of the device matrix a (leading dimension lda) into diag.
+template <class T>
+int diagonal_to_host(const T* a, int64_t n, int64_t lda, std::vector<T>& diag) {
+  diag.resize(static_cast<size_t>(n));
+  if (n == 0) return OUTBOARD_CUDA_OK;
+  return check(cudaMemcpy2D(diag.data(), sizeof(T), a, sizeof(T) * static_cast<size_t>(lda + 1), sizeof(T),
+                            static_cast<size_t>(n), cudaMemcpyDeviceToHost),
+               "cudaMemcpy2D (diagonal)");
+}
+
 // The index (1-based) of the first zero on the diagonal of the n x n device matrix a; 0 if none.
 template <class T>
 int first_zero_on_diagonal(const T* a, int64_t n, int64_t* index) {
   *index = 0;
-  if (n == 0) return OUTBOARD_CUDA_OK;
-  std::vector<T> diag(static_cast<size_t>(n));
-  if (int rc = check(cudaMemcpy2D(diag.data(), sizeof(T), a, sizeof(T) * (n + 1), sizeof(T), static_cast<size_t>(n),
-                                  cudaMemcpyDeviceToHost),
-                     "cudaMemcpy2D (diagonal)"))
-    return rc;
+  std::vector<T> diag;
+  if (int rc = diagonal_to_host(a, n, n, diag)) return rc;
   for (int64_t i = 0; i < n; ++i)
     if (is_zero(diag[i])) {
       *index = i + 1;
@@ -965,12 +971,9 @@ template <class T>
 int sytrf_info(const T* a, const int* ipiv, int64_t n, bool upper, int* info_dev) {
   int64_t info = 0;
   if (n > 0) {
-    std::vector<T> diag(static_cast<size_t>(n));
+    std::vector<T> diag;
     std::vector<int> piv(static_cast<size_t>(n));
-    if (int rc = check(cudaMemcpy2D(diag.data(), sizeof(T), a, sizeof(T) * (n + 1), sizeof(T), static_cast<size_t>(n),
-                                    cudaMemcpyDeviceToHost),
-                       "cudaMemcpy2D (D's diagonal)"))
-      return rc;
+    if (int rc = diagonal_to_host(a, n, n, diag)) return rc;
     if (int rc = check(cudaMemcpy(piv.data(), ipiv, sizeof(int) * size_t(n), cudaMemcpyDeviceToHost), "cudaMemcpy (ipiv)"))
       return rc;
     for (int64_t step = 0, k = upper ? n - 1 : 0; k >= 0 && k < n; k += upper ? -step : step) {
@@ -1094,11 +1097,8 @@ int run_lapack(cusolverDnHandle_t h, cublasHandle_t& blas, const outboard_cuda_l
                       "cusolverDn ormqr")))
         return rc;
       // A zero on R's diagonal: rank deficient; LAPACK's INFO is its index and X is not computed.
-      std::vector<T> diag(n);
-      if ((rc = check(cudaMemcpy2D(diag.data(), sizeof(T), a, sizeof(T) * (lda + 1), sizeof(T), n,
-                                   cudaMemcpyDeviceToHost),
-                      "cudaMemcpy2D (diagonal of R)")))
-        return rc;
+      std::vector<T> diag;
+      if ((rc = diagonal_to_host(a, n, lda, diag))) return rc;
       for (int i = 0; i < n; ++i)
         if (is_zero(diag[i])) {
           *host_info = i + 1;
