@@ -7,7 +7,7 @@
 # must hold nothing of the ended sessions. Then a short run whose server is killed midway must
 # FAIL: the soak notices what it is there to notice. (The churn options, --kill-percent and
 # --restart-seconds, are not run here, for time: the hour of churn is a benchmark result, and its
-# parts have tests of their own: transport_stall, server_lifetime, handshake_patience.)
+# parts have tests of their own: transport_stall, server_idle, handshake_patience.)
 BUILD=$1
 source "$(dirname "$0")/lib.sh"
 # A bounded payload cache (the default is an eighth of the RAM): the cache filling with the mix's
