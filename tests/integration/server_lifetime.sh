@@ -12,8 +12,8 @@
 # messages filled its shared-memory queue (UCX 1.13 never finishes discarding that endpoint, and
 # ucp_worker_arm stays busy for good). DEAF clients do that every time: they ask for echoes, read
 # none and exit.
-# IDLE_CHECK=0 leaves the idle checks out: ctest runs that (`server_lifetime`), and the whole as
-# `server_idle`; on a failure it prints the busiest threads and where the busiest one is.
+# IDLE_CHECK=0 leaves the idle checks out; ctest runs the whole as `server_idle`. On a failure
+# the idle check prints the busiest threads and where the busiest one is.
 #   tests/integration/server_lifetime.sh BUILD PROGRAMS   SHORT_CLIENTS=300 KILLED=60 DEAF=3 SHORT_CONNECTIONS=2000 IDLE_CHECK=1
 BUILD=$1
 PROGRAMS=$2

@@ -6,6 +6,10 @@
 #     on the direct path, with the GEMMs spread (more calls served than GEMMs made, on both
 #     servers); with OUTBOARD_SPLIT_SERVERS=1 each GEMM is one call; where no server takes a block (every call over max_request_bytes) the blocks run
 #     on the program's own BLAS: results still right, a warning, no GEMM served;
+#   Only GEMMs are spread (split_level3 returns at once for every other routine), so the runs
+#   that count or spread GEMMs run level3_check --routines gemm (its 72 shapes, a quarter of the
+#   time of all 424): the other routines' shapes run once beside spread GEMMs (the "whole" run) and
+#   once, with syrk for them, refused by every server;
 #   - FFT batches (spread_plan in src/client/fft.cpp): fftw_check, every batched plan spread
 #     (OUTBOARD_SPLIT_FFT_BYTES=0), passes with no fallback, and both servers ran transforms.
 #   tests/integration/split_calls.sh BUILD PROGRAMS
@@ -51,7 +55,7 @@ two_servers
 # Not spread first: each GEMM one call on one server; GEMMS is how many the program makes.
 before=$(gemm_calls)
 OUTBOARD_SPLIT_SERVERS=1 run_checked split-off "$OUTBOARD" run --offload always --fallback fail -- \
-  "$PROGRAMS/level3_check" --shapes 600
+  "$PROGRAMS/level3_check" --shapes 600 --routines gemm
 read -r a0 b0 <<<"$before"
 read -r a1 b1 <<<"$(gemm_calls)"
 GEMMS=$((a1 - a0 + b1 - b0))
@@ -59,11 +63,12 @@ GEMMS=$((a1 - a0 + b1 - b0))
 ok "OUTBOARD_SPLIT_SERVERS=1: every GEMM shape right, $GEMMS GEMMs, each one call"
 # Spread: a GEMM is a call on each server (one may go whole where a server looked busy: the
 # last program's session can linger on it for a moment).
-for variant in "whole:0" "chunked:65536:0" "direct:65536:1"; do
-  IFS=: read -r label chunk direct <<<"$variant"
+# Every routine beside the spread GEMMs in the first run, GEMMs alone in the others.
+for variant in "whole:0::" "chunked:65536:0:gemm" "direct:65536:1:gemm"; do
+  IFS=: read -r label chunk direct routines <<<"$variant"
   before=$(gemm_calls)
   OUTBOARD_CHUNK_BYTES=$chunk OUTBOARD_DIRECT=${direct:-0} run_checked "split-$label" \
-    "$OUTBOARD" run --offload always --fallback fail -- "$PROGRAMS/level3_check" --shapes 600
+    "$OUTBOARD" run --offload always --fallback fail -- "$PROGRAMS/level3_check" --shapes 600 ${routines:+--routines $routines}
   read -r a0 b0 <<<"$before"
   read -r a1 b1 <<<"$(gemm_calls)"
   [ $((a1 - a0)) -gt 0 ] && [ $((b1 - b0)) -gt 0 ] && [ $((a1 - a0 + b1 - b0)) -gt "$GEMMS" ] ||
@@ -93,10 +98,11 @@ spread=$(fft_total 1 OUTBOARD_SPLIT_FFT_BYTES=0)
 ok "fftw_check passes with every batch spread over both servers ($spread executions served, $whole unspread)"
 stop_both
 
-# No server takes a block (each is over 1 MiB): every block runs here, on the real BLAS.
+# No server takes a block (each is over 1 MiB): every block runs here, on the real BLAS. The GEMMs,
+# and syrk's shapes for the calls that are not spread (refused whole by both servers).
 printf 'max_request_bytes = 1048576\n' >"$WORK/small.toml"
 two_servers --config "$WORK/small.toml"
-"$OUTBOARD" run --offload always -- "$PROGRAMS/level3_check" --shapes 600 >"$WORK/refused.log" 2>&1 ||
+"$OUTBOARD" run --offload always -- "$PROGRAMS/level3_check" --shapes 600 --routines gemm,syrk >"$WORK/refused.log" 2>&1 ||
   { cat "$WORK/refused.log"; fail "blocks refused everywhere: wrong results"; }
 grep -qE "^level3_check: [0-9]+ passed, 0 failed$" "$WORK/refused.log" || { cat "$WORK/refused.log"; fail "no clean verdict"; }
 grep -q "warning: running [sdcz]gemm" "$WORK/refused.log" || { cat "$WORK/refused.log"; fail "no warning for the local blocks"; }

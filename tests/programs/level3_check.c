@@ -22,7 +22,7 @@
  * (for trsm: max |x_ref|, A being well conditioned).  The tolerance is 1e-10
  * (double) / 1e-4 (single), scaled by max(1, kdim/64) for long inner sums.
  *
- * Usage: level3_check [--quick] [--size N] [--shapes N]
+ * Usage: level3_check [--quick] [--size N] [--shapes N] [--routines LIST]
  *   --quick   reduced set (small sizes), e.g. for valgrind
  *   --size N  additionally run one N-sized case per routine and type (to get
  *             past an offload size threshold); only a sample of columns (rows
@@ -31,6 +31,8 @@
  *             and option set (side, uplo, transposes, diag) through the
  *             Fortran ABI, with beta != 0 and, where there is a beta, with
  *             beta = 0 and C full of NaN; checked on a sample as --size.
+ *   --routines LIST  only these routines (comma-separated names: gemm,trsm),
+ *             in every type; default all.
  * Prints one line per failing case and finally
  *   level3_check: N passed, M failed
  * Exit status 0 only if M == 0.
@@ -1051,10 +1053,12 @@ static void each_option_set(int rt, int t, int api, void (*visit)(tcase)) {
   }
 }
 
+static int g_routine_on[R_COUNT];
+
 static void run_all(int big) {
   for (int rt = 0; rt < R_COUNT; rt++)
     for (int t = TS; t <= TZ; t++) {
-      if (!routine_has_type(rt, t)) continue;
+      if (!routine_has_type(rt, t) || !g_routine_on[rt]) continue;
       const char *ts = trans_set(rt, t);
       if (g_shape_size) {
         each_option_set(rt, t, API_F77, shaped);
@@ -1083,7 +1087,7 @@ static void run_all(int big) {
 }
 
 static void usage(const char *argv0) {
-  fprintf(stderr, "usage: %s [--quick] [--size N] [--shapes N]\n", argv0);
+  fprintf(stderr, "usage: %s [--quick] [--size N] [--shapes N] [--routines gemm,symm,...]\n", argv0);
   exit(2);
 }
 
@@ -1094,6 +1098,7 @@ int main(int argc, char **argv) {
   static const int quick_shapes[][3] = {{5, 3, 4}};
   int quick = 0, big = 0;
 
+  for (int rt = 0; rt < R_COUNT; rt++) g_routine_on[rt] = 1;
   for (int i = 1; i < argc; i++) {
     if (!strcmp(argv[i], "--quick")) {
       quick = 1;
@@ -1107,6 +1112,16 @@ int main(int argc, char **argv) {
       long v = strtol(argv[++i], &end, 10);
       if (*end || v < 1 || v > 100000) usage(argv[0]);
       g_shape_size = (int)v;
+    } else if (!strcmp(argv[i], "--routines") && i + 1 < argc) {
+      char list[256];
+      snprintf(list, sizeof list, "%s", argv[++i]);
+      for (int rt = 0; rt < R_COUNT; rt++) g_routine_on[rt] = 0;
+      for (char *name = strtok(list, ","); name; name = strtok(NULL, ",")) {
+        int rt = 0;
+        while (rt < R_COUNT && strcmp(name, rname[rt])) rt++;
+        if (rt == R_COUNT) usage(argv[0]);
+        g_routine_on[rt] = 1;
+      }
     } else if (!strncmp(argv[i], "--size=", 7)) {
       char *end;
       long v = strtol(argv[i] + 7, &end, 10);
