@@ -1,0 +1,1 @@
+/work/main/.gpu-carry/bin/outboard bench fft --server 10.78.119.2:7700 --token-file /tmp/link-rig.PBWwdp/token --output /tmp/tmp.79H5SJF9wt/fft3d/25gbit/bench --ranks 3 --kinds c2c --precisions d --where local-all remote --from-log2 27 --to-log2 27 --trials 2

@@ -1,0 +1,1 @@
+/work/main/.gpu-carry/bin/outboard bench gemm --server 10.78.102.2:7700 --token-file /tmp/link-rig.r852r6/token --output /tmp/tmp.79H5SJF9wt/gemm16k/25gbit/bench --where local-cpu remote --from 16384 --to 16384 --trials 2
