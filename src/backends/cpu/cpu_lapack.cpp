@@ -81,8 +81,6 @@ using OrghrFn = void(ip, ip, ip, vp, ip, cvp, vp, ip, op);
 // m, n, a, lda, jpvt, tau, work, lwork, [rwork,] info
 using Geqp3RealFn = void(ip, ip, vp, ip, op, vp, vp, ip, op);
 using Geqp3ComplexFn = void(ip, ip, vp, ip, op, vp, vp, ip, vp, op);
-// m, n, a, lda, tau, work, lwork, info
-using GerqfFn = void(ip, ip, vp, ip, vp, vp, ip, op);
 // jobvs, sort, select, n, a, lda, sdim, wr, wi | w, vs, ldvs, work, lwork, [rwork,] bwork, info
 using GeesRealFn = void(ch, ch, vp, ip, vp, ip, op, vp, vp, vp, ip, vp, ip, op, op, ln, ln);
 using GeesComplexFn = void(ch, ch, vp, ip, vp, ip, op, vp, vp, ip, vp, ip, vp, op, op, ln, ln);
@@ -142,7 +140,7 @@ OUTBOARD_DECLARE_REAL(orghr, OrghrFn)
 OUTBOARD_DECLARE_COMPLEX(unghr, OrghrFn)
 OUTBOARD_DECLARE_REAL(geqp3, Geqp3RealFn)
 OUTBOARD_DECLARE_COMPLEX(geqp3, Geqp3ComplexFn)
-OUTBOARD_DECLARE4(gerqf, GerqfFn)
+OUTBOARD_DECLARE4(gerqf, GeqrfFn)
 OUTBOARD_DECLARE_REAL(orgrq, OrgqrFn)
 OUTBOARD_DECLARE_COMPLEX(ungrq, OrgqrFn)
 OUTBOARD_DECLARE_REAL(gees, GeesRealFn)
@@ -429,13 +427,16 @@ int64_t run_lapack(const LapackCall& c, uint64_t tail, std::span<const std::byte
       f(&c.trans, &m, &n, &nrhs, out[0], &lda, out[1], &ldb, w.data(), &w.count, &info, 1);
       break;
     }
-    case LapackRoutine::geqrf: {
+    case LapackRoutine::geqrf:
+    case LapackRoutine::gerqf: {  // one signature; their minimum workspace is n (QR), m (RQ)
       const int lda = ld_of(m);
-      auto* f = pick<GeqrfFn>(s, sgeqrf_, dgeqrf_, cgeqrf_, zgeqrf_);
+      const bool rq = c.routine == LapackRoutine::gerqf;
+      auto* f = rq ? pick<GeqrfFn>(s, sgerqf_, dgerqf_, cgerqf_, zgerqf_)
+                   : pick<GeqrfFn>(s, sgeqrf_, dgeqrf_, cgeqrf_, zgeqrf_);
       f(&m, &n, out[0], &lda, out[1], query, &minus_one, &info);
       if (info != 0) break;
       Work w;
-      w.size_from(query, s, std::max(1, n), tail);
+      w.size_from(query, s, std::max(1, rq ? m : n), tail);
       f(&m, &n, out[0], &lda, out[1], w.data(), &w.count, &info);
       break;
     }
@@ -841,13 +842,16 @@ int64_t run_lapack(const LapackCall& c, uint64_t tail, std::span<const std::byte
       }
       break;
     }
-    case LapackRoutine::orgqr: {
+    case LapackRoutine::orgqr:
+    case LapackRoutine::orgrq: {  // one signature; their minimum workspace is n (QR), m (RQ)
       const int lda = ld_of(m), k = static_cast<int>(c.k);
-      auto* f = pick<OrgqrFn>(s, sorgqr_, dorgqr_, cungqr_, zungqr_);
+      const bool rq = c.routine == LapackRoutine::orgrq;
+      auto* f = rq ? pick<OrgqrFn>(s, sorgrq_, dorgrq_, cungrq_, zungrq_)
+                   : pick<OrgqrFn>(s, sorgqr_, dorgqr_, cungqr_, zungqr_);
       f(&m, &n, &k, out[0], &lda, in[1], query, &minus_one, &info);
       if (info != 0) break;
       Work w;
-      w.size_from(query, s, std::max(1, n), tail);
+      w.size_from(query, s, std::max(1, rq ? m : n), tail);
       f(&m, &n, &k, out[0], &lda, in[1], w.data(), &w.count, &info);
       break;
     }
@@ -926,26 +930,6 @@ int64_t run_lapack(const LapackCall& c, uint64_t tail, std::span<const std::byte
         w.size_from(query, s, n + 1, tail);
         f(&m, &n, out[0], &lda, jpvt, out[2], w.data(), &w.count, rwork.data(), &info);
       }
-      break;
-    }
-    case LapackRoutine::gerqf: {
-      const int lda = ld_of(m);
-      auto* f = pick<GerqfFn>(s, sgerqf_, dgerqf_, cgerqf_, zgerqf_);
-      f(&m, &n, out[0], &lda, out[1], query, &minus_one, &info);
-      if (info != 0) break;
-      Work w;
-      w.size_from(query, s, std::max(1, m), tail);
-      f(&m, &n, out[0], &lda, out[1], w.data(), &w.count, &info);
-      break;
-    }
-    case LapackRoutine::orgrq: {
-      const int lda = ld_of(m), k = static_cast<int>(c.k);
-      auto* f = pick<OrgqrFn>(s, sorgrq_, dorgrq_, cungrq_, zungrq_);
-      f(&m, &n, &k, out[0], &lda, in[1], query, &minus_one, &info);
-      if (info != 0) break;
-      Work w;
-      w.size_from(query, s, std::max(1, m), tail);
-      f(&m, &n, &k, out[0], &lda, in[1], w.data(), &w.count, &info);
       break;
     }
     case LapackRoutine::gees: {  // sort = N: no SELECT function is called and bwork is not referenced

@@ -87,12 +87,16 @@ void blocked_work_used(const LapackArgs& x, void* ilaenv, const char* const name
   set_work1(x, used, work);
 }
 
-// orgqr/ungqr: n*nb where they block, else n (nb from the answer, max(1,n)*nb).
-void orgqr_work_used(const LapackArgs& x, const WorkQuery& q, void* ilaenv, void* work) noexcept {
-  static const char* const names[4] = {"SORGQR", "DORGQR", "CUNGQR", "ZUNGQR"};
+// orgqr/ungqr: n*nb where they block, else n (nb from the answer, max(1,n)*nb); orgrq/ungrq
+// likewise with m.
+void generated_q_work_used(const LapackArgs& x, const WorkQuery& q, void* ilaenv, void* work) noexcept {
+  static const char* const qr[4] = {"SORGQR", "DORGQR", "CUNGQR", "ZUNGQR"};
+  static const char* const rq[4] = {"SORGRQ", "DORGRQ", "CUNGRQ", "ZUNGRQ"};
+  const bool columns = x.routine == LapackRoutine::orgqr;
+  const int64_t rows = columns ? x.n : x.m;
   const double optimum = real_value(x.scalar, q.work);
-  const int64_t nb = static_cast<int64_t>(optimum) / std::max<int64_t>(1, x.n);
-  blocked_work_used(x, ilaenv, names, nb, x.k, x.m, x.n, x.k, optimum, double(x.n), work);
+  const int64_t nb = static_cast<int64_t>(optimum) / std::max<int64_t>(1, rows);
+  blocked_work_used(x, ilaenv, columns ? qr : rq, nb, x.k, x.m, x.n, x.k, optimum, double(rows), work);
 }
 
 // gerqf: m*nb where it blocks (k = min(m, n)), else m (the answer m*nb).
@@ -101,14 +105,6 @@ void gerqf_work_used(const LapackArgs& x, const WorkQuery& q, void* ilaenv, void
   const double optimum = real_value(x.scalar, q.work);
   const int64_t nb = static_cast<int64_t>(optimum) / std::max<int64_t>(1, x.m);
   blocked_work_used(x, ilaenv, names, nb, std::min(x.m, x.n), x.m, x.n, -1, optimum, double(x.m), work);
-}
-
-// orgrq/ungrq: m*nb where they block, else m (the answer m*nb).
-void orgrq_work_used(const LapackArgs& x, const WorkQuery& q, void* ilaenv, void* work) noexcept {
-  static const char* const names[4] = {"SORGRQ", "DORGRQ", "CUNGRQ", "ZUNGRQ"};
-  const double optimum = real_value(x.scalar, q.work);
-  const int64_t nb = static_cast<int64_t>(optimum) / std::max<int64_t>(1, x.m);
-  blocked_work_used(x, ilaenv, names, nb, x.k, x.m, x.n, x.k, optimum, double(x.m), work);
 }
 
 // The real geqp3 with no fixed column (jpvt all 0): max(3n+1, 2n+(n+1)*nb) where it blocks as
@@ -473,17 +469,20 @@ bool none_fixed(const void* jpvt, int64_t n, bool wide) noexcept {
                   lwork, rwork, iwork, info, l1, l2, l3);                                                       \
   }
 
-// orgqr / ungqr: Q's first n columns from geqrf's k reflectors.
-#define OUTBOARD_ORGQR(NAME, INTS, S)                                                                           \
+// orgqr / ungqr: Q's first n columns from geqrf's k reflectors; orgrq / ungrq (ROUTINE): Q's last
+// m rows from gerqf's. STEM, CSTEM: the real and complex names, whose ILAENV they call.
+#define OUTBOARD_ORG_Q(NAME, INTS, S, ROUTINE, STEM, CSTEM)                                                     \
   OUTBOARD_EXPORT void NAME(xp m, xp n, xp k, vp a, xp lda, cp tau, vp work, xp lwork, vp info) {               \
     OUTBOARD_ENTRY(INTS);                                                                                       \
-    LapackArgs x{.routine = LapackRoutine::orgqr, .scalar = S, .wide = I.wide(), .m = I(m), .n = I(n),          \
+    LapackArgs x{.routine = LapackRoutine::ROUTINE, .scalar = S, .wide = I.wide(), .m = I(m), .n = I(n),        \
                  .k = I(k), .a = a, .lda = I(lda), .vec = const_cast<vp>(tau), .lwork = I(lwork)};              \
-    OUTBOARD_ILAENV(NAME, INTS, outboard::wire::is_complex(S) ? "ungqr" : "orgqr");                            \
+    OUTBOARD_ILAENV(NAME, INTS, outboard::wire::is_complex(S) ? CSTEM : STEM);                                  \
     OUTBOARD_OFFER(OUTBOARD_REAL(NAME, INTS, m, n, k, a, lda, tau, q.work, &kQuery, &q.info),                   \
-                   q.enough(x, false, false), orgqr_work_used(x, q, ilaenv, work))                              \
+                   q.enough(x, false, false), generated_q_work_used(x, q, ilaenv, work))                        \
     OUTBOARD_REAL(NAME, INTS, m, n, k, a, lda, tau, work, lwork, info);                                         \
   }
+#define OUTBOARD_ORGQR(NAME, INTS, S) OUTBOARD_ORG_Q(NAME, INTS, S, orgqr, "orgqr", "ungqr")
+#define OUTBOARD_ORGRQ(NAME, INTS, S) OUTBOARD_ORG_Q(NAME, INTS, S, orgrq, "orgrq", "ungrq")
 
 // ormqr / unmqr: C := op(Q) C or C op(Q); they leave their query's answer in work(1).
 #define OUTBOARD_ORMQR(NAME, INTS, S)                                                                           \
@@ -575,18 +574,6 @@ bool none_fixed(const void* jpvt, int64_t n, bool wide) noexcept {
     OUTBOARD_OFFER(OUTBOARD_REAL(NAME, INTS, m, n, a, lda, tau, q.work, &kQuery, &q.info),                      \
                    q.enough(x, false, false), gerqf_work_used(x, q, ilaenv, work))                              \
     OUTBOARD_REAL(NAME, INTS, m, n, a, lda, tau, work, lwork, info);                                            \
-  }
-
-// orgrq / ungrq: Q's last m rows from gerqf's k reflectors.
-#define OUTBOARD_ORGRQ(NAME, INTS, S)                                                                           \
-  OUTBOARD_EXPORT void NAME(xp m, xp n, xp k, vp a, xp lda, cp tau, vp work, xp lwork, vp info) {               \
-    OUTBOARD_ENTRY(INTS);                                                                                       \
-    LapackArgs x{.routine = LapackRoutine::orgrq, .scalar = S, .wide = I.wide(), .m = I(m), .n = I(n),          \
-                 .k = I(k), .a = a, .lda = I(lda), .vec = const_cast<vp>(tau), .lwork = I(lwork)};              \
-    OUTBOARD_ILAENV(NAME, INTS, outboard::wire::is_complex(S) ? "ungrq" : "orgrq");                            \
-    OUTBOARD_OFFER(OUTBOARD_REAL(NAME, INTS, m, n, k, a, lda, tau, q.work, &kQuery, &q.info),                   \
-                   q.enough(x, false, false), orgrq_work_used(x, q, ilaenv, work))                              \
-    OUTBOARD_REAL(NAME, INTS, m, n, k, a, lda, tau, work, lwork, info);                                         \
   }
 
 // gees / geesx: the Schur form, with sort = N only (a SELECT function is code in this process; with
