@@ -292,11 +292,21 @@ link_bytes() { awk -v d="$VS:" '$1 == d { print $2, $10 }' "/proc/$SERVER_PID/ne
 # cpu_ticks: the host's busy and idle CPU ticks (/proc/stat): how much of the machine a bench used.
 cpu_ticks() { awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8, $5 + $6 }' /proc/stat; }
 # tcp_to_server PID: TCP connections established from PID's namespace to the server's address.
+hexip() { echo "$1" | awk -F. '{ printf "%02X%02X%02X%02X", $4, $3, $2, $1 }'; }  # /proc/net/tcp's byte order
 tcp_to_server() {
-  local hex
-  hex=$(echo "$SIP" | awk -F. '{ printf "%02X%02X%02X%02X", $4, $3, $2, $1 }')  # /proc/net/tcp's byte order
-  awk -v h="$hex" '$4 == "01" && substr($3, 1, 8) == h' "/proc/$1/net/tcp" 2>/dev/null | wc -l
+  awk -v h="$(hexip "$SIP")" '$4 == "01" && substr($3, 1, 8) == h' "/proc/$1/net/tcp" 2>/dev/null | wc -l
 }
+# tcp_pairs FILE...: the client-server connections in these /proc/net/tcp tables in any state but
+# LISTEN (TIME_WAIT included, so a connection the bench opened and closed between two samples still
+# counts), one "client-end server-end" line each, seen from either side.
+tcp_pairs() {
+  awk -v c="$(hexip "$CIP")" -v s="$(hexip "$SIP")" '$4 != "0A" {
+      l = substr($2, 1, 8); r = substr($3, 1, 8)
+      if (l == c && r == s) print $2, $3; else if (l == s && r == c) print $3, $2 }' "$@" 2>/dev/null | sort -u
+}
+# tcp_both: tcp_pairs of both namespaces now (the client's read through a process in it, the
+# server's through the server).
+tcp_both() { nsrun "$NC" cat /proc/net/tcp | tcp_pairs /dev/stdin "/proc/$SERVER_PID/net/tcp"; }
 
 # bench_command POINT_DIR: the bench's command line (array BENCH_CMD).
 bench_command() {
@@ -320,6 +330,7 @@ run_bench() {
   [ ${#BENCH_CMD[@]} -gt 0 ] || return 0
   echo "${BENCH_CMD[*]}" >"$d/bench.command"
   before=$(link_bytes)
+  tcp_both >"$d/tcp-before.txt"
   cpu0=$(cpu_ticks)
   t0=$(date +%s.%N)
   nsexec "$NC" env "${CLIENT_ENV[@]}" timeout -s KILL "$BENCH_TIMEOUT" "${BENCH_CMD[@]}" >"$d/bench.log" 2>&1 &
@@ -327,16 +338,19 @@ run_bench() {
   while kill -0 "$pid" 2>/dev/null; do
     n=$(tcp_to_server "$pid")
     [ "$n" -gt "$max" ] && max=$n && awk '$4 == "01"' "/proc/$pid/net/tcp" >"$d/tcp-at-peak.txt" 2>/dev/null
-    sleep 0.1
+    tcp_pairs "/proc/$pid/net/tcp" "/proc/$SERVER_PID/net/tcp" >>"$d/tcp-during.txt"
+    sleep 0.05
   done
   wait "$pid"
   rc=$?
   t1=$(date +%s.%N)
   after=$(link_bytes)
+  { tcp_both; cat "$d/tcp-during.txt" 2>/dev/null; } | sort -u | comm -23 - "$d/tcp-before.txt" >"$d/tcp-opened.txt"
   cpu1=$(cpu_ticks)
   [ $rc = 137 ] && echo "link_rig: the bench ran past --timeout $BENCH_TIMEOUT s and was killed" >>"$d/bench.log"
-  printf 'exit %s\nseconds %s\nlink_before %s\nlink_after %s\nmax_tcp %s\ncpu_busy %s\n' "$rc" \
+  printf 'exit %s\nseconds %s\nlink_before %s\nlink_after %s\nmax_tcp %s\ntcp_opened %s\ncpu_busy %s\n' "$rc" \
     "$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')" "$before" "$after" "$max" \
+    "$(wc -l <"$d/tcp-opened.txt")" \
     "$(echo "$cpu0 $cpu1" | awk '{ printf "%.3f", ($3 - $1) / (($3 + $4) - ($1 + $2) + 1e-9) }')" >"$d/bench.meta"
   return $rc
 }

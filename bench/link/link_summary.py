@@ -84,6 +84,8 @@ def point(out, name):
             row["link_bytes_to_client"] = after[1] - before[1]
             row["link_gbit_to_server_over_bench"] = (after[0] - before[0]) * 8 / secs / 1e9 if secs else None
         row["max_tcp_connections"] = int(b["max_tcp"])
+        if b.get("tcp_opened"):
+            row["tcp_connections_opened"] = int(b["tcp_opened"])
         if b.get("cpu_busy"):
             row["cpu_busy"] = float(b["cpu_busy"])
         cmd = os.path.join(d, "bench.command")
