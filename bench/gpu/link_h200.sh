@@ -9,6 +9,9 @@
 #   fft3d   3-D complex FFT 512^3 (2^27 points), as fft
 #   numpy   numpy matmul 8192 and solve 16384 (dgesv) from a program in the client namespace
 #           (bench/link/numpy_calls.py), across the link (unshaped, 25 Gbit/s) and plain (16 cores)
+#   choice  the cost model's sweep (bench/link/choice_sweep.py): local, remote and auto by size for
+#           DGEMM, DGETRF, DPOTRF, DSYEVD, DGESDD and 1-D FFTs, at each of CHOICE_POINTS (default
+#           unshaped, 25 and 10 Gbit/s); not among the default steps (about 3 minutes a point)
 # Usage: [STEPS="netem put gemm fft gemm16k fft3d numpy"] link_h200.sh OUT [CARRY]
 set -uo pipefail
 source "$(dirname "$0")/steps.sh"
@@ -43,4 +46,13 @@ if want numpy; then
   timeout 200 python3 "$HERE/../link/numpy_calls.py" 2>&1 | tee -a "$OUT/summary.txt"
   rig numpy 300 --points none:none,25gbit:none -- run python3 "$HERE/../link/numpy_calls.py"
   for p in "$R"/numpy/*/; do [ -d "$p" ] && grep -h "numpy " "$p"/* 2>/dev/null | sed "s|^|$(basename "$p"): |" | tee -a "$OUT/summary.txt"; done
+fi
+if want choice; then
+  for point in ${CHOICE_POINTS:-none:none 25gbit:none 10gbit:none}; do
+    name=choice-${point%%:*}
+    rig "$name" "${CHOICE_SECONDS:-560}" --points "$point" --timeout "$((${CHOICE_SECONDS:-560} - 20))" -- python3 "$HERE/../link/choice_sweep.py" \
+      --outboard "$CARRY/bin/outboard" --program "$CARRY/bin/choice_sweep" --trials "${CHOICE_TRIALS:-2}" \
+      ${CHOICE_FAMILIES:+--families "$CHOICE_FAMILIES"}
+    for p in "$R/$name"/*/; do [ -f "$p/bench.log" ] && sed "s|^|$(basename "$p"): |" "$p/bench.log" | tee -a "$OUT/summary.txt"; done
+  done
 fi

@@ -114,7 +114,7 @@ bool direct_level3(Runtime& rt, Connection& conn, const wire::Level3Call& call, 
   if (!into_c) unpack(aside.data(), l.output, output, call, l.output_triangle);
   rt.remote_succeeded(t0);
   account(rt, name, name + " " + std::to_string(call.m) + "x" + std::to_string(call.n) + "x" + std::to_string(call.k),
-          *r, {t0, t1, t2, now_ns()}, sent, reply_bytes);
+          *r, {t0, t1, t2, now_ns()}, sent, reply_bytes, wire::flops(call));
   return true;
 }
 
@@ -171,7 +171,7 @@ bool level3_on(Runtime& rt, const std::shared_ptr<Connection>& conn, const FallB
   rt.remote_succeeded(t0);
   const uint64_t t3 = now_ns(), sent = wire::request_bytes(call);
   account(rt, name, name + " " + std::to_string(call.m) + "x" + std::to_string(call.n) + "x" + std::to_string(call.k),
-          *r, {t0, t1, t2, t3}, sent, reply_bytes);
+          *r, {t0, t1, t2, t3}, sent, reply_bytes, wire::flops(call));
   return true;
 }
 
@@ -180,7 +180,8 @@ bool offload_level3(wire::Level3Call call, const MatrixRef* inputs, MatrixRef ou
   return guarded(name, [&] {
     Runtime& rt = runtime();
     name = wire::call_name(call);
-    if (!rt.wants_remote(wire::flops(call))) return rt.ran_locally(name);
+    if (!rt.wants_remote({name, wire::flops(call), double(wire::request_bytes(call) + wire::reply_bytes(call))}))
+      return rt.ran_locally(name);
     // beta = 0 means C is not read: it need not travel (trmm/trsm's B always does).
     const bool in_place = call.routine == wire::Routine::trmm || call.routine == wire::Routine::trsm;
     call.output_sent = in_place || call.beta[0] != 0 || call.beta[1] != 0;

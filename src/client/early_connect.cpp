@@ -60,7 +60,7 @@ __attribute__((constructor)) void connect_early() {
   try {
     if (!links_numerical_library()) return;
     Runtime& rt = runtime();
-    if (!rt.settings().connect_early || !rt.wants_remote(HUGE_VAL)) return;  // or OUTBOARD_OFFLOAD=never
+    if (!rt.settings().connect_early || !rt.may_go_remote(HUGE_VAL)) return;  // or OUTBOARD_OFFLOAD=never
     connect_seconds = Connection::kHandshakePatience * rt.settings().connect_timeout_seconds;
     connecting_pid = getpid();
     connecting.store(true);

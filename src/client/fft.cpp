@@ -71,10 +71,6 @@ std::atomic<uint64_t> g_next_plan{1};
 // Below this a transform always stays local: it takes microseconds here.
 constexpr double kMinRemoteFlops = 1e6;
 
-// The link as measured by earlier remote executions (bytes both ways over the time the server
-// did not account for); 0 until one has run. Starts from OUTBOARD_LINK_GBYTES.
-std::atomic<double> g_link_bytes_per_second{0};
-
 // "fftw_c2c", "fftwf_r2c": the family of calls, as the report and the server's counters name it.
 std::string routine_name(wire::FftPrecision p, wire::FftKind k) {
   static const char* kinds[] = {"c2c", "r2c", "c2r", "r2r"};
@@ -82,18 +78,18 @@ std::string routine_name(wire::FftPrecision p, wire::FftKind k) {
          (k < wire::FftKind::count_ ? kinds[static_cast<int>(k)] : "?");
 }
 
-// The cost model of OUTBOARD_OFFLOAD=auto: remote when moving the data there and back (at the
-// measured link rate, plus a round trip's latency each way) takes less time than computing it
-// here (at OUTBOARD_FFT_LOCAL_GFLOPS). The server's GPU time is small beside both.
-bool worth_remote(const Settings& s, const wire::FftShape& shape) {
-  if (wire::flops(shape) < kMinRemoteFlops) return false;
+// OUTBOARD_OFFLOAD=auto's choice for a plan (its executions all go its way): the cost model
+// (link_model.hpp) on one execution's flops and bytes both ways.
+bool worth_remote(Runtime& rt, const std::string& family, const wire::FftShape& shape) {
   const double flops = wire::flops(shape);
+  if (flops < kMinRemoteFlops) return false;
   const double bytes = double(wire::input_bytes(shape) + wire::output_bytes(shape));
-  double link = g_link_bytes_per_second.load(std::memory_order_relaxed);
-  if (link <= 0) link = s.link_gbytes * 1e9;
-  const double local = flops / (s.fft_local_gflops * 1e9);
-  const double remote = 2 * s.latency_seconds + bytes / link;
-  return remote < local;
+  const Settings& s = rt.settings();
+  if (s.auto_rule == AutoRule::model) return rt.model_chooses_remote({family, flops, bytes, /*sticky=*/true});
+  // OUTBOARD_AUTO_RULE=flops: the fixed rule of before the model (the link at
+  // OUTBOARD_LINK_GBYTES, FFTW at OUTBOARD_FFT_LOCAL_GFLOPS or 4).
+  const double local_gflops = s.fft_local_gflops > 0 ? s.fft_local_gflops : 4;
+  return 2 * s.latency_seconds + bytes / (s.link_gbytes * 1e9) < flops / (local_gflops * 1e9);
 }
 
 // Executions this large go in pieces: on the direct path where the server offers copy lanes,
@@ -141,13 +137,6 @@ bool spread_plan(Runtime& rt, RemoteFft& p) {
   return true;
 }
 
-void measured_link(double bytes, uint64_t ns) {
-  if (ns == 0) return;
-  const double rate = bytes / (ns / 1e9);
-  double old = g_link_bytes_per_second.load(std::memory_order_relaxed);
-  g_link_bytes_per_second.store(old > 0 ? 0.75 * old + 0.25 * rate : rate, std::memory_order_relaxed);
-}
-
 }  // namespace
 
 RemoteFft* fft_plan(const FftGuru& g) noexcept {
@@ -159,7 +148,7 @@ RemoteFft* fft_plan(const FftGuru& g) noexcept {
     if (s.offload == OffloadMode::never) return false;
     std::optional<FftLayout> layout = fft_layout(g);
     if (!layout) return false;  // a problem no server runs (rank 0, say): local
-    if (s.offload == OffloadMode::automatic && !worth_remote(s, layout->shape)) return false;
+    if (s.offload == OffloadMode::automatic && !worth_remote(rt, name, layout->shape)) return false;
     auto p = std::make_unique<RemoteFft>(std::move(*layout), g_next_plan.fetch_add(1), name);
     // Spread: the shares' plans are made; the whole plan is announced where an execution that is
     // not spread first goes.
@@ -289,9 +278,7 @@ bool fft_execute(RemoteFft* p, const FftArrays& a) noexcept {
         return fall_back(r && !r->ok ? "server: " + r->message : std::string("unexpected reply"));
       if (!straight) scatter_output(l, result.data(), a, 0, l.out.elements);
       rt.remote_succeeded(t0);
-      const uint64_t server = r->queue_ns + r->plan_wait_ns + r->to_device_ns + r->compute_ns + r->from_device_ns;
-      measured_link(double(in_bytes + out_bytes), (t2 - t1) - std::min(t2 - t1, server));
-      account(rt, name, p->label, *r, {t0, t1, t2, now_ns()}, in_bytes, out_bytes);
+      account(rt, name, p->label, *r, {t0, t1, t2, now_ns()}, in_bytes, out_bytes, wire::flops(l.shape));
       return true;
     }, known.get());
   });
@@ -308,7 +295,19 @@ void fft_destroy(RemoteFft* p) noexcept {
 
 void fft_ran_locally(const FftGuru& g) noexcept {
   try {
-    runtime().ran_locally(routine_name(g.precision, g.kind));
+    Runtime& rt = runtime();
+    const std::string name = routine_name(g.precision, g.kind);
+    const Settings& s = rt.settings();
+    if (s.offload == OffloadMode::automatic && s.auto_rule == AutoRule::model) {
+      // The execution the shim runs next is timed for the model (5 N log2 N per transform, as
+      // wire::flops counts; half for real data).
+      double n = 1, batch = 1;
+      for (const FftIoDim& d : g.dims) n *= double(d.n);
+      for (const FftIoDim& d : g.howmany) batch *= double(d.n);
+      const double flops = 5.0 * n * std::log2(std::max(n, 2.0)) * batch * (g.kind == wire::FftKind::c2c ? 1 : 0.5);
+      if (flops >= kMinRemoteFlops) LocalTiming::expect(name, flops);
+    }
+    rt.ran_locally(name);
   } catch (...) {
   }
 }

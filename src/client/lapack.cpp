@@ -82,7 +82,7 @@ bool finish_lapack(Runtime& rt, const wire::LapackCall& call, const wire::Lapack
   *info = r->info;
   rt.remote_succeeded(times[0]);
   account(rt, wire::call_name(call), lapack_label(call), *r, {times[0], times[1], times[2], now_ns()},
-          wire::request_bytes(call), wire::reply_bytes(call));
+          wire::request_bytes(call), wire::reply_bytes(call), wire::flops(call));
   return true;
 }
 
@@ -263,7 +263,8 @@ bool offload_lapack(const wire::LapackCall& call, const MatrixRef* inputs, const
     Runtime& rt = runtime();
     name = wire::call_name(call);
     const Settings& settings = rt.settings();
-    if (!rt.wants_remote(wire::flops(call))) return rt.ran_locally(name);
+    if (!rt.wants_remote({name, wire::flops(call), double(wire::request_bytes(call) + wire::reply_bytes(call))}))
+      return rt.ran_locally(name);
     wire::validate(call);
     const wire::LapackLayout l = wire::layout(call);
     return on_servers(rt, name, [&](const std::shared_ptr<Connection>& conn, const FallBack& fall_back) {
@@ -316,7 +317,7 @@ bool offload_lapack(const wire::LapackCall& call, const MatrixRef* inputs, const
       *info = r->info;
       rt.remote_succeeded(t0);
       const uint64_t t3 = now_ns();
-      account(rt, name, lapack_label(call), *r, {t0, t1, t2, t3}, sent, reply_bytes);
+      account(rt, name, lapack_label(call), *r, {t0, t1, t2, t3}, sent, reply_bytes, wire::flops(call));
       return true;
     });
   });

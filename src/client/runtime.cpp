@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -46,11 +47,59 @@ Runtime::Runtime() : settings_(settings_from_environment()), started_ns_(now_ns(
   if (settings_.report) std::call_once(report_at_exit, [] { std::atexit([] { runtime().print_report(); }); });
 }
 
-bool Runtime::wants_remote(double flops) const {
+bool Runtime::may_go_remote(double flops) const {
   switch (settings_.offload) {
     case OffloadMode::never: return false;
     case OffloadMode::always: return true;
     default: return flops >= settings_.min_flops;
+  }
+}
+
+bool Runtime::wants_remote(const CallCost& c) {
+  if (!may_go_remote(c.flops)) return false;
+  if (settings_.offload != OffloadMode::automatic || settings_.auto_rule != AutoRule::model) return true;
+  if (model_chooses_remote(c)) return true;
+  LocalTiming::expect(c.family, c.flops);
+  return false;
+}
+
+bool Runtime::model_chooses_remote(const CallCost& c) {
+  // The link is measured when a connection is made: the first choice waits for it (or for the
+  // early connection under way), rather than choose on the assumed rate.
+  if (!model_.probed()) {
+    std::string why;
+    if (!connection(why)) return false;  // no server: the call runs here anyway
+  }
+  return model_.choose(c).remote;
+}
+
+void Runtime::probe_link(Connection& conn) {
+  if (settings_.offload != OffloadMode::automatic || settings_.auto_rule != AutoRule::model) return;
+  try {
+    // The fastest of a few round trips (the first may wait for the server's side to warm up).
+    double round_trip = HUGE_VAL;
+    for (int i = 0; i < 4; ++i) {
+      const uint64_t t = now_ns();
+      conn.ping_stream(nullptr, 0, 1, 1, wire::Ping::echo);
+      round_trip = std::min(round_trip, (now_ns() - t) / 1e9);
+    }
+    uint64_t t0 = 0;
+    double rate = 0;
+    const uint64_t bytes = static_cast<uint64_t>(settings_.link_probe_bytes);
+    if (bytes) {
+      // Pieces of 1 MiB, all in flight at once: a burst such as a call's chunks make.
+      const uint64_t piece = std::min<uint64_t>(bytes, 1 << 20);
+      const int count = static_cast<int>(std::max<uint64_t>(1, bytes / piece));
+      transport::Buffer b = transport::Buffer::allocate(piece);
+      std::memset(b.data(), 0, piece);
+      t0 = now_ns();
+      conn.ping_stream(b.data(), piece, count, count);
+      rate = double(piece) * count / ((now_ns() - t0) / 1e9);
+    }
+    model_.probed(round_trip, rate, conn.server_free_device_bytes() > 0);
+  } catch (const Error&) {
+    // The first call finds out what is wrong with the connection; the model keeps its priors.
+    model_.probe_failed();
   }
 }
 
@@ -83,6 +132,14 @@ void Runtime::print_report() {
                  s.receive_ns / 1e6, s.queue_ns / 1e6, s.to_device_ns / 1e6, s.compute_ns / 1e6,
                  s.from_device_ns / 1e6, (s.round_trip_ns - std::min(s.round_trip_ns, server)) / 1e6,
                  s.unpack_ns / 1e6);
+  }
+  if (settings_.offload == OffloadMode::automatic && settings_.auto_rule == AutoRule::model) {
+    std::fprintf(stderr, "outboard: the cost model (OUTBOARD_OFFLOAD=auto), as measured:\n");
+    const std::string summary = model_.summary();
+    for (size_t at = 0, nl; at < summary.size(); at = nl + 1) {
+      nl = summary.find('\n', at);
+      std::fprintf(stderr, "outboard:   %.*s\n", int(nl - at), summary.c_str() + at);
+    }
   }
 }
 
@@ -180,6 +237,7 @@ Runtime::Lease Runtime::lease(std::string& why, const std::vector<const Server*>
       s->conn = std::make_shared<Connection>(s->address, secret, client_name(), settings_.connect_timeout_seconds,
                                                 settings_.identity, settings_.encrypt);
       s->conn->set_ucx_copies_over_tcp(settings_.direct_over_tcp);
+      probe_link(*s->conn);
       add_siblings(*s);
       return Lease(s, s->conn);
     } catch (const Error& e) {
@@ -292,7 +350,8 @@ bool FallBack::operator()(const std::string& why) const {
 }
 
 void account(Runtime& rt, const std::string& routine, const std::string& label, const ServerTimes& r,
-             const std::array<uint64_t, 4>& t, uint64_t sent, uint64_t back) {
+             const std::array<uint64_t, 4>& t, uint64_t sent, uint64_t back, double flops) {
+  rt.link_model().remote_ran(routine, flops, double(sent + back), (t[3] - t[0]) / 1e9, r.compute_ns / 1e9);
   if (rt.tracing()) {
     const double server = (r.receive_ns + r.queue_ns + r.to_device_ns + r.compute_ns + r.from_device_ns) / 1e9;
     const double round_trip = (t[2] - t[1]) / 1e9;
@@ -330,9 +389,44 @@ bool offload_considered(double flops) noexcept {
   try {
     Runtime& rt = runtime();
     if (rt.settings().report) return true;  // the API file decides, and counts the local calls too
-    return rt.wants_remote(flops);
+    return rt.may_go_remote(flops);
   } catch (...) {
     return false;
+  }
+}
+
+namespace {
+// The call the cost model last kept on this thread, until its local execution starts.
+struct ExpectedLocal {
+  char family[24] = {};
+  double flops = 0;
+};
+thread_local ExpectedLocal t_expected;
+}  // namespace
+
+void LocalTiming::expect(std::string_view family, double flops) noexcept {
+  const size_t n = std::min(family.size(), sizeof t_expected.family - 1);
+  std::memcpy(t_expected.family, family.data(), n);
+  t_expected.family[n] = 0;
+  t_expected.flops = flops;
+}
+
+LocalTiming::LocalTiming(const char* function) noexcept {
+  if (t_expected.flops == 0) return;
+  // The real routine of the call the model kept here ("dgemm" in "cblas_dgemm", "dgemm_64_"); a
+  // nullptr function: whatever runs next (the FFT shim's execution).
+  if (function && !std::strstr(function, t_expected.family)) return;
+  std::memcpy(family_, t_expected.family, sizeof family_);
+  flops_ = t_expected.flops;
+  t_expected.flops = 0;
+  start_ns_ = now_ns();
+}
+
+LocalTiming::~LocalTiming() {
+  if (flops_ == 0) return;
+  try {
+    runtime().link_model().local_ran(family_, flops_, (now_ns() - start_ns_) / 1e9);
+  } catch (...) {
   }
 }
 

@@ -4,6 +4,7 @@
 // and all shims.
 #pragma once
 #include <cstdint>
+#include <string_view>
 
 #include "client/export.hpp"
 #include "wire/lapack.hpp"
@@ -43,5 +44,24 @@ OUTBOARD_CLIENT_API bool offload_lapack(const wire::LapackCall& call, const Matr
 // Whether a call of `flops` floating-point operations may go remote at all under the offload
 // policy: a cheap first test, so small calls reach the local BLAS with little added cost.
 OUTBOARD_CLIENT_API bool offload_considered(double flops) noexcept;
+
+// Times the real routine's run of a call the cost model kept here (OUTBOARD_OFFLOAD=auto), so the
+// model learns this machine's rate: a shim holds one around each call of a real routine named
+// `function` (nullptr: any). Nothing is timed unless the model just kept a call of that name's
+// family local on this thread.
+class OUTBOARD_CLIENT_API LocalTiming {
+ public:
+  explicit LocalTiming(const char* function) noexcept;
+  ~LocalTiming();
+  LocalTiming(const LocalTiming&) = delete;
+  LocalTiming& operator=(const LocalTiming&) = delete;
+  // The model kept a call of `family` and `flops` here (Runtime::wants_remote).
+  static void expect(std::string_view family, double flops) noexcept;
+
+ private:
+  char family_[24] = {};
+  double flops_ = 0;
+  uint64_t start_ns_ = 0;
+};
 
 }  // namespace outboard::client

@@ -10,14 +10,14 @@
 //     return guarded(name, [&] {
 //       Runtime& rt = runtime();
 //       name = ...;                                      // the routine, for reports and warnings
-//       if (!rt.wants_remote(flops)) return rt.ran_locally(name);
+//       if (!rt.wants_remote({name, flops, bytes})) return rt.ran_locally(name);
 //       FallBack fall_back{rt, name};                    // fall_back(why): warn once, count, false
 //       std::string why;
 //       std::shared_ptr<Connection> conn = rt.connection(why);
 //       if (!conn) return fall_back(why);
 //       ... t0 = now_ns(); pack; t1; conn->request(...) (catch Error: return fall_back(e.what()));
 //       t2; check the reply (else fall_back); unpack; rt.remote_succeeded(t0);
-//       account(rt, name, label, reply, {t0, t1, t2, now_ns()}, sent, back);
+//       account(rt, name, label, reply, {t0, t1, t2, now_ns()}, sent, back, flops);
 //       return true;
 //     });
 //   }
@@ -36,6 +36,7 @@
 #include <vector>
 
 #include "client/connection.hpp"
+#include "client/link_model.hpp"
 #include "client/runtime.hpp"
 #include "client/settings.hpp"
 #include "transport/buffer.hpp"
@@ -70,9 +71,15 @@ class Runtime {
 
   const Settings& settings() const { return settings_; }
 
-  // Whether a call of `flops` floating-point operations goes remote under the offload policy
-  // (never, always, or auto: at least OUTBOARD_MIN_FLOPS).
-  bool wants_remote(double flops) const;
+  // Whether a call of `flops` floating-point operations may go remote under the offload policy
+  // (never, always, or auto: at least OUTBOARD_MIN_FLOPS): the cheap first test.
+  bool may_go_remote(double flops) const;
+  // Whether the call goes remote: may_go_remote, then in auto mode the cost model (unless
+  // OUTBOARD_AUTO_RULE=flops). A call the model keeps here is timed by the shim (LocalTiming).
+  bool wants_remote(const CallCost& c);
+  // The cost model's choice alone (auto mode, model rule), once the link has been measured.
+  bool model_chooses_remote(const CallCost& c);
+  LinkModel& link_model() { return model_; }
 
   // One server of OUTBOARD_SERVERS as this process sees it: its connection once made, its
   // health, and how many of this process's calls run there now.
@@ -145,7 +152,11 @@ class Runtime {
   // The server processes `s` named as its siblings (a worker per GPU) join the list, once each.
   void add_siblings(const Server& s);
 
+  // The connect-time probe of the cost model: a few round trips, then a burst of bulk messages.
+  void probe_link(Connection& conn);
+
   Settings settings_;
+  LinkModel model_{settings_};
   std::mutex mu_;
   std::vector<std::unique_ptr<Server>> servers_;
   std::atomic<bool> warned_{false};
@@ -217,15 +228,16 @@ bool guarded(std::string& routine, Body&& body) noexcept {
 }
 
 // A remote call's times, for the report and the trace: `t` = start, packed, answered, unpacked;
-// `server` where the server says its share went; `sent` and `back` the bytes each way.
+// `server` where the server says its share went; `sent` and `back` the bytes each way; `flops`
+// the call's (the cost model learns the link and the server's rate from them).
 void account(Runtime& rt, const std::string& routine, const std::string& label, const ServerTimes& server,
-             const std::array<uint64_t, 4>& t, uint64_t sent, uint64_t back);
+             const std::array<uint64_t, 4>& t, uint64_t sent, uint64_t back, double flops);
 // The same from a reply that carries the server's times (CallReply, LapackReply, ...).
 template <class Reply>
 void account(Runtime& rt, const std::string& routine, const std::string& label, const Reply& r,
-             const std::array<uint64_t, 4>& t, uint64_t sent, uint64_t back) {
+             const std::array<uint64_t, 4>& t, uint64_t sent, uint64_t back, double flops) {
   account(rt, routine, label, ServerTimes{r.receive_ns, r.queue_ns, r.to_device_ns, r.compute_ns, r.from_device_ns},
-          t, sent, back);
+          t, sent, back, flops);
 }
 
 // Staging of column-major arrays of `rows` x `cols` elements of `elem` bytes. pack_columns: the

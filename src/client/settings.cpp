@@ -114,6 +114,11 @@ Settings settings_from_environment() {
     else if (m == "never") s.offload = OffloadMode::never;
     else s.problems.push_back("OUTBOARD_OFFLOAD='" + m + "' is not one of auto, always, never");
   }
+  if (const char* v = env("OUTBOARD_AUTO_RULE")) {
+    std::string m = v;
+    if (m == "model" || m == "flops") s.auto_rule = m == "model" ? AutoRule::model : AutoRule::flops;
+    else s.problems.push_back("OUTBOARD_AUTO_RULE='" + m + "' is not one of model, flops");
+  }
   if (const char* v = env("OUTBOARD_FALLBACK")) {
     std::string m = v;
     if (m == "local") s.fallback = FallbackMode::local;
@@ -168,8 +173,15 @@ Settings settings_from_environment() {
   number("OUTBOARD_SPLIT_FLOPS", s.split_flops, 0, s.problems);
   number("OUTBOARD_SPLIT_FFT_BYTES", s.split_fft_bytes, 0, s.problems);
   for (auto [name, value] : {std::pair{"OUTBOARD_FFT_LOCAL_GFLOPS", &s.fft_local_gflops},
+                              std::pair{"OUTBOARD_LOCAL_GFLOPS", &s.local_gflops},
+                              std::pair{"OUTBOARD_SERVER_GFLOPS", &s.server_gflops},
                               std::pair{"OUTBOARD_LINK_GBYTES", &s.link_gbytes}}) {
     number(name, *value, 1e-6, s.problems);
+  }
+  number("OUTBOARD_LINK_PROBE_BYTES", s.link_probe_bytes, 0, s.problems);
+  if (s.link_probe_bytes > double(1 << 30)) {
+    s.problems.push_back("OUTBOARD_LINK_PROBE_BYTES must be at most 1073741824");
+    s.link_probe_bytes = Settings{}.link_probe_bytes;
   }
   return s;
 }

@@ -8,6 +8,9 @@ namespace outboard::client {
 
 enum class OffloadMode { automatic, always, never };
 enum class FallbackMode { local, fail };
+// How OUTBOARD_OFFLOAD=auto decides: the link-aware cost model (link_model.hpp), or only the
+// call's flops against min_flops (as before the model; the tests that need a call served use it).
+enum class AutoRule { model, flops };
 
 struct ServerAddress {
   std::string host;
@@ -21,7 +24,8 @@ struct Settings {
   std::string identity;  // OUTBOARD_IDENTITY: whose secret token_file holds (empty: "default")
   OffloadMode offload = OffloadMode::automatic;
   FallbackMode fallback = FallbackMode::local;
-  double min_flops = 1e9;        // auto mode: smaller calls run locally
+  AutoRule auto_rule = AutoRule::model;
+  double min_flops = 1e9;        // auto mode: smaller calls run locally (the model decides above)
   double retry_seconds = 10;     // after a failure, stay local this long before trying again
   double timeout_seconds = 0;    // per remote call; 0 = no limit (a dead server is detected anyway)
   double connect_timeout_seconds = 5;
@@ -53,12 +57,14 @@ struct Settings {
   double split_flops = 4e12;
   // A batch of FFTs of at least this many bytes of input is spread the same way, by transforms.
   double split_fft_bytes = 256 << 20;
-  // The FFT cost model (OUTBOARD_OFFLOAD=auto): a transform goes remote when moving its data there
-  // and back takes less time than computing it here. The link's rate is measured on remote
-  // executions; until then link_gbytes stands for it.
-  double fft_local_gflops = 4;   // this machine's FFTW, per plan (5 N log2 N convention)
-  double link_gbytes = 2;        // GB/s each way, before any measurement
+  // The cost model's priors (link_model.hpp), each replaced by measurements as calls run; 0: derived.
+  double local_gflops = 0;       // this host's double GEMM (0: 30 per core)
+  double fft_local_gflops = 0;   // this host's FFTW, 5 N log2 N convention (0: 4 x sqrt(cores))
+  double server_gflops = 0;      // the server's double GEMM (0: 20000 with a GPU, else as here)
+  double link_gbytes = 2;        // GB/s, until the connect-time probe measures it
   double latency_seconds = 50e-6;
+  // The probe's bytes at each connection (auto mode, model rule); 0: no probe.
+  double link_probe_bytes = 8 << 20;
   std::vector<std::string> problems;  // malformed variables: reported once, defaults used instead
 };
 
@@ -71,7 +77,9 @@ inline constexpr uint16_t kDefaultPort = 7700;
 // OUTBOARD_CONNECT_TIMEOUT; OUTBOARD_CONNECT_EARLY=1|0; OUTBOARD_ENCRYPT=1|0; OUTBOARD_REPORT=1; OUTBOARD_TRACE=FILE; OUTBOARD_CHUNK_BYTES (0, or at
 // least 65536); OUTBOARD_CHUNK_WINDOW (1..1024); OUTBOARD_CACHE_BYTES; OUTBOARD_DIRECT=1|0|ucx;
 // OUTBOARD_COPY_THREADS (1..64); OUTBOARD_SPLIT_SERVERS (1..64), OUTBOARD_SPLIT_FLOPS,
-// OUTBOARD_SPLIT_FFT_BYTES; OUTBOARD_FFT_LOCAL_GFLOPS, OUTBOARD_LINK_GBYTES (> 0).
+// OUTBOARD_SPLIT_FFT_BYTES; OUTBOARD_AUTO_RULE=model|flops; OUTBOARD_LOCAL_GFLOPS,
+// OUTBOARD_FFT_LOCAL_GFLOPS, OUTBOARD_SERVER_GFLOPS, OUTBOARD_LINK_GBYTES (> 0);
+// OUTBOARD_LINK_PROBE_BYTES (0 to 2^30).
 Settings settings_from_environment();
 
 // "host:port", "[v6addr]:port" or "host" (default port). Throws Error when malformed.

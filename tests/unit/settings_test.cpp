@@ -20,7 +20,9 @@ class EnvironmentTest : public ::testing::Test {
       "OUTBOARD_SERVERS", "RCPU_SERVER",          "OUTBOARD_TOKEN_FILE", "OUTBOARD_OFFLOAD",
       "OUTBOARD_FALLBACK", "OUTBOARD_MIN_FLOPS", "OUTBOARD_RETRY_SECONDS", "OUTBOARD_TIMEOUT",
       "OUTBOARD_CONNECT_TIMEOUT", "OUTBOARD_CACHE_BYTES", "OUTBOARD_DIRECT", "OUTBOARD_COPY_THREADS",
-      "OUTBOARD_SPLIT_SERVERS", "OUTBOARD_SPLIT_FLOPS", "OUTBOARD_SPLIT_FFT_BYTES"};
+      "OUTBOARD_SPLIT_SERVERS", "OUTBOARD_SPLIT_FLOPS", "OUTBOARD_SPLIT_FFT_BYTES", "OUTBOARD_AUTO_RULE",
+      "OUTBOARD_LOCAL_GFLOPS", "OUTBOARD_FFT_LOCAL_GFLOPS", "OUTBOARD_SERVER_GFLOPS", "OUTBOARD_LINK_GBYTES",
+      "OUTBOARD_LINK_PROBE_BYTES"};
 
   void SetUp() override {
     for (const char* name : kVariables) {
@@ -380,6 +382,36 @@ TEST_F(EnvironmentTest, OtherNumbers) {
   EXPECT_EQ(s.timeout_seconds, 0);
   EXPECT_EQ(s.connect_timeout_seconds, 5);
   EXPECT_EQ(s.problems.size(), 3u);
+}
+
+TEST_F(EnvironmentTest, CostModel) {
+  Settings s = settings_from_environment();
+  EXPECT_EQ(s.auto_rule, AutoRule::model);
+  EXPECT_EQ(s.local_gflops, 0);  // derived from the cores
+  EXPECT_EQ(s.link_probe_bytes, 8 << 20);
+  set("OUTBOARD_AUTO_RULE", "flops");
+  set("OUTBOARD_LOCAL_GFLOPS", "500");
+  set("OUTBOARD_SERVER_GFLOPS", "40000");
+  set("OUTBOARD_FFT_LOCAL_GFLOPS", "12.5");
+  set("OUTBOARD_LINK_GBYTES", "3");
+  set("OUTBOARD_LINK_PROBE_BYTES", "0");
+  s = settings_from_environment();
+  EXPECT_TRUE(s.problems.empty());
+  EXPECT_EQ(s.auto_rule, AutoRule::flops);
+  EXPECT_EQ(s.local_gflops, 500);
+  EXPECT_EQ(s.server_gflops, 40000);
+  EXPECT_EQ(s.fft_local_gflops, 12.5);
+  EXPECT_EQ(s.link_gbytes, 3);
+  EXPECT_EQ(s.link_probe_bytes, 0);
+
+  set("OUTBOARD_AUTO_RULE", "cheapest");
+  set("OUTBOARD_LOCAL_GFLOPS", "0");  // a rate must be > 0
+  set("OUTBOARD_LINK_PROBE_BYTES", "2000000000");
+  s = settings_from_environment();
+  EXPECT_EQ(s.problems.size(), 3u);
+  EXPECT_EQ(s.auto_rule, AutoRule::model);
+  EXPECT_EQ(s.local_gflops, 0);
+  EXPECT_EQ(s.link_probe_bytes, 8 << 20);
 }
 
 TEST_F(EnvironmentTest, ProblemsAccumulate) {

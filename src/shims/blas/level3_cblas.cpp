@@ -6,6 +6,7 @@
 // at their interface's width (interfaces.hpp, int_value); the real function gets them unchanged.
 #include <utility>
 
+#include "client/runtime.hpp"
 #include "shims/blas/level3_offload.hpp"
 #include "shims/common/interfaces.hpp"
 
@@ -34,6 +35,7 @@ bool valid_order(int order) { return order == kCblasRowMajor || order == kCblasC
 #define OUTBOARD_REAL(fn, ints, ...)                                                                      \
   do {                                                                                                    \
     static auto* real = reinterpret_cast<decltype(&fn)>(real_function(#fn, outboard::shim::Ints::ints)); \
+    const outboard::client::LocalTiming timing(#fn);                                                      \
     real(__VA_ARGS__);                                                                                    \
   } while (0)
 

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstddef>
 
+#include "client/runtime.hpp"
 #include "shims/common/interfaces.hpp"
 
 using ch = const char*;
@@ -14,9 +15,10 @@ using vp = void*;
 using ln = std::size_t;
 
 // Calls the real library's implementation of the function we are in (exported under interface
-// `ints`), with the given arguments.
+// `ints`), with the given arguments; timed for the cost model where it kept this call here.
 #define OUTBOARD_REAL(fn, ints, ...)                                                                      \
   do {                                                                                                    \
     static auto* real = reinterpret_cast<decltype(&fn)>(real_function(#fn, outboard::shim::Ints::ints)); \
+    const outboard::client::LocalTiming timing(#fn);                                                      \
     real(__VA_ARGS__);                                                                                    \
   } while (0)

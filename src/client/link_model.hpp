@@ -1,0 +1,99 @@
+// The cost model of OUTBOARD_OFFLOAD=auto: whether a call finishes sooner here or on the server,
+// from what it costs each way. Remote: a fixed cost per call, its bytes over the link, and its
+// flops at the server's rate; local: its flops at this machine's rate. Every rate is a prior at
+// first (settings, the host's cores, whether the server has a GPU), then measured: the link by a
+// probe when a connection is made and by every large remote call, the server's rate per routine
+// family from the compute time its replies report, the fixed cost from small remote calls, and
+// the local rate per family from timed local calls (LocalTiming); a faster run than known is taken
+// at once, a slower one pulls gradually (cold starts and busy moments are transient), and the
+// first local run of a family, if slower than the prior, is a warm-up and ignored. Where the
+// estimates are within a factor of two, the side not chosen is tried until it has three
+// measurements (six tries at most per family, never two in a row, none for an FFT plan): a few
+// calls per family may run on the slower side, after which the choice rests on measurements. The
+// first remote call of a family, if slower than the prior, is the server's warm-up and ignored too.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <string_view>
+
+#include "client/settings.hpp"
+
+namespace outboard::client {
+
+// What a call costs, for the model: its family ("dgemm", "zgetrf", "fftw_c2c": rates are kept per
+// family), floating-point operations and bytes over the link both ways.
+struct CallCost {
+  std::string_view family;
+  double flops = 0;
+  double bytes = 0;
+  bool sticky = false;  // the choice binds later calls too (an FFT plan's executions): no tries
+};
+
+class LinkModel {
+ public:
+  explicit LinkModel(const Settings& settings);
+
+  struct Estimate {
+    double local_seconds = 0, remote_seconds = 0;
+    bool remote = false;   // the side chosen
+    bool explore = false;  // chosen to measure a side never measured for this family
+  };
+  // The side for `c` (and the estimates behind the choice); counts the decision.
+  Estimate choose(const CallCost& c);
+  // The estimates alone, nothing counted.
+  Estimate estimate(const CallCost& c) const;
+
+  // A connection was made: its round trip and bulk rate as the connect-time probe measured them.
+  // `server_has_gpu` sets the server's prior rate.
+  void probed(double round_trip_seconds, double bytes_per_second, bool server_has_gpu);
+  // A remote call of `family` moved `bytes` and took `seconds` in all, of which the server
+  // computed `compute_seconds`.
+  void remote_ran(std::string_view family, double flops, double bytes, double seconds, double compute_seconds);
+  // A call of `family` ran locally in `seconds`.
+  void local_ran(std::string_view family, double flops, double seconds);
+
+  // Whether a connect-time probe has run (or could not run: the choices then go on the assumed
+  // rate until calls measure it).
+  bool probed() const {
+    std::lock_guard lk(mu_);
+    return probed_;
+  }
+  void probe_failed() {
+    std::lock_guard lk(mu_);
+    probed_ = true;
+  }
+
+  // For OUTBOARD_REPORT: the link and each family's rates and decisions, a line each.
+  std::string summary() const;
+
+ private:
+  struct Family {
+    double local_flops_per_second = 0;   // measured; 0 until then
+    double server_flops_per_second = 0;  // measured
+    double fixed_seconds = -1;           // a remote call's cost beyond bytes and flops; < 0 unknown
+    uint64_t local_samples = 0, remote_samples = 0;
+    uint64_t chose_local = 0, chose_remote = 0, explored = 0;
+    bool explored_last = false;
+  };
+  Estimate estimate_locked(const CallCost& c, const Family* f) const;
+  double local_rate(std::string_view family, const Family* f) const;
+  double server_rate(std::string_view family, const Family* f) const;
+
+  const Settings& settings_;
+  mutable std::mutex mu_;
+  std::map<std::string, Family, std::less<>> families_;
+  double link_bytes_per_second_;
+  double round_trip_seconds_;
+  bool link_measured_ = false;
+  bool probed_ = false;
+  bool server_has_gpu_ = true;
+  double local_gflops_;  // this host's prior for a double-precision GEMM
+};
+
+// The family's prior local rate relative to a GEMM of its precision: factorizations run at about
+// half of it, eigen- and singular-value drivers (and their reductions) at about a tenth.
+double local_rate_factor(std::string_view family);
+
+}  // namespace outboard::client

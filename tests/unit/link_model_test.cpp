@@ -1,0 +1,192 @@
+// Unit tests of the cost model of OUTBOARD_OFFLOAD=auto (client/link_model.hpp): its priors, what
+// the measurements teach it, and the one try of a side never measured.
+#include <gtest/gtest.h>
+
+#include "client/link_model.hpp"
+
+namespace outboard::client {
+namespace {
+
+// A host of 100 GF/s (double GEMM) and a GPU server of 20 TF/s, 1 GB/s between, 1 ms per call.
+Settings priors() {
+  Settings s;
+  s.local_gflops = 100;
+  s.server_gflops = 20000;
+  s.fft_local_gflops = 10;
+  s.link_gbytes = 1;
+  return s;
+}
+
+CallCost gemm(double n) { return {"dgemm", 2 * n * n * n, 4 * 8 * n * n}; }
+
+TEST(LinkModel, PriorsWeighFlopsAgainstBytes) {
+  const Settings s = priors();
+  LinkModel m(s);
+  // n = 512: 0.27 GFLOP (2.7 ms here) against 8 MB (8 ms over the link): here.
+  LinkModel::Estimate e = m.estimate(gemm(512));
+  EXPECT_FALSE(e.remote);
+  EXPECT_NEAR(e.local_seconds, 2 * 512.0 * 512 * 512 / 100e9, 1e-9);
+  // n = 4096: 137 GFLOP (1.4 s here) against 537 MB (0.54 s): remote.
+  EXPECT_TRUE(m.estimate(gemm(4096)).remote);
+  // Single precision runs at twice the rate on both sides; a factorization at half, an
+  // eigensolver at a tenth of a GEMM's.
+  EXPECT_NEAR(m.estimate({"sgemm", 1e11, 0}).local_seconds, 0.5, 1e-9);
+  EXPECT_NEAR(m.estimate({"dgetrf", 1e11, 0}).local_seconds, 2, 1e-9);
+  EXPECT_NEAR(m.estimate({"zheevd", 1e11, 0}).local_seconds, 10, 1e-9);
+  EXPECT_NEAR(m.estimate({"fftw_c2c", 1e10, 0}).local_seconds, 1, 1e-9);
+  EXPECT_NEAR(m.estimate({"fftwf_r2c", 1e10, 0}).local_seconds, 0.5, 1e-9);
+  EXPECT_DOUBLE_EQ(local_rate_factor("dsyr2k"), 1);
+  EXPECT_DOUBLE_EQ(local_rate_factor("cpotrs"), 0.5);
+  EXPECT_DOUBLE_EQ(local_rate_factor("dgesdd"), 0.1);
+}
+
+TEST(LinkModel, TheProbedLinkDecides) {
+  const Settings s = priors();
+  LinkModel m(s);
+  EXPECT_FALSE(m.probed());
+  // 10 GB/s measured: n = 1024 (21 ms here; 3.4 ms of bytes and a fixed ms remote) goes remote.
+  EXPECT_FALSE(m.estimate(gemm(1024)).remote);
+  m.probed(20e-6, 10e9, true);
+  EXPECT_TRUE(m.probed());
+  EXPECT_TRUE(m.estimate(gemm(1024)).remote);
+  // A later probe (another connection) does not undo what calls have measured since.
+  for (int i = 0; i < 10; ++i) m.remote_ran("dgemm", 1.7e10, 134e6, 0.5, 0.001);  // 134 MB in 0.5 s: 0.27 GB/s
+  m.probed(20e-6, 10e9, true);
+  EXPECT_FALSE(m.estimate(gemm(1024)).remote);
+}
+
+TEST(LinkModel, ServerWithoutAGpuRunsAtOurRateUntilMeasured) {
+  Settings s = priors();
+  s.server_gflops = 0;
+  LinkModel m(s);
+  m.probed(20e-6, 100e9, false);
+  // Nothing to gain on a server as fast as this host: the bytes and the fixed cost make it lose.
+  const LinkModel::Estimate e = m.estimate(gemm(4096));
+  EXPECT_FALSE(e.remote);
+  EXPECT_GT(e.remote_seconds, e.local_seconds);
+  // Measured four times faster there: remote.
+  m.remote_ran("dgemm", 2 * 4096.0 * 4096 * 4096, 4 * 8 * 4096.0 * 4096, 0.4, 2 * 4096.0 * 4096 * 4096 / 400e9);
+  EXPECT_TRUE(m.estimate(gemm(4096)).remote);
+}
+
+TEST(LinkModel, LocalTimingsTeachThisHostsRate) {
+  const Settings s = priors();
+  LinkModel m(s);
+  m.probed(20e-6, 1e9, true);
+  EXPECT_TRUE(m.estimate(gemm(4096)).remote);
+  // This host turns out ten times faster than assumed: n = 4096 takes 0.14 s here, less than its
+  // bytes take to cross.
+  m.local_ran("dgemm", 2 * 2048.0 * 2048 * 2048, 2 * 2048.0 * 2048 * 2048 / 1000e9);
+  EXPECT_FALSE(m.estimate(gemm(4096)).remote);
+  // A faster run is taken at once; a slower one pulls the estimate gradually.
+  m.local_ran("dgemm", 1e10, 1e10 / 2000e9);
+  EXPECT_NEAR(m.estimate({"dgemm", 1e10, 0}).local_seconds, 1e10 / 2000e9, 1e-12);
+  m.local_ran("dgemm", 1e10, 1e10 / 1000e9);
+  EXPECT_NEAR(m.estimate({"dgemm", 1e10, 0}).local_seconds, 1e10 / 1700e9, 1e-12);
+  // A first run slower than the prior is a warm-up: ignored.
+  LinkModel cold(s);
+  cold.local_ran("dgemm", 1e10, 1.0);
+  EXPECT_NEAR(cold.estimate({"dgemm", 1e10, 0}).local_seconds, 0.1, 1e-12);
+  cold.local_ran("dgemm", 1e10, 1.0);
+  EXPECT_NEAR(cold.estimate({"dgemm", 1e10, 0}).local_seconds, 1.0, 1e-12);
+  // Too small to teach anything (timer noise, fixed costs).
+  LinkModel other(s);
+  other.local_ran("dgemm", 1e5, 1e-9);
+  EXPECT_NEAR(other.estimate(gemm(4096)).local_seconds, 2 * 4096.0 * 4096 * 4096 / 100e9, 1e-9);
+}
+
+TEST(LinkModel, SmallRemoteCallsTeachTheFixedCost) {
+  const Settings s = priors();
+  LinkModel m(s);
+  m.probed(20e-6, 10e9, true);
+  const double before = m.estimate(gemm(1024)).remote_seconds;
+  // 5 ms per call beyond bytes and flops (say, the server allocates device memory each time).
+  for (int i = 0; i < 20; ++i) m.remote_ran("dgemm", 2e8, 1e6, 0.0051 + 1e6 / 10e9, 0);
+  EXPECT_NEAR(m.estimate(gemm(1024)).remote_seconds - before, 0.0051 - (20e-6 + 1e-3), 2e-4);
+  // Kept per family: another family still has the prior.
+  EXPECT_NEAR(m.estimate({"dgetrf", 0, 0}).remote_seconds, 20e-6 + 1e-3, 1e-9);
+}
+
+TEST(LinkModel, TriesTheUnmeasuredSideWhenClose) {
+  const Settings s = priors();
+  LinkModel m(s);
+  m.probed(20e-6, 1e9, true);
+  // n = 2048: 0.17 s here, ~0.14 s remote by the priors: remote, measured slower than expected.
+  LinkModel::Estimate e = m.choose(gemm(2048));
+  EXPECT_TRUE(e.remote);
+  EXPECT_FALSE(e.explore);
+  m.remote_ran("dgemm", 2 * 2048.0 * 2048 * 2048, 4 * 8 * 2048.0 * 2048, 0.15, 0.001);
+  // Still remote by the estimates, but within a factor of two of a side never measured: tried there.
+  e = m.choose(gemm(2048));
+  EXPECT_FALSE(e.remote);
+  EXPECT_TRUE(e.explore);
+  // Slower here than assumed. The first run is taken for a warm-up (OpenBLAS starting its
+  // threads) and ignored; so the side is tried again, and the second run counts; never two tries
+  // in a row (the chosen side gets a call between).
+  m.local_ran("dgemm", 2 * 2048.0 * 2048 * 2048, 0.5);
+  e = m.choose(gemm(2048));
+  EXPECT_TRUE(e.remote);
+  EXPECT_FALSE(e.explore);
+  e = m.choose(gemm(2048));
+  EXPECT_FALSE(e.remote);
+  EXPECT_TRUE(e.explore);
+  m.local_ran("dgemm", 2 * 2048.0 * 2048 * 2048, 0.5);
+  e = m.choose(gemm(2048));
+  EXPECT_TRUE(e.remote);
+  EXPECT_FALSE(e.explore);
+  // Far apart: no try (a call 100x slower here is never run here to find out).
+  LinkModel far(s);
+  far.probed(20e-6, 100e9, true);
+  far.remote_ran("dgemm", 1e12, 1e8, 0.06, 0.05);
+  e = far.choose({"dgemm", 1e12, 1e8});
+  EXPECT_TRUE(e.remote);
+  EXPECT_FALSE(e.explore);
+  // A plan's choice binds its executions: never a try.
+  LinkModel plans(s);
+  plans.probed(20e-6, 1e9, true);
+  plans.remote_ran("fftw_c2c", 1e9, 1e8, 0.1, 0.001);
+  for (int i = 0; i < 4; ++i) EXPECT_FALSE(plans.choose({"fftw_c2c", 1e9, 1e8, /*sticky=*/true}).explore);
+}
+
+TEST(LinkModel, FirstCallsOnEachSideMayBeWarmUps) {
+  const Settings s = priors();
+  LinkModel m(s);
+  m.probed(20e-6, 100e9, true);
+  // The server's first call ran at 100 GF/s (a GPU library starting): ignored; the next counts.
+  m.remote_ran("dgesdd", 1e10, 1e6, 0.1, 0.1);
+  EXPECT_NEAR(m.estimate({"dgesdd", 1e10, 0}).remote_seconds - m.estimate({"dgesdd", 0, 0}).remote_seconds,
+              1e10 / 2000e9, 1e-9);
+  m.remote_ran("dgesdd", 1e10, 1e6, 0.1, 0.01);
+  EXPECT_NEAR(m.estimate({"dgesdd", 1e10, 0}).remote_seconds - m.estimate({"dgesdd", 0, 0}).remote_seconds, 0.01, 1e-9);
+  // A first call faster than the prior counts at once.
+  LinkModel fast(s);
+  fast.remote_ran("dgemm", 1e12, 1e6, 0.03, 0.025);
+  EXPECT_NEAR(fast.estimate({"dgemm", 1e12, 0}).remote_seconds - fast.estimate({"dgemm", 0, 0}).remote_seconds, 0.025, 1e-9);
+}
+
+TEST(LinkModel, TriesAtMostSixTimes) {
+  const Settings s = priors();
+  LinkModel m(s);
+  m.probed(20e-6, 1e9, true);
+  m.remote_ran("dgemm", 2 * 2048.0 * 2048 * 2048, 4 * 8 * 2048.0 * 2048, 0.15, 0.001);
+  // The local timing never arrives (the call ran where the shim could not time it): the model
+  // stops trying after six tries (every other call).
+  int tries = 0;
+  for (int i = 0; i < 20; ++i) tries += m.choose(gemm(2048)).explore;
+  EXPECT_EQ(tries, 6);
+}
+
+TEST(LinkModel, SummaryNamesEveryFamily) {
+  const Settings s = priors();
+  LinkModel m(s);
+  m.probed(30e-6, 3e9, true);
+  m.choose(gemm(4096));
+  m.local_ran("zgetrf", 1e9, 0.02);
+  const std::string text = m.summary();
+  EXPECT_NE(text.find("link 3.00 GB/s (measured), round trip 30 us; server with a GPU"), std::string::npos) << text;
+  EXPECT_NE(text.find("dgemm"), std::string::npos);
+  EXPECT_NE(text.find("zgetrf       here 50 GF/s (1)"), std::string::npos) << text;
+}
+
+}  // namespace
+}  // namespace outboard::client
