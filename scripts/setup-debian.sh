@@ -11,6 +11,7 @@ PACKAGES=(
   liblapack-dev liblapacke-dev liblapack-test # reference LAPACK (pass-through symbol table), LAPACKE, LAPACK testers
   libblas64-dev liblapack64-dev            # ILP64 BLAS and LAPACK (64-bit INTEGER) for the ILP64 test programs
   libsodium-dev                            # keyed MAC for authentication
+  libxxhash-dev                            # content digests of resident operands (issue 36 item 5)
   libfftw3-dev libfftw3-bin python3-pyfftw # FFTW shim: headers and real libraries, fftw-wisdom, pyfftw as a client
   perl ca-certificates                     # fftw_wisdom_bench: FFTW's check.pl, its release sources fetched (curl, below)
   libcli11-dev libspdlog-dev libfmt-dev nlohmann-json3-dev libtomlplusplus-dev

@@ -141,6 +141,10 @@ bool level3_on(Runtime& rt, const std::shared_ptr<Connection>& conn, const FallB
     payload.push_back(pack(l.inputs[i], is_output ? output : inputs[i], call.scalar, scratch));
   }
   const uint64_t reply_bytes = wire::reply_bytes(call);
+  // Inputs the server holds from earlier calls stay out of the payload; such a call goes whole
+  // (the chunked pipeline streams every input).
+  ResidentPlan resident = plan_resident(conn->resident(), rt.settings(), payload, wire::shared_input(call));
+  const bool in_chunks = chunked && !resident.any();
   // With beta = 0 the old C is never needed, even by a local rerun after a failure: a contiguous
   // C can take the result directly. Otherwise the result lands aside and is copied in on success.
   const bool into_c = !call.output_sent && !l.output_triangle && (l.output.cols <= 1 || output.ld == l.output.rows);
@@ -149,27 +153,34 @@ bool level3_on(Runtime& rt, const std::shared_ptr<Connection>& conn, const FallB
 
   const uint64_t t1 = now_ns();
   wire::Message reply;
+  auto* r = static_cast<wire::CallReply*>(nullptr);
   try {
     std::optional<Prefault> prefault;
-    if (into_c && chunked) prefault.emplace(result.data(), reply_bytes, unsigned(rt.settings().copy_threads));
-    if (chunked)
-      reply = conn->chunked_request(
-          wire::CallChunk{0, call, wire::request_bytes(call), chunk, 0}, std::move(payload),
-          [&result](uint64_t offset, uint64_t) { return result.data() + offset; }, reply_bytes,
-          rt.settings().timeout_seconds, static_cast<unsigned>(rt.settings().chunk_window));
-    else
-      reply = conn->request(wire::Blas3Call{0, call, wire::request_bytes(call)}, std::move(payload), result.data(),
-                            reply_bytes, rt.settings().timeout_seconds);
+    if (into_c && in_chunks) prefault.emplace(result.data(), reply_bytes, unsigned(rt.settings().copy_threads));
+    for (bool again = true;; again = false) {
+      if (in_chunks)
+        reply = conn->chunked_request(
+            wire::CallChunk{0, call, wire::request_bytes(call), chunk, 0}, payload,
+            [&result](uint64_t offset, uint64_t) { return result.data() + offset; }, reply_bytes,
+            rt.settings().timeout_seconds, static_cast<unsigned>(rt.settings().chunk_window));
+      else
+        reply = conn->request(wire::Blas3Call{0, call, resident.payload_bytes, resident.inputs}, resident.payload,
+                              result.data(), reply_bytes, rt.settings().timeout_seconds);
+      r = std::get_if<wire::CallReply>(&reply);
+      // The server no longer holds an input (its other limits evicted it): once more, sent.
+      if (!again || !r || r->ok || r->message != wire::kResidentMissing) break;
+      conn->resident().forget(resident.inputs);
+      resident = plan_resident(conn->resident(), rt.settings(), payload, wire::shared_input(call));
+    }
   } catch (const Error& e) {
     return fall_back(e.what());
   }
   const uint64_t t2 = now_ns();
-  auto* r = std::get_if<wire::CallReply>(&reply);
-  if (!r || !r->ok || r->payload_bytes != (chunked ? 0 : reply_bytes))
+  if (!r || !r->ok || r->payload_bytes != (in_chunks ? 0 : reply_bytes))
     return fall_back(r && !r->ok ? "server: " + r->message : std::string("unexpected reply"));
   if (!into_c) unpack(result.data(), l.output, output, call, l.output_triangle);
   rt.remote_succeeded(t0);
-  const uint64_t t3 = now_ns(), sent = wire::request_bytes(call);
+  const uint64_t t3 = now_ns(), sent = in_chunks ? wire::request_bytes(call) : resident.payload_bytes;
   account(rt, name, name + " " + std::to_string(call.m) + "x" + std::to_string(call.n) + "x" + std::to_string(call.k),
           *r, {t0, t1, t2, t3}, sent, reply_bytes, wire::flops(call));
   return true;

@@ -102,6 +102,7 @@ Connection::Connection(const ServerAddress& server, const Secret& secret, const 
       throw Error("client requires encryption (OUTBOARD_ENCRYPT=1); server " + where + " does not offer it");
     if (result->encrypted && !encrypt) throw Error("the server started encryption the client did not ask for");
     siblings_ = result->siblings;
+    resident_.set_budget(result->resident_bytes);
     last_hold_ns_ = 0;  // holds renew the handshake's waits only
     if (result->encrypted) {
       // Both proofs are verified (the server's above, ours by its acceptance): the keys now.

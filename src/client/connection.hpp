@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "client/settings.hpp"
+#include "client/resident_inputs.hpp"
 #include "common/secret.hpp"
 #include "transport/transport.hpp"
 #include "wire/messages.hpp"
@@ -136,6 +137,8 @@ class Connection {
   // The ports of the server's other processes (a worker per GPU) at this connection's host, as
   // it said when it accepted the connection.
   const std::vector<uint16_t>& siblings() const { return siblings_; }
+  // The inputs the server keeps for this session, as this side knows them (resident_inputs.hpp).
+  ResidentMirror& resident() { return resident_; }
   // The server's load as its last answer reported it (wire::ServerLoad): calls queued or running
   // there, and its GPUs' free memory (0: none or unknown). A count older than kLoadFreshNs reads
   // as 0: answers are the only news of a server's load, so a figure that kept a client away
@@ -217,6 +220,7 @@ class Connection {
   std::optional<wire::Message> handshake_reply_;
   std::string server_name_;
   std::vector<uint16_t> siblings_;
+  ResidentMirror resident_;
   uint64_t last_hold_ns_ = 0;  // when the server last said it is busy, keep waiting (wire::Hold)
   // Through the handshake: while the server's port holds the connection, the client waits up to
   // this time whatever the connect timeout (kHandshakePatience times it; 0 once authenticated).

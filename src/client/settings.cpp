@@ -178,6 +178,12 @@ Settings settings_from_environment() {
                               std::pair{"OUTBOARD_LINK_GBYTES", &s.link_gbytes}}) {
     number(name, *value, 1e-6, s.problems);
   }
+  if (const char* v = env("OUTBOARD_RESIDENT")) {
+    std::string m = v;
+    if (m == "1" || m == "0") s.resident = m == "1";
+    else s.problems.push_back("OUTBOARD_RESIDENT='" + m + "' is not 1 or 0");
+  }
+  number("OUTBOARD_RESIDENT_MIN_BYTES", s.resident_min_bytes, 4096, s.problems);
   number("OUTBOARD_LINK_PROBE_BYTES", s.link_probe_bytes, 0, s.problems);
   if (s.link_probe_bytes > double(1 << 30)) {
     s.problems.push_back("OUTBOARD_LINK_PROBE_BYTES must be at most 1073741824");

@@ -48,8 +48,12 @@ struct Settings {
   // a session's large calls go in chunked messages: over TCP the server's gets crawl (numpy matmul
   // 8192 across the link rig on the H200 host: 1.5 s through them, 0.54 s in chunks).
   bool direct_over_tcp = false;
+  // Inputs of at least resident_min_bytes that the server holds from an earlier call (the same
+  // bytes, by their digest) are not sent again (resident_inputs.hpp); OUTBOARD_RESIDENT=0: off.
+  bool resident = true;
+  double resident_min_bytes = 1 << 20;
   // Threads that keep the values of arrays updated in place, on the direct path, while the server
-  // works (so a failed call can still run locally).
+  // works (so a failed call can still run locally); also the threads that digest resident inputs.
   double copy_threads = 4;
   // A GEMM of at least split_flops is spread over at most split_servers idle servers (the workers
   // of a host's GPUs, or several servers), C's columns dealt out in blocks; 1: never.
@@ -79,7 +83,7 @@ inline constexpr uint16_t kDefaultPort = 7700;
 // OUTBOARD_COPY_THREADS (1..64); OUTBOARD_SPLIT_SERVERS (1..64), OUTBOARD_SPLIT_FLOPS,
 // OUTBOARD_SPLIT_FFT_BYTES; OUTBOARD_AUTO_RULE=model|flops; OUTBOARD_LOCAL_GFLOPS,
 // OUTBOARD_FFT_LOCAL_GFLOPS, OUTBOARD_SERVER_GFLOPS, OUTBOARD_LINK_GBYTES (> 0);
-// OUTBOARD_LINK_PROBE_BYTES (0 to 2^30).
+// OUTBOARD_LINK_PROBE_BYTES (0 to 2^30); OUTBOARD_RESIDENT=1|0, OUTBOARD_RESIDENT_MIN_BYTES (>= 4096).
 Settings settings_from_environment();
 
 // "host:port", "[v6addr]:port" or "host" (default port). Throws Error when malformed.

@@ -44,6 +44,8 @@ Config load_config_file(const std::string& path, Config c) {
       else if (key == "compute_threads") c.compute_threads = integer<unsigned>(node, key, 1, 1024);
       else if (key == "max_request_bytes") c.max_request_bytes = integer<uint64_t>(node, key, 1, INT64_MAX);
       else if (key == "max_client_bytes") c.max_client_bytes = integer<uint64_t>(node, key, 1, INT64_MAX);
+      else if (key == "resident_bytes") c.resident_bytes = integer<uint64_t>(node, key, 0, INT64_MAX);
+      else if (key == "resident_total_bytes") c.resident_total_bytes = integer<uint64_t>(node, key, 0, INT64_MAX);
       else if (key == "max_clients") c.max_clients = integer<unsigned>(node, key, 1, 1 << 20);
       else if (key == "gpus") c.gpus = integer<unsigned>(node, key, 0, 1024);
       else if (key == "restart_after_gpu_fault") c.restart_after_gpu_fault = boolean(node, key);

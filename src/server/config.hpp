@@ -24,6 +24,10 @@ struct Config {
   // clients starting together (an MPI job's ranks) is held, not refused, up to this many.
   unsigned max_clients = 1024;
   uint64_t buffer_cache_bytes = 0;  // freed payload memory kept for reuse; 0: an eighth of the RAM
+  // Inputs kept between calls so that they need not travel again (wire::ResidentInput): per
+  // session, and for all sessions together; 0 (either): none kept.
+  uint64_t resident_bytes = 1ull << 30;
+  uint64_t resident_total_bytes = 8ull << 30;
   double gpu_min_flops = 1e9;        // smaller Level-3 calls run on the CPU backend even with a GPU
   // Pipelined calls on a host backend run in column blocks at least this wide: a CPU BLAS loses
   // more to narrow blocks than it gains from starting early (a GPU backend chooses its own).
@@ -106,6 +110,7 @@ struct Config {
 
 // Reads a TOML file whose keys are the field names above (host, port, token_file,
 // compute_threads, max_request_bytes, max_client_bytes, max_clients, buffer_cache_bytes,
+// resident_bytes, resident_total_bytes,
 // gpu_min_flops, host_block_columns, gpus, restart_after_gpu_fault, worker_per_gpu, gpu_memory_bytes, copy_lanes, direct_chunk_bytes,
 // auth_timeout_seconds, idle_spin_ns, fft_threads, fft_planner, fft_wisdom_file, fft_max_plans,
 // fft_gpu_memory_bytes, fft_batch_slices, pinned_reserve_bytes, opencl, opencl_max_objects,

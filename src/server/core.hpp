@@ -31,6 +31,8 @@ struct Completion {
   bool ok = true;
   std::string error{};  // why, when !ok
   bool held = true;     // `buffer` is counted in the session's held memory (released when sent)
+  // Inputs the session keeps for later calls (ResidentStore::keep), copied on the compute thread.
+  std::vector<std::pair<Digest, std::shared_ptr<const transport::Buffer>>> keep_inputs{};
 };
 
 class Core {
@@ -55,6 +57,8 @@ class Core {
                           const std::string& error) = 0;
   virtual ChunkedCalls& chunked() = 0;
   virtual DirectPath& direct() = 0;
+  // The inputs the session keeps between calls (made at the first use).
+  virtual ResidentStore& resident(Session& s) = 0;
 
   // Throws ProtocolError unless a payload of `bytes` is what the message announced.
   static void check_payload(uint64_t announced, uint64_t bytes);

@@ -56,6 +56,7 @@ struct Server::Impl final : Core {
   std::atomic<bool> stopping{false};
   std::unique_ptr<transport::Worker> worker_;
   std::unique_ptr<ComputePool> pool_;
+  ResidentBudget resident_budget;  // before the sessions, whose stores give their bytes back to it
   std::unordered_map<PeerId, Session> sessions;
   std::map<std::string, uint64_t> calls_by_routine;
   uint64_t total_calls = 0, total_errors = 0, total_connections = 0, refused_auth = 0, total_pings = 0;
@@ -94,6 +95,10 @@ struct Server::Impl final : Core {
   ComputePool& pool() override { return *pool_; }
   ChunkedCalls& chunked() override { return chunked_; }
   DirectPath& direct() override { return direct_; }
+  ResidentStore& resident(Session& s) override {
+    if (!s.resident) s.resident = std::make_unique<ResidentStore>(config_.resident_bytes, resident_budget);
+    return *s.resident;
+  }
 
   Session* session(PeerId p) override {
     auto it = sessions.find(p);
@@ -443,7 +448,8 @@ struct Server::Impl final : Core {
     ++ready_sessions;
     spdlog::info("session.authenticated peer={} addr={} identity={} client=\"{}\" encrypted={}", s.peer, s.addr,
                  s.identity, s.client_name, config_.encrypt);
-    send(s.peer, wire::AuthResult{true, "welcome", {}, config_.encrypt, sibling_ports()});
+    send(s.peer, wire::AuthResult{true, "welcome", {}, config_.encrypt, sibling_ports(),
+                                  std::min(config_.resident_bytes, config_.resident_total_bytes)});
     if (config_.encrypt) {
       // Both proofs verified: the keys now. The answer above left in plaintext; from here on
       // everything either way is sealed (the client switches when it reads that answer).
@@ -515,6 +521,7 @@ struct Server::Impl final : Core {
       if (s && s->state != State::closing) metrics_.replied(*s, d.reply, d.bytes);
       if (!d.routine.empty()) count_call(s, d.peer, d.call_id, d.routine, d.ok, d.error);
       if (!s || s->state == State::closing) continue;  // the client left; its result is dropped
+      for (auto& [digest, input] : d.keep_inputs) resident(*s).keep(digest, std::move(input));
       std::vector<transport::Segment> out;
       if (d.bytes) out.push_back({d.buffer->data() + d.offset, d.bytes});
       s->bytes_out += d.bytes;
@@ -623,6 +630,7 @@ Server::Server(Config config, std::vector<std::unique_ptr<Backend>> backends) : 
   Impl& m = *impl_;
   m.config_ = std::move(config);
   m.backends_ = std::move(backends);
+  m.resident_budget.limit = m.config_.resident_total_bytes;
   for (auto& b : m.backends_)
     if (!m.device_backend && b->has_device_memory()) m.device_backend = b.get();
   m.services = make_services(m);
@@ -785,6 +793,11 @@ nlohmann::json Server::Impl::status() const {
                         {"handshake_holds", m.total_holds},  // wire::Hold sent to handshakes waiting their turn
                         {"transport", m.transport_tables()},
                         {"held_bytes", held},  // the sessions' payload memory of calls in progress
+                        {"resident", {{"bytes", m.resident_budget.used}, {"limit", m.resident_budget.limit},
+                                      {"hits", m.resident_budget.hits}, {"misses", m.resident_budget.misses},
+                                      {"kept", m.resident_budget.kept}, {"evicted", m.resident_budget.evicted},
+                                      {"refused", m.resident_budget.refused},
+                                      {"bytes_not_sent", m.resident_budget.bytes_not_sent}}},
                         {"buffer_bytes", transport::Buffer::bytes_in_use()}};  // all payload buffers in use
   for (const auto& service : m.services) service->status(doc);
   // The reply travels as one UCX active-message header, which UCX 1.13 cannot send over shared

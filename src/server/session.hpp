@@ -9,6 +9,7 @@
 
 #include "common/clock.hpp"
 #include "common/secret.hpp"
+#include "server/resident_store.hpp"
 #include "transport/copy_lanes.hpp"
 #include "transport/transport.hpp"
 
@@ -54,6 +55,7 @@ struct Session {
   std::unordered_map<uint64_t, Arrival> arrivals;  // by call id
   std::unordered_map<uint64_t, std::shared_ptr<ChunkedCall>> chunked;  // call id -> chunked call in progress
   std::optional<transport::CopyLanes::Remote> remote;  // the client's memory, once it asked for the direct path
+  std::unique_ptr<ResidentStore> resident;             // its inputs kept between calls (Core::resident)
 };
 
 }  // namespace outboard::server

@@ -46,6 +46,32 @@ Level3Call get_call(Reader& r) {
   return c;
 }
 
+void put_resident(Writer& w, const std::vector<ResidentInput>& v) {
+  w.u8(static_cast<uint8_t>(v.size()));
+  for (const ResidentInput& x : v) {
+    w.u8(x.input);
+    w.u8(x.use ? 1 : 0);
+    w.u64(x.digest[0]);
+    w.u64(x.digest[1]);
+  }
+}
+
+std::vector<ResidentInput> get_resident(Reader& r) {
+  const uint8_t n = r.u8();
+  if (n > kMaxResidentInputs)
+    throw ProtocolError("a call names " + std::to_string(n) + " resident inputs (at most " +
+                        std::to_string(kMaxResidentInputs) + ")");
+  std::vector<ResidentInput> v(n);
+  for (ResidentInput& x : v) {
+    x.input = r.u8();
+    const uint8_t use = r.u8();
+    if (use > 1) throw ProtocolError("invalid boolean in a resident input");
+    x.use = use == 1;
+    x.digest = {r.u64(), r.u64()};
+  }
+  return v;
+}
+
 // Where the server's time went, as CallReply and LapackReply both carry it.
 template <class Reply>
 void put_times(Writer& w, const Reply& r) {
@@ -174,6 +200,32 @@ T call_id_only(Reader& r) {
 
 }  // namespace
 
+std::vector<uint64_t> input_bytes(const Level3Call& c) {
+  std::vector<uint64_t> v;
+  for (const Operand& o : layout(c).inputs) v.push_back(uint64_t(o.rows) * uint64_t(o.cols) * element_bytes(c.scalar));
+  return v;
+}
+
+int shared_input(const Level3Call& c) { return c.output_sent ? int(layout(c).inputs.size()) - 1 : -1; }
+
+uint64_t resident_bytes_in_use(const std::vector<ResidentInput>& resident, const std::vector<uint64_t>& input_bytes,
+                               int shared) {
+  if (resident.size() > kMaxResidentInputs) throw ProtocolError("too many resident inputs");
+  uint64_t held = 0;
+  for (size_t i = 0; i < resident.size(); ++i) {
+    const ResidentInput& x = resident[i];
+    if (x.input >= input_bytes.size())
+      throw ProtocolError("resident input " + std::to_string(x.input) + " of a call of " +
+                          std::to_string(input_bytes.size()) + " inputs");
+    if (int(x.input) == shared) throw ProtocolError("a resident input the output shares");
+    if (input_bytes[x.input] == 0) throw ProtocolError("an empty resident input");
+    for (size_t j = 0; j < i; ++j)
+      if (resident[j].input == x.input) throw ProtocolError("resident input " + std::to_string(x.input) + " named twice");
+    if (x.use) held += input_bytes[x.input];
+  }
+  return held;
+}
+
 Type type_of(const Message& m) {
   // Indexed by the variant's alternatives, in order.
   static constexpr Type kTypes[] = {Type::hello,          Type::challenge,    Type::auth,  Type::auth_result,
@@ -218,11 +270,13 @@ std::vector<std::byte> encode(const Message& m) {
                    w.u8(a.encrypted);
                    w.u32(static_cast<uint32_t>(a.siblings.size()));
                    for (uint16_t port : a.siblings) w.u16(port);
+                   w.u64(a.resident_bytes);
                  },
                  [&](const Blas3Call& b) {
                    w.u64(b.call_id);
                    put_call(w, b.call);
                    w.u64(b.payload_bytes);
+                   put_resident(w, b.resident);
                  },
                  [&](const CallReply& r) {
                    w.u64(r.call_id);
@@ -418,6 +472,7 @@ Message decode(std::span<const std::byte> bytes) {
         if (port == 0) throw ProtocolError("authentication result names a sibling server on port 0");
         a.siblings.push_back(port);
       }
+      a.resident_bytes = r.u64();
       m = a;
       break;
     }
@@ -426,9 +481,11 @@ Message decode(std::span<const std::byte> bytes) {
       b.call_id = r.u64();
       b.call = get_call(r);
       b.payload_bytes = r.u64();
-      if (b.payload_bytes != request_bytes(b.call))
+      b.resident = get_resident(r);
+      const uint64_t held = resident_bytes_in_use(b.resident, input_bytes(b.call), shared_input(b.call));
+      if (b.payload_bytes != request_bytes(b.call) - held)
         throw ProtocolError("BLAS call announces " + std::to_string(b.payload_bytes) + " payload bytes, its matrices need " +
-                            std::to_string(request_bytes(b.call)));
+                            std::to_string(request_bytes(b.call) - held));
       m = b;
       break;
     }

@@ -3,6 +3,7 @@
 // bounds-checked wire::Reader. A message's bulk payload (matrices) travels beside it, not in it.
 #pragma once
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -24,7 +25,7 @@ inline constexpr uint32_t kMagic = 0x4452424f;  // "OBRD"
 // 6: and side, k (orgqr, ormqr); syev/heev (routine 29) came without a new field. 7: and balanc,
 // sense, tranb, isgn, ilo, ihi (gehrd, orghr, trsyl, geevx; routines 30-39). A server without a
 // routine rejects its id in validate() (the client then runs the call locally).
-inline constexpr uint16_t kProtocolVersion = 7;
+inline constexpr uint16_t kProtocolVersion = 8;
 inline constexpr size_t kMaxText = 4096;  // longest string field
 inline constexpr size_t kMaxIdentity = 64;  // longest identity name
 
@@ -91,12 +92,37 @@ struct AuthResult {
   // tools/outboard/serve_restarts.hpp), at the address the client reached this one: it may spread
   // its calls over them, and move to them while this one is restarting.
   std::vector<uint16_t> siblings;
+  // Bytes of inputs the server keeps for this session between calls (ResidentInput); 0: none.
+  uint64_t resident_bytes = 0;
 };
 inline constexpr size_t kMaxSiblings = 64;
+// A large input that need not travel twice (issue 36 item 5), by a digest of its bytes
+// (common/digest.hpp): `use`: not in the payload, the server holds it under `digest`; else sent
+// in the payload as usual, and kept under `digest` afterwards. Inputs that the output shares (C
+// with beta != 0, trmm/trsm's B) are never resident.
+struct ResidentInput {
+  uint8_t input = 0;  // its index among the call's inputs
+  bool use = false;
+  std::array<uint64_t, 2> digest{};
+};
+inline constexpr size_t kMaxResidentInputs = 4;
+// A call that named an input the server no longer holds fails with this message, and nothing
+// else: the client sends the call again with the input in the payload.
+inline constexpr const char* kResidentMissing = "a resident input is no longer held";
+// Checks a call's resident inputs against the byte sizes of its inputs (`shared`: the index of the
+// input the output shares, or -1): at most kMaxResidentInputs, each a distinct, non-empty input
+// the output does not share. Returns the bytes of those in use (left out of the payload); throws
+// ProtocolError otherwise.
+uint64_t resident_bytes_in_use(const std::vector<ResidentInput>& resident, const std::vector<uint64_t>& input_bytes,
+                               int shared);
+// The byte sizes of a Level-3 call's inputs, and which of them its output shares (-1: none).
+std::vector<uint64_t> input_bytes(const Level3Call& c);
+int shared_input(const Level3Call& c);
 struct Blas3Call {
   uint64_t call_id = 0;
   Level3Call call;
-  uint64_t payload_bytes = 0;  // must equal request_bytes(call)
+  uint64_t payload_bytes = 0;  // request_bytes(call), less the resident inputs in use
+  std::vector<ResidentInput> resident;
 };
 struct CallReply {
   uint64_t call_id = 0;

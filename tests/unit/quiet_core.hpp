@@ -40,6 +40,11 @@ class QuietCore final : public Core {
   void count_call(Session*, PeerId, uint64_t, const std::string&, bool, const std::string&) override {}
   ChunkedCalls& chunked() override { return chunked_; }
   DirectPath& direct() override { return direct_; }
+  ResidentStore& resident(Session& s) override {
+    if (!s.resident) s.resident = std::make_unique<ResidentStore>(config_.resident_bytes, resident_budget_);
+    return *s.resident;
+  }
+  ResidentBudget resident_budget_{8ull << 30};
 
   // Waits (at most 10 s) until `n` calls have completed; returns them.
   std::vector<Completion> completions(size_t n) {

@@ -133,7 +133,7 @@ std::vector<Level3Call> all_valid_combinations() {
   return out;
 }
 
-Blas3Call blas3(const Level3Call& c, uint64_t id = 42) { return Blas3Call{id, c, request_bytes(c)}; }
+Blas3Call blas3(const Level3Call& c, uint64_t id = 42) { return Blas3Call{id, c, request_bytes(c), {}}; }
 
 // A few valid messages of different kinds, for the truncation/trailing-byte/fuzz tests.
 std::vector<Bytes> sample_messages() {

@@ -89,7 +89,7 @@ nlohmann::json gemm_series(const std::string& where, char precision, const std::
               wire::CallChunk{0, c, wire::request_bytes(c), chunk_bytes, 0}, {{a.data(), bytes}, {b.data(), bytes}},
               [&out](uint64_t offset, uint64_t) { return out.data() + offset; }, bytes, 0, chunk_window);
         else
-          reply = conn->request(wire::Blas3Call{0, c, wire::request_bytes(c)}, {{a.data(), bytes}, {b.data(), bytes}},
+          reply = conn->request(wire::Blas3Call{0, c, wire::request_bytes(c), {}}, {{a.data(), bytes}, {b.data(), bytes}},
                                 out.data(), bytes, 0);
         r = std::get_if<wire::CallReply>(&reply);
         if (!r || !r->ok) throw Error("remote gemm failed: " + (r ? r->message : std::string("unexpected reply")));

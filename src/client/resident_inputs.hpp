@@ -1,0 +1,64 @@
+// Inputs that need not travel twice (issue 36 item 5): the client's side. A connection's mirror
+// of the inputs its server keeps for the session (the same budget and the same least-recently-used
+// order as the server's ResidentStore, so the two agree but for the server's other limits), and
+// the plan of one call: which of its large inputs the server holds already (their digest matches:
+// not sent) and which it should keep (sent). A digest of the bytes is taken at every call, so a
+// changed byte, however it changed, means a different digest and the input travels again.
+#pragma once
+#include <cstdint>
+#include <list>
+#include <map>
+#include <mutex>
+#include <vector>
+
+#include "client/settings.hpp"
+#include "common/digest.hpp"
+#include "transport/transport.hpp"
+#include "wire/messages.hpp"
+
+namespace outboard::client {
+
+class ResidentMirror {
+ public:
+  void set_budget(uint64_t bytes) {
+    std::lock_guard lk(mu_);
+    budget_ = bytes;
+  }
+  uint64_t budget() const {
+    std::lock_guard lk(mu_);
+    return budget_;
+  }
+  // Whether the server holds `digest` (of `bytes`); if so it is now the most recently used.
+  bool held(const Digest& digest, uint64_t bytes);
+  // The server keeps `digest` (of `bytes`) after this call: the least recently used make room.
+  void kept(const Digest& digest, uint64_t bytes);
+  // The server said it no longer holds them.
+  void forget(const std::vector<wire::ResidentInput>& inputs);
+
+ private:
+  struct Entry {
+    Digest digest;
+    uint64_t bytes;
+  };
+  mutable std::mutex mu_;
+  uint64_t budget_ = 0, bytes_ = 0;
+  std::list<Entry> entries_;  // most recently used first
+  std::map<Digest, std::list<Entry>::iterator> by_digest_;
+};
+
+// One call's resident inputs: `inputs` for the request, and the payload without those in use.
+struct ResidentPlan {
+  std::vector<wire::ResidentInput> inputs;
+  std::vector<transport::Segment> payload;
+  uint64_t payload_bytes = 0;
+  bool any() const { return !inputs.empty(); }
+};
+
+// The plan for a call whose inputs travel as `segments` (one per input, in order; `shared`: the
+// index of one the output shares, never resident, or -1): inputs of at least
+// OUTBOARD_RESIDENT_MIN_BYTES, digested on OUTBOARD_COPY_THREADS threads, in use where the mirror
+// has them, else kept. No resident inputs where OUTBOARD_RESIDENT=0 or the server keeps none.
+ResidentPlan plan_resident(ResidentMirror& mirror, const Settings& settings,
+                           const std::vector<transport::Segment>& segments, int shared);
+
+}  // namespace outboard::client

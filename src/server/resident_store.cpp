@@ -1,0 +1,68 @@
+#include "server/resident_store.hpp"
+
+#include <cstring>
+#include <new>
+
+namespace outboard::server {
+
+ResidentStore::~ResidentStore() { all_.used -= bytes_; }
+
+std::shared_ptr<const transport::Buffer> ResidentStore::find(const Digest& digest, uint64_t bytes) {
+  auto it = by_digest_.find(digest);
+  if (it == by_digest_.end() || it->second->data->size() != bytes) {
+    ++all_.misses;
+    return nullptr;
+  }
+  entries_.splice(entries_.begin(), entries_, it->second);
+  ++all_.hits;
+  all_.bytes_not_sent += bytes;
+  return it->second->data;
+}
+
+void ResidentStore::evict_oldest() {
+  const Entry& e = entries_.back();
+  bytes_ -= e.data->size();
+  all_.used -= e.data->size();
+  by_digest_.erase(e.digest);
+  entries_.pop_back();
+  ++all_.evicted;
+}
+
+std::shared_ptr<const transport::Buffer> ResidentStore::copy_of(const std::byte* data, uint64_t bytes) {
+  try {
+    auto copy = std::make_shared<transport::Buffer>(transport::Buffer::allocate(bytes));
+    std::memcpy(copy->data(), data, bytes);
+    return copy;
+  } catch (const std::bad_alloc&) {
+    return nullptr;
+  }
+}
+
+bool ResidentStore::keep(const Digest& digest, std::shared_ptr<const transport::Buffer> input) {
+  const uint64_t bytes = input ? input->size() : 0;
+  if (auto it = by_digest_.find(digest); it != by_digest_.end() && it->second->data->size() == bytes) {
+    entries_.splice(entries_.begin(), entries_, it->second);  // the same bytes again: kept already
+    return true;
+  }
+  if (bytes == 0 || bytes > limit_ || bytes > all_.limit) {
+    ++all_.refused;
+    return false;
+  }
+  if (auto it = by_digest_.find(digest); it != by_digest_.end()) {  // same digest, other length
+    entries_.splice(entries_.end(), entries_, it->second);
+    evict_oldest();
+  }
+  while (!entries_.empty() && (bytes_ + bytes > limit_ || all_.used + bytes > all_.limit)) evict_oldest();
+  if (all_.used + bytes > all_.limit) {  // the other sessions hold the rest
+    ++all_.refused;
+    return false;
+  }
+  entries_.push_front({digest, std::move(input)});
+  by_digest_[digest] = entries_.begin();
+  bytes_ += bytes;
+  all_.used += bytes;
+  ++all_.kept;
+  return true;
+}
+
+}  // namespace outboard::server

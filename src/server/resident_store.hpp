@@ -1,0 +1,58 @@
+// The inputs a session keeps between calls, so that its client need not send them again (issue 36
+// item 5, wire::ResidentInput): by the digest of their bytes, the least recently used going first
+// when the session's budget (resident_bytes) is full; all sessions together stay within the
+// server's (resident_total_bytes). Used from the server's thread only; the inputs themselves are
+// shared with the calls that read them, which may outlive their eviction.
+#pragma once
+#include <cstdint>
+#include <list>
+#include <map>
+#include <memory>
+
+#include "common/digest.hpp"
+#include "transport/buffer.hpp"
+
+namespace outboard::server {
+
+// What all sessions' stores hold together, and what they did (the server's thread only).
+struct ResidentBudget {
+  uint64_t limit = 0;
+  uint64_t used = 0;
+  uint64_t hits = 0, misses = 0, kept = 0, evicted = 0, refused = 0;
+  uint64_t bytes_not_sent = 0;  // by the hits
+};
+
+class ResidentStore {
+ public:
+  ResidentStore(uint64_t limit, ResidentBudget& all) : limit_(limit), all_(all) {}
+  ~ResidentStore();
+  ResidentStore(const ResidentStore&) = delete;
+  ResidentStore& operator=(const ResidentStore&) = delete;
+
+  // The input kept under `digest`, if it has `bytes` bytes (then the most recently used); null
+  // otherwise.
+  std::shared_ptr<const transport::Buffer> find(const Digest& digest, uint64_t bytes);
+  // Keeps `input` under `digest`, making room by evicting the least recently used; false where
+  // it cannot (null, empty, or larger than what the budgets leave).
+  bool keep(const Digest& digest, std::shared_ptr<const transport::Buffer> input);
+  // A copy of `bytes` bytes at `data` for keep(); null when no memory can be had for it.
+  static std::shared_ptr<const transport::Buffer> copy_of(const std::byte* data, uint64_t bytes);
+
+  uint64_t bytes() const { return bytes_; }
+  size_t count() const { return entries_.size(); }
+
+ private:
+  struct Entry {
+    Digest digest;
+    std::shared_ptr<const transport::Buffer> data;
+  };
+  void evict_oldest();
+
+  uint64_t limit_;
+  ResidentBudget& all_;
+  uint64_t bytes_ = 0;
+  std::list<Entry> entries_;  // most recently used first
+  std::map<Digest, std::list<Entry>::iterator> by_digest_;
+};
+
+}  // namespace outboard::server

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Resident inputs (issue 36 item 5) through the BLAS shim and a real server: DGEMMs whose inputs
+# change between calls in every way (resident_check: in place, refilled at the same address, freed
+# and allocated again, changed by another thread, mapped from a file rewritten under the mapping)
+# are right every time, while the inputs that did not change are not sent again (the server's
+# resident counters); OUTBOARD_RESIDENT=0 sends everything; a server whose shared budget is held by
+# another session refuses to keep inputs, and the calls that counted on them are sent again, right.
+BUILD=$1
+PROGRAMS=$2
+source "$(dirname "$0")/lib.sh"
+# Two 1.28 MB inputs fit the server's budget for all sessions; a third does not.
+cat >"$WORK/server.toml" <<EOF
+resident_total_bytes = 3000000
+EOF
+start_server --config "$WORK/server.toml"
+# OUTBOARD_DIRECT=0: every call through messages (the direct path, on one host, sends nothing).
+export OUTBOARD_OFFLOAD=always OUTBOARD_DIRECT=0 OUTBOARD_FALLBACK=fail
+resident() { status_field "s['resident']['$1']"; }
+
+run_checked resident "$OUTBOARD" run -- "$PROGRAMS/resident_check"
+[ "$(status_field "s['calls']")" = 11 ] || fail "not all 11 calls served"
+# Of 22 inputs sent over 11 calls, 15 were the same bytes as before: 7 kept, 15 not sent again.
+[ "$(resident kept)" = 7 ] && [ "$(resident hits)" = 15 ] && [ "$(resident bytes_not_sent)" = 19200000 ] ||
+  fail "resident counters: $(status_field "s['resident']")"
+[ "$(resident bytes)" = 0 ] || fail "the session's inputs still held after it ended: $(resident bytes)"
+ok "every change sent again, every unchanged input not (15 of 22, 19.2 MB); released with the session"
+
+OUTBOARD_RESIDENT=0 run_checked not-resident "$OUTBOARD" run -- "$PROGRAMS/resident_check"
+[ "$(resident hits)" = 15 ] && [ "$(resident kept)" = 7 ] || fail "OUTBOARD_RESIDENT=0 kept or used inputs"
+ok "OUTBOARD_RESIDENT=0: everything sent"
+
+# One session holds the server's whole budget while another's calls run: the second's inputs
+# cannot be kept, so its calls that named them fail as kResidentMissing and are sent again.
+"$OUTBOARD" run -- "$PROGRAMS/resident_check" --hold 8 >"$WORK/holder.log" 2>&1 &
+holder=$!
+for _ in $(seq 100); do [ "$(resident bytes)" -gt 2000000 ] && break; sleep 0.1; done
+[ "$(resident bytes)" -gt 2000000 ] || fail "the first session keeps nothing: $(status_field "s['resident']")"
+misses=$(resident misses)
+run_checked squeezed "$OUTBOARD" run -- "$PROGRAMS/resident_check"
+[ "$(resident misses)" -gt "$misses" ] && [ "$(resident refused)" -gt 0 ] ||
+  fail "no input refused and then missed: $(status_field "s['resident']")"
+wait $holder || { cat "$WORK/holder.log"; fail "the holding session"; }
+grep -q "resident_check: 11 passed, 0 failed" "$WORK/holder.log" || { cat "$WORK/holder.log"; fail "the holding session's results"; }
+[ "$(resident bytes)" = 0 ] || fail "inputs still held after both sessions ended"
+ok "a budget held by another session: inputs refused, the calls that named them sent again, all right"

@@ -1,0 +1,166 @@
+// Unit tests of resident inputs (issue 36 item 5): their wire form and its checks, the server's
+// store (budgets, least recently used first out), the client's mirror of it, and the digest.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "client/resident_inputs.hpp"
+#include "common/digest.hpp"
+#include "common/error.hpp"
+#include "server/resident_store.hpp"
+#include "wire/messages.hpp"
+
+namespace outboard {
+namespace {
+
+using wire::ResidentInput;
+
+wire::Level3Call gemm(int64_t n, bool c_sent) {
+  wire::Level3Call c;
+  c.routine = wire::Routine::gemm;
+  c.scalar = wire::Scalar::d;
+  c.m = c.n = c.k = n;
+  c.alpha = {1, 0};
+  c.beta = {c_sent ? 1.0 : 0.0, 0};
+  c.output_sent = c_sent;
+  return c;
+}
+
+TEST(ResidentWire, ACallWithResidentInputsRoundTrips) {
+  const wire::Level3Call c = gemm(64, true);
+  const uint64_t each = 64 * 64 * 8;
+  wire::Blas3Call b{7, c, wire::request_bytes(c) - each, {{0, true, {1, 2}}, {1, false, {3, 4}}}};
+  const auto d = std::get<wire::Blas3Call>(wire::decode(wire::encode(b)));
+  ASSERT_EQ(d.resident.size(), 2u);
+  EXPECT_EQ(d.resident[0].input, 0);
+  EXPECT_TRUE(d.resident[0].use);
+  EXPECT_EQ(d.resident[0].digest, (Digest{1, 2}));
+  EXPECT_FALSE(d.resident[1].use);
+  EXPECT_EQ(d.payload_bytes, 2 * each);
+  wire::AuthResult a{true, "welcome"};
+  a.resident_bytes = 12345;
+  EXPECT_EQ(std::get<wire::AuthResult>(wire::decode(wire::encode(a))).resident_bytes, 12345u);
+}
+
+TEST(ResidentWire, BadResidentInputsAreRejected) {
+  const wire::Level3Call c = gemm(64, true);  // inputs A, B, C (shared with the output)
+  const uint64_t all = wire::request_bytes(c), each = 64 * 64 * 8;
+  auto rejected = [](const wire::Blas3Call& b) {
+    EXPECT_THROW(wire::decode(wire::encode(b)), ProtocolError);
+  };
+  rejected({1, c, all, {{3, false, {}}}});                      // no input 3
+  rejected({1, c, all - each, {{2, true, {}}}});                // C: the output shares it
+  rejected({1, c, all - 2 * each, {{0, true, {}}, {0, true, {}}}});  // named twice
+  rejected({1, c, all, {{0, true, {}}}});                       // payload still counts A
+  rejected({1, c, all, std::vector<ResidentInput>(5, ResidentInput{})});
+  wire::Level3Call empty = gemm(0, false);
+  rejected({1, empty, 0, {{0, false, {}}}});                    // an empty input
+  EXPECT_EQ(wire::resident_bytes_in_use({{1, true, {}}}, {10, 20, 30}, 2), 20u);
+}
+
+std::shared_ptr<const transport::Buffer> bytes_of(size_t n, int fill) {
+  auto b = std::make_shared<transport::Buffer>(transport::Buffer::allocate(n));
+  std::memset(b->data(), fill, n);
+  return b;
+}
+
+TEST(ResidentStore, KeepsWithinBudgetsLeastRecentlyUsedFirstOut) {
+  server::ResidentBudget all{1000};
+  server::ResidentStore s(300, all);
+  EXPECT_TRUE(s.keep({1, 0}, bytes_of(100, 1)));
+  EXPECT_TRUE(s.keep({2, 0}, bytes_of(100, 2)));
+  EXPECT_TRUE(s.keep({3, 0}, bytes_of(100, 3)));
+  ASSERT_NE(s.find({1, 0}, 100), nullptr);  // 1 is now the most recent: 2 goes first
+  EXPECT_TRUE(s.keep({4, 0}, bytes_of(100, 4)));
+  EXPECT_EQ(s.find({2, 0}, 100), nullptr);
+  EXPECT_NE(s.find({1, 0}, 100), nullptr);
+  EXPECT_EQ(s.find({1, 0}, 99), nullptr);  // the digest with another length is not it
+  EXPECT_EQ(s.bytes(), 300u);
+  EXPECT_EQ(all.used, 300u);
+  EXPECT_FALSE(s.keep({5, 0}, bytes_of(301, 5)));  // larger than the session's budget
+  EXPECT_FALSE(s.keep({6, 0}, nullptr));
+  EXPECT_EQ(all.evicted, 1u);
+  EXPECT_EQ(all.hits, 2u);
+  EXPECT_EQ(all.misses, 2u);
+  EXPECT_EQ(all.refused, 2u);
+  EXPECT_EQ(all.bytes_not_sent, 200u);
+  // The server's budget binds all sessions: another session cannot take what this one holds.
+  server::ResidentStore other(1000, all);
+  EXPECT_TRUE(other.keep({7, 0}, bytes_of(700, 7)));
+  EXPECT_EQ(all.used, 1000u);
+  EXPECT_FALSE(other.keep({8, 0}, bytes_of(800, 8)));  // its own store gave all it could
+  EXPECT_EQ(all.used, 300u);
+  EXPECT_NE(s.find({3, 0}, 100), nullptr);
+}
+
+TEST(ResidentStore, InputsOutliveTheirEvictionAndTheStore) {
+  server::ResidentBudget all{1000};
+  std::shared_ptr<const transport::Buffer> in_use;
+  {
+    server::ResidentStore s(100, all);
+    s.keep({1, 0}, bytes_of(100, 9));
+    in_use = s.find({1, 0}, 100);
+    s.keep({2, 0}, bytes_of(100, 1));  // evicts 1 while a call still reads it
+  }
+  EXPECT_EQ(all.used, 0u);  // the ended session gave its bytes back
+  EXPECT_EQ(static_cast<const unsigned char*>(static_cast<const void*>(in_use->data()))[50], 9);
+}
+
+TEST(ResidentMirror, FollowsTheServersOrder) {
+  client::ResidentMirror m;
+  m.set_budget(300);
+  m.kept({1, 0}, 100);
+  m.kept({2, 0}, 100);
+  m.kept({3, 0}, 100);
+  EXPECT_TRUE(m.held({1, 0}, 100));
+  m.kept({4, 0}, 100);  // as the store: 2 goes
+  EXPECT_FALSE(m.held({2, 0}, 100));
+  EXPECT_TRUE(m.held({1, 0}, 100));
+  EXPECT_FALSE(m.held({1, 0}, 50));
+  m.forget({{0, true, {1, 0}}});
+  EXPECT_FALSE(m.held({1, 0}, 100));
+  m.kept({9, 0}, 400);  // more than the budget: the server refuses it too
+  EXPECT_FALSE(m.held({9, 0}, 400));
+}
+
+TEST(ResidentMirror, APlanSendsWhatTheServerLacks) {
+  client::Settings s;
+  s.resident_min_bytes = 1000;
+  client::ResidentMirror m;
+  m.set_budget(1 << 20);
+  std::vector<unsigned char> a(4000, 1), b(4000, 2), small(10, 3);
+  const std::vector<transport::Segment> segs{{a.data(), a.size()}, {b.data(), b.size()}, {small.data(), small.size()}};
+  client::ResidentPlan first = client::plan_resident(m, s, segs, -1);
+  ASSERT_EQ(first.inputs.size(), 2u);  // the small one is not worth a digest
+  EXPECT_FALSE(first.inputs[0].use);
+  EXPECT_EQ(first.payload_bytes, 8010u);
+  client::ResidentPlan again = client::plan_resident(m, s, segs, -1);
+  EXPECT_TRUE(again.inputs[0].use && again.inputs[1].use);
+  EXPECT_EQ(again.payload_bytes, 10u);
+  b[3999] = 7;  // one byte changed: B travels again
+  client::ResidentPlan changed = client::plan_resident(m, s, segs, -1);
+  EXPECT_TRUE(changed.inputs[0].use);
+  EXPECT_FALSE(changed.inputs[1].use);
+  EXPECT_EQ(changed.payload_bytes, 4010u);
+  // The shared input never; nothing where the server keeps nothing or OUTBOARD_RESIDENT=0.
+  EXPECT_EQ(client::plan_resident(m, s, segs, 1).inputs.size(), 1u);
+  s.resident = false;
+  EXPECT_FALSE(client::plan_resident(m, s, segs, -1).any());
+}
+
+TEST(Digest, SameBytesSameDigestAnyThreads) {
+  std::vector<unsigned char> v(3 * kDigestBlockBytes + 12345);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<unsigned char>(i * 31 + 7);
+  const Digest one = content_digest(v.data(), v.size(), 1);
+  EXPECT_EQ(content_digest(v.data(), v.size(), 4), one);
+  EXPECT_EQ(content_digest(v.data(), v.size(), 64), one);
+  v[v.size() - 1] ^= 1;
+  EXPECT_NE(content_digest(v.data(), v.size(), 4), one);
+  // The length counts: a prefix of zeros is not the longer run of zeros.
+  std::vector<unsigned char> zeros(100, 0);
+  EXPECT_NE(content_digest(zeros.data(), 50, 1), content_digest(zeros.data(), 100, 1));
+}
+
+}  // namespace
+}  // namespace outboard
