@@ -143,7 +143,8 @@ bool level3_on(Runtime& rt, const std::shared_ptr<Connection>& conn, const FallB
   const uint64_t reply_bytes = wire::reply_bytes(call);
   // Inputs the server holds from earlier calls stay out of the payload; such a call goes whole
   // (the chunked pipeline streams every input).
-  ResidentPlan resident = plan_resident(conn->resident(), rt.settings(), payload, wire::shared_input(call));
+  ResidentPlan resident = plan_resident(conn->resident(), rt.settings(), payload, wire::shared_input(call),
+                                         wire::request_bytes(call) + reply_bytes);
   const bool in_chunks = chunked && !resident.any();
   // With beta = 0 the old C is never needed, even by a local rerun after a failure: a contiguous
   // C can take the result directly. Otherwise the result lands aside and is copied in on success.
@@ -170,7 +171,8 @@ bool level3_on(Runtime& rt, const std::shared_ptr<Connection>& conn, const FallB
       // The server no longer holds an input (its other limits evicted it): once more, sent.
       if (!again || !r || r->ok || r->message != wire::kResidentMissing) break;
       conn->resident().forget(resident.inputs);
-      resident = plan_resident(conn->resident(), rt.settings(), payload, wire::shared_input(call));
+      resident = plan_resident(conn->resident(), rt.settings(), payload, wire::shared_input(call),
+                                         wire::request_bytes(call) + reply_bytes);
     }
   } catch (const Error& e) {
     return fall_back(e.what());

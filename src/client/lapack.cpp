@@ -279,29 +279,44 @@ bool offload_lapack(const wire::LapackCall& call, const MatrixRef* inputs, const
         }
         if (lanes) return direct_lapack(rt, *conn, call, l, inputs, outputs, info, t0, fall_back);
       }
-      if (chunk && wire::request_bytes(call) >= 2 * chunk)
-        return chunked_lapack(rt, *conn, call, l, inputs, outputs, chunk, info, t0, fall_back);
       std::vector<transport::Buffer> scratch;
-      std::vector<transport::Segment> payload;
+      std::vector<transport::Segment> packed;  // every input, packed where not contiguous
       for (size_t i = 0; i < l.inputs.size(); ++i) {
         const auto& a = l.inputs[i];
-        transport::Segment seg = pack_columns(a.rows, a.cols, wire::array_element_bytes(a, call.scalar), inputs[i], scratch);
-        if (seg.bytes) payload.push_back(seg);
+        packed.push_back(pack_columns(a.rows, a.cols, wire::array_element_bytes(a, call.scalar), inputs[i], scratch));
       }
-      const uint64_t sent = wire::request_bytes(call), reply_bytes = wire::reply_bytes(call);
+      const uint64_t reply_bytes = wire::reply_bytes(call);
+      // Inputs the server holds from earlier calls stay out of the payload; such a call goes
+      // whole (the chunked pipeline streams every input).
+      auto plan = [&] {
+        return plan_resident(conn->resident(), settings, packed, -1, wire::request_bytes(call) + reply_bytes);
+      };
+      ResidentPlan resident = plan();
+      if (!resident.any() && chunk && wire::request_bytes(call) >= 2 * chunk)
+        return chunked_lapack(rt, *conn, call, l, inputs, outputs, chunk, info, t0, fall_back);
       // The results land aside and are copied in on success: a failed call leaves the arrays as
       // they were, for the local rerun.
       transport::Buffer result = transport::Buffer::allocate(std::max<uint64_t>(reply_bytes, 1));
       const uint64_t t1 = now_ns();
       wire::Message reply;
+      auto* r = static_cast<wire::LapackReply*>(nullptr);
       try {
-        reply = conn->request(wire::LapackRequest{0, call, sent}, std::move(payload), result.data(), reply_bytes,
-                              settings.timeout_seconds);
+        for (bool again = true;; again = false) {
+          std::vector<transport::Segment> payload;
+          for (const transport::Segment& seg : resident.payload)
+            if (seg.bytes) payload.push_back(seg);
+          reply = conn->request(wire::LapackRequest{0, call, resident.payload_bytes, resident.inputs}, std::move(payload),
+                                result.data(), reply_bytes, settings.timeout_seconds);
+          r = std::get_if<wire::LapackReply>(&reply);
+          // The server no longer holds an input (its other limits evicted it): once more, sent.
+          if (!again || !r || r->ok || r->message != wire::kResidentMissing) break;
+          conn->resident().forget(resident.inputs);
+          resident = plan();
+        }
       } catch (const Error& e) {
         return fall_back(e.what());
       }
-      const uint64_t t2 = now_ns();
-      auto* r = std::get_if<wire::LapackReply>(&reply);
+      const uint64_t t2 = now_ns(), sent = resident.payload_bytes;
       if (!r || !r->ok || r->payload_bytes != reply_bytes || r->info < 0)
         return fall_back(r && !r->ok ? "server: " + r->message : std::string("unexpected reply"));
       // Counts are checked before anything is copied in: the arrays stay as they were for a rerun.

@@ -2,7 +2,7 @@
 // of the inputs its server keeps for the session (the same budget and the same least-recently-used
 // order as the server's ResidentStore, so the two agree but for the server's other limits), and
 // the plan of one call: which of its large inputs the server holds already (their digest matches:
-// not sent) and which it should keep (sent). A digest of the bytes is taken at every call, so a
+// not sent) and which it should keep (sent; an input is kept when seen a second time unchanged). A digest of the bytes is taken at every call, so a
 // changed byte, however it changed, means a different digest and the input travels again.
 #pragma once
 #include <cstdint>
@@ -30,6 +30,13 @@ class ResidentMirror {
   }
   // Whether the server holds `digest` (of `bytes`); if so it is now the most recently used.
   bool held(const Digest& digest, uint64_t bytes);
+  // The same, the order untouched.
+  bool peek(const Digest& digest, uint64_t bytes) const;
+  // Whether an input of `digest` (of `bytes`) was among the last kSeen sent and not kept; saw():
+  // one is.
+  bool seen(const Digest& digest, uint64_t bytes) const;
+  void saw(const Digest& digest, uint64_t bytes);
+  static constexpr size_t kSeen = 64;
   // The server keeps `digest` (of `bytes`) after this call: the least recently used make room.
   void kept(const Digest& digest, uint64_t bytes);
   // The server said it no longer holds them.
@@ -44,6 +51,7 @@ class ResidentMirror {
   uint64_t budget_ = 0, bytes_ = 0;
   std::list<Entry> entries_;  // most recently used first
   std::map<Digest, std::list<Entry>::iterator> by_digest_;
+  std::list<Entry> seen_;  // most recent first
 };
 
 // One call's resident inputs: `inputs` for the request, and the payload without those in use.
@@ -55,10 +63,12 @@ struct ResidentPlan {
 };
 
 // The plan for a call whose inputs travel as `segments` (one per input, in order; `shared`: the
-// index of one the output shares, never resident, or -1): inputs of at least
-// OUTBOARD_RESIDENT_MIN_BYTES, digested on OUTBOARD_COPY_THREADS threads, in use where the mirror
-// has them, else kept. No resident inputs where OUTBOARD_RESIDENT=0 or the server keeps none.
+// index of one the output shares, never resident, or -1) and which moves `call_bytes` both ways:
+// inputs of at least OUTBOARD_RESIDENT_MIN_BYTES, digested on OUTBOARD_COPY_THREADS threads, in
+// use where the mirror has them, kept where seen unchanged since an earlier call; none where
+// those are less than half the call's bytes, where OUTBOARD_RESIDENT=0, or where the server keeps
+// none.
 ResidentPlan plan_resident(ResidentMirror& mirror, const Settings& settings,
-                           const std::vector<transport::Segment>& segments, int shared);
+                           const std::vector<transport::Segment>& segments, int shared, uint64_t call_bytes);
 
 }  // namespace outboard::client

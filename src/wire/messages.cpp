@@ -206,6 +206,12 @@ std::vector<uint64_t> input_bytes(const Level3Call& c) {
   return v;
 }
 
+std::vector<uint64_t> input_bytes(const LapackCall& c) {
+  std::vector<uint64_t> v;
+  for (const LapackArray& a : layout(c).inputs) v.push_back(array_bytes(a, c.scalar));
+  return v;
+}
+
 int shared_input(const Level3Call& c) { return c.output_sent ? int(layout(c).inputs.size()) - 1 : -1; }
 
 uint64_t resident_bytes_in_use(const std::vector<ResidentInput>& resident, const std::vector<uint64_t>& input_bytes,
@@ -317,6 +323,7 @@ std::vector<std::byte> encode(const Message& m) {
                    w.u64(q.call_id);
                    put_lapack(w, q.call);
                    w.u64(q.payload_bytes);
+                   put_resident(w, q.resident);
                  },
                  [&](const LapackChunk& c) {
                    w.u64(c.call_id);
@@ -570,9 +577,11 @@ Message decode(std::span<const std::byte> bytes) {
       q.call_id = r.u64();
       q.call = get_lapack(r);
       q.payload_bytes = r.u64();
-      if (q.payload_bytes != request_bytes(q.call))
+      q.resident = get_resident(r);
+      const uint64_t held = resident_bytes_in_use(q.resident, input_bytes(q.call), -1);
+      if (q.payload_bytes != request_bytes(q.call) - held)
         throw ProtocolError("LAPACK call announces " + std::to_string(q.payload_bytes) +
-                            " payload bytes, its arrays need " + std::to_string(request_bytes(q.call)));
+                            " payload bytes, its arrays need " + std::to_string(request_bytes(q.call) - held));
       m = q;
       break;
     }

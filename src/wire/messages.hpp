@@ -117,6 +117,7 @@ uint64_t resident_bytes_in_use(const std::vector<ResidentInput>& resident, const
                                int shared);
 // The byte sizes of a Level-3 call's inputs, and which of them its output shares (-1: none).
 std::vector<uint64_t> input_bytes(const Level3Call& c);
+std::vector<uint64_t> input_bytes(const LapackCall& c);  // its outputs share none
 int shared_input(const Level3Call& c);
 struct Blas3Call {
   uint64_t call_id = 0;
@@ -142,7 +143,8 @@ struct CallReply {
 struct LapackRequest {
   uint64_t call_id = 0;
   LapackCall call;
-  uint64_t payload_bytes = 0;  // must equal request_bytes(call)
+  uint64_t payload_bytes = 0;  // request_bytes(call), less the resident inputs in use
+  std::vector<ResidentInput> resident;
 };
 struct LapackReply {
   uint64_t call_id = 0;

@@ -36,7 +36,7 @@ std::array<uint8_t, 32> filled(uint8_t first) {
   return a;
 }
 
-Blas3Call blas3(uint64_t id, Level3Call c) { return Blas3Call{id, c, request_bytes(c)}; }
+Blas3Call blas3(uint64_t id, Level3Call c) { return Blas3Call{id, c, request_bytes(c), {}}; }
 
 Level3Call call(Routine r, Scalar s, char side, char uplo, char transa, char transb, char diag, int64_t m, int64_t n,
                 int64_t k, bool output_sent, std::array<double, 2> beta = {0, 0}) {
@@ -57,7 +57,15 @@ std::map<std::string, std::vector<std::byte>> seeds() {
   out["hello"] = encode(Hello{filled(1), "node1:4242:a.out"});
   out["challenge"] = encode(Challenge{filled(2), filled(3), "server"});
   out["auth"] = encode(Auth{filled(4)});
-  out["auth_result"] = encode(AuthResult{true, "ok"});
+  out["auth_result"] = encode(AuthResult{true, "ok", {}, false, {7701}, 1 << 30});
+  {
+    Level3Call g;
+    g.routine = Routine::gemm, g.scalar = Scalar::d, g.m = 4, g.n = 3, g.k = 2, g.alpha = {1, 0};
+    g.output_sent = false;
+    validate(g);
+    const uint64_t a_bytes = input_bytes(g)[0];
+    out["blas3_resident"] = encode(Blas3Call{38, g, request_bytes(g) - a_bytes, {{0, true, {1, 2}}, {1, false, {3, 4}}}});
+  }
   out["hello_encrypt"] = encode(Hello{filled(1), "node1:4242:a.out", "alice", true});
   out["challenge_encrypt"] = encode(Challenge{filled(2), filled(3), "server", true});
   out["auth_result_encrypted"] = encode(AuthResult{true, "welcome", {}, true});
@@ -173,7 +181,7 @@ std::map<std::string, std::vector<std::byte>> seeds() {
     c.routine = r, c.scalar = s, c.trans = trans, c.uplo = uplo, c.jobz = jobz, c.jobu = jobu, c.jobvt = jobvt;
     c.m = m, c.n = n, c.nrhs = nrhs;
     validate(c);
-    return encode(LapackRequest{id, c, request_bytes(c)});
+    return encode(LapackRequest{id, c, request_bytes(c), {}});
   };
   using LR = LapackRoutine;
   out["lapack_dgesv"] = lapack(11, LR::gesv, Scalar::d, 'N', 'N', 'N', 'N', 'N', 0, 5, 2);
@@ -191,60 +199,64 @@ std::map<std::string, std::vector<std::byte>> seeds() {
     c.routine = LR::syevr, c.scalar = Scalar::d, c.jobz = 'V', c.range = 'I', c.uplo = 'L', c.n = 6, c.il = 2, c.iu = 4;
     c.abstol = 1e-12;
     validate(c);
-    out["lapack_dsyevr"] = encode(LapackRequest{29, c, request_bytes(c)});
+    out["lapack_dsyevr"] = encode(LapackRequest{29, c, request_bytes(c), {}});
     c = LapackCall{};
     c.routine = LR::gesvdx, c.scalar = Scalar::c, c.jobu = 'V', c.jobvt = 'N', c.range = 'V', c.m = 5, c.n = 4;
     c.vl = 0.5, c.vu = 3;
     validate(c);
-    out["lapack_cgesvdx"] = encode(LapackRequest{30, c, request_bytes(c)});
+    out["lapack_cgesvdx"] = encode(LapackRequest{30, c, request_bytes(c), {}});
     c = LapackCall{};
     c.routine = LR::sygvd, c.scalar = Scalar::z, c.itype = 2, c.jobz = 'V', c.uplo = 'U', c.n = 3;
     validate(c);
-    out["lapack_zhegvd"] = encode(LapackRequest{31, c, request_bytes(c)});
+    out["lapack_zhegvd"] = encode(LapackRequest{31, c, request_bytes(c), {}});
     c = LapackCall{};
     c.routine = LR::gelsy, c.scalar = Scalar::s, c.m = 4, c.n = 3, c.nrhs = 2, c.rcond = 1e-5;
     validate(c);
-    out["lapack_sgelsy"] = encode(LapackRequest{32, c, request_bytes(c)});
+    out["lapack_sgelsy"] = encode(LapackRequest{32, c, request_bytes(c), {}});
     c = LapackCall{};
     c.routine = LR::geev, c.scalar = Scalar::d, c.jobvl = 'V', c.jobvr = 'V', c.n = 4;
     validate(c);
-    out["lapack_dgeev"] = encode(LapackRequest{33, c, request_bytes(c)});
+    out["lapack_dgeev"] = encode(LapackRequest{33, c, request_bytes(c), {}});
     c = LapackCall{};
     c.routine = LR::hetrs, c.scalar = Scalar::z, c.uplo = 'L', c.n = 3, c.nrhs = 1;
     validate(c);
-    out["lapack_zhetrs"] = encode(LapackRequest{34, c, request_bytes(c)});
+    out["lapack_zhetrs"] = encode(LapackRequest{34, c, request_bytes(c), {}});
+    // Resident inputs (wire::ResidentInput): A held, B sent and kept.
+    const uint64_t a_bytes = input_bytes(c)[0];
+    out["lapack_zhetrs_resident"] =
+        encode(LapackRequest{37, c, request_bytes(c) - a_bytes, {{0, true, {11, 12}}, {2, false, {13, 14}}}});
     c = LapackCall{};  // side and k (orgqr, ormqr)
     c.routine = LR::orgqr, c.scalar = Scalar::d, c.m = 6, c.n = 4, c.k = 3;
     validate(c);
-    out["lapack_dorgqr"] = encode(LapackRequest{35, c, request_bytes(c)});
+    out["lapack_dorgqr"] = encode(LapackRequest{35, c, request_bytes(c), {}});
     c = LapackCall{};
     c.routine = LR::ormqr, c.scalar = Scalar::z, c.side = 'R', c.trans = 'C', c.m = 3, c.n = 5, c.k = 2;
     validate(c);
-    out["lapack_zunmqr"] = encode(LapackRequest{36, c, request_bytes(c)});
+    out["lapack_zunmqr"] = encode(LapackRequest{36, c, request_bytes(c), {}});
     c = LapackCall{};  // syev / heev (as syevd's)
     c.routine = LR::syev, c.scalar = Scalar::c, c.jobz = 'V', c.uplo = 'U', c.n = 4;
     validate(c);
-    out["lapack_cheev"] = encode(LapackRequest{37, c, request_bytes(c)});
+    out["lapack_cheev"] = encode(LapackRequest{37, c, request_bytes(c), {}});
     c = LapackCall{};  // balanc, sense, tranb, isgn, ilo, ihi (protocol 7)
     c.routine = LR::gehrd, c.scalar = Scalar::d, c.n = 5, c.ilo = 2, c.ihi = 4;
     validate(c);
-    out["lapack_dgehrd"] = encode(LapackRequest{38, c, request_bytes(c)});
+    out["lapack_dgehrd"] = encode(LapackRequest{38, c, request_bytes(c), {}});
     c = LapackCall{};
     c.routine = LR::trsyl, c.scalar = Scalar::z, c.trans = 'C', c.tranb = 'N', c.isgn = -1, c.m = 3, c.n = 2;
     validate(c);
-    out["lapack_ztrsyl"] = encode(LapackRequest{39, c, request_bytes(c)});
+    out["lapack_ztrsyl"] = encode(LapackRequest{39, c, request_bytes(c), {}});
     c = LapackCall{};
     c.routine = LR::geevx, c.scalar = Scalar::s, c.balanc = 'B', c.jobvl = 'V', c.jobvr = 'V', c.sense = 'B', c.n = 3;
     validate(c);
-    out["lapack_sgeevx"] = encode(LapackRequest{40, c, request_bytes(c)});
+    out["lapack_sgeevx"] = encode(LapackRequest{40, c, request_bytes(c), {}});
     c = LapackCall{};
     c.routine = LR::gges, c.scalar = Scalar::c, c.jobvl = 'V', c.jobvr = 'V', c.n = 3;
     validate(c);
-    out["lapack_cgges"] = encode(LapackRequest{41, c, request_bytes(c)});
+    out["lapack_cgges"] = encode(LapackRequest{41, c, request_bytes(c), {}});
     c = LapackCall{};
     c.routine = LR::geqp3, c.scalar = Scalar::d, c.m = 4, c.n = 3;
     validate(c);
-    out["lapack_dgeqp3"] = encode(LapackRequest{42, c, request_bytes(c)});
+    out["lapack_dgeqp3"] = encode(LapackRequest{42, c, request_bytes(c), {}});
   }
   out["lapack_reply"] = encode(LapackReply{21, true, "", 2, 0});
   {

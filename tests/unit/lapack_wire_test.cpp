@@ -79,7 +79,7 @@ std::vector<LapackCall> all_calls() {
   return v;
 }
 
-LapackRequest request(const LapackCall& c, uint64_t id = 5) { return {id, c, request_bytes(c)}; }
+LapackRequest request(const LapackCall& c, uint64_t id = 5) { return {id, c, request_bytes(c), {}}; }
 
 template <class F>
 std::string protocol_error_of(F&& f) {

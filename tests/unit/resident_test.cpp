@@ -38,8 +38,7 @@ TEST(ResidentWire, ACallWithResidentInputsRoundTrips) {
   EXPECT_EQ(d.resident[0].digest, (Digest{1, 2}));
   EXPECT_FALSE(d.resident[1].use);
   EXPECT_EQ(d.payload_bytes, 2 * each);
-  wire::AuthResult a{true, "welcome"};
-  a.resident_bytes = 12345;
+  wire::AuthResult a{true, "welcome", {}, false, {}, 12345};
   EXPECT_EQ(std::get<wire::AuthResult>(wire::decode(wire::encode(a))).resident_bytes, 12345u);
 }
 
@@ -131,22 +130,40 @@ TEST(ResidentMirror, APlanSendsWhatTheServerLacks) {
   m.set_budget(1 << 20);
   std::vector<unsigned char> a(4000, 1), b(4000, 2), small(10, 3);
   const std::vector<transport::Segment> segs{{a.data(), a.size()}, {b.data(), b.size()}, {small.data(), small.size()}};
-  client::ResidentPlan first = client::plan_resident(m, s, segs, -1);
-  ASSERT_EQ(first.inputs.size(), 2u);  // the small one is not worth a digest
-  EXPECT_FALSE(first.inputs[0].use);
+  const uint64_t call = 8010 + 4000;  // the inputs, and an output of 4000 back
+  // First sight: sent as usual (nothing worth keeping yet: it may never come again).
+  client::ResidentPlan first = client::plan_resident(m, s, segs, -1, call);
+  EXPECT_FALSE(first.any());
   EXPECT_EQ(first.payload_bytes, 8010u);
-  client::ResidentPlan again = client::plan_resident(m, s, segs, -1);
-  EXPECT_TRUE(again.inputs[0].use && again.inputs[1].use);
-  EXPECT_EQ(again.payload_bytes, 10u);
-  b[3999] = 7;  // one byte changed: B travels again
-  client::ResidentPlan changed = client::plan_resident(m, s, segs, -1);
-  EXPECT_TRUE(changed.inputs[0].use);
-  EXPECT_FALSE(changed.inputs[1].use);
-  EXPECT_EQ(changed.payload_bytes, 4010u);
+  // Second sight, unchanged: sent and kept (the small one is not worth a digest).
+  client::ResidentPlan second = client::plan_resident(m, s, segs, -1, call);
+  ASSERT_EQ(second.inputs.size(), 2u);
+  EXPECT_FALSE(second.inputs[0].use || second.inputs[1].use);
+  EXPECT_EQ(second.payload_bytes, 8010u);
+  client::ResidentPlan third = client::plan_resident(m, s, segs, -1, call);
+  EXPECT_TRUE(third.inputs[0].use && third.inputs[1].use);
+  EXPECT_EQ(third.payload_bytes, 10u);
+  // One byte of B changed: A alone is not half the call's bytes, so everything travels (the
+  // call keeps its chunk pipeline); B's new bytes seen again are kept with A held.
+  b[3999] = 7;
+  EXPECT_FALSE(client::plan_resident(m, s, segs, -1, call).any());
+  client::ResidentPlan again = client::plan_resident(m, s, segs, -1, call);
+  ASSERT_EQ(again.inputs.size(), 2u);
+  EXPECT_TRUE(again.inputs[0].use);
+  EXPECT_FALSE(again.inputs[1].use);
+  EXPECT_EQ(again.payload_bytes, 4010u);
+  EXPECT_EQ(client::plan_resident(m, s, segs, -1, call).payload_bytes, 10u);
+  // A dominant input alone is worth it: A held, B (changing) sent, in a call of 4000 + 1000 + 1000.
+  std::vector<unsigned char> thin(1000, 5);
+  const std::vector<transport::Segment> dominant{{a.data(), a.size()}, {thin.data(), thin.size()}};
+  client::ResidentPlan d = client::plan_resident(m, s, dominant, -1, 6000);
+  ASSERT_EQ(d.inputs.size(), 1u);
+  EXPECT_TRUE(d.inputs[0].use);
+  EXPECT_EQ(d.payload_bytes, 1000u);
   // The shared input never; nothing where the server keeps nothing or OUTBOARD_RESIDENT=0.
-  EXPECT_EQ(client::plan_resident(m, s, segs, 1).inputs.size(), 1u);
+  EXPECT_FALSE(client::plan_resident(m, s, dominant, 0, 6000).any());  // A shared: B alone is too little
   s.resident = false;
-  EXPECT_FALSE(client::plan_resident(m, s, segs, -1).any());
+  EXPECT_FALSE(client::plan_resident(m, s, segs, -1, call).any());
 }
 
 TEST(Digest, SameBytesSameDigestAnyThreads) {

@@ -15,6 +15,7 @@ Runner add_bench(CLI::App& app) {
   add_bench_connect_mode(cmd, *modes);
   add_bench_soak_mode(cmd, *modes);
   add_bench_seal_mode(cmd, *modes);
+  add_bench_digest_mode(cmd, *modes);
   return [modes]() -> int {
     for (auto& [sub, run] : *modes)
       if (sub->parsed()) return run();

@@ -1,12 +1,14 @@
 // Shared pieces of the `outboard bench` modes: connection flags, sweep flags, output and plots.
 #pragma once
 #include <CLI/CLI.hpp>
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "bench/sweep.hpp"
+#include "common/clock.hpp"
 #include "tools/outboard/commands.hpp"
 
 namespace outboard::tool {
@@ -44,6 +46,20 @@ void add_bench_fft_mode(CLI::App* bench, BenchModes& modes);     // fft
 void add_bench_connect_mode(CLI::App* bench, BenchModes& modes); // connect
 void add_bench_soak_mode(CLI::App* bench, BenchModes& modes);    // soak
 void add_bench_seal_mode(CLI::App* bench, BenchModes& modes);    // seal
+void add_bench_digest_mode(CLI::App* bench, BenchModes& modes);  // digest
+
+// Best GB/s of fn over `bytes`, repeated for about a quarter of a second per trial, 3 trials.
+template <class Fn>
+double best_gbytes(uint64_t bytes, Fn fn) {
+  double best = 0;
+  for (int t = 0; t < 3; ++t) {
+    uint64_t n = 0, t0 = now_ns();
+    do fn(), ++n;
+    while (now_ns() - t0 < 250'000'000);
+    best = std::max(best, double(bytes) * double(n) / double(now_ns() - t0));
+  }
+  return best;
+}
 
 // Exit status of a mode that cannot run here (no GPU, no FFT offload yet): skipped, not failed.
 inline constexpr int kUnavailable = 77;  // bench::kExitSkipped

@@ -18,19 +18,6 @@
 namespace outboard::tool {
 namespace {
 
-// Best GB/s of fn over `bytes`, repeated for about a quarter of a second per trial, 3 trials.
-template <class Fn>
-double best_gbytes(uint64_t bytes, Fn fn) {
-  double best = 0;
-  for (int t = 0; t < 3; ++t) {
-    uint64_t n = 0, t0 = now_ns();
-    do fn(), ++n;
-    while (now_ns() - t0 < 250'000'000);
-    best = std::max(best, double(bytes) * double(n) / double(now_ns() - t0));
-  }
-  return best;
-}
-
 int run_seal(const std::vector<uint64_t>& sizes) {
   if (sodium_init() < 0) throw Error("libsodium could not be initialised");
   SessionKeys k = session_keys(Secret{}, random_nonce(), random_nonce());
