@@ -256,29 +256,44 @@ bool fft_execute(RemoteFft* p, const FftArrays& a) noexcept {
       } catch (const Error& e) {
         return fall_back(e.what());
       }
-      const bool chunked = large && !direct;
-      std::vector<transport::Segment> payload{{input, in_bytes}};
+      // An input the server holds from an earlier execution (the same bytes) is not sent again;
+      // such an execution goes whole.
+      const std::vector<transport::Segment> input_segment{{input, in_bytes}};
+      auto plan = [&] {
+        return direct ? ResidentPlan{} : plan_resident(conn->resident(), settings, input_segment, -1, in_bytes + out_bytes);
+      };
+      ResidentPlan resident = plan();
+      const bool chunked = large && !direct && !resident.any();
+      auto* r = static_cast<wire::FftReply*>(nullptr);
       try {
         if (direct)
           ;  // answered above
         else if (chunked)
           reply = conn->chunked_request(
-              wire::FftChunk{0, p->id, l.shape, in_bytes, chunk, 0}, std::move(payload),
+              wire::FftChunk{0, p->id, l.shape, in_bytes, chunk, 0}, input_segment,
               [&result](uint64_t offset, uint64_t) { return result.data() + offset; }, out_bytes,
               settings.timeout_seconds, static_cast<unsigned>(settings.chunk_window));
         else
-          reply = conn->request(wire::FftExecute{0, p->id, l.shape, in_bytes}, std::move(payload), result.data(), out_bytes,
-                                settings.timeout_seconds);
+          for (bool again = true;; again = false) {
+            reply = conn->request(wire::FftExecute{0, p->id, l.shape, resident.payload_bytes, resident.inputs},
+                                  resident.payload, result.data(), out_bytes, settings.timeout_seconds);
+            r = std::get_if<wire::FftReply>(&reply);
+            // The server no longer holds the input (its other limits evicted it): once more, sent.
+            if (!again || !r || r->ok || r->message != wire::kResidentMissing) break;
+            conn->resident().forget(resident.inputs);
+            resident = plan();
+          }
       } catch (const Error& e) {
         return fall_back(e.what());
       }
       const uint64_t t2 = now_ns();
-      auto* r = std::get_if<wire::FftReply>(&reply);
+      r = std::get_if<wire::FftReply>(&reply);
       if (!r || !r->ok || r->payload_bytes != (chunked || direct ? 0 : out_bytes))
         return fall_back(r && !r->ok ? "server: " + r->message : std::string("unexpected reply"));
       if (!straight) scatter_output(l, result.data(), a, 0, l.out.elements);
       rt.remote_succeeded(t0);
-      account(rt, name, p->label, *r, {t0, t1, t2, now_ns()}, in_bytes, out_bytes, wire::flops(l.shape));
+      account(rt, name, p->label, *r, {t0, t1, t2, now_ns()}, chunked || direct ? in_bytes : resident.payload_bytes, out_bytes,
+              wire::flops(l.shape));
       return true;
     }, known.get());
   });

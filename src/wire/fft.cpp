@@ -134,6 +134,7 @@ void encode_body(Writer& w, const FftExecute& m) {
   w.u64(m.plan_id);
   encode(w, m.shape);
   w.u64(m.payload_bytes);
+  put_resident(w, m.resident);
 }
 void encode_body(Writer& w, const FftChunk& m) {
   w.u64(m.call_id);
@@ -172,7 +173,13 @@ FftExecute decode_fft_execute(Reader& r) {
   m.plan_id = nonzero_id(r, "FFT plan");
   m.shape = decode_fft_shape(r);
   m.payload_bytes = r.u64();
-  check_input(m.payload_bytes, m.shape);
+  m.resident = get_resident(r);
+  const uint64_t held = resident_bytes_in_use(m.resident, {input_bytes(m.shape)}, -1);
+  if (held) {
+    if (m.payload_bytes != 0) throw ProtocolError("an FFT execution sends the input it says the server holds");
+  } else {
+    check_input(m.payload_bytes, m.shape);
+  }
   return m;
 }
 FftChunk decode_fft_chunk(Reader& r) {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "wire/load.hpp"
+#include "wire/resident.hpp"
 
 namespace outboard::wire {
 
@@ -84,7 +85,8 @@ struct FftExecute {  // one execution; payload = input_bytes(shape), answered wi
   uint64_t call_id = 0;
   uint64_t plan_id = 0;
   FftShape shape;              // the plan's
-  uint64_t payload_bytes = 0;  // must equal input_bytes(shape)
+  uint64_t payload_bytes = 0;  // input_bytes(shape), or 0 where the input is resident and in use
+  std::vector<ResidentInput> resident;  // at most the one input
 };
 // A large execution's input in chunks (as wire::CallChunk): whichever arrives first sets the call
 // up; the output comes back in ReplyChunks, then an FftReply without payload.

@@ -12,6 +12,7 @@
 
 #include "common/secret.hpp"
 #include "wire/fft.hpp"
+#include "wire/resident.hpp"
 #include "wire/lapack.hpp"
 #include "wire/load.hpp"
 #include "wire/opencl.hpp"
@@ -96,25 +97,6 @@ struct AuthResult {
   uint64_t resident_bytes = 0;
 };
 inline constexpr size_t kMaxSiblings = 64;
-// A large input that need not travel twice (issue 36 item 5), by a digest of its bytes
-// (common/digest.hpp): `use`: not in the payload, the server holds it under `digest`; else sent
-// in the payload as usual, and kept under `digest` afterwards. Inputs that the output shares (C
-// with beta != 0, trmm/trsm's B) are never resident.
-struct ResidentInput {
-  uint8_t input = 0;  // its index among the call's inputs
-  bool use = false;
-  std::array<uint64_t, 2> digest{};
-};
-inline constexpr size_t kMaxResidentInputs = 4;
-// A call that named an input the server no longer holds fails with this message, and nothing
-// else: the client sends the call again with the input in the payload.
-inline constexpr const char* kResidentMissing = "a resident input is no longer held";
-// Checks a call's resident inputs against the byte sizes of its inputs (`shared`: the index of the
-// input the output shares, or -1): at most kMaxResidentInputs, each a distinct, non-empty input
-// the output does not share. Returns the bytes of those in use (left out of the payload); throws
-// ProtocolError otherwise.
-uint64_t resident_bytes_in_use(const std::vector<ResidentInput>& resident, const std::vector<uint64_t>& input_bytes,
-                               int shared);
 // The byte sizes of a Level-3 call's inputs, and which of them its output shares (-1: none).
 std::vector<uint64_t> input_bytes(const Level3Call& c);
 std::vector<uint64_t> input_bytes(const LapackCall& c);  // its outputs share none

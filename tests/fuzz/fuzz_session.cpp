@@ -307,7 +307,7 @@ void message(FuzzedDataProvider& f, Bytes& header, Bytes& payload) {
     case 14: encoded(FftRelease{small_id(f)}, 0); break;
     case 15: {
       const FftShape s = fft_shape(f, false);
-      encoded(FftExecute{small_id(f), small_id(f), s, input_bytes(s)}, input_bytes(s));
+      encoded(FftExecute{small_id(f), small_id(f), s, input_bytes(s), {}}, input_bytes(s));
       break;
     }
     case 16: {

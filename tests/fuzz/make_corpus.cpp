@@ -281,7 +281,8 @@ std::map<std::string, std::vector<std::byte>> seeds() {
   fft.batch = 3;
   out["fft_plan"] = encode(FftPlan{22, fft});
   out["fft_release"] = encode(FftRelease{22});
-  out["fft_execute"] = encode(FftExecute{23, 22, fft, input_bytes(fft)});
+  out["fft_execute"] = encode(FftExecute{23, 22, fft, input_bytes(fft), {}});
+  out["fft_execute_resident"] = encode(FftExecute{24, 22, fft, 0, {{0, true, {5, 6}}}});
   fft.n = {1 << 16};
   out["fft_chunk"] = encode(FftChunk{24, 22, fft, input_bytes(fft), kMinChunkBytes, 3});
   out["direct_fft"] = encode(DirectFft{25, 22, fft, {std::vector<std::byte>(8, std::byte{7})},

@@ -423,7 +423,7 @@ std::optional<wire::FftReply> fft_execute(Peer& p, uint64_t call, uint64_t plan,
                                           const std::vector<double>& x) {
   p.last_payload = {};
   const uint64_t bytes = wire::input_bytes(s);
-  p.send(wire::encode(wire::FftExecute{call, plan, s, bytes}), {{x.data(), bytes}});
+  p.send(wire::encode(wire::FftExecute{call, plan, s, bytes, {}}), {{x.data(), bytes}});
   auto r = p.expect<wire::FftReply>(20);
   if (r && r->call_id != call) std::printf("reply to call %llu, not %llu\n", (unsigned long long)r->call_id, (unsigned long long)call);
   return r && r->call_id == call ? r : std::nullopt;
@@ -627,7 +627,7 @@ int fft_mode(Peer& p, const std::string& mode, const std::string& host, uint16_t
       wire::FftShape bad = c2c_shape(256);
       bad.batch = 0;
       std::vector<double> x(512);
-      q.send(wire::encode(wire::FftExecute{1, 5, bad, 4096}), {{x.data(), 4096}});
+      q.send(wire::encode(wire::FftExecute{1, 5, bad, 4096, {}}), {{x.data(), 4096}});
       if (q.expect_rejection("fft-overflow (execute)")) return 1;
     }
     std::printf("ok %s: %zu malformed shapes rejected as malformed requests\n", what, cases.size());

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# Resident inputs (issue 36 item 5) through the BLAS and LAPACK shims and a real server: DGEMMs whose inputs
+# Resident inputs (issue 36 item 5) through the BLAS, LAPACK and FFTW shims and a real server: DGEMMs whose inputs
 # change between calls in every way (resident_check: in place, refilled at the same address, freed
 # and allocated again, changed by another thread, mapped from a file rewritten under the mapping)
-# are right every time, and so are getrs solves on one factorization, while the inputs that did
+# are right every time, and so are getrs solves on one factorization and an FFT plan's executions
+# on an input changed in place, while the inputs that did
 # not change are not sent again (the server's
 # resident counters); OUTBOARD_RESIDENT=0 sends everything; a server whose shared budget is held by
 # another session refuses to keep inputs, and the calls that counted on them are sent again, right.
@@ -19,18 +20,19 @@ export OUTBOARD_OFFLOAD=always OUTBOARD_DIRECT=0 OUTBOARD_FALLBACK=fail
 resident() { status_field "s['resident']['$1']"; }
 
 run_checked resident "$OUTBOARD" run -- "$PROGRAMS/resident_check"
-[ "$(status_field "s['calls']")" = 30 ] || fail "not all 30 calls served"
+[ "$(status_field "s['calls']")" = 37 ] || fail "not all 37 calls served"
 # A in 24 DGEMMs: 6 different contents, each sent, kept at its second sight and held at its third;
 # B's refill and the mapped file (the same bytes elsewhere) changed nothing of A: 12 calls held it.
 # Then getrf (its A is also its output: never held) and 5 getrs: the factors kept at the second,
-# held at the last 3.
-[ "$(resident kept)" = 7 ] && [ "$(resident hits)" = 15 ] && [ "$(resident bytes_not_sent)" = 43200000 ] ||
+# held at the last 3. Then 7 FFT executions of one plan, on one input (2 MiB) and on it changed:
+# 2 inputs kept, 3 executions held theirs.
+[ "$(resident kept)" = 9 ] && [ "$(resident hits)" = 18 ] && [ "$(resident bytes_not_sent)" = 49491456 ] ||
   fail "resident counters: $(status_field "s['resident']")"
 [ "$(resident bytes)" = 0 ] || fail "the session's inputs still held after it ended: $(resident bytes)"
-ok "every change sent again, every unchanged input not (15 of 30 calls, 43.2 MB); released with the session"
+ok "every change sent again, every unchanged input not (18 of 37 calls, 49.5 MB); released with the session"
 
 OUTBOARD_RESIDENT=0 run_checked not-resident "$OUTBOARD" run -- "$PROGRAMS/resident_check"
-[ "$(resident hits)" = 15 ] && [ "$(resident kept)" = 7 ] || fail "OUTBOARD_RESIDENT=0 kept or used inputs"
+[ "$(resident hits)" = 18 ] && [ "$(resident kept)" = 9 ] || fail "OUTBOARD_RESIDENT=0 kept or used inputs"
 ok "OUTBOARD_RESIDENT=0: everything sent"
 
 # One session holds the server's whole budget while another's calls run: the second's inputs
@@ -44,6 +46,6 @@ run_checked squeezed "$OUTBOARD" run -- "$PROGRAMS/resident_check"
 [ "$(resident misses)" -gt "$misses" ] && [ "$(resident refused)" -gt 0 ] ||
   fail "no input refused and then missed: $(status_field "s['resident']")"
 wait $holder || { cat "$WORK/holder.log"; fail "the holding session"; }
-grep -q "resident_check: 29 passed, 0 failed" "$WORK/holder.log" || { cat "$WORK/holder.log"; fail "the holding session's results"; }
+grep -q "resident_check: 36 passed, 0 failed" "$WORK/holder.log" || { cat "$WORK/holder.log"; fail "the holding session's results"; }
 [ "$(resident bytes)" = 0 ] || fail "inputs still held after both sessions ended"
 ok "a budget held by another session: inputs refused, the calls that named them sent again, all right"

@@ -9,10 +9,13 @@
  * same address; A freed and allocated again (the same address, as malloc tends to give back); A
  * changed by another thread; A mapped from a file of the same bytes, then the file rewritten
  * through pwrite(). Then an LU factorization solved for five right-hand sides (getrs: the factors
- * are the large input that need not travel again). --hold:
+ * are the large input that need not travel again), and an FFT plan executed on one input, then on
+ * that input changed in place. --hold:
  * stay connected that long after the cases (the server keeps this session's inputs meanwhile). Prints
  * "resident_check: N passed, M failed". */
+#include <complex.h>
 #include <fcntl.h>
+#include <fftw3.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -143,6 +146,34 @@ int main(int argc, char** argv) {
   }
   if (info) ++failed, printf("FAILED: getrf (info %d)\n", info);
   free(lu), free(ipiv), free(a0);
+
+  /* An FFT plan executed on the same input again and again (the output each time the first's,
+     bit for bit), then one element changed in place (the output moves by exactly that element's
+     transform). */
+  const int points = 131072, at = 7;
+  fftw_complex* in = fftw_malloc(sizeof(fftw_complex) * points);
+  fftw_complex *out = fftw_malloc(sizeof(fftw_complex) * points), *first = fftw_malloc(sizeof(fftw_complex) * points);
+  for (int i = 0; i < points; ++i) in[i] = sin(i * 0.01) + I * cos(i * 0.003);
+  fftw_plan p = fftw_plan_dft_1d(points, in, out, FFTW_FORWARD, FFTW_ESTIMATE);
+  for (int run = 0; run < 4; ++run) {
+    fftw_execute(p);
+    if (run == 0) memcpy(first, out, sizeof(fftw_complex) * points);
+    if (!memcmp(first, out, sizeof(fftw_complex) * points)) ++passed;
+    else ++failed, printf("FAILED: FFT run %d on the same input differs\n", run);
+  }
+  in[at] += 0.25;
+  for (int run = 0; run < 3; ++run) {
+    fftw_execute(p);
+    double worst = 0;
+    for (int k = 0; k < points; ++k) {
+      const double complex expected = first[k] + 0.25 * cexp(-2 * M_PI * I * (double)k * at / points);
+      if (cabs(out[k] - expected) > worst) worst = cabs(out[k] - expected);
+    }
+    if (worst < 1e-6) ++passed;
+    else ++failed, printf("FAILED: FFT run %d after the change (error %g)\n", run, worst);
+  }
+  fftw_destroy_plan(p);
+  fftw_free(in), fftw_free(out), fftw_free(first);
 
   if (hold) sleep((unsigned)hold);
   printf("resident_check: %d passed, %d failed\n", passed, failed);

@@ -88,7 +88,7 @@ std::vector<std::vector<std::byte>> samples() {
   FftReply reply{9, true, "", 4096, 1, 2, 3, 4, 5, 6, "cuda:0"};
   const FftShape small = shape(FftKind::c2c, {256});
   return {encode(FftPlan{7, shape(FftKind::r2r, {3, 5}, 2)}), encode(FftPlan{8, shape(FftKind::c2c, {1 << 20}, 1)}),
-          encode(FftRelease{7}), encode(FftExecute{1, 7, small, 4096}),
+          encode(FftRelease{7}), encode(FftExecute{1, 7, small, 4096, {}}),
           encode(FftChunk{2, 7, kBig, 1 << 20, kMinChunkBytes, 15}), encode(reply), encode(FftReply{10, false, "no plan", 0}),
           encode(DirectFft{11, 7, small, {std::vector<std::byte>(8, std::byte{1})}, {{0x1000, 4096, 0}}, {{0x9000, 4096, 0}}})};
 }
@@ -119,8 +119,8 @@ TEST(FftMessages, HostileFieldsAreRefused) {
   EXPECT_THROW(decode(encode(FftPlan{0, shape(FftKind::c2c, {8})})), ProtocolError);  // id 0
   EXPECT_THROW(decode(encode(FftRelease{0})), ProtocolError);
   const FftShape small = shape(FftKind::c2c, {256});
-  EXPECT_THROW(decode(encode(FftExecute{1, 0, small, 4096})), ProtocolError);
-  EXPECT_THROW(decode(encode(FftExecute{1, 3, small, 4095})), ProtocolError);  // not the shape's input
+  EXPECT_THROW(decode(encode(FftExecute{1, 0, small, 4096, {}})), ProtocolError);
+  EXPECT_THROW(decode(encode(FftExecute{1, 3, small, 4095, {}})), ProtocolError);  // not the shape's input
   EXPECT_THROW(decode(encode(FftChunk{1, 7, kBig, 1 << 20, kMinChunkBytes, 16})), ProtocolError);  // index past the end
   EXPECT_THROW(decode(encode(FftChunk{1, 7, kBig, 1 << 20, 1024, 0})), ProtocolError);             // chunks too small
   EXPECT_THROW(decode(encode(FftChunk{1, 7, kBig, 1 << 19, kMinChunkBytes, 0})), ProtocolError);   // not the shape's

@@ -42,6 +42,19 @@ TEST(ResidentWire, ACallWithResidentInputsRoundTrips) {
   EXPECT_EQ(std::get<wire::AuthResult>(wire::decode(wire::encode(a))).resident_bytes, 12345u);
 }
 
+TEST(ResidentWire, AnFftExecutionSendsItsInputOrNone) {
+  wire::FftShape s;
+  s.n = {1024};
+  const uint64_t in = wire::input_bytes(s);
+  const auto d = std::get<wire::FftExecute>(wire::decode(wire::encode(wire::FftExecute{1, 2, s, 0, {{0, true, {8, 9}}}})));
+  ASSERT_EQ(d.resident.size(), 1u);
+  EXPECT_TRUE(d.resident[0].use);
+  EXPECT_NO_THROW(wire::decode(wire::encode(wire::FftExecute{1, 2, s, in, {{0, false, {8, 9}}}})));
+  EXPECT_THROW(wire::decode(wire::encode(wire::FftExecute{1, 2, s, in, {{0, true, {8, 9}}}})), ProtocolError);
+  EXPECT_THROW(wire::decode(wire::encode(wire::FftExecute{1, 2, s, 0, {}})), ProtocolError);
+  EXPECT_THROW(wire::decode(wire::encode(wire::FftExecute{1, 2, s, 0, {{1, true, {8, 9}}}})), ProtocolError);
+}
+
 TEST(ResidentWire, BadResidentInputsAreRejected) {
   const wire::Level3Call c = gemm(64, true);  // inputs A, B, C (shared with the output)
   const uint64_t all = wire::request_bytes(c), each = 64 * 64 * 8;

@@ -145,7 +145,7 @@ struct TwoGpus {
   }
   void execute_fft(uint64_t id, const wire::FftShape& shape) {
     const uint64_t bytes = wire::input_bytes(shape), total = bytes + wire::output_bytes(shape);
-    fft->on_message(session, wire::Message(wire::FftExecute{id, 7, shape, bytes}), transport::Buffer::allocate(total));
+    fft->on_message(session, wire::Message(wire::FftExecute{id, 7, shape, bytes, {}}), transport::Buffer::allocate(total));
   }
   // The calls started on g, a moment after the last was sent (one sent there would have started).
   int started(StandInGpu* g) {

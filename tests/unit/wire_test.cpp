@@ -237,7 +237,7 @@ TEST(WireRoundTrip, Blas3CallEveryRoutineAndPrecision) {
       ASSERT_NO_THROW(validate(call));
       Blas3Call b = blas3(call, ++id);
       auto bytes = encode(b);
-      EXPECT_EQ(bytes.size(), kHeaderBytes + 8 + kCallBytes + 8);
+      EXPECT_EQ(bytes.size(), kHeaderBytes + 8 + kCallBytes + 8 + 1);  // + the count of resident inputs
       auto d = decode_as<Blas3Call>(bytes);
       EXPECT_EQ(d.call_id, b.call_id);
       EXPECT_EQ(d.payload_bytes, b.payload_bytes);
@@ -685,8 +685,8 @@ TEST(WireReject, InvalidBooleans) {
     EXPECT_NE(protocol_error_of([&] { decode(r); }).find("boolean"), std::string::npos);
 
     auto c = encode(blas3(make_call(Routine::gemm, Scalar::d)));
-    // output_sent is the last byte of the call, just before payload_bytes.
-    c[c.size() - 9] = std::byte{bad};
+    // output_sent is the last byte of the call, just before payload_bytes and the resident count.
+    c[c.size() - 10] = std::byte{bad};
     EXPECT_NE(protocol_error_of([&] { decode(c); }).find("boolean"), std::string::npos);
   }
 }
@@ -696,7 +696,7 @@ void expect_invalid(const Level3Call& c, const char* fragment) {
   SCOPED_TRACE(std::string("call ") + call_name(c) + ", expecting '" + fragment + "'");
   std::string direct = protocol_error_of([&] { validate(c); });
   EXPECT_NE(direct.find(fragment), std::string::npos) << direct;
-  Blas3Call b{1, c, 0};
+  Blas3Call b{1, c, 0, {}};
   auto bytes = encode(b);
   std::string wire = protocol_error_of([&] { decode(bytes); });
   EXPECT_NE(wire.find(fragment), std::string::npos) << wire;

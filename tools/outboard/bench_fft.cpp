@@ -86,7 +86,7 @@ wire::FftReply remote_execute(client::Connection& conn, uint64_t id, const FftSh
                                  [&out](uint64_t offset, uint64_t) { return out.data() + offset; }, out_bytes, 0,
                                  f.chunk_window);
   else
-    reply = conn.request(wire::FftExecute{0, id, s, in_bytes}, {{in.data(), in_bytes}}, out.data(), out_bytes, 0);
+    reply = conn.request(wire::FftExecute{0, id, s, in_bytes, {}}, {{in.data(), in_bytes}}, out.data(), out_bytes, 0);
   auto* r = std::get_if<wire::FftReply>(&reply);
   if (!r || !r->ok) throw Error("remote FFT failed: " + (r ? r->message : std::string("unexpected reply")));
   return *r;

@@ -217,18 +217,35 @@ class FftService final : public Service {
     const uint64_t received = now_ns();
     const Session::Arrival a = core_.take_arrival(s, q.call_id, received);
     const uint64_t in_bytes = wire::input_bytes(q.shape), out_bytes = wire::output_bytes(q.shape);
+    // The input held from an earlier execution (not sent): copied into the call's memory, which
+    // the transform may overwrite; missing, the execution fails as wire::kResidentMissing.
+    std::shared_ptr<const Buffer> held;
+    if (!q.resident.empty() && q.resident[0].use) {
+      held = core_.resident(s).find(q.resident[0].digest, in_bytes);
+      if (held && !core_.whole_payload(s, payload, 0, in_bytes + out_bytes)) return;
+    }
+    if (!held && !q.resident.empty() && q.resident[0].use) {
+      core_.complete({s.peer, wire::FftReply{q.call_id, false, wire::kResidentMissing}, nullptr, 0, 0,
+                      routine_name(q.shape), q.call_id, false, wire::kResidentMissing, false});
+      return;
+    }
     if (payload.size() != in_bytes + out_bytes) return core_.reject(s.peer, "payload size does not match the FFT");
-    s.bytes_in += in_bytes;
+    s.bytes_in += q.payload_bytes;
     auto buf = std::make_shared<Buffer>(std::move(payload));
+    const bool keep = !q.resident.empty() && !q.resident[0].use;
+    const Digest digest = q.resident.empty() ? Digest{} : q.resident[0].digest;
     FftExecutor* e = where_for(q.shape).executor;
     std::shared_ptr<const void> on_device;  // the GPU's count of running executions, while this one runs
     if (const auto order = devices_for(q.shape); !order.empty()) {
       e = devices_[order.front()].executor;
       on_device = load_->hold(order.front());
     }
-    core_.pool().submit([this, e, on_device, shape = q.shape, buf, peer = s.peer, id = q.call_id, in_bytes,
-                         out_bytes, arrived = a.ns, received]() mutable {
+    core_.pool().submit([this, e, on_device, shape = q.shape, buf, held, keep, digest, peer = s.peer, id = q.call_id,
+                         in_bytes, out_bytes, arrived = a.ns, received]() mutable {
       wire::FftReply r{id, true, "", 0, received - arrived, now_ns() - received, 0, 0, 0, 0, ""};
+      std::vector<std::pair<Digest, std::shared_ptr<const Buffer>>> kept;
+      if (held) std::memcpy(buf->data(), held->data(), in_bytes);
+      if (keep) kept.emplace_back(digest, ResidentStore::copy_of(buf->data(), in_bytes));  // before it is overwritten
       try {
         FftTiming t;
         for (size_t attempt = 0;; ++attempt) {
@@ -256,7 +273,8 @@ class FftService final : public Service {
         r.message = ex.what();
       }
       on_device.reset();  // free before the answer leaves (as blas3's)
-      core_.complete({peer, r, buf, in_bytes, r.ok ? out_bytes : 0, routine_name(shape), id, r.ok, r.message});
+      core_.complete({peer, r, buf, in_bytes, r.ok ? out_bytes : 0, routine_name(shape), id, r.ok, r.message, true,
+                      std::move(kept)});
     });
   }
 
