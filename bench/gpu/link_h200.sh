@@ -12,6 +12,9 @@
 #   choice  the cost model's sweep (bench/link/choice_sweep.py): local, remote and auto by size for
 #           DGEMM, DGETRF, DPOTRF, DSYEVD, DGESDD and 1-D FFTs, at each of CHOICE_POINTS (default
 #           unshaped, 25 and 10 Gbit/s); not among the default steps (about 3 minutes a point)
+#   resident resident inputs (bench/link/resident_bench.sh): DGEMM with a fixed 8192^2 operand,
+#           getrs on one 8192^2 factorization, an FFT of 2^24 points re-executed, each with
+#           OUTBOARD_RESIDENT=1 and 0, across 25 Gbit/s; not among the default steps
 # Usage: [STEPS="netem put gemm fft gemm16k fft3d numpy"] link_h200.sh OUT [CARRY]
 set -uo pipefail
 source "$(dirname "$0")/steps.sh"
@@ -55,4 +58,10 @@ if want choice; then
       ${CHOICE_FAMILIES:+--families "$CHOICE_FAMILIES"}
     for p in "$R/$name"/*/; do [ -f "$p/bench.log" ] && sed "s|^|$(basename "$p"): |" "$p/bench.log" | tee -a "$OUT/summary.txt"; done
   done
+fi
+if want resident; then
+  export RESIDENT_CASES=${RESIDENT_CASES:-gemm 8192 8192 256 10;getrs 8192 16 10;fft 16777216 10}
+  rig resident 300 --points 25gbit:none --timeout 280 -- "$HERE/../link/resident_bench.sh" "$CARRY/bin/outboard" \
+    "$CARRY/bin/resident_bench"
+  for p in "$R"/resident/*/; do [ -f "$p/bench.log" ] && sed "s|^|$(basename "$p"): |" "$p/bench.log" | tee -a "$OUT/summary.txt"; done
 fi

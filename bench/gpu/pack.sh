@@ -10,7 +10,7 @@ BUILD=${BUILD:-build}
 rm -rf "$DIR"
 mkdir -p "$DIR"/{bin,lib,deps,share/outboard}
 install -m 755 "$BUILD/bin/outboard" "$BUILD/bin/blas_demo" "$BUILD/bin/lapack_demo" "$BUILD/bin/fft_demo" "$BUILD/bin/gpu_tests" "$BUILD/bin/cl_multi" \
-  "$BUILD/bin/cl_bench" "$BUILD/bin/outboard-soak-client" "$BUILD/bin/choice_sweep" "$DIR/bin/"
+  "$BUILD/bin/cl_bench" "$BUILD/bin/outboard-soak-client" "$BUILD/bin/choice_sweep" "$BUILD/bin/resident_bench" "$DIR/bin/"
 # clpeak (Debian's), to run on the GPU machine's OpenCL directly and through Outboard.
 [ -x /usr/bin/clpeak ] && install -m 755 /usr/bin/clpeak "$DIR/bin/"
 cp -a "$BUILD"/lib/liboutboard-*.so* "$DIR/lib/"
