@@ -50,7 +50,8 @@ void check_call(const Blas3Call& b) {
   check(last_is_output == c.output_sent);
   const uint64_t req = request_bytes(c);
   const uint64_t rep = reply_bytes(c);
-  check(req == b.payload_bytes);
+  // The payload leaves out the resident inputs in use (checked again: decode() must have).
+  check(req - resident_bytes_in_use(b.resident, input_bytes(c), shared_input(c)) == b.payload_bytes);
   if (c.output_sent) check(req >= rep);
   check(rep == uint64_t(l.output.rows) * uint64_t(l.output.cols) * element_bytes(c.scalar));
   const double f = flops(c);
@@ -71,7 +72,8 @@ void check_lapack(const LapackRequest& q) {
     if (a.from_input >= 0) check(array_bytes(l.inputs[a.from_input], c.scalar) == array_bytes(a, c.scalar));
     out += array_bytes(a, c.scalar);
   }
-  check(in == q.payload_bytes && in == request_bytes(c) && out == reply_bytes(c));
+  check(in - resident_bytes_in_use(q.resident, input_bytes(c), -1) == q.payload_bytes && in == request_bytes(c) &&
+        out == reply_bytes(c));
   const double f = flops(c);
   check(f >= 0 && !std::isnan(f));
   (void)call_name(c);
