@@ -70,7 +70,11 @@ class Rank {
     post(c, nullptr);
   }
   void post(Command c, const void* staged) {
-    wait_until([&] { return ring_has_room(host_, tail_, seen_); }, "room in the ring");
+    // A failed proxy need not drain the ring: the device code gives up then too (dcuda_device.cuh),
+    // also where failures are expected (a rank posting to a dead peer found its ring full and
+    // waited out its timeout: dcuda_proxy_killed failed so once under load).
+    wait_until([&] { return ring_has_room(host_, tail_, seen_) || failed(); }, "room in the ring");
+    if (!ring_has_room(host_, tail_, seen_)) throw std::runtime_error("rank " + std::to_string(me_) + ": the proxy failed");
     if (staged) std::memcpy(ring_staging(host_, tail_), staged, c.bytes);
     Command& slot = ring_slot(host_, tail_);
     c.seq = slot.seq;  // written last, by ring_post
