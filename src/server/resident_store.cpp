@@ -65,4 +65,33 @@ bool ResidentStore::keep(const Digest& digest, std::shared_ptr<const transport::
   return true;
 }
 
+bool CallInputs::find(ResidentStore& store, const std::vector<wire::ResidentInput>& resident) {
+  held.assign(sizes.size(), nullptr);
+  for (const wire::ResidentInput& x : resident) {
+    if (!x.use) {
+      keep.push_back(x);
+      continue;
+    }
+    held[x.input] = store.find(x.digest, sizes[x.input]);
+    if (!held[x.input]) return false;
+  }
+  return true;
+}
+
+std::vector<const std::byte*> CallInputs::lay_out(const std::byte* payload, Kept& kept) const {
+  std::vector<const std::byte*> inputs;
+  uint64_t offset = 0;
+  for (size_t i = 0; i < sizes.size(); ++i) {
+    if (held[i]) {
+      inputs.push_back(held[i]->data());
+      continue;
+    }
+    inputs.push_back(payload + offset);
+    for (const wire::ResidentInput& x : keep)
+      if (x.input == i) kept.emplace_back(x.digest, ResidentStore::copy_of(payload + offset, sizes[i]));
+    offset += sizes[i];
+  }
+  return inputs;
+}
+
 }  // namespace outboard::server

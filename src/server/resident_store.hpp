@@ -11,6 +11,7 @@
 
 #include "common/digest.hpp"
 #include "transport/buffer.hpp"
+#include "wire/resident.hpp"
 
 namespace outboard::server {
 
@@ -53,6 +54,21 @@ class ResidentStore {
   uint64_t bytes_ = 0;
   std::list<Entry> entries_;  // most recently used first
   std::map<Digest, std::list<Entry>::iterator> by_digest_;
+};
+
+// A whole call's inputs as its payload and the session's store give them (blas3's and lapack's).
+struct CallInputs {
+  std::vector<uint64_t> sizes;                                 // of each input, in order
+  std::vector<std::shared_ptr<const transport::Buffer>> held;  // per input: held here, not sent
+  std::vector<wire::ResidentInput> keep;                       // sent, to keep once the call ran
+  using Kept = std::vector<std::pair<Digest, std::shared_ptr<const transport::Buffer>>>;
+
+  // The inputs `resident` names in use, from `store` (the server's thread); false when one is not
+  // held: the call fails with wire::kResidentMissing.
+  bool find(ResidentStore& store, const std::vector<wire::ResidentInput>& resident);
+  // Each input's address: held ones in the store, the others in order in `payload`; copies of
+  // those to keep go to `kept` (a compute thread).
+  std::vector<const std::byte*> lay_out(const std::byte* payload, Kept& kept) const;
 };
 
 }  // namespace outboard::server

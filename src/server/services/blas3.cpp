@@ -97,46 +97,24 @@ class Blas3Service final : public Service {
     auto buf = std::make_shared<Buffer>(std::move(payload));
     // The inputs the client did not send, held here from earlier calls: all of them, or the call
     // fails with wire::kResidentMissing (and the client sends it again with them).
-    const std::vector<uint64_t> sizes = wire::input_bytes(c);
-    std::vector<std::shared_ptr<const Buffer>> held(sizes.size());
-    std::vector<wire::ResidentInput> keep;
-    for (const wire::ResidentInput& x : req.resident) {
-      if (!x.use) {
-        keep.push_back(x);
-        continue;
-      }
-      held[x.input] = core_.resident(s).find(x.digest, sizes[x.input]);
-      if (!held[x.input]) {
-        core_.complete({s.peer, wire::CallReply{req.call_id, false, wire::kResidentMissing}, buf, 0, 0,
-                        wire::call_name(c), req.call_id, false, wire::kResidentMissing});
-        return;
-      }
+    CallInputs in{wire::input_bytes(c)};
+    if (!in.find(core_.resident(s), req.resident)) {
+      core_.complete({s.peer, wire::CallReply{req.call_id, false, wire::kResidentMissing}, buf, 0, 0,
+                      wire::call_name(c), req.call_id, false, wire::kResidentMissing});
+      return;
     }
     Blas3Executor* executor = backend->executor<Blas3Executor>();
     std::shared_ptr<const void> on_device;  // the GPU's count of running calls, while this one runs
     if (backend->has_device_memory()) place_whole(executor, on_device);
     PeerId peer = s.peer;
     uint64_t call_id = req.call_id;
-    core_.pool().submit([this, executor, on_device, c, buf, held, keep, sizes, peer, call_id, in_bytes, arrived,
-                         received]() mutable {
+    core_.pool().submit([this, executor, on_device, c, buf, in, peer, call_id, in_bytes, arrived, received]() mutable {
       wire::CallReply reply{call_id, true, "", 0, received - arrived, now_ns() - received};
       const size_t out_bytes = wire::reply_bytes(c);
       const size_t out_offset = c.output_sent ? in_bytes - out_bytes : in_bytes;
-      std::vector<std::pair<Digest, std::shared_ptr<const Buffer>>> kept;
+      CallInputs::Kept kept;
       try {
-        // The payload holds the inputs sent, in order; the others are held.
-        std::vector<const std::byte*> inputs;
-        size_t offset = 0;
-        for (size_t i = 0; i < sizes.size(); ++i) {
-          if (held[i]) {
-            inputs.push_back(held[i]->data());
-            continue;
-          }
-          inputs.push_back(buf->data() + offset);
-          for (const wire::ResidentInput& x : keep)
-            if (x.input == i) kept.emplace_back(x.digest, ResidentStore::copy_of(buf->data() + offset, sizes[i]));
-          offset += sizes[i];
-        }
+        const std::vector<const std::byte*> inputs = in.lay_out(buf->data(), kept);
         uint64_t t0 = now_ns();
         DeviceTiming device;
         for (size_t attempt = 0;; ++attempt) {

@@ -92,46 +92,26 @@ class LapackService final : public Service {
     s.bytes_in += in_bytes;
     auto buf = std::make_shared<Buffer>(std::move(payload));
     // The inputs the client did not send, held here from earlier calls (as blas3's).
-    const std::vector<uint64_t> sizes = wire::input_bytes(c);
-    std::vector<std::shared_ptr<const Buffer>> held(sizes.size());
-    std::vector<wire::ResidentInput> keep;
-    for (const wire::ResidentInput& x : req.resident) {
-      if (!x.use) {
-        keep.push_back(x);
-        continue;
-      }
-      held[x.input] = core_.resident(s).find(x.digest, sizes[x.input]);
-      if (!held[x.input]) {
-        wire::LapackReply missing{req.call_id, false, wire::kResidentMissing};
-        core_.complete({s.peer, missing, buf, 0, 0, wire::call_name(c), req.call_id, false, wire::kResidentMissing});
-        return;
-      }
+    CallInputs in{wire::input_bytes(c)};
+    if (!in.find(core_.resident(s), req.resident)) {
+      wire::LapackReply missing{req.call_id, false, wire::kResidentMissing};
+      core_.complete({s.peer, missing, buf, 0, 0, wire::call_name(c), req.call_id, false, wire::kResidentMissing});
+      return;
     }
     std::shared_ptr<const void> on_device;  // the GPU's count of running calls, while this one runs
     LapackExecutor* executor = place(backend, on_device);
     if (!executor) return core_.reject(s.peer, "this server has no backend that serves LAPACK");
     PeerId peer = s.peer;
     uint64_t call_id = req.call_id;
-    core_.pool().submit([this, executor, on_device, c, buf, held, keep, sizes, peer, call_id, in_bytes, arrived,
-                         received]() mutable {
+    core_.pool().submit([this, executor, on_device, c, buf, in, peer, call_id, in_bytes, arrived, received]() mutable {
       wire::LapackReply reply{call_id, true, "", 0, 0, received - arrived, now_ns() - received};
       const uint64_t out_bytes = wire::reply_bytes(c);
-      std::vector<std::pair<Digest, std::shared_ptr<const Buffer>>> kept;
+      CallInputs::Kept kept;
       try {
         const wire::LapackLayout l = wire::layout(c);
-        std::vector<const std::byte*> inputs;
+        const std::vector<const std::byte*> inputs = in.lay_out(buf->data(), kept);
         std::vector<std::byte*> outputs;
-        uint64_t offset = 0;
-        for (size_t i = 0; i < sizes.size(); ++i) {
-          if (held[i]) {
-            inputs.push_back(held[i]->data());
-            continue;
-          }
-          inputs.push_back(buf->data() + offset);
-          for (const wire::ResidentInput& x : keep)
-            if (x.input == i) kept.emplace_back(x.digest, ResidentStore::copy_of(buf->data() + offset, sizes[i]));
-          offset += sizes[i];
-        }
+        uint64_t offset = in_bytes;  // the outputs' room follows the inputs sent
         for (const auto& a : l.outputs) {
           outputs.push_back(buf->data() + offset);
           offset += wire::array_bytes(a, c.scalar);
