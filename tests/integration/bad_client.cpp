@@ -182,7 +182,7 @@ wire::Blas3Call dgemm_call(int64_t n) {
   c.m = c.n = c.k = n;
   c.alpha = {1, 0};
   c.output_sent = false;
-  return {1, c, wire::request_bytes(c)};
+  return {1, c, wire::request_bytes(c), {}};
 }
 
 wire::LapackRequest lapack_call(wire::LapackRoutine r, int64_t m, int64_t n, int64_t nrhs) {
@@ -190,7 +190,7 @@ wire::LapackRequest lapack_call(wire::LapackRoutine r, int64_t m, int64_t n, int
   c.routine = r;
   c.scalar = wire::Scalar::d;
   c.m = m, c.n = n, c.nrhs = nrhs;
-  return {1, c, wire::request_bytes(c)};
+  return {1, c, wire::request_bytes(c), {}};
 }
 
 // Offset of the LAPACK call's first byte (its routine id) in an encoded LapackRequest.
@@ -1116,6 +1116,49 @@ int main(int argc, char** argv) {
     h.resize(h.size() - 5);
     p.send(h);
     return p.expect_rejection("truncated");
+  }
+  if (mode == "resident-unknown") {  // names resident inputs this session never sent
+    // A DGEMM whose A the server does not hold: failed as such, nothing computed.
+    auto call = dgemm_call(64);
+    const uint64_t each = 64 * 64 * sizeof(double);
+    std::vector<double> ones(2 * 64 * 64, 1.0);
+    call.resident = {{0, true, {0x1234, 0x5678}}};
+    call.payload_bytes = each;
+    p.send(wire::encode(call), {{ones.data(), each}});
+    auto r = p.expect<wire::CallReply>(10);
+    if (!r || r->ok || r->message != wire::kResidentMissing) {
+      std::printf("FAIL %s: expected the call to fail as '%s'\n", mode.c_str(), wire::kResidentMissing);
+      return 1;
+    }
+    std::printf("server said: %s\n", r->message.c_str());
+    // Sent and kept under that digest, then named: served from what was kept (C = A B = 64).
+    call.resident = {{0, false, {0x1234, 0x5678}}};
+    call.payload_bytes = 2 * each;
+    p.send(wire::encode(call), {{ones.data(), 2 * each}});
+    if (auto k = p.expect<wire::CallReply>(10); !k || !k->ok) return std::printf("FAIL %s: the kept call\n", mode.c_str()), 1;
+    call.resident = {{0, true, {0x1234, 0x5678}}};
+    call.payload_bytes = each;
+    p.last_payload = {};
+    p.send(wire::encode(call), {{ones.data(), each}});
+    auto u = p.expect<wire::CallReply>(10);
+    const auto* c = reinterpret_cast<const double*>(p.last_payload.data());
+    if (!u || !u->ok || p.last_payload.size() != each || c[0] != 64 || c[64 * 64 - 1] != 64) {
+      std::printf("FAIL %s: the call on the kept input was not served right\n", mode.c_str());
+      return 1;
+    }
+    // LAPACK likewise: getrs naming factors never sent.
+    auto q = lapack_call(wire::LapackRoutine::getrs, 0, 4, 1);
+    q.resident = {{0, true, {1, 2}}};
+    q.payload_bytes -= 4 * 4 * sizeof(double);
+    std::vector<std::byte> rest(q.payload_bytes);
+    p.send(wire::encode(q), {{rest.data(), rest.size()}});
+    auto l = p.expect<wire::LapackReply>(10);
+    if (!l || l->ok || l->message != wire::kResidentMissing) {
+      std::printf("FAIL %s: getrs on unknown factors not failed as missing\n", mode.c_str());
+      return 1;
+    }
+    std::printf("ok %s: unknown inputs failed as missing; a kept one served right\n", mode.c_str());
+    return 0;
   }
   if (mode == "mismatch") {  // announces 3 matrices of 4x4 but sends fewer bytes
     std::vector<double> data(10, 1.0);
