@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <numeric>
+#include <thread>
 
 #include "common/clock.hpp"
 #include "common/error.hpp"
@@ -49,6 +50,58 @@ ThroughputPoint put_throughput(client::Connection& c, uint64_t bytes, int messag
   }
   best.mib_per_s = double(bytes) * messages / best.seconds / (1 << 20);
   return best;
+}
+
+ThroughputPoint get_throughput(client::Connection& c, uint64_t bytes, int messages, int window, int trials) {
+  window = streaming_window(bytes, window);
+  transport::Buffer into = transport::Buffer::allocate(bytes);
+  std::fill_n(reinterpret_cast<unsigned char*>(into.data()), bytes, 0);  // touch every page before timing
+  c.fill_stream(into.data(), bytes, std::min(messages, window), window);  // warm-up
+  ThroughputPoint best{bytes, messages, window, 0, 0};
+  for (int t = 0; t < trials; ++t) {
+    uint64_t t0 = now_ns();
+    c.fill_stream(into.data(), bytes, messages, window);
+    double s = (now_ns() - t0) / 1e9;
+    if (best.seconds == 0 || s < best.seconds) best.seconds = s;
+  }
+  best.mib_per_s = double(bytes) * messages / best.seconds / (1 << 20);
+  return best;
+}
+
+std::pair<ThroughputPoint, ThroughputPoint> both_throughput(client::Connection& c, uint64_t bytes, int messages,
+                                                            int window, int trials) {
+  window = streaming_window(bytes, window);
+  transport::Buffer out = transport::Buffer::allocate(bytes), into = transport::Buffer::allocate(bytes);
+  std::fill_n(reinterpret_cast<unsigned char*>(out.data()), bytes, 0x5a);
+  std::fill_n(reinterpret_cast<unsigned char*>(into.data()), bytes, 0);
+  ThroughputPoint put{bytes, messages, window, 0, 0}, get = put;
+  double best_sum = 0;
+  for (int t = 0; t <= trials; ++t) {  // trial 0 warms up
+    const int n = t == 0 ? std::min(messages, window) : messages;
+    std::exception_ptr failed;
+    uint64_t t0 = now_ns(), put_ns = 0;
+    std::thread sender([&] {
+      try {
+        c.ping_stream(out.data(), bytes, n, window);
+      } catch (...) {
+        failed = std::current_exception();
+      }
+      put_ns = now_ns() - t0;
+    });
+    c.fill_stream(into.data(), bytes, n, window);
+    const uint64_t get_ns = now_ns() - t0;
+    sender.join();
+    if (failed) std::rethrow_exception(failed);
+    if (t == 0) continue;
+    const double put_s = put_ns / 1e9, get_s = get_ns / 1e9;
+    const double put_rate = double(bytes) * n / put_s / (1 << 20), get_rate = double(bytes) * n / get_s / (1 << 20);
+    if (put_rate + get_rate > best_sum) {
+      best_sum = put_rate + get_rate;
+      put.seconds = put_s, put.mib_per_s = put_rate;
+      get.seconds = get_s, get.mib_per_s = get_rate;
+    }
+  }
+  return {put, get};
 }
 
 }  // namespace outboard::bench

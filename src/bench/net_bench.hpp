@@ -34,5 +34,12 @@ int streaming_window(uint64_t bytes, int requested);
 // Sends `messages` payloads of `bytes` with up to streaming_window(bytes, window) in flight; the
 // best of `trials`.
 ThroughputPoint put_throughput(client::Connection& c, uint64_t bytes, int messages, int window, int trials);
+// The other direction: `messages` answers of `bytes` from the server's memory (wire::Ping::fill),
+// the same number in flight per connection; the best of `trials`.
+ThroughputPoint get_throughput(client::Connection& c, uint64_t bytes, int messages, int window, int trials);
+// Both at once, from two threads on the one connection: each direction's rate over the time
+// both took (a trial's slower direction bounds it); the best of `trials` by their sum.
+std::pair<ThroughputPoint, ThroughputPoint> both_throughput(client::Connection& c, uint64_t bytes, int messages,
+                                                            int window, int trials);
 
 }  // namespace outboard::bench

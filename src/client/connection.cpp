@@ -61,11 +61,16 @@ std::string seconds_text(double s) {
 Connection::Connection(const ServerAddress& server, const Secret& secret, const std::string& client_name,
                        double connect_timeout_seconds, const std::string& identity, bool encrypt) {
   transport::Events ev;
-  ev.on_disconnect = [this](transport::PeerId, const std::string& why) { fail(why); };
-  ev.on_payload = [this](transport::PeerId, std::span<const std::byte> h, uint64_t n) { return on_payload(h, n); };
-  ev.on_message = [this](transport::PeerId, std::vector<std::byte> h, transport::Buffer b, bool refused) {
-    on_message(std::move(h), std::move(b), refused);
+  ev.on_disconnect = [this](transport::PeerId from, const std::string& why) {
+    if (from == peer_) return fail(why);
+    on_lane_event(from, nullptr, why);
   };
+  ev.on_payload = [this](transport::PeerId, std::span<const std::byte> h, uint64_t n) { return on_payload(h, n); };
+  ev.on_message = [this](transport::PeerId from, std::vector<std::byte> h, transport::Buffer b, bool refused) {
+    on_message(from, std::move(h), std::move(b), refused);
+  };
+  server_ = server;
+  connect_timeout_ = connect_timeout_seconds;
   worker_ = std::make_unique<transport::Worker>(std::move(ev));
   Lock lk(mu_);
   const std::string where = server.text();
@@ -103,6 +108,9 @@ Connection::Connection(const ServerAddress& server, const Secret& secret, const 
     if (result->encrypted && !encrypt) throw Error("the server started encryption the client did not ask for");
     siblings_ = result->siblings;
     resident_.set_budget(result->resident_bytes);
+    if (!result->encrypted)
+      for (uint32_t lane = 1; lane < result->lanes; ++lane)
+        lane_proofs_.push_back(wire::lane_proof(secret, server_nonce_, hello.client_nonce, lane));
     last_hold_ns_ = 0;  // holds renew the handshake's waits only
     if (result->encrypted) {
       // Both proofs are verified (the server's above, ours by its acceptance): the keys now.
@@ -191,7 +199,8 @@ std::optional<transport::Buffer> Connection::on_payload(std::span<const std::byt
   return transport::Buffer::borrow(it->second->reply_buffer, bytes);
 }
 
-void Connection::on_message(std::vector<std::byte> header, transport::Buffer payload, bool refused) {
+void Connection::on_message(transport::PeerId from, std::vector<std::byte> header, transport::Buffer payload,
+                            bool refused) {
   wire::Message m;
   try {
     m = wire::decode(header);
@@ -199,6 +208,9 @@ void Connection::on_message(std::vector<std::byte> header, transport::Buffer pay
     fail(std::string("malformed message from server: ") + e.what());
     return;
   }
+  // A lane's answer to its join, or its refusal.
+  if (from != peer_ && (std::holds_alternative<wire::SessionJoined>(m) || std::holds_alternative<wire::ErrorMessage>(m)))
+    return on_lane_event(from, &m, "");
   // Every answer carries the server's load, with a payload or without (the direct path's and
   // chunked calls' answers have none: taking it only from payloads left the load of clients of
   // large calls always stale, so they saw busy servers as idle).
@@ -482,7 +494,8 @@ void with_chunk(wire::Message& m, F f) {
 }  // namespace
 
 void Connection::send_chunks(const std::shared_ptr<ChunkSender>& cs) {
-  while (!dead_ && cs->next < cs->count && cs->in_flight < cs->window) {
+  const uint64_t window = cs->window * (1 + link_lanes_.size());  // per connection
+  while (!dead_ && cs->next < cs->count && cs->in_flight < window) {
     const uint64_t index = cs->next++;
     with_chunk(cs->chunk, [&](auto& c) { c.chunk_index = index; });
     // The chunk's bytes, cut out of the payload's segments.
@@ -496,7 +509,7 @@ void Connection::send_chunks(const std::shared_ptr<ChunkSender>& cs) {
       at += seg.bytes;
     }
     ++cs->in_flight;
-    worker_->send(peer_, wire::encode(cs->chunk), std::move(piece), [this, cs](bool ok) {
+    worker_->send(next_bulk_peer(), wire::encode(cs->chunk), std::move(piece), [this, cs](bool ok) {
       --cs->in_flight;
       if (!ok) return fail("sending to the server failed");
       send_chunks(cs);
@@ -510,6 +523,7 @@ wire::Message Connection::chunked_request(wire::Message first, std::vector<trans
   refuse_if_inherited();
   Lock lk(mu_);
   if (dead_) throw Error(dead_reason_);
+  open_link_lanes(lk);
   Pending p;
   p.reply_capacity = reply_bytes;
   p.chunked = true;
@@ -677,14 +691,20 @@ void Connection::ping_stream(const void* data, uint64_t bytes, int count, int wi
       c->cv_.notify_all();
     }
   } end_stream{this};
+  // Device transfers run on the server's compute threads, in no order the lanes could keep: they
+  // go over this connection alone.
+  if (flags == 0) open_link_lanes(lk);
+  const std::vector<transport::PeerId> paths = flags == 0 ? bulk_peers() : std::vector<transport::PeerId>{peer_};
+  const int lanes = static_cast<int>(paths.size());
   window = std::max(window, 1);
   const transport::Segment segment{data, bytes};
   const std::span<const transport::Segment> payload(&segment, bytes ? 1 : 0);
   // Plain streaming is acknowledged in batches, as NetPIPE's streaming mode is: a reply per
   // message would measure request/response, not streaming. Every message then goes unanswered
   // (the server checks it, counts it and drops it as it arrives) and the acknowledgement is an
-  // empty ping of its own behind the batch. Device transfers run on the server's compute
-  // threads, whose order is not the arrival order: there every message is answered.
+  // empty ping of its own behind the batch, on the same connection (a connection delivers in
+  // order; lanes do not keep order among each other). Device transfers run on the server's
+  // compute threads, whose order is not the arrival order: there every message is answered.
   const bool plain = flags == 0;
   const int ack_every = plain ? std::max(1, window / 2) : 1;
   // The headers are encoded once; an acknowledged ping gets its call id written in per message.
@@ -692,13 +712,14 @@ void Connection::ping_stream(const void* data, uint64_t bytes, int count, int wi
   std::array<std::byte, wire::kPingBytes> loud;
   wire::encode_ping(wire::Ping{0, bytes, static_cast<uint8_t>(flags | wire::Ping::no_reply)}, stream_header_);
   // The acknowledged pings in flight, oldest first, in a ring: a reply to one says that the server
-  // has taken every message up to it (a connection delivers in order).
+  // has taken every message up to it on its connection.
   struct Ack {
     uint64_t id = 0;
     int upto = 0;  // messages sent including this one
     Pending pending;
   };
-  std::vector<Ack> acks(static_cast<size_t>(window / ack_every + 2));
+  std::vector<Ack> acks(static_cast<size_t>(lanes * (window / ack_every + 2)));
+  std::vector<int> since_ack(static_cast<size_t>(lanes), 0);
   size_t head = 0, live = 0;
   int sent = 0, acked = 0;
   auto forget = [&] {
@@ -706,14 +727,18 @@ void Connection::ping_stream(const void* data, uint64_t bytes, int count, int wi
   };
   try {
     while (sent < count || live > 0) {
-      while (sent < count && sent - acked < window && live < acks.size()) {
-        const bool ack = (sent + 1) % ack_every == 0 || sent + 1 == count;
+      while (sent < count && sent - acked < window * lanes && live < acks.size()) {
+        const int lane = sent % lanes;
+        // Every connection's last message is acknowledged, so that the last reply covers them all.
+        const bool ack = ++since_ack[lane] == ack_every || sent + lanes >= count;
+        if (ack) since_ack[lane] = 0;
+        const transport::PeerId to = paths[lane];
         if (!ack || plain) {
           ++stream_sends_;
-          if (sink)
+          if (sink && to == peer_)
             worker_->send_to_sink(peer_, sink, data, bytes, &stream_done_);
           else
-            worker_->send_borrowed(peer_, stream_header_, data, bytes, &stream_done_);
+            worker_->send_borrowed(to, stream_header_, data, bytes, &stream_done_);
         }
         if (ack) {
           Ack& a = acks[(head + live) % acks.size()];
@@ -724,7 +749,7 @@ void Connection::ping_stream(const void* data, uint64_t bytes, int count, int wi
           pending_[a.id] = &a.pending;
           ++live;
           ++stream_sends_;
-          worker_->send(peer_, loud, plain ? std::span<const transport::Segment>() : payload, stream_done_);
+          worker_->send(to, loud, plain ? std::span<const transport::Segment>() : payload, stream_done_);
         }
         ++sent;
         if (dead_) throw Error(dead_reason_);
@@ -745,6 +770,149 @@ void Connection::ping_stream(const void* data, uint64_t bytes, int count, int wi
     forget();
     throw;
   }
+}
+
+void Connection::fill_stream(void* into, uint64_t bytes, int count, int window) {
+  refuse_if_inherited();
+  Lock lk(mu_);
+  if (dead_) throw Error(dead_reason_);
+  open_link_lanes(lk);
+  const std::vector<transport::PeerId> paths = bulk_peers();
+  const size_t in_flight = paths.size() * static_cast<size_t>(std::max(window, 1));
+  struct Ask {
+    uint64_t id = 0;
+    Pending pending;
+  };
+  std::vector<Ask> asks(in_flight);  // ask i in slot i % in_flight: at most in_flight apart
+  size_t sent = 0, received = 0;
+  const size_t total = static_cast<size_t>(std::max(count, 0));
+  std::array<std::byte, wire::kPingBytes> header;
+  try {
+    while (received < total) {
+      while (sent < total && sent - received < in_flight) {
+        Ask& a = asks[sent % in_flight];
+        a.id = next_call_++;
+        a.pending = Pending{};
+        a.pending.reply_buffer = into;
+        a.pending.reply_capacity = bytes;
+        pending_[a.id] = &a.pending;
+        wire::encode_ping(wire::Ping{a.id, bytes, wire::Ping::fill}, header);
+        worker_->send(paths[sent % paths.size()], header, {}, [this](bool ok) {
+          if (!ok) fail("sending to the server failed");
+        });
+        ++sent;
+      }
+      Ask& oldest = asks[received % in_flight];
+      wait(lk, [&] { return oldest.pending.done; }, 0, "receiving");
+      ++received;
+      auto* pong = std::get_if<wire::Pong>(&oldest.pending.reply);
+      if (auto* r = std::get_if<wire::CallReply>(&oldest.pending.reply)) throw Error("server: " + r->message);
+      if (!pong || pong->payload_bytes != bytes) throw Error("unexpected answer to a fill ping");
+    }
+  } catch (...) {
+    for (size_t i = received; i < sent; ++i) pending_.erase(asks[i % in_flight].id);
+    throw;
+  }
+}
+
+// ---- lanes ----
+
+void Connection::set_link_lanes(unsigned wanted) {
+  Lock lk(mu_);
+  lanes_wanted_ = std::max(1u, wanted);
+}
+
+unsigned Connection::link_lanes_in_use() {
+  Lock lk(mu_);
+  return static_cast<unsigned>(bulk_peers().size());
+}
+
+// Whether this session's bulk data crosses TCP: every UCX lane of its endpoint that carries
+// bulk active messages (am_bw) is a tcp one.
+bool Connection::bulk_over_tcp() const {
+  const std::string lanes = worker_->describe(peer_);
+  bool any = false;
+  for (size_t pos = 0; pos < lanes.size();) {
+    size_t eol = lanes.find('\n', pos);
+    if (eol == std::string::npos) eol = lanes.size();
+    const std::string_view line(lanes.data() + pos, eol - pos);
+    if (line.find("am_bw") != std::string_view::npos) {
+      if (line.find("tcp/") == std::string_view::npos) return false;
+      any = true;
+    }
+    pos = eol + 1;
+  }
+  return any;
+}
+
+void Connection::open_link_lanes(Lock& lk) {
+  if (lanes_opened_ || inherited()) return;
+  lanes_opened_ = true;
+  const size_t lanes = std::min<size_t>(lanes_wanted_, lane_proofs_.size() + 1);
+  if (lanes <= 1 || encrypted_ || !bulk_over_tcp()) return;
+  for (uint32_t n = 1; n < lanes; ++n) {
+    LinkLane lane;
+    try {
+      lane.peer = worker_->connect(server_.host, server_.port);
+    } catch (const Error&) {
+      break;  // the address served the first connection: not expected; go on with those there are
+    }
+    link_lanes_.push_back(lane);
+    worker_->send(lane.peer, wire::encode(wire::JoinSession{server_nonce_, n, lane_proofs_[n - 1]}), {}, nullptr);
+  }
+  // Each joins or fails within the connect timeout; one that did not is closed and not used.
+  // The wait is this thread's alone: the connection is held throughout.
+  const uint64_t deadline = now_ns() + static_cast<uint64_t>(connect_timeout_ * 1e9);
+  auto settled = [&] {
+    return std::all_of(link_lanes_.begin(), link_lanes_.end(), [](const LinkLane& l) { return l.joined; });
+  };
+  while (!dead_ && !settled() && now_ns() < deadline) {
+    if (worker_->progress()) continue;
+    lk.unlock();
+    usleep(50);
+    lk.lock();
+  }
+  for (auto it = link_lanes_.begin(); it != link_lanes_.end();) {
+    if (it->joined) {
+      ++it;
+      continue;
+    }
+    worker_->close(it->peer, true);
+    it = link_lanes_.erase(it);
+  }
+}
+
+std::vector<transport::PeerId> Connection::bulk_peers() const {
+  std::vector<transport::PeerId> peers{peer_};
+  for (const LinkLane& l : link_lanes_)
+    if (l.joined) peers.push_back(l.peer);
+  return peers;
+}
+
+transport::PeerId Connection::next_bulk_peer() {
+  const size_t i = next_bulk_++ % (link_lanes_.size() + 1);
+  if (i == 0 || !link_lanes_[i - 1].joined) return peer_;
+  return link_lanes_[i - 1].peer;
+}
+
+// A lane's join answered (m: SessionJoined, or an ErrorMessage), or the lane lost (m null). A
+// joined lane lost fails the connection: the server ends the session with it, and what it
+// carried is gone. One that never joined is only not used.
+void Connection::on_lane_event(transport::PeerId lane, const wire::Message* m, const std::string& why) {
+  auto it = std::find_if(link_lanes_.begin(), link_lanes_.end(), [&](const LinkLane& l) { return l.peer == lane; });
+  if (it == link_lanes_.end()) return;
+  const auto* joined = m ? std::get_if<wire::SessionJoined>(m) : nullptr;
+  if (joined && joined->ok && !it->joined) {
+    it->joined = true;
+    return wake_waiters();
+  }
+  if (it->joined) {
+    const auto* error = m ? std::get_if<wire::ErrorMessage>(m) : nullptr;
+    return fail("a lane to the server failed: " + (error ? error->message : joined ? joined->message : why));
+  }
+  worker_->close(lane, true);
+  link_lanes_.erase(it);
+  wake_waiters();
 }
 
 }  // namespace outboard::client

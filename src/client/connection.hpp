@@ -43,6 +43,15 @@ class Connection {
   // messages, several times faster over TCP (Settings::direct_over_tcp).
   void set_ucx_copies_over_tcp(bool allow) { ucx_over_tcp_ = allow; }
 
+  // Lanes: over how many connections in all (this one and lanes, wire::JoinSession) chunked calls
+  // and streams may travel; the server's offer bounds it. They are opened at the first chunked
+  // call or stream, and only where the session's data crosses TCP: one TCP connection moves
+  // about a core's worth, less than a fast link, while on one host shared memory outruns them.
+  // 1 (the default): this connection only.
+  void set_link_lanes(unsigned wanted);
+  // The connections chunks and streams travel over now: 1 + the lanes joined.
+  unsigned link_lanes_in_use();
+
   // Sends `request` (its call_id is assigned here) with `payload`, and waits for its answer. A
   // reply payload lands in reply_buffer, which must hold the announced bytes. Throws Error if the
   // connection fails or timeout_seconds (0 = none) pass; the connection is then unusable.
@@ -103,7 +112,12 @@ class Connection {
   // all are answered. For throughput benchmarks; `flags` are wire::Ping's.
   // Plain streams (no flags) go into a sink the server opens for this connection (asked once),
   // with no header per message, when the server offers one that takes `bytes`.
+  // With lanes the messages are dealt out over them in turn, `window` in flight on each.
   void ping_stream(const void* data, uint64_t bytes, int count, int window, uint8_t flags = 0);
+  // The other direction (`bench get`): `count` answers of `bytes` each from the server's memory,
+  // received into `into` (one buffer every answer overwrites), `window` asked at a time per
+  // connection, over the lanes in turn as ping_stream's.
+  void fill_stream(void* into, uint64_t bytes, int count, int window);
   // Whether plain streams may use the server's sink (default true); off, every message carries
   // its ping header, as before sinks. For side-by-side comparisons.
   void set_stream_sink(bool on);
@@ -186,7 +200,7 @@ class Connection {
   wire::Message lanes_request(bool cma) const;
   static void stream_sent(void* self, bool ok);
   uint32_t stream_sink(uint64_t bytes);
-  void on_message(std::vector<std::byte> header, transport::Buffer payload, bool refused);
+  void on_message(transport::PeerId from, std::vector<std::byte> header, transport::Buffer payload, bool refused);
   std::optional<transport::Buffer> on_payload(std::span<const std::byte> header, uint64_t bytes);
 
   const pid_t owner_ = getpid();  // the process that connected
@@ -228,6 +242,27 @@ class Connection {
   bool challenged_ = false;  // the server answered the hello
   bool encrypted_ = false;
   Nonce server_nonce_{};  // the handshake's: proves this process's id to the server (LanesRequest)
+  // Lanes (set_link_lanes). The server's address and the proofs of each lane number (JoinSession)
+  // are kept from the handshake; the secret is not.
+  struct LinkLane {
+    transport::PeerId peer = 0;
+    bool joined = false;
+  };
+  ServerAddress server_;
+  double connect_timeout_ = 5;
+  std::vector<Mac> lane_proofs_;  // [i]: lane i + 1's; as many as the server offers lanes
+  unsigned lanes_wanted_ = 1;
+  bool lanes_opened_ = false;
+  std::vector<LinkLane> link_lanes_;
+  size_t next_bulk_ = 0;
+  // Opens the lanes, once, where wanted and offered and the data crosses TCP, and waits until
+  // each has joined or failed (a lane that did not join is not used).
+  void open_link_lanes(Lock& lk);
+  bool bulk_over_tcp() const;
+  // The connections bulk data travels over now: peer_ and the joined lanes.
+  std::vector<transport::PeerId> bulk_peers() const;
+  transport::PeerId next_bulk_peer();
+  void on_lane_event(transport::PeerId lane, const wire::Message* m, const std::string& why);
 };
 
 }  // namespace outboard::client

@@ -35,6 +35,7 @@ class ChannelImpl final : public Channel {
     conn_ = std::make_unique<Connection>(server, secret, Runtime::client_name(), settings.connect_timeout_seconds,
                                          settings.identity, settings.encrypt);
     conn_->set_ucx_copies_over_tcp(settings.direct_over_tcp);
+    conn_->set_link_lanes(static_cast<unsigned>(settings.lanes));
     // Part of connecting: a server that stops answering meanwhile costs the connect timeout.
     Answer a = call_within(wire::ClGetPlatforms{}, settings.connect_timeout_seconds);
     if (a.status != 0) throw Error("server " + address_ + " did not describe its OpenCL platforms" +

@@ -237,6 +237,7 @@ Runtime::Lease Runtime::lease(std::string& why, const std::vector<const Server*>
       s->conn = std::make_shared<Connection>(s->address, secret, client_name(), settings_.connect_timeout_seconds,
                                                 settings_.identity, settings_.encrypt);
       s->conn->set_ucx_copies_over_tcp(settings_.direct_over_tcp);
+      s->conn->set_link_lanes(static_cast<unsigned>(settings_.lanes));
       probe_link(*s->conn);
       add_siblings(*s);
       return Lease(s, s->conn);

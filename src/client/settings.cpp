@@ -151,6 +151,11 @@ Settings settings_from_environment() {
     s.problems.push_back("OUTBOARD_CHUNK_WINDOW must be a whole number from 1 to 1024");
     s.chunk_window = Settings{}.chunk_window;
   }
+  number("OUTBOARD_LANES", s.lanes, 1, s.problems);
+  if (s.lanes > wire::kMaxLanes || s.lanes != std::floor(s.lanes)) {
+    s.problems.push_back("OUTBOARD_LANES must be a whole number from 1 to " + std::to_string(wire::kMaxLanes));
+    s.lanes = Settings{}.lanes;
+  }
   number("OUTBOARD_CACHE_BYTES", s.cache_bytes, 0, s.problems);
   if (const char* v = env("OUTBOARD_DIRECT")) {
     std::string m = v;

@@ -36,7 +36,11 @@ struct Settings {
   // Calls of at least two chunks travel in chunks of this many bytes, so the server starts
   // copying and computing before all of the input is there; 0 sends every call whole.
   double chunk_bytes = 8 << 20;
-  double chunk_window = 4;  // chunks of one call in flight at once
+  double chunk_window = 4;  // chunks of one call in flight at once, per connection
+  // Connections a session may carry its chunks and streams over where its data crosses TCP (its
+  // own and lanes, wire::JoinSession): one TCP connection moves about a core's worth (~30 Gbit/s
+  // on the H200 host), less than a fast link. The server's offer bounds it; 1: one only.
+  double lanes = 4;
   // Released staging memory kept for the next call (a fresh large buffer costs a page fault per
   // page, which for matrices of GiB costs more than moving them); -1: an eighth of physical memory.
   double cache_bytes = -1;

@@ -145,7 +145,7 @@ void ChunkedCalls::send_piece(Session& s, const std::shared_ptr<ChunkedCall>& ca
   ++cc.sends_in_flight;
   s.bytes_out += p.bytes;
   const transport::Segment piece{cc.staging.data() + p.staging_offset, p.bytes};
-  core_.worker().send(s.peer, wire::encode(wire::ReplyChunk{cc.call_id, p.result_offset, p.bytes}), {&piece, 1},
+  core_.worker().send(core_.bulk_peer(s), wire::encode(wire::ReplyChunk{cc.call_id, p.result_offset, p.bytes}), {&piece, 1},
                       [call](bool) { --call->sends_in_flight; });
 }
 

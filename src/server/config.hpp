@@ -23,6 +23,10 @@ struct Config {
   // Sessions at once, and (a bound of their own) connections still authenticating: a storm of
   // clients starting together (an MPI job's ranks) is held, not refused, up to this many.
   unsigned max_clients = 1024;
+  // Connections one session may have in all (its first and its lanes, wire::JoinSession): where
+  // one TCP connection moves less than the link (about 30 Gbit/s, a core's worth), a client sends
+  // its chunks and receives its results over several. 1: none beside the first.
+  unsigned lanes = 8;
   uint64_t buffer_cache_bytes = 0;  // freed payload memory kept for reuse; 0: an eighth of the RAM
   // Inputs kept between calls so that they need not travel again (wire::ResidentInput): per
   // session, and for all sessions together; 0 (either): none kept.
@@ -109,7 +113,7 @@ struct Config {
 };
 
 // Reads a TOML file whose keys are the field names above (host, port, token_file,
-// compute_threads, max_request_bytes, max_client_bytes, max_clients, buffer_cache_bytes,
+// compute_threads, max_request_bytes, max_client_bytes, max_clients, lanes, buffer_cache_bytes,
 // resident_bytes, resident_total_bytes,
 // gpu_min_flops, host_block_columns, gpus, restart_after_gpu_fault, worker_per_gpu, gpu_memory_bytes, copy_lanes, direct_chunk_bytes,
 // auth_timeout_seconds, idle_spin_ns, fft_threads, fft_planner, fft_wisdom_file, fft_max_plans,

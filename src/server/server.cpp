@@ -4,6 +4,7 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -58,6 +59,9 @@ struct Server::Impl final : Core {
   std::unique_ptr<ComputePool> pool_;
   ResidentBudget resident_budget;  // before the sessions, whose stores give their bytes back to it
   std::unordered_map<PeerId, Session> sessions;
+  std::unordered_map<PeerId, PeerId> lane_owner;  // a lane's connection -> its session's (Session::lanes)
+  // Lanes joined, and the messages they carried: arrived on one, and result pieces sent on one.
+  uint64_t lanes_joined = 0, lane_messages_in = 0, lane_pieces_out = 0;
   std::map<std::string, uint64_t> calls_by_routine;
   uint64_t total_calls = 0, total_errors = 0, total_connections = 0, refused_auth = 0, total_pings = 0;
   std::mutex done_mu;  // guards `done`: filled by compute threads
@@ -100,9 +104,21 @@ struct Server::Impl final : Core {
     return *s.resident;
   }
 
+  // A lane's messages are its session's.
   Session* session(PeerId p) override {
     auto it = sessions.find(p);
+    if (it != sessions.end()) return &it->second;
+    auto lane = lane_owner.find(p);
+    if (lane == lane_owner.end()) return nullptr;
+    it = sessions.find(lane->second);
     return it == sessions.end() ? nullptr : &it->second;
+  }
+
+  PeerId bulk_peer(Session& s) override {
+    const size_t i = s.next_bulk++ % (s.lanes.size() + 1);
+    if (i == 0) return s.peer;
+    ++lane_pieces_out;
+    return s.lanes[i - 1];
   }
 
   void send(PeerId peer, const wire::Message& m) override { worker_->send(peer, encode_with_load(m), {}, nullptr); }
@@ -137,8 +153,8 @@ struct Server::Impl final : Core {
   void reject(PeerId peer, const std::string& why) override {
     Session* s = session(peer);
     if (!s || s->state == State::closing) return;
-    spdlog::warn("session.reject peer={} addr={} client=\"{}\" reason=\"{}\"", peer, s->addr, s->client_name, why);
-    send(peer, wire::ErrorMessage{why});
+    spdlog::warn("session.reject peer={} addr={} client=\"{}\" reason=\"{}\"", s->peer, s->addr, s->client_name, why);
+    send(s->peer, wire::ErrorMessage{why});
     close_soon(*s);
   }
 
@@ -230,8 +246,19 @@ struct Server::Impl final : Core {
 
   void end_session(PeerId peer, const std::string& why) {
     auto it = sessions.find(peer);
-    if (it == sessions.end()) return;
+    if (it == sessions.end()) {
+      auto lane = lane_owner.find(peer);  // a lane gone: what it carried is lost with it
+      if (lane == lane_owner.end()) return;
+      const PeerId owner = lane->second;
+      lane_owner.erase(lane);
+      worker_->close(owner, true);
+      return end_session(owner, "a lane of the session failed: " + why);
+    }
     const Session& s = it->second;
+    for (PeerId lane : s.lanes) {
+      lane_owner.erase(lane);
+      worker_->close(lane, true);
+    }
     if (s.state == State::ready && ready_sessions) --ready_sessions;
     chunked_.session_ended(s);  // their pipelines finish with the session
     direct_.session_ended(s);
@@ -285,6 +312,9 @@ struct Server::Impl final : Core {
         ping = std::get_if<wire::Ping>(&*m);
       }
       if (s->state != State::ready) throw ProtocolError("not authenticated");
+      if (peer != s->peer && !ping && !std::holds_alternative<wire::CallChunk>(*m) &&
+          !std::holds_alternative<wire::LapackChunk>(*m) && !std::holds_alternative<wire::FftChunk>(*m))
+        throw ProtocolError("a lane carries only chunks and pings");
       if (ping) {
         if (ping->payload_bytes != bytes) throw ProtocolError("ping payload does not match its announced size");
         check_limits(*s, bytes);
@@ -355,9 +385,17 @@ struct Server::Impl final : Core {
       reject(peer, std::string("malformed request: ") + e.what());
       return;
     }
+    if (peer != s->peer) {  // a lane: its session's chunks and benchmark pings, nothing else
+      ++lane_messages_in;
+      const wire::Type t = wire::type_of(m);
+      if (t != wire::Type::call_chunk && t != wire::Type::lapack_chunk && t != wire::Type::fft_chunk &&
+          t != wire::Type::ping)
+        return reject(peer, "a lane carries only chunks and pings");
+    }
     switch (s->state) {
       case State::awaiting_hello:
         if (auto* h = std::get_if<wire::Hello>(&m)) return on_hello(*s, *h);
+        if (auto* j = std::get_if<wire::JoinSession>(&m)) return on_join(peer, *j);
         return reject(peer, "expected hello");
       case State::awaiting_auth:
         if (auto* a = std::get_if<wire::Auth>(&m)) return on_auth(*s, *a);
@@ -367,7 +405,7 @@ struct Server::Impl final : Core {
           metrics_.request(*s, service->name(), m);
           return service->on_message(*s, m, std::move(payload));
         }
-        if (auto* p = std::get_if<wire::Ping>(&m)) return on_ping(*s, *p, std::move(payload));
+        if (auto* p = std::get_if<wire::Ping>(&m)) return on_ping(*s, peer, *p, std::move(payload));
         if (auto* q = std::get_if<wire::LanesRequest>(&m)) return direct_.on_lanes(*s, *q);
         if (auto* q = std::get_if<wire::SinkRequest>(&m)) return on_sink_request(*s, *q);
         if (auto* q = std::get_if<wire::Proceed>(&m)) return direct_.on_proceed(*s, *q);
@@ -448,8 +486,10 @@ struct Server::Impl final : Core {
     ++ready_sessions;
     spdlog::info("session.authenticated peer={} addr={} identity={} client=\"{}\" encrypted={}", s.peer, s.addr,
                  s.identity, s.client_name, config_.encrypt);
+    // Lanes carry no seals: an encrypted session has its one connection.
     send(s.peer, wire::AuthResult{true, "welcome", {}, config_.encrypt, sibling_ports(),
-                                  std::min(config_.resident_bytes, config_.resident_total_bytes)});
+                                  std::min(config_.resident_bytes, config_.resident_total_bytes),
+                                  config_.encrypt ? 1u : config_.lanes});
     if (config_.encrypt) {
       // Both proofs verified: the keys now. The answer above left in plaintext; from here on
       // everything either way is sealed (the client switches when it reads that answer).
@@ -457,6 +497,46 @@ struct Server::Impl final : Core {
       worker_->protect(s.peer, transport::SealKeys{k.server_to_client, k.client_to_server});
       s.encrypted = true;
     }
+  }
+
+  // A new connection asks to be a lane of a ready session. Refused: told why, then closed; a
+  // wrong proof is held back like a failed authentication.
+  void on_join(PeerId peer, const wire::JoinSession& j) {
+    Session& provisional = sessions.at(peer);
+    auto refuse = [&](const std::string& why, bool delayed) {
+      spdlog::warn("session.join_refused peer={} addr={} lane={} reason=\"{}\"", peer, provisional.addr, j.lane, why);
+      provisional.state = State::closing;
+      if (delayed) {
+        ++refused_auth;
+        const std::string host = provisional.addr.substr(0, provisional.addr.rfind(':'));
+        provisional.close_at_ns = now_ns() + identities->refusal_delay_ns(host);
+        provisional.refusal_to_send = "lane refused: " + why;
+        provisional.refusal_is_join = true;
+        return;
+      }
+      send(peer, wire::SessionJoined{false, "lane refused: " + why});
+      provisional.close_at_ns = now_ns() + kCloseGraceNs;
+    };
+    Session* owner = nullptr;
+    for (auto& [p, s] : sessions)
+      if (p != peer && s.state == State::ready && macs_equal(s.server_nonce, j.server_nonce)) owner = &s;
+    if (!owner) return refuse("no such session here", true);
+    std::optional<Secret> secret = identities->secret(owner->identity);
+    if (!secret || !macs_equal(j.proof, wire::lane_proof(*secret, owner->server_nonce, owner->client_nonce, j.lane)))
+      return refuse("the proof does not match the session", true);
+    if (owner->encrypted) return refuse("an encrypted session has no lanes", false);
+    if (j.lane >= config_.lanes)
+      return refuse("lane " + std::to_string(j.lane) + " is beyond the " + std::to_string(config_.lanes) +
+                        " connections a session may have here (lanes)",
+                    false);
+    if (owner->lanes_joined & (1ull << j.lane)) return refuse("lane " + std::to_string(j.lane) + " has joined already", false);
+    owner->lanes_joined |= 1ull << j.lane;
+    owner->lanes.push_back(peer);
+    lane_owner[peer] = owner->peer;
+    ++lanes_joined;
+    spdlog::info("session.lane_joined peer={} lane_peer={} lane={} addr={}", owner->peer, peer, j.lane, provisional.addr);
+    sessions.erase(peer);  // the connection is the session's now (it never was one of its own)
+    send(peer, wire::SessionJoined{true, "joined"});
   }
 
   // SIGHUP: the identities are read again; sessions of one that is gone (or got a new secret) end.
@@ -475,7 +555,8 @@ struct Server::Impl final : Core {
   }
 
   // Benchmark traffic: the payload is dropped, or sent back (echo).
-  void on_ping(Session& s, const wire::Ping& p, Buffer payload) {
+  void on_ping(Session& s, PeerId from, const wire::Ping& p, Buffer payload) {
+    if (p.flags & wire::Ping::fill) return on_fill_ping(s, from, p, payload);
     if (payload.size() != p.payload_bytes) return reject(s.peer, "ping payload does not match its announced size");
     count_ping(s, payload.size());
     const bool echo = p.flags & wire::Ping::echo;
@@ -499,11 +580,32 @@ struct Server::Impl final : Core {
       return;
     }
     if (p.flags & wire::Ping::no_reply) return;
-    if (!echo) return send(s.peer, wire::Pong{p.call_id});
+    if (!echo) return send(from, wire::Pong{p.call_id});
     auto buf = std::make_shared<Buffer>(std::move(payload));
     std::vector<transport::Segment> out;
     if (buf->size()) out.push_back({buf->data(), buf->size()});
-    worker_->send(s.peer, encode_with_load(wire::Pong{p.call_id, buf->size()}), std::move(out), [buf](bool) {});
+    worker_->send(from, encode_with_load(wire::Pong{p.call_id, buf->size()}), std::move(out), [buf](bool) {});
+  }
+
+  // `bench get`: payload_bytes of the server's own answered, on the connection the ask came on,
+  // from one block of memory that every such answer reads (its contents are not the point).
+  std::shared_ptr<Buffer> fill_source;
+  void on_fill_ping(Session& s, PeerId from, const wire::Ping& p, const Buffer& payload) {
+    if (payload.size()) return reject(s.peer, "a fill ping carries no payload");
+    try {
+      check_limits(s, p.payload_bytes);
+    } catch (const std::exception& e) {
+      return reject(s.peer, std::string("request refused: ") + e.what());
+    }
+    if (!fill_source || fill_source->size() < p.payload_bytes) {
+      auto bigger = std::make_shared<Buffer>(Buffer::allocate(p.payload_bytes));
+      std::memset(bigger->data(), 0x5a, bigger->size());
+      fill_source = std::move(bigger);
+    }
+    count_ping(s, p.payload_bytes);
+    const transport::Segment out{fill_source->data(), p.payload_bytes};
+    worker_->send(from, encode_with_load(wire::Pong{p.call_id, p.payload_bytes}),
+                  std::span<const transport::Segment>(&out, p.payload_bytes ? 1 : 0), [source = fill_source](bool) {});
   }
 
   nlohmann::json status() const;
@@ -606,7 +708,10 @@ struct Server::Impl final : Core {
     for (PeerId p : done) {
       Session& s = sessions.at(p);
       if (!s.refusal_to_send.empty()) {  // a held-back refusal: sent now, the hang-up a little later
-        send(p, wire::AuthResult{false, std::exchange(s.refusal_to_send, {})});
+        if (s.refusal_is_join)
+          send(p, wire::SessionJoined{false, std::exchange(s.refusal_to_send, {})});
+        else
+          send(p, wire::AuthResult{false, std::exchange(s.refusal_to_send, {})});
         s.close_at_ns = now + kCloseGraceNs;
         continue;
       }
@@ -783,6 +888,10 @@ nlohmann::json Server::Impl::status() const {
                         {"calls", m.total_calls},
                         {"pipelined_calls", m.chunked_.pipelined_calls()},
                         {"direct_calls", m.direct_.calls()},
+                        {"lanes", {{"offered", m.config_.encrypt ? 1u : m.config_.lanes},
+                                   {"joined", m.lanes_joined},
+                                   {"messages_in", m.lane_messages_in},
+                                   {"pieces_out", m.lane_pieces_out}}},
                         {"errors", m.total_errors},
                         {"calls_by_routine", m.calls_by_routine},
                         {"connections", m.total_connections},
@@ -816,6 +925,7 @@ nlohmann::json Server::Impl::status() const {
                         {"held_bytes", s.held_bytes},
                         {"authenticated", s.state == State::ready},
                         {"encrypted", s.encrypted},
+                        {"lanes", s.lanes.size()},
                         {"connected_seconds", (now_ns() - s.connected_ns) / 1e9},
                         {"calls", s.calls},
                         {"errors", s.errors},

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "common/clock.hpp"
 #include "common/secret.hpp"
@@ -32,6 +33,7 @@ struct Session {
   bool wants_encryption = false; // the hello insisted on encryption (OUTBOARD_ENCRYPT=1)
   bool encrypted = false;        // every message sealed (transport::Worker::protect): no lanes, no sink
   std::string refusal_to_send;   // closing after a failed authentication: the answer, held back
+  bool refusal_is_join = false;  // ... to a connection that asked to join a session as a lane
   uint32_t calls_in_flight = 0;  // admitted (Core::admit_call) and not yet counted (count_call)
   State state = State::awaiting_hello;
   Nonce client_nonce{}, server_nonce{};
@@ -56,6 +58,11 @@ struct Session {
   std::unordered_map<uint64_t, std::shared_ptr<ChunkedCall>> chunked;  // call id -> chunked call in progress
   std::optional<transport::CopyLanes::Remote> remote;  // the client's memory, once it asked for the direct path
   std::unique_ptr<ResidentStore> resident;             // its inputs kept between calls (Core::resident)
+  // Its further connections (wire::JoinSession), which carry chunks and benchmark pings; losing
+  // one ends the session (what it carried is lost). Bulk sends take them and `peer` in turn.
+  std::vector<PeerId> lanes;
+  uint64_t lanes_joined = 0;  // bit i: lane number i has joined (each joins once)
+  size_t next_bulk = 0;       // the connection for the next bulk send: 0 `peer`, i lanes[i - 1]
 };
 
 }  // namespace outboard::server

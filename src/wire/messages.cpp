@@ -200,7 +200,8 @@ Type type_of(const Message& m) {
                                     Type::sink_request,   Type::sink_reply,   Type::fft_plan,
                                     Type::fft_release,    Type::fft_execute,  Type::fft_chunk, Type::fft_reply,
                                     Type::direct_fft,     Type::direct_blas3, Type::cl_request,
-                                    Type::cl_reply,       Type::cl_notice,   Type::hold};
+                                    Type::cl_reply,       Type::cl_notice,   Type::hold,
+                                    Type::join_session,   Type::session_joined};
   static_assert(std::size(kTypes) == std::variant_size_v<Message>);
   return kTypes[m.index()];
 }
@@ -234,6 +235,16 @@ std::vector<std::byte> encode(const Message& m) {
                    w.u32(static_cast<uint32_t>(a.siblings.size()));
                    for (uint16_t port : a.siblings) w.u16(port);
                    w.u64(a.resident_bytes);
+                   w.u32(a.lanes);
+                 },
+                 [&](const JoinSession& j) {
+                   w.bytes(j.server_nonce);
+                   w.u32(j.lane);
+                   w.bytes(j.proof);
+                 },
+                 [&](const SessionJoined& j) {
+                   w.u8(j.ok);
+                   w.str(j.message);
                  },
                  [&](const Blas3Call& b) {
                    w.u64(b.call_id);
@@ -365,7 +376,8 @@ void encode_ping(const Ping& p, std::span<std::byte, kPingBytes> out) {
 
 namespace {
 bool valid_ping_flags(uint8_t f) {
-  if (f & ~(Ping::echo | Ping::via_gpu | Ping::no_reply)) return false;
+  if (f & ~(Ping::echo | Ping::via_gpu | Ping::no_reply | Ping::fill)) return false;
+  if ((f & Ping::fill) && f != Ping::fill) return false;
   return !((f & Ping::no_reply) && (f & ~Ping::no_reply));
 }
 }  // namespace
@@ -437,7 +449,29 @@ Message decode(std::span<const std::byte> bytes) {
         a.siblings.push_back(port);
       }
       a.resident_bytes = r.u64();
+      a.lanes = r.u32();
+      if (a.lanes < 1 || a.lanes > kMaxLanes)
+        throw ProtocolError("authentication result offers " + std::to_string(a.lanes) + " lanes (1 to " +
+                            std::to_string(kMaxLanes) + ")");
       m = a;
+      break;
+    }
+    case Type::join_session: {
+      JoinSession j;
+      r.bytes(j.server_nonce);
+      j.lane = r.u32();
+      if (j.lane < 1 || j.lane >= kMaxLanes)
+        throw ProtocolError("join names lane " + std::to_string(j.lane) + " (1 to " + std::to_string(kMaxLanes - 1) +
+                            ")");
+      r.bytes(j.proof);
+      m = j;
+      break;
+    }
+    case Type::session_joined: {
+      SessionJoined j;
+      j.ok = get_bool(r);
+      j.message = r.str(kMaxText);
+      m = j;
       break;
     }
     case Type::blas3_call: {
@@ -490,7 +524,7 @@ Message decode(std::span<const std::byte> bytes) {
       p.call_id = r.u64();
       p.payload_bytes = r.u64();
       p.flags = r.u8();
-      if (p.flags & ~(Ping::echo | Ping::via_gpu | Ping::no_reply)) throw ProtocolError("unknown ping flags");
+      if (p.flags & ~(Ping::echo | Ping::via_gpu | Ping::no_reply | Ping::fill)) throw ProtocolError("unknown ping flags");
       if (!valid_ping_flags(p.flags)) throw ProtocolError("invalid ping flags");
       m = p;
       break;
@@ -667,6 +701,12 @@ Mac server_proof(const Secret& s, const Nonce& client_nonce, const Nonce& server
 
 Mac client_proof(const Secret& s, const Nonce& server_nonce, const Nonce& client_nonce) {
   return compute_mac(s, {label("outboard-client"), server_nonce, client_nonce});
+}
+
+Mac lane_proof(const Secret& s, const Nonce& server_nonce, const Nonce& client_nonce, uint32_t lane) {
+  const std::array<uint8_t, 4> number{static_cast<uint8_t>(lane >> 24), static_cast<uint8_t>(lane >> 16),
+                                      static_cast<uint8_t>(lane >> 8), static_cast<uint8_t>(lane)};
+  return compute_mac(s, {label("outboard-lane"), server_nonce, client_nonce, number});
 }
 
 }  // namespace outboard::wire

@@ -25,8 +25,9 @@ inline constexpr uint32_t kMagic = 0x4452424f;  // "OBRD"
 // workers, Hold; 5: LAPACK calls carry range, diag, itype, eigenvalue bounds, rcond (issue 35);
 // 6: and side, k (orgqr, ormqr); syev/heev (routine 29) came without a new field. 7: and balanc,
 // sense, tranb, isgn, ilo, ihi (gehrd, orghr, trsyl, geevx; routines 30-39). A server without a
-// routine rejects its id in validate() (the client then runs the call locally).
-inline constexpr uint16_t kProtocolVersion = 8;
+// routine rejects its id in validate() (the client then runs the call locally). 8: resident
+// inputs. 9: lanes (AuthResult.lanes, JoinSession, SessionJoined).
+inline constexpr uint16_t kProtocolVersion = 9;
 inline constexpr size_t kMaxText = 4096;  // longest string field
 inline constexpr size_t kMaxIdentity = 64;  // longest identity name
 
@@ -65,6 +66,8 @@ enum class Type : uint16_t {
   cl_reply = 32,      // server -> client: the answer to an answered OpenCL operation; payload = its data
   cl_notice = 33,     // server -> client: an event's status, or a failure nobody waits for
   hold = 34,          // server -> client during the handshake: alive, busy with others: keep waiting
+  join_session = 35,  // client -> server, first on a new connection: add it to a session as a lane
+  session_joined = 36, // server -> client on that connection: joined, or why not
 };
 
 struct Hello {
@@ -95,6 +98,23 @@ struct AuthResult {
   std::vector<uint16_t> siblings;
   // Bytes of inputs the server keeps for this session between calls (ResidentInput); 0: none.
   uint64_t resident_bytes = 0;
+  // Connections the session may have in all, this one included (lanes: JoinSession); 1: this one.
+  uint32_t lanes = 1;
+};
+inline constexpr uint32_t kMaxLanes = 64;
+// Lanes: further connections of a ready session that carry its bulk data in parallel (one TCP
+// connection moves less than a fast link: one core's worth). Sent first on a new connection
+// instead of a Hello; no other message is taken before the answer. The proof shows the client
+// knows the session's secret and nonces, so only the session's own client can add lanes to it;
+// each lane number joins once, so a join seen on the wire cannot be replayed.
+struct JoinSession {
+  Nonce server_nonce{};  // names the session: the nonce its server's challenge carried
+  uint32_t lane = 0;     // 1 .. AuthResult::lanes - 1
+  Mac proof{};           // lane_proof(secret, server_nonce, client_nonce, lane)
+};
+struct SessionJoined {
+  bool ok = false;
+  std::string message;  // why not, when !ok (the connection is then closed)
 };
 inline constexpr size_t kMaxSiblings = 64;
 // The byte sizes of a Level-3 call's inputs, and which of them its output shares (-1: none).
@@ -164,6 +184,7 @@ struct Ping {
     echo = 1,     // send the payload back (ping-pong); otherwise it is discarded (streaming)
     via_gpu = 2,  // copy the payload into the server's GPU memory (and back, with echo)
     no_reply = 4, // streaming: no answer (a later ping with a reply acknowledges it); not with the others
+    fill = 8,     // carries nothing: answered with payload_bytes of the server's (bench get); alone
   };
   uint64_t call_id = 0;
   uint64_t payload_bytes = 0;
@@ -304,7 +325,7 @@ using Message = std::variant<Hello, Challenge, Auth, AuthResult, Blas3Call, Call
                              ErrorMessage, Ping, Pong, LapackRequest, LapackReply, CallChunk, ReplyChunk, LapackChunk,
                              LanesRequest, LanesReply, DirectLapack, Proceed, InputTaken, SinkRequest, SinkReply,
                              FftPlan, FftRelease, FftExecute, FftChunk, FftReply, DirectFft, DirectBlas3,
-                             ClRequest, ClReply, ClNotice, Hold>;
+                             ClRequest, ClReply, ClNotice, Hold, JoinSession, SessionJoined>;
 // The Type of a message (its variant alternative).
 Type type_of(const Message& m);
 
@@ -324,6 +345,7 @@ Message decode(std::span<const std::byte> bytes);
 // Byte strings the MACs cover.
 Mac server_proof(const Secret& s, const Nonce& client_nonce, const Nonce& server_nonce);
 Mac client_proof(const Secret& s, const Nonce& server_nonce, const Nonce& client_nonce);
+Mac lane_proof(const Secret& s, const Nonce& server_nonce, const Nonce& client_nonce, uint32_t lane);
 
 // Longest status document: JSON may be long, but not unbounded.
 inline constexpr size_t kMaxStatusJson = 1 << 20;

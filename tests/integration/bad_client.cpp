@@ -13,7 +13,10 @@
 //          fft-many-plans, fft-release-then-execute, fft-huge-plan, fft-direct-unknown-plan (fft_mode,
 //          below), cl-malformed, cl-other-session, cl-out-of-bounds, cl-limits, cl-direct (cl_mode),
 //          sealed-faults (a server with encrypt = true: plaintext, replayed, reordered, tampered and
-//          truncated messages after encryption started, each on a session of its own)
+//          truncated messages after encryption started, each on a session of its own),
+//          lanes-hostile (joins with a wrong proof, to no session, twice, beyond the server's lanes;
+//          a joined lane that sends what only a session's own connection may), fill-faults (a fill
+//          ping with a payload, one above max_request_bytes)
 // The quiet-* modes send streaming pings (no_reply), which the server consumes as they arrive;
 // the sink-* modes send the same payloads into the session's sink (no header at all).
 #include <cmath>
@@ -21,6 +24,7 @@
 #include <cstring>
 #include <unistd.h>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -94,6 +98,7 @@ struct Peer {
     auto ch = expect<wire::Challenge>(5);
     if (!ch) return false;
     server_nonce = ch->server_nonce;
+    client_nonce = hello.client_nonce;
     send(wire::encode(wire::Auth{wire::client_proof(secret, ch->server_nonce, hello.client_nonce)}));
     auto r = expect<wire::AuthResult>(5);
     if (r && !r->accepted) std::printf("auth refused: %s\n", r->message.c_str());
@@ -104,7 +109,7 @@ struct Peer {
     return r && r->accepted;
   }
 
-  Nonce server_nonce{};  // the handshake's
+  Nonce server_nonce{}, client_nonce{};  // the handshake's
   transport::SealKeys keys;  // an encrypted session's (this client seals by hand: it never protects)
 
   // The session's sink (wire::SinkRequest); 0 when the server offers none.
@@ -977,6 +982,66 @@ int sealed_faults(const std::string& host, uint16_t port, const Secret& secret) 
   return failures ? 1 : 0;
 }
 
+// Lanes (wire::JoinSession): only the session's own client adds them, each number once, within the
+// server's offer, and a lane carries chunks and pings only. Other sessions are untouched. `p` is
+// authenticated.
+int lanes_mode(Peer& p, const std::string& host, uint16_t port, const Secret& secret) {
+  Peer other(host, port);
+  if (!other.authenticate(secret)) return std::printf("FAIL lanes-hostile: second session not authenticated\n"), 1;
+  // Answered SessionJoined{ok}; refused: SessionJoined{!ok} naming `about`, then hung up on.
+  auto join = [&](const Nonce& session, uint32_t lane, const Mac& proof, const char* about) -> std::unique_ptr<Peer> {
+    auto l = std::make_unique<Peer>(host, port);
+    l->send(wire::encode(wire::JoinSession{session, lane, proof}));
+    auto r = l->expect<wire::SessionJoined>(15);
+    if (!about) {
+      if (r && r->ok) return l;
+      std::printf("FAIL lanes-hostile: lane %u not joined: %s\n", lane, r ? r->message.c_str() : "no answer");
+      return nullptr;
+    }
+    if (!r || r->ok || r->message.find(about) == std::string::npos) {
+      std::printf("FAIL lanes-hostile: lane %u: expected a refusal about '%s', got %s\n", lane, about,
+                  r ? r->message.c_str() : "no answer");
+      return nullptr;
+    }
+    std::printf("server said: %s\n", r->message.c_str());
+    const uint64_t end = now_ns() + 10'000'000'000ull;
+    while (!l->disconnected && now_ns() < end) l->worker->progress();
+    if (!l->disconnected) {
+      std::printf("FAIL lanes-hostile: a refused lane was kept open\n");
+      return nullptr;
+    }
+    return l;
+  };
+  const Mac proof1 = wire::lane_proof(secret, p.server_nonce, p.client_nonce, 1);
+  Mac wrong = proof1;
+  wrong[5] ^= 1;
+  if (!join(p.server_nonce, 1, wrong, "proof")) return 1;
+  if (!join(random_nonce(), 1, proof1, "no such session")) return 1;
+  // Another session's proof for this session's nonce: refused.
+  if (!join(p.server_nonce, 2, wire::lane_proof(secret, other.server_nonce, other.client_nonce, 2), "proof")) return 1;
+  auto lane = join(p.server_nonce, 1, proof1, nullptr);
+  if (!lane) return 1;
+  if (!join(p.server_nonce, 1, proof1, "joined already")) return 1;  // a join seen on the wire, replayed
+  if (!join(p.server_nonce, 63, wire::lane_proof(secret, p.server_nonce, p.client_nonce, 63), "beyond")) return 1;
+  // A ping on the lane is answered there.
+  lane->send(wire::encode(wire::Ping{5, 0, 0}));
+  if (auto pong = lane->expect<wire::Pong>(10); !pong || pong->call_id != 5)
+    return std::printf("FAIL lanes-hostile: a ping on the lane was not answered there\n"), 1;
+  // What only the session's own connection may send: the session ends, lane and all.
+  lane->send(wire::encode(wire::StatusRequest{6}));
+  if (p.expect_rejection("lanes-hostile (a status request on a lane)")) return 1;
+  const uint64_t end = now_ns() + 10'000'000'000ull;
+  while (!lane->disconnected && now_ns() < end) lane->worker->progress();
+  if (!lane->disconnected) return std::printf("FAIL lanes-hostile: the lane outlived its session\n"), 1;
+  // The other session is served on.
+  other.send(wire::encode(wire::Ping{9, 0, 0}));
+  if (auto pong = other.expect<wire::Pong>(10); !pong || pong->call_id != 9)
+    return std::printf("FAIL lanes-hostile: the other session is no longer served\n"), 1;
+  std::printf("ok lanes-hostile: wrong proofs, no session, replays and lanes beyond the offer refused; a lane's "
+              "stray request ended its session and lane only\n");
+  return 0;
+}
+
 int main(int argc, char** argv) {
   if (argc < 5) {
     std::fprintf(stderr, "usage: bad_client HOST PORT SECRET_FILE MODE [SECONDS]\n");
@@ -1116,6 +1181,16 @@ int main(int argc, char** argv) {
     h.resize(h.size() - 5);
     p.send(h);
     return p.expect_rejection("truncated");
+  }
+  if (mode == "lanes-hostile") return lanes_mode(p, host, port, secret);
+  if (mode == "fill-faults") {  // bench get's pings: nothing may come with one, nor too much be asked
+    std::vector<std::byte> data(64);
+    Peer q(host, port);
+    if (!q.authenticate(secret)) return std::printf("FAIL %s: second session not authenticated\n", mode.c_str()), 1;
+    q.send(wire::encode(wire::Ping{2, 1ull << 40, wire::Ping::fill}));
+    if (q.expect_rejection("fill-faults (asks 1 TiB)")) return 1;
+    p.send(wire::encode(wire::Ping{1, data.size(), wire::Ping::fill}), {{data.data(), data.size()}});
+    return p.expect_rejection("fill-faults (carries a payload)");
   }
   if (mode == "resident-unknown") {  // names resident inputs this session never sent
     // A DGEMM whose A the server does not hold: failed as such, nothing computed.

@@ -26,6 +26,7 @@ class QuietCore final : public Core {
   Session* session(PeerId) override { return nullptr; }
   transport::Worker& worker() override { std::abort(); }  // nothing here sends
   void send(PeerId, const wire::Message&) override { ++sent; }
+  PeerId bulk_peer(Session& s) override { return s.peer; }
   void reject(PeerId, const std::string& why) override { rejected = why; }
   void check_limits(const Session& s, uint64_t total) const override {
     if (s.held_bytes + total > config_.max_client_bytes) throw ProtocolError("over the limit");

@@ -164,6 +164,12 @@ std::vector<Bytes> sample_messages() {
   v.push_back(encode(ClReply{13, -30, ClBlob(4, std::byte{1}), 0}));
   v.push_back(encode(ClNotice{uint8_t(ClNoticeKind::failed), kFirstClientId, -38, {}, "no buffer"}));
   v.push_back(encode(Hold{37}));
+  JoinSession join;
+  join.server_nonce.fill(7);
+  join.lane = 3;
+  join.proof.fill(9);
+  v.push_back(encode(join));
+  v.push_back(encode(SessionJoined{false, "lane refused: no such session here"}));
   return v;
 }
 
@@ -455,7 +461,9 @@ TEST(WireRoundTrip, Ping) {
   EXPECT_EQ(d.payload_bytes, 1ull << 40);
   EXPECT_EQ(d.flags, Ping::echo | Ping::via_gpu);
   EXPECT_EQ(decode_as<Ping>(encode(Ping{1, 0, Ping::no_reply})).flags, Ping::no_reply);
-  for (uint8_t flags : {8, Ping::no_reply | Ping::echo, Ping::no_reply | Ping::via_gpu}) {
+  EXPECT_EQ(decode_as<Ping>(encode(Ping{1, 4096, Ping::fill})).flags, Ping::fill);
+  for (uint8_t flags : {16, Ping::no_reply | Ping::echo, Ping::no_reply | Ping::via_gpu, Ping::fill | Ping::echo,
+                        Ping::fill | Ping::no_reply}) {
     auto bad = encode(Ping{1, 0, 0});
     bad.back() = std::byte{flags};
     EXPECT_NE(protocol_error_of([&] { decode(bad); }).find("flags"), std::string::npos) << int(flags);
@@ -595,7 +603,8 @@ TEST(WireRoundTrip, TypeIdsFollowTheVariant) {
   const Type expected[] = {Type::hello, Type::challenge, Type::auth, Type::auth_result, Type::blas3_call,
                            Type::blas3_call, Type::call_reply, Type::status_request, Type::status_reply,
                            Type::error, Type::ping, Type::pong, Type::call_chunk, Type::reply_chunk,
-                           Type::cl_request, Type::cl_reply, Type::cl_notice, Type::hold};
+                           Type::cl_request, Type::cl_reply, Type::cl_notice, Type::hold, Type::join_session,
+                           Type::session_joined};
   ASSERT_EQ(v.size(), std::size(expected));
   for (size_t i = 0; i < v.size(); ++i) {
     uint16_t type;
@@ -624,7 +633,7 @@ TEST(WireReject, WrongVersion) {
 }
 
 TEST(WireReject, UnknownType) {
-  for (uint16_t t : {uint16_t(0), uint16_t(35), uint16_t(36), uint16_t(0x100), uint16_t(0xffff)}) {
+  for (uint16_t t : {uint16_t(0), uint16_t(37), uint16_t(38), uint16_t(0x100), uint16_t(0xffff)}) {
     auto b = encode(Pong{1});
     put_u16(b, 6, t);
     EXPECT_NE(protocol_error_of([&] { decode(b); }).find("unknown message type"), std::string::npos) << t;

@@ -57,12 +57,42 @@ int run_rtt(const BenchFlags& f, int iterations) {
 }
 
 int run_put(const BenchFlags& f, const std::vector<uint64_t>& sizes, int window, uint64_t bytes_per_point,
-            bool perftest, const std::vector<int>& cpus) {
+            bool perftest, const std::vector<int>& cpus, const std::string& direction) {
   const auto placement = place(cpus);
   auto conn = connect_for(f, "outboard-bench-put");
   auto doc = bench::new_document("put", command_line());
   record_placement(doc["options"], placement);
+  doc["direction"] = direction;
   nlohmann::json points = nlohmann::json::array();
+  if (direction != "put") {  // get, or both at once: no ucx_perftest yardstick for these
+    std::printf("%12s %10s %8s %14s %14s\n", "bytes", "messages", "lanes", direction == "get" ? "" : "put MiB/s",
+                "get MiB/s");
+    for (uint64_t bytes : sizes) {
+      if (bytes == 0) throw Error("--sizes must be positive");
+      const int messages = static_cast<int>(std::clamp<uint64_t>(bytes_per_point / bytes, 8, 100000));
+      nlohmann::json point = {{"bytes", bytes}, {"messages", messages}};
+      double put_rate = 0, get_rate = 0;
+      if (direction == "get") {
+        const auto g = bench::get_throughput(*conn, bytes, messages, window, 3);
+        get_rate = g.mib_per_s, point["window"] = g.window;
+      } else {
+        const auto [p, g] = bench::both_throughput(*conn, bytes, messages, window, 3);
+        put_rate = p.mib_per_s, get_rate = g.mib_per_s, point["window"] = p.window;
+        point["put_mib_per_s"] = put_rate;
+      }
+      point["get_mib_per_s"] = get_rate;
+      point["lanes"] = conn->link_lanes_in_use();
+      char put_cell[32] = "";
+      if (direction != "get") std::snprintf(put_cell, sizeof put_cell, "%.1f", put_rate);
+      std::printf("%12llu %10d %8u %14s %14.1f\n", (unsigned long long)bytes, messages, conn->link_lanes_in_use(),
+                  put_cell, get_rate);
+      points.push_back(point);
+    }
+    doc["window"] = window;
+    doc["points"] = points;
+    finish(doc, f);
+    return 0;
+  }
   std::printf("%12s %10s %14s %16s %7s %16s %7s\n", "bytes", "messages", "outboard MiB/s", "perftest -e MiB/s",
               "ratio", "perftest MiB/s", "ratio");
   uint16_t perftest_port = 13370;
@@ -71,7 +101,7 @@ int run_put(const BenchFlags& f, const std::vector<uint64_t>& sizes, int window,
     int messages = static_cast<int>(std::clamp<uint64_t>(bytes_per_point / bytes, 8, 100000));
     auto p = bench::put_throughput(*conn, bytes, messages, window, 3);
     nlohmann::json point = {{"bytes", bytes}, {"messages", messages}, {"window", p.window},
-                            {"outboard_mib_per_s", p.mib_per_s}};
+                            {"outboard_mib_per_s", p.mib_per_s}, {"lanes", conn->link_lanes_in_use()}};
     std::string cells;
     // The yardstick twice: with error handling (the transports Outboard may use) and without.
     for (bool peer_failure : {true, false}) {
@@ -201,6 +231,7 @@ void add_bench_net_modes(CLI::App* bench, BenchModes& modes) {
     auto window = std::make_shared<int>(kWindowBySize);
     auto per_point = std::make_shared<uint64_t>(1ull << 30);
     auto perftest = std::make_shared<bool>(true);
+    auto direction = std::make_shared<std::string>("put");
     auto* cmd = bench->add_subcommand("put", "Client-to-server bulk throughput by message size, beside ucx_perftest");
     add_server_flags(cmd, *f);
     add_output_flags(cmd, *f, "outboard-put");
@@ -210,7 +241,11 @@ void add_bench_net_modes(CLI::App* bench, BenchModes& modes) {
     cmd->add_flag("--perftest,!--no-perftest", *perftest, "Run ucx_perftest (ucp_am_bw) on the same sizes beside it");
     auto cpus = std::make_shared<std::vector<int>>();
     add_placement_flag(cmd, *cpus);
-    modes.emplace_back(cmd, [=] { return run_put(*f, *sizes, *window, *per_point, *perftest, *cpus); });
+    cmd->add_option("--direction", *direction,
+                    "put: client to server; get: server to client (answers from its memory); both: the two at once")
+        ->check(CLI::IsMember({"put", "get", "both"}))
+        ->capture_default_str();
+    modes.emplace_back(cmd, [=] { return run_put(*f, *sizes, *window, *per_point, *perftest, *cpus, *direction); });
   }
   for (bool remote : {false, true}) {
     auto f = std::make_shared<BenchFlags>();

@@ -1,0 +1,63 @@
+#!/usr/bin/env bash
+# Lanes (issue 36 item 2): where a session's data crosses TCP (here UCX_TLS=tcp on loopback, as on
+# a link between hosts), the client carries its chunked calls and its streams over several
+# connections (OUTBOARD_LANES, bounded by the server's `lanes`). Real BLAS, LAPACK and FFTW
+# programs get correct results from a server whose counters say the lanes joined and carried their
+# chunks both ways; `bench put` streams over them in each direction and in both at once. One
+# connection only with OUTBOARD_LANES=1, over shared memory, and from a server that offers one.
+# (Hostile joins and a lane's stray messages: bad_requests' lanes-hostile.)
+BUILD=$1
+PROGRAMS=$2
+source "$(dirname "$0")/lib.sh"
+start_server
+# Every call remote, in chunked messages of the smallest size: many chunks per call.
+export OUTBOARD_OFFLOAD=always OUTBOARD_FALLBACK=fail OUTBOARD_DIRECT=0 OUTBOARD_CHUNK_BYTES=65536
+lanes() { status_field "s['lanes']['$1']"; }
+
+[ "$(lanes offered)" = 8 ] || fail "the server offers $(lanes offered) lanes, not its default 8"
+in0=$(lanes messages_in) out0=$(lanes pieces_out) pipelined0=$(status_field "s['pipelined_calls']")
+export UCX_TLS=tcp OUTBOARD_LANES=4
+run_checked level3_check "$OUTBOARD" run -- "$PROGRAMS/level3_check" --size 300
+run_checked lapack_check "$OUTBOARD" run -- "$PROGRAMS/lapack_check" --size 150
+run_checked fftw_check "$OUTBOARD" run -- "$PROGRAMS/fftw_check"
+joined=$(lanes joined)
+[ "$joined" = 9 ] || fail "$joined lanes joined for three programs of 4 connections each (expected 9)"
+[ "$(status_field "s['pipelined_calls']")" -gt "$pipelined0" ] || fail "no call went in chunks"
+[ "$(lanes messages_in)" -gt "$in0" ] || fail "no chunk arrived on a lane"
+[ "$(lanes pieces_out)" -gt "$out0" ] || fail "no result piece left on a lane"
+ok "3 programs over 4 connections each: right, $(($(lanes messages_in) - in0)) chunks in and $(($(lanes pieces_out) - out0)) result pieces out on lanes"
+
+# Streams, each direction and both at once: every point over 4 connections, counted by the server.
+for direction in put get both; do
+  "$OUTBOARD" bench put --direction "$direction" --no-perftest --sizes 65536 1048576 --bytes-per-point 8388608 \
+    --output "$WORK/$direction" >"$WORK/$direction.log" 2>&1 || { cat "$WORK/$direction.log"; fail "bench put --direction $direction"; }
+  python3 - "$WORK/$direction.json" "$direction" <<'EOF' || fail "bench put --direction $direction: results (above)"
+import json, sys
+doc = json.load(open(sys.argv[1]))
+points, direction = doc["points"], sys.argv[2]
+bad = [p for p in points if p.get("lanes") != 4]
+key = {"put": "outboard_mib_per_s", "get": "get_mib_per_s", "both": "get_mib_per_s"}[direction]
+bad += [p for p in points if not p.get(key, 0) > 0 or (direction == "both" and not p.get("put_mib_per_s", 0) > 0)]
+for p in bad: print("  bad point:", p)
+sys.exit(1 if bad or len(points) != 2 else 0)
+EOF
+  ok "bench put --direction $direction over 4 connections: $(tail -n 3 "$WORK/$direction.log" | head -n 2 | tr -s ' ' | paste -sd ';')"
+done
+joined=$(lanes joined)
+
+# One connection: OUTBOARD_LANES=1, and shared memory (no UCX_TLS: same host, no TCP for data).
+OUTBOARD_LANES=1 run_checked level3_check_one "$OUTBOARD" run -- "$PROGRAMS/level3_check" --size 300
+env -u UCX_TLS "$OUTBOARD" run -- "$PROGRAMS/level3_check" --size 300 >"$WORK/shm.log" 2>&1 || { cat "$WORK/shm.log"; fail "over shared memory"; }
+[ "$(lanes joined)" = "$joined" ] || fail "lanes joined with OUTBOARD_LANES=1 or over shared memory"
+ok "OUTBOARD_LANES=1 and shared memory: one connection"
+
+# A server that offers one connection: none joins, and the calls are right.
+stop_server
+cat >"$WORK/one.toml" <<EOF
+lanes = 1
+EOF
+start_server --config "$WORK/one.toml"
+[ "$(lanes offered)" = 1 ] || fail "a server with lanes = 1 offers $(lanes offered)"
+run_checked level3_check_offered_one "$OUTBOARD" run -- "$PROGRAMS/level3_check" --size 300
+[ "$(lanes joined)" = 0 ] || fail "lanes joined a server that offers none"
+ok "a server with lanes = 1: one connection, calls right"
