@@ -12,6 +12,9 @@
 #   choice  the cost model's sweep (bench/link/choice_sweep.py): local, remote and auto by size for
 #           DGEMM, DGETRF, DPOTRF, DSYEVD, DGESDD and 1-D FFTs, at each of CHOICE_POINTS (default
 #           unshaped, 25 and 10 Gbit/s); not among the default steps (about 3 minutes a point)
+#   lanes   bulk data over 1, 4 and 8 connections (OUTBOARD_LANES): bench put, client to server and
+#           both ways at once, unshaped and at 100 and 25 Gbit/s, beside iperf3 -P 1, 4 and 8; then
+#           DGEMM 8192 and the 1-D FFT 2^27 across the unshaped link over 1 and 4 (LANES_CALLS=0: not)
 #   resident resident inputs (bench/link/resident_bench.sh): DGEMM with a fixed 8192^2 operand,
 #           getrs on one 8192^2 factorization, an FFT of 2^24 points re-executed, each with
 #           OUTBOARD_RESIDENT=1 and 0, across 25 Gbit/s; not among the default steps
@@ -59,9 +62,34 @@ if want choice; then
     for p in "$R/$name"/*/; do [ -f "$p/bench.log" ] && sed "s|^|$(basename "$p"): |" "$p/bench.log" | tee -a "$OUT/summary.txt"; done
   done
 fi
+if want lanes; then
+  for lanes in ${LANES_COUNTS:-1 4 8}; do
+    for direction in put both; do
+      iperf=()
+      [ "$lanes$direction" = 1put ] && iperf=(--iperf 1,4,8 --iperf-seconds 3)
+      rig "lanes-$lanes-$direction" 120 --points none:none,100gbit:none,25gbit:none --env OUTBOARD_LANES=$lanes \
+        "${iperf[@]}" -- put --direction $direction --sizes 16777216 67108864 --bytes-per-point 1073741824
+      for p in "$R/lanes-$lanes-$direction"/*/; do
+        [ -f "$p/bench.json" ] && python3 -c 'import json,sys
+d=json.load(open(sys.argv[1]))
+for q in d["points"]:
+    print(sys.argv[2], sys.argv[3], sys.argv[4], q["bytes"], "lanes", q.get("lanes"), "put Gbit/s %.2f" % (q.get("outboard_mib_per_s", q.get("put_mib_per_s", 0)) * 8 * 1048576 / 1e9),
+          "get Gbit/s %.2f" % (q.get("get_mib_per_s", 0) * 8 * 1048576 / 1e9))' "$p/bench.json" "$(basename "$p")" "$lanes" "$direction" | tee -a "$OUT/summary.txt"
+      done
+    done
+  done
+  if [ "${LANES_CALLS:-1}" = 1 ]; then
+    for lanes in 1 4; do
+      rig "lanes-gemm-$lanes" 90 --points none:none --env OUTBOARD_LANES=$lanes -- gemm --where remote --from 8192 --to 8192 --trials 2
+      rig "lanes-fft-$lanes" 120 --points none:none --env OUTBOARD_LANES=$lanes -- fft --ranks 1 --kinds c2c --precisions d \
+        --where remote --from-log2 27 --to-log2 27 --trials 2
+    done
+  fi
+fi
 if want resident; then
   export RESIDENT_CASES=${RESIDENT_CASES:-gemm 8192 8192 256 10;getrs 8192 16 10;fft 16777216 10}
-  rig resident 300 --points 25gbit:none --timeout 280 -- "$HERE/../link/resident_bench.sh" "$CARRY/bin/outboard" \
+  rig resident 300 --points 25gbit:none --timeout 280 --env RESIDENT_TRACE_DIR=$R/resident-trace \
+    -- "$HERE/../link/resident_bench.sh" "$CARRY/bin/outboard" \
     "$CARRY/bin/resident_bench"
   for p in "$R"/resident/*/; do [ -f "$p/bench.log" ] && sed "s|^|$(basename "$p"): |" "$p/bench.log" | tee -a "$OUT/summary.txt"; done
 fi

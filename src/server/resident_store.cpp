@@ -28,14 +28,20 @@ void ResidentStore::evict_oldest() {
   ++all_.evicted;
 }
 
-std::shared_ptr<const transport::Buffer> ResidentStore::copy_of(const std::byte* data, uint64_t bytes) {
-  try {
-    auto copy = std::make_shared<transport::Buffer>(transport::Buffer::allocate(bytes));
-    std::memcpy(copy->data(), data, bytes);
-    return copy;
-  } catch (const std::bad_alloc&) {
-    return nullptr;
-  }
+std::shared_ptr<const transport::Buffer> ResidentStore::copy_of(const std::byte* data, uint64_t bytes,
+                                                                const transport::HostAllocator* from) {
+  auto copy_into = [&](const transport::HostAllocator* source) -> std::shared_ptr<const transport::Buffer> {
+    try {
+      auto copy = std::make_shared<transport::Buffer>(transport::Buffer::allocate(bytes, source));
+      std::memcpy(copy->data(), data, bytes);
+      return copy;
+    } catch (const std::bad_alloc&) {
+      return nullptr;
+    }
+  };
+  if (from)
+    if (auto copy = copy_into(from)) return copy;
+  return copy_into(nullptr);
 }
 
 bool ResidentStore::keep(const Digest& digest, std::shared_ptr<const transport::Buffer> input) {
@@ -78,7 +84,8 @@ bool CallInputs::find(ResidentStore& store, const std::vector<wire::ResidentInpu
   return true;
 }
 
-std::vector<const std::byte*> CallInputs::lay_out(const std::byte* payload, Kept& kept) const {
+std::vector<const std::byte*> CallInputs::lay_out(const transport::Buffer& payload_buffer, Kept& kept) const {
+  const std::byte* payload = payload_buffer.data();
   std::vector<const std::byte*> inputs;
   uint64_t offset = 0;
   for (size_t i = 0; i < sizes.size(); ++i) {
@@ -88,7 +95,8 @@ std::vector<const std::byte*> CallInputs::lay_out(const std::byte* payload, Kept
     }
     inputs.push_back(payload + offset);
     for (const wire::ResidentInput& x : keep)
-      if (x.input == i) kept.emplace_back(x.digest, ResidentStore::copy_of(payload + offset, sizes[i]));
+      if (x.input == i)
+        kept.emplace_back(x.digest, ResidentStore::copy_of(payload + offset, sizes[i], payload_buffer.allocator()));
     offset += sizes[i];
   }
   return inputs;

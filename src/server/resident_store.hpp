@@ -36,8 +36,11 @@ class ResidentStore {
   // Keeps `input` under `digest`, making room by evicting the least recently used; false where
   // it cannot (null, empty, or larger than what the budgets leave).
   bool keep(const Digest& digest, std::shared_ptr<const transport::Buffer> input);
-  // A copy of `bytes` bytes at `data` for keep(); null when no memory can be had for it.
-  static std::shared_ptr<const transport::Buffer> copy_of(const std::byte* data, uint64_t bytes);
+  // A copy of `bytes` bytes at `data` for keep(), in memory of `from` where it has room (a GPU
+  // backend's page-locked staging: a held input is copied to the GPU with every call that names
+  // it, at several times the rate of pageable memory), else of the heap; null when neither has.
+  static std::shared_ptr<const transport::Buffer> copy_of(const std::byte* data, uint64_t bytes,
+                                                          const transport::HostAllocator* from = nullptr);
 
   uint64_t bytes() const { return bytes_; }
   size_t count() const { return entries_.size(); }
@@ -67,8 +70,9 @@ struct CallInputs {
   // held: the call fails with wire::kResidentMissing.
   bool find(ResidentStore& store, const std::vector<wire::ResidentInput>& resident);
   // Each input's address: held ones in the store, the others in order in `payload`; copies of
-  // those to keep go to `kept` (a compute thread).
-  std::vector<const std::byte*> lay_out(const std::byte* payload, Kept& kept) const;
+  // those to keep go to `kept`, in memory of `payload`'s allocator where it has room (a compute
+  // thread).
+  std::vector<const std::byte*> lay_out(const transport::Buffer& payload, Kept& kept) const;
 };
 
 }  // namespace outboard::server

@@ -56,6 +56,8 @@ class Buffer {
 
   std::byte* data() const { return data_; }
   size_t size() const { return size_; }
+  // Where owned memory came from: nullptr for the heap, and for borrowed memory.
+  const HostAllocator* allocator() const { return from_; }
 
  private:
   Buffer(std::byte* d, size_t n, size_t capacity, const HostAllocator* from = nullptr)

@@ -114,7 +114,7 @@ class Blas3Service final : public Service {
       const size_t out_offset = c.output_sent ? in_bytes - out_bytes : in_bytes;
       CallInputs::Kept kept;
       try {
-        const std::vector<const std::byte*> inputs = in.lay_out(buf->data(), kept);
+        const std::vector<const std::byte*> inputs = in.lay_out(*buf, kept);
         uint64_t t0 = now_ns();
         DeviceTiming device;
         for (size_t attempt = 0;; ++attempt) {

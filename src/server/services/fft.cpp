@@ -245,7 +245,7 @@ class FftService final : public Service {
       wire::FftReply r{id, true, "", 0, received - arrived, now_ns() - received, 0, 0, 0, 0, ""};
       std::vector<std::pair<Digest, std::shared_ptr<const Buffer>>> kept;
       if (held) std::memcpy(buf->data(), held->data(), in_bytes);
-      if (keep) kept.emplace_back(digest, ResidentStore::copy_of(buf->data(), in_bytes));  // before it is overwritten
+      if (keep) kept.emplace_back(digest, ResidentStore::copy_of(buf->data(), in_bytes, buf->allocator()));  // before it is overwritten
       try {
         FftTiming t;
         for (size_t attempt = 0;; ++attempt) {

@@ -109,7 +109,7 @@ class LapackService final : public Service {
       CallInputs::Kept kept;
       try {
         const wire::LapackLayout l = wire::layout(c);
-        const std::vector<const std::byte*> inputs = in.lay_out(buf->data(), kept);
+        const std::vector<const std::byte*> inputs = in.lay_out(*buf, kept);
         std::vector<std::byte*> outputs;
         uint64_t offset = in_bytes;  // the outputs' room follows the inputs sent
         for (const auto& a : l.outputs) {
