@@ -58,6 +58,7 @@ compute_threads = 16
 max_request_bytes = 1073741824
 max_client_bytes = 4294967296
 max_clients = 32
+lanes = 3
 auth_timeout_seconds = 2.5
 log_level = "debug"
 log_format = "json"
@@ -91,6 +92,7 @@ fft_batch_slices = 1
   EXPECT_EQ(c.max_request_bytes, 1ull << 30);
   EXPECT_EQ(c.max_client_bytes, 4ull << 30);
   EXPECT_EQ(c.max_clients, 32u);
+  EXPECT_EQ(c.lanes, 3u);
   EXPECT_EQ(c.auth_timeout_seconds, 2.5);
   EXPECT_EQ(c.log_level, "debug");
   EXPECT_EQ(c.log_format, "json");
@@ -207,6 +209,8 @@ TEST_F(ConfigFileTest, OutOfRange) {
       {"compute_threads = -4", "compute_threads"},
       {"max_clients = 0", "max_clients"},
       {"max_clients = 1048577", "max_clients"},
+      {"lanes = 0", "lanes"},
+      {"lanes = 65", "lanes"},
       {"max_request_bytes = 0", "max_request_bytes"},
       {"max_client_bytes = -1", "max_client_bytes"},
       {"auth_timeout_seconds = 0", "auth_timeout_seconds"},

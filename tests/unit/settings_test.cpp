@@ -22,7 +22,7 @@ class EnvironmentTest : public ::testing::Test {
       "OUTBOARD_CONNECT_TIMEOUT", "OUTBOARD_CACHE_BYTES", "OUTBOARD_DIRECT", "OUTBOARD_COPY_THREADS",
       "OUTBOARD_SPLIT_SERVERS", "OUTBOARD_SPLIT_FLOPS", "OUTBOARD_SPLIT_FFT_BYTES", "OUTBOARD_AUTO_RULE",
       "OUTBOARD_LOCAL_GFLOPS", "OUTBOARD_FFT_LOCAL_GFLOPS", "OUTBOARD_SERVER_GFLOPS", "OUTBOARD_LINK_GBYTES",
-      "OUTBOARD_LINK_PROBE_BYTES"};
+      "OUTBOARD_LINK_PROBE_BYTES", "OUTBOARD_LANES"};
 
   void SetUp() override {
     for (const char* name : kVariables) {
@@ -203,6 +203,20 @@ TEST_F(EnvironmentTest, BadEntriesAreReportedAndSkipped) {
   EXPECT_EQ(s.problems.size(), 2u);
   EXPECT_TRUE(mentions(s.problems, "bad:99999"));
   EXPECT_TRUE(mentions(s.problems, "missing ']'"));
+}
+
+TEST_F(EnvironmentTest, LanesAreAWholeNumberUpToTheWireLimit) {
+  EXPECT_EQ(settings_from_environment().lanes, 1);  // one connection unless asked
+  set("OUTBOARD_LANES", "4");
+  EXPECT_EQ(settings_from_environment().lanes, 4);
+  set("OUTBOARD_LANES", "64");
+  EXPECT_EQ(settings_from_environment().lanes, 64);
+  for (const char* bad : {"0", "65", "2.5", "-1", "many"}) {
+    set("OUTBOARD_LANES", bad);
+    Settings s = settings_from_environment();
+    EXPECT_EQ(s.lanes, 1) << bad;
+    EXPECT_TRUE(mentions(s.problems, "OUTBOARD_LANES")) << bad;
+  }
 }
 
 TEST_F(EnvironmentTest, AllEntriesBadFallsBackToDefault) {
