@@ -88,9 +88,15 @@ std::pair<ThroughputPoint, ThroughputPoint> both_throughput(client::Connection& 
       }
       put_ns = now_ns() - t0;
     });
-    c.fill_stream(into.data(), bytes, n, window);
+    std::exception_ptr get_failed;  // the sender is joined first, whatever happens here
+    try {
+      c.fill_stream(into.data(), bytes, n, window);
+    } catch (...) {
+      get_failed = std::current_exception();
+    }
     const uint64_t get_ns = now_ns() - t0;
     sender.join();
+    if (get_failed) std::rethrow_exception(get_failed);
     if (failed) std::rethrow_exception(failed);
     if (t == 0) continue;
     const double put_s = put_ns / 1e9, get_s = get_ns / 1e9;
