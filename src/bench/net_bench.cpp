@@ -36,36 +36,35 @@ int streaming_window(uint64_t bytes, int requested) {
   return static_cast<int>(std::clamp<uint64_t>(std::min<uint64_t>(wanted, (512ull << 20) / bytes), 1, INT32_MAX));
 }
 
-ThroughputPoint put_throughput(client::Connection& c, uint64_t bytes, int messages, int window, int trials) {
-  window = streaming_window(bytes, window);
-  transport::Buffer data = transport::Buffer::allocate(bytes);
-  std::fill_n(reinterpret_cast<unsigned char*>(data.data()), bytes, 0x5a);  // touch every page before timing
-  c.ping_stream(data.data(), bytes, std::min(messages, window), window);    // warm-up
+namespace {
+// The best of `trials` timed runs of `run(messages)`, after one untimed of a window's worth.
+template <class Run>
+ThroughputPoint best_of(uint64_t bytes, int messages, int window, int trials, Run run) {
+  run(std::min(messages, window));  // warm-up
   ThroughputPoint best{bytes, messages, window, 0, 0};
   for (int t = 0; t < trials; ++t) {
     uint64_t t0 = now_ns();
-    c.ping_stream(data.data(), bytes, messages, window);
+    run(messages);
     double s = (now_ns() - t0) / 1e9;
     if (best.seconds == 0 || s < best.seconds) best.seconds = s;
   }
   best.mib_per_s = double(bytes) * messages / best.seconds / (1 << 20);
   return best;
 }
+}  // namespace
+
+ThroughputPoint put_throughput(client::Connection& c, uint64_t bytes, int messages, int window, int trials) {
+  window = streaming_window(bytes, window);
+  transport::Buffer data = transport::Buffer::allocate(bytes);
+  std::fill_n(reinterpret_cast<unsigned char*>(data.data()), bytes, 0x5a);  // touch every page before timing
+  return best_of(bytes, messages, window, trials, [&](int n) { c.ping_stream(data.data(), bytes, n, window); });
+}
 
 ThroughputPoint get_throughput(client::Connection& c, uint64_t bytes, int messages, int window, int trials) {
   window = streaming_window(bytes, window);
   transport::Buffer into = transport::Buffer::allocate(bytes);
   std::fill_n(reinterpret_cast<unsigned char*>(into.data()), bytes, 0);  // touch every page before timing
-  c.fill_stream(into.data(), bytes, std::min(messages, window), window);  // warm-up
-  ThroughputPoint best{bytes, messages, window, 0, 0};
-  for (int t = 0; t < trials; ++t) {
-    uint64_t t0 = now_ns();
-    c.fill_stream(into.data(), bytes, messages, window);
-    double s = (now_ns() - t0) / 1e9;
-    if (best.seconds == 0 || s < best.seconds) best.seconds = s;
-  }
-  best.mib_per_s = double(bytes) * messages / best.seconds / (1 << 20);
-  return best;
+  return best_of(bytes, messages, window, trials, [&](int n) { c.fill_stream(into.data(), bytes, n, window); });
 }
 
 std::pair<ThroughputPoint, ThroughputPoint> both_throughput(client::Connection& c, uint64_t bytes, int messages,

@@ -104,6 +104,12 @@ struct Server::Impl final : Core {
     return *s.resident;
   }
 
+  // What a lane (Session::lanes) may carry: its session's bulk data, nothing that changes its state.
+  static bool lane_carries(wire::Type t) {
+    return t == wire::Type::call_chunk || t == wire::Type::lapack_chunk || t == wire::Type::fft_chunk ||
+           t == wire::Type::ping;
+  }
+
   // A lane's messages are its session's.
   Session* session(PeerId p) override {
     auto it = sessions.find(p);
@@ -312,8 +318,7 @@ struct Server::Impl final : Core {
         ping = std::get_if<wire::Ping>(&*m);
       }
       if (s->state != State::ready) throw ProtocolError("not authenticated");
-      if (peer != s->peer && !ping && !std::holds_alternative<wire::CallChunk>(*m) &&
-          !std::holds_alternative<wire::LapackChunk>(*m) && !std::holds_alternative<wire::FftChunk>(*m))
+      if (peer != s->peer && !ping && !lane_carries(wire::type_of(*m)))
         throw ProtocolError("a lane carries only chunks and pings");
       if (ping) {
         if (ping->payload_bytes != bytes) throw ProtocolError("ping payload does not match its announced size");
@@ -387,10 +392,7 @@ struct Server::Impl final : Core {
     }
     if (peer != s->peer) {  // a lane: its session's chunks and benchmark pings, nothing else
       ++lane_messages_in;
-      const wire::Type t = wire::type_of(m);
-      if (t != wire::Type::call_chunk && t != wire::Type::lapack_chunk && t != wire::Type::fft_chunk &&
-          t != wire::Type::ping)
-        return reject(peer, "a lane carries only chunks and pings");
+      if (!lane_carries(wire::type_of(m))) return reject(peer, "a lane carries only chunks and pings");
     }
     switch (s->state) {
       case State::awaiting_hello:
@@ -890,6 +892,7 @@ nlohmann::json Server::Impl::status() const {
                         {"direct_calls", m.direct_.calls()},
                         {"lanes", {{"offered", m.config_.encrypt ? 1u : m.config_.lanes},
                                    {"joined", m.lanes_joined},
+                                   {"open", m.lane_owner.size()},
                                    {"messages_in", m.lane_messages_in},
                                    {"pieces_out", m.lane_pieces_out}}},
                         {"errors", m.total_errors},

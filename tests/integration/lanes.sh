@@ -4,7 +4,8 @@
 # connections (OUTBOARD_LANES, bounded by the server's `lanes`). Real BLAS, LAPACK and FFTW
 # programs get correct results from a server whose counters say the lanes joined and carried their
 # chunks both ways; `bench put` streams over them in each direction and in both at once. One
-# connection only with OUTBOARD_LANES=1, over shared memory, and from a server that offers one.
+# connection only with OUTBOARD_LANES=1, over shared memory, and from a server that offers one. Once its
+# clients are gone, the server holds no lane and no other connection, and idles.
 # (Hostile joins and a lane's stray messages: bad_requests' lanes-hostile.)
 BUILD=$1
 PROGRAMS=$2
@@ -50,6 +51,11 @@ OUTBOARD_LANES=1 run_checked level3_check_one "$OUTBOARD" run -- "$PROGRAMS/leve
 env -u UCX_TLS "$OUTBOARD" run -- "$PROGRAMS/level3_check" --size 300 >"$WORK/shm.log" 2>&1 || { cat "$WORK/shm.log"; fail "over shared memory"; }
 [ "$(lanes joined)" = "$joined" ] || fail "lanes joined with OUTBOARD_LANES=1 or over shared memory"
 ok "OUTBOARD_LANES=1 and shared memory: one connection"
+
+# Its clients gone, the server holds no lane, no connection but the status request's, and idles.
+[ "$(lanes open)" = 0 ] || fail "$(lanes open) lanes still open after their sessions ended"
+tables_check "after the clients with lanes"
+idle_check "after the clients with lanes"
 
 # A server that offers one connection: none joins, and the calls are right.
 stop_server

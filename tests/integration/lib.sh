@@ -117,3 +117,62 @@ opencl_side_by_side() {
   [ "$LANES_WRITTEN" -ge "$3" ] || fail "$name: the lanes fetched only $LANES_WRITTEN bytes from the program's memory"
   [ "$(cl_counter failures)" = "$failures" ] || fail "$name: the server counted failures: $failures -> $(cl_counter failures)"
 }
+
+# The server after its clients have gone (server_lifetime.sh, lanes.sh).
+cpu_ticks() { awk '{print $14 + $15}' "/proc/$SERVER_PID/stat"; }
+idle_check() {  # WHEN: the server's CPU use over 10 s with no client must stay under 1% of a core
+  [ "${IDLE_CHECK:-1}" = 1 ] || return 0
+  sleep 5
+  local t0 t1 hz
+  hz=$(getconf CLK_TCK)
+  t0=$(cpu_ticks)
+  sleep 10
+  t1=$(cpu_ticks)
+  local pct
+  pct=$(python3 -c "print(round(100.0 * ($t1 - $t0) / $hz / 10, 2))")
+  if ! python3 -c "import sys; sys.exit(0 if $pct < 1.0 else 1)"; then
+    # What it is doing: its tables, and where each thread is (a few samples).
+    echo "--- status: $(status_field "s['transport'], s['load'], s['connections']" 2>&1)"
+    # The threads that used the CPU over a second, busiest first, and where the busiest one is.
+    local busy
+    busy=$(python3 - "$SERVER_PID" <<'PY'
+import os, sys, time
+pid = sys.argv[1]
+def ticks():
+    out = {}
+    for t in os.listdir(f"/proc/{pid}/task"):
+        try:
+            f = open(f"/proc/{pid}/task/{t}/stat").read().rsplit(")", 1)[1].split()
+            name = open(f"/proc/{pid}/task/{t}/comm").read().strip()
+            out[t] = (int(f[11]) + int(f[12]), name)
+        except OSError:
+            pass
+    return out
+a = ticks(); time.sleep(1); b = ticks()
+use = sorted(((b[t][0] - a.get(t, (0,))[0], t, b[t][1]) for t in b), reverse=True)
+for d, t, n in use[:4]:
+    print(f"thread {t} ({n}): {d} ticks in 1 s", file=sys.stderr)
+print(use[0][1])
+PY
+)
+    if command -v gdb >/dev/null && [ -n "$busy" ]; then
+      for _ in 1 2 3; do
+        gdb -p "$SERVER_PID" -batch -ex "info threads" 2>/dev/null | grep -E "LWP $busy\b" | head -2
+        gdb -p "$SERVER_PID" -batch -ex "thread find $busy" 2>/dev/null | head -2
+        gdb -p "$SERVER_PID" -batch -ex "thread apply all bt 16" 2>/dev/null |
+          awk -v lwp="LWP $busy)" 'index($0, lwp) {on = 1; print; next} /^Thread/ {on = 0} on' | head -20
+        sleep 0.3
+      done
+    fi
+    fail "$1: the idle server used $pct% of a core over 10 s"
+  fi
+  ok "$1: idle, $pct% of a core over 10 s"
+}
+tables_check() {  # WHEN: only the status connection's peer is left, and no session but its own
+  local t
+  t=$(status_field "(s['transport']['peers'], s['transport']['retiring'], s['load']['sessions'])")
+  [ "$t" = "(1, 0, 1)" ] || fail "$1: the server still holds per-connection state (peers, retiring, sessions): $t"
+  ok "$1: peers, retiring, sessions $t (the status connection's own)"
+  t=$(status_field "s['transport']['socket_handlers_guarded'] > 0")
+  [ "$t" = True ] || fail "$1: UCX's connection handlers are not guarded against stale events (stale_socket_events.hpp)"
+}
