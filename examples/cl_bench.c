@@ -5,7 +5,9 @@
  *   --platform TEXT  the first platform whose name contains TEXT (default: the first platform)
  *   --n N            stream arrays of N doubles (default 2^25)    --iters I  stream iterations (100)
  *   --reps R         latency and enqueue repetitions (10000)      --size M   matmul order (2048)
- *   TEST             latency enqueue stream bandwidth matmul (default: all)
+ *   TEST             latency enqueue loops stream bandwidth matmul (default: all)
+ *   The first line, "startup_platforms_ms", times the program's first clGetPlatformIDs (the
+ *   loader's and every platform's start-up: through Outboard, connecting to each server).
  *   --list           print the platforms, numbered as clGetPlatformIDs gives them, and stop
  * Output: one line per figure, "name value unit", then "check ok" or "check FAILED ...". */
 #define CL_TARGET_OPENCL_VERSION 120
@@ -34,6 +36,7 @@ static double now(void) {
 static const char* kSource =
     "#pragma OPENCL EXTENSION cl_khr_fp64 : enable\n"
     "kernel void empty(global int* x) {}\n"
+    "kernel void small(global int* x, int v) { x[get_global_id(0)] = v; }\n"
     "kernel void stream_copy(global const double* a, global double* c) { size_t i = get_global_id(0); c[i] = a[i]; }\n"
     "kernel void stream_mul(global double* b, global const double* c, double s) { size_t i = get_global_id(0); b[i] = s * c[i]; }\n"
     "kernel void stream_add(global const double* a, global const double* b, global double* c) {\n"
@@ -113,6 +116,48 @@ static void latency(int reps) {
            what, t[reps * 99 / 100] * 1e6);
   }
   free(t);
+  clReleaseMemObject(m);
+  clReleaseKernel(k);
+}
+
+/* Launch-heavy loops as programs write them (issue 37): a small kernel, each followed by clFinish
+ * or by a 4-byte blocking read; then the same with no wait in between (in-order queue, one
+ * clFinish at the end; the reads non-blocking). Whole-loop wall time, best of 3 after a warm-up. */
+static void loops(int reps) {
+  cl_kernel k = kernel("small");
+  cl_mem m = buffer(64);
+  CHECK(clSetKernelArg(k, 0, sizeof m, &m));
+  const size_t one = 1;
+  const int finishes = reps * 2, reads = reps / 5 > 0 ? reps / 5 : 1;
+  int* landing = malloc(sizeof(int) * reads);
+  const char* what[4] = {"loop_kernel_finish", "loop_kernel_read4", "loop_kernel_nowait", "loop_kernel_read4_nowait"};
+  for (int variant = 0; variant < 4; ++variant) {
+    const int count = variant == 0 || variant == 2 ? finishes : reads;
+    double best = 1e30;
+    for (int trial = 0; trial < 4; ++trial) { /* the first warms up */
+      CHECK(clFinish(q));
+      double t0 = now();
+      for (int i = 0; i < count; ++i) {
+        CHECK(clSetKernelArg(k, 1, sizeof i, &i));
+        CHECK(clEnqueueNDRangeKernel(q, k, 1, NULL, &one, NULL, 0, NULL, NULL));
+        if (variant == 0) CHECK(clFinish(q));
+        if (variant == 1 || variant == 3)
+          CHECK(clEnqueueReadBuffer(q, m, variant == 1 ? CL_TRUE : CL_FALSE, 0, sizeof(int), &landing[i], 0, NULL, NULL));
+      }
+      CHECK(clFinish(q));
+      double t = now() - t0;
+      if (trial > 0 && t < best) best = t;
+      if (variant == 1 || variant == 3)
+        for (int i = 0; i < count; ++i)
+          if (landing[i] != i) {
+            fprintf(stderr, "cl_bench: %s read %d at %d\n", what[variant], landing[i], i);
+            failures++;
+            break;
+          }
+    }
+    printf("%s %.2f ms (%d iterations, %.2f us each)\n", what[variant], best * 1e3, count, best / count * 1e6);
+  }
+  free(landing);
   clReleaseMemObject(m);
   clReleaseKernel(k);
 }
@@ -337,7 +382,7 @@ int main(int argc, char** argv) {
   const char* want = NULL;
   size_t n = (size_t)1 << 25;
   int iters = 100, reps = 10000, size = 2048, tests = 0, list = 0;
-  const char* names[] = {"latency", "enqueue", "stream", "bandwidth", "matmul"};
+  const char* names[] = {"latency", "enqueue", "stream", "bandwidth", "matmul", "loops"};
   for (int i = 1; i < argc; ++i) {
     if (!strcmp(argv[i], "--list")) list = 1;
     else if (!strcmp(argv[i], "--platform") && i + 1 < argc) want = argv[++i];
@@ -347,16 +392,18 @@ int main(int argc, char** argv) {
     else if (!strcmp(argv[i], "--size") && i + 1 < argc) size = atoi(argv[++i]);
     else {
       int t = 0;
-      while (t < 5 && strcmp(argv[i], names[t])) ++t;
-      if (t == 5) return fprintf(stderr, "usage: cl_bench [--platform TEXT] [--n N] [--iters I] [--reps R] [--size M] [latency|enqueue|stream|bandwidth|matmul]...\n"), 2;
+      while (t < 6 && strcmp(argv[i], names[t])) ++t;
+      if (t == 6) return fprintf(stderr, "usage: cl_bench [--platform TEXT] [--n N] [--iters I] [--reps R] [--size M] [latency|enqueue|loops|stream|bandwidth|matmul]...\n"), 2;
       tests |= 1 << t;
     }
   }
-  if (!tests) tests = 31;
+  if (!tests) tests = 63;
   if (n < 65536 || iters < 2 || reps < 10 || size < 16) return fprintf(stderr, "cl_bench: n >= 65536, iters >= 2, reps >= 10, size >= 16\n"), 2;
   cl_platform_id platforms[32];
   cl_uint np = 0;
+  const double started = now();
   CHECK(clGetPlatformIDs(32, platforms, &np));
+  const double startup = now() - started;
   cl_platform_id p = NULL;
   char name[256] = "";
   for (cl_uint i = 0; i < np && !p; ++i) {
@@ -368,6 +415,7 @@ int main(int argc, char** argv) {
     if (!want || strstr(name, want)) p = platforms[i];
   }
   if (list) return 0;
+  printf("startup_platforms_ms %.2f ms\n", startup * 1e3);
   if (!p) return fprintf(stderr, "cl_bench: no platform named like '%s'\n", want ? want : ""), 1;
   CHECK(clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &dev, NULL));
   char dname[256];
@@ -387,6 +435,7 @@ int main(int argc, char** argv) {
   }
   if (tests & 1) latency(reps);
   if (tests & 2) enqueue(reps);
+  if (tests & 32) loops(reps);
   if (tests & 4) stream(n, iters);
   if (tests & 8) bandwidth(n);
   if (tests & 16) matmul(size);

@@ -62,6 +62,19 @@ PY
   ok "pyopencl: a kernel through the remote platform, result checked"
 fi
 
+# cl_bench, whose figures come from the GPU host (bench/gpu/opencl_h200.sh), small: its launch
+# loops (a kernel then clFinish or a 4-byte read, and the same without waits) check every value
+# they read back, here served remotely.
+before=$(status_field "s['opencl']['kernels']")
+out=$(OCL_ICD_VENDORS="$REMOTE" timeout -s KILL 300 "$PROGRAMS/cl_bench" --reps 50 --n 65536 --iters 2 latency loops 2>&1) ||
+  { echo "$out"; fail "cl_bench latency loops"; }
+grep -q "^check ok" <<<"$out" && grep -q "^startup_platforms_ms " <<<"$out" && grep -q "^loop_kernel_read4_nowait " <<<"$out" ||
+  { echo "$out"; fail "cl_bench's figures or checks"; }
+served=$(($(status_field "s['opencl']['kernels']") - before))
+# latency: 55 kernels; loops: 4 trials of 100 + 10 + 100 + 10 kernels
+[ "$served" -ge 935 ] || fail "cl_bench's kernels were not all served remotely ($served)"
+ok "cl_bench latency loops: reads checked, $served kernels served remotely, $(grep startup_platforms_ms <<<"$out")"
+
 # Two clients at once; their sessions end with them and leave no objects behind.
 OCL_ICD_VENDORS="$REMOTE" "$PROGRAMS/opencl_check" >"$WORK/c1.txt" 2>&1 &
 p1=$!
