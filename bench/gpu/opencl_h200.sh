@@ -7,6 +7,7 @@
 # bench/opencl/transfers.sh's buffer transfers (blocking or not, maps, unmaps, queued writes;
 # cl_bench and clpeak) natively, as messages and on the direct path, and through BASE_CARRY's
 # build (a tree pack.sh carried of the build before a change) if given; OUT/transfers.txt.
+# STEPS=startup: a fresh program's first clGetPlatformIDs both ways, RUNS times (OUT/startup.txt).
 #   bench/gpu/opencl_h200.sh OUT_DIR [CARRY_DIR]    STEPS="stream clpeak" ROUNDS=2 CLPEAK_ROUNDS=2 by default
 set -uo pipefail
 OUT=${1:?usage: opencl_h200.sh OUT_DIR [CARRY_DIR]}
@@ -38,6 +39,11 @@ if want stream; then
     ICD_DIR="$R/vendors" VENDORS="$NATIVE" PLATFORM=NVIDIA ROUNDS=${ROUNDS:-2} \
     bash "$(dirname "$0")/../opencl/side_by_side.sh" "$R" --size 4096 ${CL_BENCH_ARGS:-}
   cp "$R/side_by_side.txt" "$OUT/"
+fi
+if want startup; then  # a fresh program's first clGetPlatformIDs, directly and through Outboard (issue 37 item 4)
+  step "first clGetPlatformIDs" env OUTBOARD="$CARRY/bin/outboard" CL_BENCH="$CARRY/bin/cl_bench" ICD_DIR="$R/vendors" \
+    VENDORS="$NATIVE" PLATFORM=NVIDIA RUNS=${RUNS:-20} bash "$(dirname "$0")/../opencl/startup.sh" "$R"
+  cp "$R/startup.txt" "$OUT/"
 fi
 if want transfers; then
   step "transfers side by side" env OUTBOARD="$CARRY/bin/outboard" CL_BENCH="$CARRY/bin/cl_bench" ICD_DIR="$R/vendors" \

@@ -47,4 +47,14 @@ void record(const char* op, uint64_t sent_ns, uint64_t received_ns) {
   o.handoff.add(now - received_ns);
 }
 
+void connected(const std::string& server, uint64_t began, uint64_t transport_ready, uint64_t challenged,
+               uint64_t accepted, uint64_t described) {
+  auto ms = [](uint64_t from, uint64_t to) { return to > from ? (to - from) * 1e-6 : 0.0; };
+  std::fprintf(stderr,
+               "outboard.cl_trace connect server=%s transport_ms=%.2f challenge_ms=%.2f accept_ms=%.2f "
+               "platforms_ms=%.2f total_ms=%.2f\n",
+               server.c_str(), ms(began, transport_ready), ms(transport_ready, challenged), ms(challenged, accepted),
+               ms(accepted, described), ms(began, described));
+}
+
 }  // namespace outboard::client::call_trace

@@ -2,14 +2,20 @@
 // set in a program's environment, every remote OpenCL call it waits for records how long its
 // answer took to arrive (sent to received, on whichever thread drives the connection) and how
 // long the waiting thread then took to see it; at exit the program prints the medians and 90th
-// percentiles per operation to stderr ("outboard.cl_trace ..."). Off, one branch per call.
+// percentiles per operation to stderr ("outboard.cl_trace ..."), and how long each channel took to
+// connect, step by step. Off, one branch per call.
 #pragma once
 #include <cstdint>
+#include <string>
 
 namespace outboard::client::call_trace {
 
 bool enabled();
 // One call: sent at `sent_ns`, its answer received at `received_ns`, seen by the caller now.
 void record(const char* op, uint64_t sent_ns, uint64_t received_ns);
+// A channel to `server` made: its steps' ends (now_ns) from `began`; printed at once
+// ("outboard.cl_trace connect ...", in ms).
+void connected(const std::string& server, uint64_t began, uint64_t transport_ready, uint64_t challenged,
+               uint64_t accepted, uint64_t described);
 
 }  // namespace outboard::client::call_trace

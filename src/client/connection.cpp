@@ -71,7 +71,9 @@ Connection::Connection(const ServerAddress& server, const Secret& secret, const 
   };
   server_ = server;
   connect_timeout_ = connect_timeout_seconds;
+  connect_steps_.began = now_ns();
   worker_ = std::make_unique<transport::Worker>(std::move(ev));
+  connect_steps_.transport_ready = now_ns();
   Lock lk(mu_);
   const std::string where = server.text();
   try {
@@ -86,6 +88,7 @@ Connection::Connection(const ServerAddress& server, const Secret& secret, const 
     // port still takes connections).
     patient_until_ns_ = now_ns() + static_cast<uint64_t>(kHandshakePatience * connect_timeout_seconds * 1e9);
     wait(lk, [&] { return handshake_reply_.has_value(); }, connect_timeout_seconds, "connecting");
+    connect_steps_.challenged = now_ns();
     auto* challenge = std::get_if<wire::Challenge>(&*handshake_reply_);
     if (!challenge) throw Error("unexpected answer to hello");
     if (!macs_equal(challenge->server_proof, wire::server_proof(secret, hello.client_nonce, challenge->server_nonce)))
@@ -98,6 +101,7 @@ Connection::Connection(const ServerAddress& server, const Secret& secret, const 
                   {}, nullptr);
     wait(lk, [&] { return handshake_reply_.has_value(); }, connect_timeout_seconds, "authenticating");
     patient_until_ns_ = 0;
+    connect_steps_.accepted = now_ns();
     auto* result = std::get_if<wire::AuthResult>(&*handshake_reply_);
     if (!result) throw Error("unexpected answer to authentication");
     if (!result->accepted) throw Error(result->message);

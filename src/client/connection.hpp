@@ -151,6 +151,12 @@ class Connection {
   // The ports of the server's other processes (a worker per GPU) at this connection's host, as
   // it said when it accepted the connection.
   const std::vector<uint16_t>& siblings() const { return siblings_; }
+  // When each step of connecting ended (now_ns): the transport made, the server's challenge
+  // received, the session accepted (OUTBOARD_CL_TRACE's start-up line, call_trace.hpp).
+  struct ConnectSteps {
+    uint64_t began = 0, transport_ready = 0, challenged = 0, accepted = 0;
+  };
+  const ConnectSteps& connect_steps() const { return connect_steps_; }
   // The inputs the server keeps for this session, as this side knows them (resident_inputs.hpp).
   ResidentMirror& resident() { return resident_; }
   // The server's load as its last answer reported it (wire::ServerLoad): calls queued or running
@@ -233,6 +239,7 @@ class Connection {
   // Handshake state.
   std::optional<wire::Message> handshake_reply_;
   std::string server_name_;
+  ConnectSteps connect_steps_;
   std::vector<uint16_t> siblings_;
   ResidentMirror resident_;
   uint64_t last_hold_ns_ = 0;  // when the server last said it is busy, keep waiting (wire::Hold)

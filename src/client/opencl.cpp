@@ -41,6 +41,10 @@ class ChannelImpl final : public Channel {
     if (a.status != 0) throw Error("server " + address_ + " did not describe its OpenCL platforms" +
                                    (a.failure.empty() ? "" : ": " + a.failure));
     snapshot_ = wire::decode_cl_snapshot(a.payload);
+    if (call_trace::enabled()) {
+      const Connection::ConnectSteps& t = conn_->connect_steps();
+      call_trace::connected(address_, t.began, t.transport_ready, t.challenged, t.accepted, now_ns());
+    }
     // Asked now, answered while the program sets up: its first large transfer finds the answer.
     if (settings.direct) {
       direct_cma_ = settings.direct_cma;

@@ -1,9 +1,11 @@
 // The daemon's settings: defaults, then the TOML file, then command-line flags.
 #pragma once
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <thread>
-#include <algorithm>
+
+#include "common/spin.hpp"
 
 namespace outboard::server {
 
@@ -73,8 +75,11 @@ struct Config {
   // empty polls, before it yields on each one (then sleeps after 2 ms). Side by side on the 2-core
   // VM with client and server on two CPUs, 5 us streamed 16-64 KiB 2-4% faster (1-8 KiB: -2% to
   // +9% in two runs), 2-3% unpinned; with both on one CPU it costs 15-30% (the client waits
-  // out the polling): 0 there, to yield at once.
-  uint64_t idle_spin_ns = 5000;
+  // out the polling): 0 there, to yield at once. With cores to spare (8 or more hardware
+  // threads) 100 us, as the OpenCL sessions' threads poll (common/spin.hpp): a remote kernel +
+  // clFinish waits ~15 us for the device, and a progress thread yielding meanwhile answered it
+  // 1-2.5 us later (bench/results/h200/opencl-launch).
+  uint64_t idle_spin_ns = spare_core_poll_ns() ? spare_core_poll_ns() : 5000;
   // FFTs on the host (FFTW): threads per plan (0: all cores); planner estimate | measure | patient
   // (measure and patient plan on scratch memory, then reuse the plan; their wisdom goes to
   // fft_wisdom_file, read again at start); plans cached (least recently used out).

@@ -89,6 +89,11 @@ run_checked() {  # name, then the command
 # alone: programs see the platform natively) and REMOTE (the build's, with Outboard's ICD).
 opencl_vendors() {
   [ -f /etc/OpenCL/vendors/pocl.icd ] || { echo "skip: PoCL (pocl-opencl-icd) is not installed"; exit 77; }
+  # PoCL sizes its device from the memory free when it starts (global memory, the largest
+  # allocation and image sizes follow): a server started earlier than a direct run, under other
+  # tests' load, described another device (clinfo's comparison failed). A fixed size, in GB, for
+  # both.
+  export POCL_MEMORY_LIMIT=${POCL_MEMORY_LIMIT:-4}
   DIRECT="$WORK/direct-vendors"
   mkdir -p "$DIRECT" && ln -sf /etc/OpenCL/vendors/pocl.icd "$DIRECT/"
   REMOTE="$BUILD/etc/OpenCL/vendors"

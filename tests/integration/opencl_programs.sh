@@ -76,12 +76,14 @@ served=$(($(status_field "s['opencl']['kernels']") - before))
 ok "cl_bench latency loops: reads checked, $served kernels served remotely, $(grep startup_platforms_ms <<<"$out")"
 
 # Two clients at once; their sessions end with them and leave no objects behind.
-OCL_ICD_VENDORS="$REMOTE" "$PROGRAMS/opencl_check" >"$WORK/c1.txt" 2>&1 &
+OCL_ICD_VENDORS="$REMOTE" "$PROGRAMS/opencl_check" >"$WORK/c1.txt" 2>"$WORK/c1.err" &
 p1=$!
-OCL_ICD_VENDORS="$REMOTE" "$PROGRAMS/opencl_check" >"$WORK/c2.txt" 2>&1 &
+OCL_ICD_VENDORS="$REMOTE" "$PROGRAMS/opencl_check" >"$WORK/c2.txt" 2>"$WORK/c2.err" &
 p2=$!
-wait $p1 && wait $p2 || fail "concurrent clients"
-diff "$WORK/direct.txt" "$WORK/c1.txt" >/dev/null && diff "$WORK/direct.txt" "$WORK/c2.txt" >/dev/null || fail "concurrent clients' results"
+wait $p1 && wait $p2 || { cat "$WORK/c1.err" "$WORK/c2.err"; fail "concurrent clients"; }
+for c in c1 c2; do
+  diff "$WORK/direct.txt" "$WORK/$c.txt" || { cat "$WORK/$c.err"; fail "concurrent clients' results ($c)"; }
+done
 for _ in $(seq 50); do [ "$(status_field "s['opencl']['objects']")" = 0 ] && break; sleep 0.1; done
 [ "$(status_field "s['opencl']['objects']")" = 0 ] || fail "objects left behind by ended sessions"
 ok "two clients at once; no objects left once they ended"

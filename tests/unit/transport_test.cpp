@@ -670,3 +670,30 @@ TEST(Transport, ReceiveProbeNeedsProgressToJudge) {
   while (now_ns() < end) EXPECT_TRUE(p.server->receiving(0.01, 0.05, true));  // no progress: no verdict
   ASSERT_TRUE(p.run_until([&] { return p.server->receiving(0.01, 0.05, true) && p.server->probe_counts().arrived >= 1; }));
 }
+
+// A user's UCX_TLS that excludes transports ("^sysv") still leaves shared memory in use between
+// a host's peers: its error handling, without which UCX 1.13 drops shared memory, was set only
+// where UCX_TLS listed a shared-memory transport (an exclusion list counted as none). In a
+// child process, whose environment has none of the settings earlier workers of this one left.
+TEST(Transport, ExcludingSysvKeepsSharedMemory) {
+  const pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    unsetenv("UCX_MM_ERROR_HANDLING");
+    setenv("UCX_TLS", "^sysv", 1);
+    int got = 0;
+    transport::Events se, ce;
+    se.on_message = [&](PeerId, std::vector<std::byte>, Buffer, bool) { ++got; };
+    transport::Worker server(std::move(se)), client(std::move(ce));
+    const PeerId to = client.connect("127.0.0.1", server.listen("127.0.0.1", 0));
+    client.send(to, std::as_bytes(std::span("m", 1)), {}, nullptr);
+    if (!progress_until(client, server, [&] { return got == 1; })) _exit(2);
+    const std::string lanes = client.describe(to);
+    std::fprintf(stderr, "lanes: %s\n", lanes.c_str());
+    _exit(lanes.find("posix") != std::string::npos ? 0 : 3);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "2: no message; 3: no shared memory among the lanes";
+}

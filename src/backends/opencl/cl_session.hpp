@@ -138,9 +138,10 @@ class ClSession final : public server::ClSessionObjects {
   // A command's start: a failure from here on is reported on its event, else its queue; its
   // event id must be new. Returns its queue.
   cl_command_queue begin_command(const wire::ClCommand& cmd, ClId& event);
-  // The event of the kernel last enqueued into q, while nothing else has been since: in an
-  // in-order queue a finish waits for it instead of a barrier of its own (which cost the round
-  // trip of a kernel and clFinish 2-3 us more on the H200 host: stage_trace.hpp).
+  // The event of the kernel last enqueued into q, where it has one (the client named it), while
+  // nothing else has been since: in an in-order queue a finish waits for it instead of a barrier
+  // of its own (a barrier behind a kernel's event cost the round trip 2-3 us more on the H200
+  // host: stage_trace.hpp).
   void forget_last_kernel(cl_command_queue q);
   void forget_last_kernels();
   void handle(const wire::ClRequest& r, const wire::ClNDRange& k, transport::Buffer&, ClId&, ClId& event);
