@@ -395,13 +395,34 @@ void Connection::wait(Lock& lk, Done done, double timeout_seconds, const char* w
   }
 }
 
+namespace {
+
+// The header to send `m` with: its encoding, or, where that is longer than a header may be, an
+// envelope's (wire::Enveloped), the encoding then going first in `payload`, kept in `keep` until
+// the send is done.
+std::vector<std::byte> header_of(const wire::Message& m, std::vector<transport::Segment>& payload,
+                                 std::shared_ptr<std::vector<std::byte>>& keep) {
+  std::vector<std::byte> header = wire::encode(m);
+  if (header.size() <= wire::kMaxHeaderBytes) return header;
+  uint64_t payload_bytes = 0;
+  for (const transport::Segment& s : payload) payload_bytes += s.bytes;
+  keep = std::make_shared<std::vector<std::byte>>(std::move(header));
+  payload.insert(payload.begin(), transport::Segment{keep->data(), keep->size()});
+  return wire::encode(wire::Enveloped{keep->size(), payload_bytes});
+}
+
+}  // namespace
+
 uint64_t Connection::post(Lock&, wire::Message& request, std::vector<transport::Segment> payload, Pending* p,
                           std::shared_ptr<Pending> unanswered) {
   if (dead_) throw Error(dead_reason_);
   uint64_t id = next_call_++;
   if (uint64_t* slot = call_id_of(request)) *slot = id;
   if (p) pending_[id] = p;
-  worker_->send(peer_, wire::encode(request), std::move(payload), [this, unanswered](bool ok) {
+  std::shared_ptr<std::vector<std::byte>> keep;
+  std::vector<std::byte> header = header_of(request, payload, keep);
+  worker_->send(peer_, header, std::move(payload), [this, unanswered, keep](bool ok) {
+    (void)keep;  // the enveloped encoding, sent from
     if (!ok) fail("sending to the server failed");
     if (unanswered) unanswered->done = true;
   });
@@ -414,7 +435,10 @@ void Connection::notify(wire::Message message, std::vector<transport::Segment> p
   Lock lk(mu_);
   if (dead_) throw Error(dead_reason_);
   if (uint64_t* slot = call_id_of(message)) *slot = 0;  // not answered
-  worker_->send(peer_, wire::encode(message), std::move(payload), [this, sent = std::move(sent)](bool ok) {
+  std::shared_ptr<std::vector<std::byte>> keep;
+  std::vector<std::byte> header = header_of(message, payload, keep);
+  worker_->send(peer_, header, std::move(payload), [this, sent = std::move(sent), keep](bool ok) {
+    (void)keep;  // the enveloped encoding, sent from
     if (!ok) fail("sending to the server failed");
     if (sent) sent(ok);
   });

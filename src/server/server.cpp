@@ -330,6 +330,12 @@ struct Server::Impl final : Core {
         const bool to_device = (ping->flags & wire::Ping::via_gpu) && device_backend;
         return transport::Landing::receive(Buffer::allocate(bytes, to_device ? device_backend->staging() : nullptr));
       }
+      if (const auto* e = std::get_if<wire::Enveloped>(&*m)) {  // landed whole; on_enveloped takes it apart
+        if (peer != s->peer) throw ProtocolError("a lane carries only chunks and pings");
+        if (e->header_bytes + e->payload_bytes != bytes) throw ProtocolError("an envelope of another size than it announced");
+        check_limits(*s, bytes);
+        return transport::Landing::receive(Buffer::allocate(bytes));
+      }
       Service* service = service_for(*m);
       if (!service) throw ProtocolError("this message carries no payload");
       return service->on_payload(*s, *m, bytes);
@@ -375,6 +381,29 @@ struct Server::Impl final : Core {
     }
   }
 
+  // A message that came Enveloped (wire::Enveloped), handled as if it had come as usual: its
+  // payload lands where on_payload decides for it, then the message is handled.
+  void on_enveloped(PeerId peer, const wire::Enveloped& e, Buffer payload) {
+    if (payload.size() != e.header_bytes + e.payload_bytes)
+      return reject(peer, "an enveloped message without the data it announced");
+    std::vector<std::byte> header(payload.data(), payload.data() + e.header_bytes);
+    if (std::holds_alternative<wire::Enveloped>(wire::decode(header)))  // a malformed one throws: rejected
+      return reject(peer, "an envelope inside an envelope");
+    Buffer inner;
+    bool refused = false;
+    if (e.payload_bytes) {
+      transport::Landing landing = on_payload(peer, header, e.payload_bytes);
+      if (landing.action() == transport::Landing::Action::discard) return;
+      refused = landing.action() == transport::Landing::Action::refuse;
+      if (!refused) {
+        inner = std::move(landing.buffer());
+        if (inner.size() < e.payload_bytes) return reject(peer, "no room for an enveloped message's payload");
+        std::memcpy(inner.data(), payload.data() + e.header_bytes, e.payload_bytes);
+      }
+    }
+    handle_message(peer, std::move(header), std::move(inner), refused);
+  }
+
   void handle_message(PeerId peer, std::vector<std::byte> header, Buffer payload, bool refused) {
     Session* s = session(peer);
     if (!s || s->state == State::closing) return;
@@ -408,6 +437,7 @@ struct Server::Impl final : Core {
           return service->on_message(*s, m, std::move(payload));
         }
         if (auto* p = std::get_if<wire::Ping>(&m)) return on_ping(*s, peer, *p, std::move(payload));
+        if (auto* e = std::get_if<wire::Enveloped>(&m)) return on_enveloped(peer, *e, std::move(payload));
         if (auto* q = std::get_if<wire::LanesRequest>(&m)) return direct_.on_lanes(*s, *q);
         if (auto* q = std::get_if<wire::SinkRequest>(&m)) return on_sink_request(*s, *q);
         if (auto* q = std::get_if<wire::Proceed>(&m)) return direct_.on_proceed(*s, *q);

@@ -1009,6 +1009,12 @@ void Worker::send(PeerId peer, std::span<const std::byte> header, std::span<cons
 
 void Worker::send_op(PeerId peer, std::span<const std::byte> header, std::span<const Segment> payload,
                      std::function<void(bool)> done, SendDone plain) {
+  // UCX 1.13 aborts the process on a header its rendezvous cannot carry (its limit, about 8 KB,
+  // depends on the transports: "RTS is too big"); the layers above send longer messages otherwise
+  // (wire::Enveloped). A clear error instead of the abort.
+  if (header.size() > kMaxHeaderBytes)
+    throw Error("a message header of " + std::to_string(header.size()) + " bytes: the transport carries at most " +
+                std::to_string(kMaxHeaderBytes));
   Impl& m = *impl_;
   m.idle_rounds = 0;  // a send may wait for room at first: spun for, not slept on
   Impl::SendOp* op = m.new_send();

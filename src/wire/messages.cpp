@@ -1,6 +1,7 @@
 #include "wire/messages.hpp"
 
 #include <iterator>
+#include <limits>
 
 #include "wire/codec.hpp"
 
@@ -201,7 +202,7 @@ Type type_of(const Message& m) {
                                     Type::fft_release,    Type::fft_execute,  Type::fft_chunk, Type::fft_reply,
                                     Type::direct_fft,     Type::direct_blas3, Type::cl_request,
                                     Type::cl_reply,       Type::cl_notice,   Type::hold,
-                                    Type::join_session,   Type::session_joined};
+                                    Type::join_session,   Type::session_joined, Type::enveloped};
   static_assert(std::size(kTypes) == std::variant_size_v<Message>);
   return kTypes[m.index()];
 }
@@ -245,6 +246,10 @@ std::vector<std::byte> encode(const Message& m) {
                  [&](const SessionJoined& j) {
                    w.u8(j.ok);
                    w.str(j.message);
+                 },
+                 [&](const Enveloped& e) {
+                   w.u64(e.header_bytes);
+                   w.u64(e.payload_bytes);
                  },
                  [&](const Blas3Call& b) {
                    w.u64(b.call_id);
@@ -472,6 +477,18 @@ Message decode(std::span<const std::byte> bytes) {
       j.ok = get_bool(r);
       j.message = r.str(kMaxText);
       m = j;
+      break;
+    }
+    case Type::enveloped: {
+      Enveloped e;
+      e.header_bytes = r.u64();
+      e.payload_bytes = r.u64();
+      if (e.header_bytes <= kMaxHeaderBytes || e.header_bytes > kMaxEnvelopedHeader)
+        throw ProtocolError("an enveloped message of " + std::to_string(e.header_bytes) + " bytes (more than " +
+                            std::to_string(kMaxHeaderBytes) + ", at most " + std::to_string(kMaxEnvelopedHeader) + ")");
+      if (e.payload_bytes > std::numeric_limits<uint64_t>::max() - e.header_bytes)
+        throw ProtocolError("an enveloped message's payload size overflows");
+      m = e;
       break;
     }
     case Type::blas3_call: {

@@ -26,8 +26,8 @@ inline constexpr uint32_t kMagic = 0x4452424f;  // "OBRD"
 // 6: and side, k (orgqr, ormqr); syev/heev (routine 29) came without a new field. 7: and balanc,
 // sense, tranb, isgn, ilo, ihi (gehrd, orghr, trsyl, geevx; routines 30-39). A server without a
 // routine rejects its id in validate() (the client then runs the call locally). 8: resident
-// inputs. 9: lanes (AuthResult.lanes, JoinSession, SessionJoined).
-inline constexpr uint16_t kProtocolVersion = 9;
+// inputs. 9: lanes (AuthResult.lanes, JoinSession, SessionJoined). 10: Enveloped.
+inline constexpr uint16_t kProtocolVersion = 10;
 inline constexpr size_t kMaxText = 4096;  // longest string field
 inline constexpr size_t kMaxIdentity = 64;  // longest identity name
 
@@ -68,6 +68,7 @@ enum class Type : uint16_t {
   hold = 34,          // server -> client during the handshake: alive, busy with others: keep waiting
   join_session = 35,  // client -> server, first on a new connection: add it to a session as a lane
   session_joined = 36, // server -> client on that connection: joined, or why not
+  enveloped = 37,     // client -> server: a message whose encoding is too long for a header; payload = it, then its payload
 };
 
 struct Hello {
@@ -115,6 +116,17 @@ struct JoinSession {
 struct SessionJoined {
   bool ok = false;
   std::string message;  // why not, when !ok (the connection is then closed)
+};
+// A message's encoding travels as the transport's header, which UCX bounds (~8 KB: a longer one
+// aborted the program inside UCX, OpenCL-CTS test_compiler multiple_embedded_headers). Longer
+// ones (a build's options and header names, large kernel arguments) travel Enveloped: the
+// encoding first in the payload, then the message's own payload. Client to server, once ready;
+// never nested.
+inline constexpr size_t kMaxHeaderBytes = 4096;
+inline constexpr uint64_t kMaxEnvelopedHeader = uint64_t(1) << 20;
+struct Enveloped {
+  uint64_t header_bytes = 0;   // the message's encoding: more than kMaxHeaderBytes, at most kMaxEnvelopedHeader
+  uint64_t payload_bytes = 0;  // its payload, after it
 };
 inline constexpr size_t kMaxSiblings = 64;
 // The byte sizes of a Level-3 call's inputs, and which of them its output shares (-1: none).
@@ -325,7 +337,7 @@ using Message = std::variant<Hello, Challenge, Auth, AuthResult, Blas3Call, Call
                              ErrorMessage, Ping, Pong, LapackRequest, LapackReply, CallChunk, ReplyChunk, LapackChunk,
                              LanesRequest, LanesReply, DirectLapack, Proceed, InputTaken, SinkRequest, SinkReply,
                              FftPlan, FftRelease, FftExecute, FftChunk, FftReply, DirectFft, DirectBlas3,
-                             ClRequest, ClReply, ClNotice, Hold, JoinSession, SessionJoined>;
+                             ClRequest, ClReply, ClNotice, Hold, JoinSession, SessionJoined, Enveloped>;
 // The Type of a message (its variant alternative).
 Type type_of(const Message& m);
 

@@ -1170,6 +1170,14 @@ int main(int argc, char** argv) {
       for (size_t bytes : {size_t(4096), data.size()}) p.send_to_sink(other, data.data(), bytes);
     return p.expect_counted("sink-unknown", 0, 0);
   }
+  if (mode == "enveloped-mismatch" || mode == "enveloped-garbage") {  // wire::Enveloped: a long message's envelope
+    std::vector<std::byte> inner(wire::kMaxHeaderBytes + 904);
+    for (size_t i = 0; i < inner.size(); ++i) inner[i] = std::byte(i * 37 + 11);  // decodes as nothing
+    // mismatch: announces 4 bytes of payload after the encoding, sends none
+    const uint64_t announced = mode == "enveloped-mismatch" ? 4 : 0;
+    p.send(wire::encode(wire::Enveloped{inner.size(), announced}), {{inner.data(), inner.size()}});
+    return p.expect_rejection(mode.c_str());
+  }
   if (mode == "garbage") {
     std::vector<std::byte> junk(64);
     for (size_t i = 0; i < junk.size(); ++i) junk[i] = std::byte(i * 37 + 11);

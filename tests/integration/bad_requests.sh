@@ -20,7 +20,7 @@ for mode in garbage truncated mismatch oversized huge-output unauthenticated ear
             direct-without-lanes direct-wrong-pid direct-bad-addresses \
             direct-blas3-without-lanes direct-blas3-bad-addresses direct-blas3-gated \
             quiet-mismatch quiet-oversized quiet-unauthenticated quiet-flags sink-unauthenticated sink-oversized \
-            resident-unknown lanes-hostile fill-faults; do
+            resident-unknown lanes-hostile fill-faults enveloped-mismatch enveloped-garbage; do
   "$BAD" 127.0.0.1 "$PORT" "$TOKEN" "$mode" >"$WORK/$mode.log" 2>&1 || { cat "$WORK/$mode.log"; fail "$mode"; }
   ok "$(grep '^ok' "$WORK/$mode.log") ($(grep 'server said' "$WORK/$mode.log"))"
   # Everyone else is still served.

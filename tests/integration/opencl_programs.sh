@@ -60,6 +60,35 @@ PY
   grep -q "pyopencl: .*\[127.0.0.1:$PORT\] ok" <<<"$out" || { echo "$out"; fail "pyopencl's result"; }
   [ "$(status_field "s['opencl']['kernels']")" -gt "$before" ] || fail "pyopencl's kernel was not served remotely"
   ok "pyopencl: a kernel through the remote platform, result checked"
+
+  # A build whose message is longer than a transport header may be (~8 KB in UCX, which aborted
+  # the program: OpenCL-CTS test_compiler multiple_embedded_headers): 20 KB of options and a
+  # compile with 300 embedded headers travel enveloped (wire::Enveloped) and work as natively.
+  cat >"$WORK/pyopencl_long.py" <<'PY'
+import numpy as np
+import pyopencl as cl
+ctx = cl.Context(cl.get_platforms()[0].get_devices())
+queue = cl.CommandQueue(ctx)
+options = " ".join("-DV%d=%d" % (i, i) for i in range(2000))
+prg = cl.Program(ctx, "__kernel void k(__global int* o) { o[0] = V1999 + V7; }").build(options=options)
+out = np.zeros(1, dtype=np.int32)
+dout = cl.Buffer(ctx, cl.mem_flags.WRITE_ONLY, out.nbytes)
+prg.k(queue, (1,), None, dout)
+cl.enqueue_copy(queue, out, dout)
+headers = [("h%03d_with_a_name_long_enough_to_matter.h" % i, cl.Program(ctx, "#define H%d %d\n" % (i, i))) for i in range(300)]
+src = "".join('#include "%s"\n' % name for name, _ in headers) + "__kernel void j(__global int* o) { o[0] = H299 + H1; }"
+compiled = cl.Program(ctx, src).compile(headers=headers)
+linked = cl.link_program(ctx, [compiled])
+linked.j(queue, (1,), None, dout)
+out2 = np.zeros(1, dtype=np.int32)
+cl.enqueue_copy(queue, out2, dout)
+print("long:", len(options), "bytes of options", "ok" if out[0] == 2006 and out2[0] == 300 else "WRONG %d %d" % (out[0], out2[0]))
+PY
+  out=$(OCL_ICD_VENDORS="$DIRECT" /usr/bin/python3 "$WORK/pyopencl_long.py" 2>&1) && grep -q "ok$" <<<"$out" ||
+    { echo "$out"; fail "the long build on PoCL directly"; }
+  out=$(OCL_ICD_VENDORS="$REMOTE" /usr/bin/python3 "$WORK/pyopencl_long.py" 2>&1) || { echo "$out"; fail "the long build through Outboard"; }
+  grep -q "ok$" <<<"$out" || { echo "$out"; fail "the long build's results"; }
+  ok "$out: a build and a compile with 300 headers, enveloped"
 fi
 
 # cl_bench, whose figures come from the GPU host (bench/gpu/opencl_h200.sh), small: its launch

@@ -170,6 +170,7 @@ std::vector<Bytes> sample_messages() {
   join.proof.fill(9);
   v.push_back(encode(join));
   v.push_back(encode(SessionJoined{false, "lane refused: no such session here"}));
+  v.push_back(encode(Enveloped{kMaxHeaderBytes + 1, 64}));
   return v;
 }
 
@@ -190,6 +191,16 @@ TEST(WireRoundTrip, HelloEmptyAndMaximalName) {
     auto d = decode_as<Hello>(encode(h));
     EXPECT_EQ(d.client_name, h.client_name) << len;
   }
+}
+
+TEST(WireRoundTrip, Enveloped) {
+  auto d = decode_as<Enveloped>(encode(Enveloped{9223, 4096}));
+  EXPECT_EQ(d.header_bytes, 9223u);
+  EXPECT_EQ(d.payload_bytes, 4096u);
+  // What fits a header goes as one; more than the limit does not; the payload's size must not wrap.
+  for (Enveloped bad : {Enveloped{kMaxHeaderBytes, 0}, Enveloped{0, 0}, Enveloped{kMaxEnvelopedHeader + 1, 0},
+                        Enveloped{kMaxHeaderBytes + 1, std::numeric_limits<uint64_t>::max()}})
+    EXPECT_THROW(decode(encode(bad)), ProtocolError) << bad.header_bytes << " " << bad.payload_bytes;
 }
 
 TEST(WireRoundTrip, Challenge) {
@@ -604,7 +615,7 @@ TEST(WireRoundTrip, TypeIdsFollowTheVariant) {
                            Type::blas3_call, Type::call_reply, Type::status_request, Type::status_reply,
                            Type::error, Type::ping, Type::pong, Type::call_chunk, Type::reply_chunk,
                            Type::cl_request, Type::cl_reply, Type::cl_notice, Type::hold, Type::join_session,
-                           Type::session_joined};
+                           Type::session_joined, Type::enveloped};
   ASSERT_EQ(v.size(), std::size(expected));
   for (size_t i = 0; i < v.size(); ++i) {
     uint16_t type;
@@ -633,7 +644,7 @@ TEST(WireReject, WrongVersion) {
 }
 
 TEST(WireReject, UnknownType) {
-  for (uint16_t t : {uint16_t(0), uint16_t(37), uint16_t(38), uint16_t(0x100), uint16_t(0xffff)}) {
+  for (uint16_t t : {uint16_t(0), uint16_t(38), uint16_t(39), uint16_t(0x100), uint16_t(0xffff)}) {
     auto b = encode(Pong{1});
     put_u16(b, 6, t);
     EXPECT_NE(protocol_error_of([&] { decode(b); }).find("unknown message type"), std::string::npos) << t;
