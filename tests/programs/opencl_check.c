@@ -527,6 +527,10 @@ static void cl2(cl_platform_id platform, cl_device_id device, cl_context ctx, cl
   printf("timers: %s\n", resolution ? (rc == CL_SUCCESS && rc2 == CL_SUCCESS && ht > 0 ? "ok" : "wrong")
                                     : (rc == CL_INVALID_OPERATION && rc2 == CL_INVALID_OPERATION ? "ok" : "wrong"));
   SHOW("timer no device", clGetHostTimer(NULL, &ht));
+  /* A platform without timers says so before it looks at the pointers (OpenCL-CTS
+   * negative_get_device_and_host_timer). */
+  SHOW("timers no pointers", clGetDeviceAndHostTimer(device, NULL, NULL));
+  SHOW("host timer no pointer", clGetHostTimer(device, NULL));
   cl_device_device_enqueue_capabilities enq = 0;
   clGetDeviceInfo(device, CL_DEVICE_DEVICE_ENQUEUE_CAPABILITIES, sizeof enq, &enq, NULL);
   rc = clSetDefaultDeviceCommandQueue(ctx, device, q);
@@ -596,6 +600,20 @@ static void queues_and_contexts(cl_device_id device, cl_context ctx, cl_command_
   int out[256];
   SHOW("read after kernel", clEnqueueReadBuffer(q2, b, CL_TRUE, 0, sizeof out, out, 1, &doubled, NULL));
   printf("across queues: %d %d\n", out[0], out[255]);
+  /* OpenCL 2.1 and later: an empty NDRange is a no-op that still orders the queue; a host
+   * queue has no size and no default device queue (OpenCL-CTS zero_sized_enqueue,
+   * consistency_device_enqueue). */
+  cl_event empty;
+  SHOW("zero-sized kernel", clEnqueueNDRangeKernel(q, k, 1, NULL, (size_t[1]){0}, NULL, 0, NULL, &empty));
+  SHOW("zero-sized kernel done", clWaitForEvents(1, &empty));
+  clReleaseEvent(empty);
+  SHOW("no-size kernel", clEnqueueNDRangeKernel(q, k, 1, NULL, NULL, NULL, 0, NULL, NULL));
+  SHOW("kernels after the empty ones", clFinish(q));
+  cl_uint queue_size = 0;
+  SHOW("host queue size", clGetCommandQueueInfo(q, CL_QUEUE_SIZE, sizeof queue_size, &queue_size, NULL));
+  cl_command_queue device_default = (cl_command_queue)1;
+  SHOW("host queue device default", clGetCommandQueueInfo(q, CL_QUEUE_DEVICE_DEFAULT, sizeof device_default, &device_default, NULL));
+  printf("device default: %s\n", device_default ? "set" : "none");
   cl_command_queue got_q = NULL;
   clGetEventInfo(written, CL_EVENT_COMMAND_QUEUE, sizeof got_q, &got_q, NULL);
   printf("event queue: %d\n", got_q == q2);

@@ -253,6 +253,9 @@ cl_int CL_API_CALL Api::clGetCommandQueueInfo(cl_command_queue q, cl_command_que
     case CL_QUEUE_PROPERTIES: return answer_value(q->properties, n, p, r);
     case CL_QUEUE_PROPERTIES_ARRAY:
       return answer(q->property_list.data(), q->property_list.size() * sizeof(cl_queue_properties), n, p, r);
+    // Host queues only (device queues are not served): what OpenCL 2.0 and later answer for one.
+    case CL_QUEUE_SIZE: return CL_INVALID_COMMAND_QUEUE;
+    case CL_QUEUE_DEVICE_DEFAULT: return answer_value(cl_command_queue{nullptr}, n, p, r);
     default: return CL_INVALID_VALUE;
   }
 }

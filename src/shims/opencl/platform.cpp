@@ -66,13 +66,16 @@ cl_int CL_API_CALL Api::clReleaseDevice(cl_device_id device) {
 // Timers: the device's and its host's, the server's (where the device is). A platform that
 // reports no host timer resolution has neither (OpenCL 2.1).
 namespace {
-cl_int timers(cl_device_id device, cl_ulong* device_ts, cl_ulong* host_ts) {
+// `want_device`: the device's timer is asked for too. A platform without timers says so before
+// the pointers are looked at (OpenCL-CTS negative_get_device_and_host_timer).
+cl_int timers(cl_device_id device, bool want_device, cl_ulong* device_ts, cl_ulong* host_ts) {
   if (!valid(device)) return CL_INVALID_DEVICE;
   auto it = device->platform->info.find(CL_PLATFORM_HOST_TIMER_RESOLUTION);
   cl_ulong resolution = 0;
   if (it != device->platform->info.end() && it->second.size() == sizeof resolution)
     std::memcpy(&resolution, it->second.data(), sizeof resolution);
   if (resolution == 0) return CL_INVALID_OPERATION;
+  if (!host_ts || (want_device && !device_ts)) return CL_INVALID_VALUE;
   client::opencl::Answer a = device->platform->channel->call(wire::ClGetTimers{device->id, device_ts == nullptr});
   if (a.status == client::opencl::kLost) return CL_OUT_OF_RESOURCES;
   if (a.status != CL_SUCCESS) return a.status;
@@ -84,14 +87,12 @@ cl_int timers(cl_device_id device, cl_ulong* device_ts, cl_ulong* host_ts) {
 }  // namespace
 
 cl_int CL_API_CALL Api::clGetHostTimer(cl_device_id device, cl_ulong* host_timestamp) {
-  if (valid(device) && !host_timestamp) return CL_INVALID_VALUE;
-  return timers(device, nullptr, host_timestamp);
+  return timers(device, false, nullptr, host_timestamp);
 }
 
 cl_int CL_API_CALL Api::clGetDeviceAndHostTimer(cl_device_id device, cl_ulong* device_timestamp,
                                                 cl_ulong* host_timestamp) {
-  if (valid(device) && (!device_timestamp || !host_timestamp)) return CL_INVALID_VALUE;
-  return timers(device, device_timestamp, host_timestamp);
+  return timers(device, true, device_timestamp, host_timestamp);
 }
 
 }  // namespace outboard::opencl

@@ -1,5 +1,8 @@
 // Commands: each is checked here as OpenCL requires, given an event id when the program asked for
 // an event, and streamed to the server without waiting. Kernel launches, markers and barriers.
+#include <cstdio>
+#include <string>
+
 #include "shims/opencl/api.hpp"
 #include "shims/opencl/registry.hpp"
 
@@ -35,6 +38,19 @@ cl_int send_command(cl_command_queue q, const wire::ClOp& op, Command& c, cl_eve
   return CL_SUCCESS;
 }
 
+namespace {
+// Whether the device speaks OpenCL 2.1 or later (its CL_DEVICE_VERSION, "OpenCL <major>.<minor>
+// ..."), where an empty NDRange is a no-op that still orders the queue, not an error.
+bool empty_ranges_allowed(cl_device_id d) {
+  auto it = d->info.find(CL_DEVICE_VERSION);
+  if (it == d->info.end()) return false;
+  const std::string v(reinterpret_cast<const char*>(it->second.data()), it->second.size());
+  int major = 0, minor = 0;
+  if (std::sscanf(v.c_str(), "OpenCL %d.%d", &major, &minor) != 2) return false;
+  return major > 2 || (major == 2 && minor >= 1);
+}
+}  // namespace
+
 cl_int CL_API_CALL Api::clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel kernel, cl_uint work_dim,
                                                const size_t* global_work_offset, const size_t* global_work_size,
                                                const size_t* local_work_size, cl_uint n, const cl_event* wait,
@@ -43,7 +59,12 @@ cl_int CL_API_CALL Api::clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel ker
   if (!valid(kernel)) return CL_INVALID_KERNEL;
   if (kernel->program->context != q->context) return CL_INVALID_CONTEXT;
   if (work_dim < 1 || work_dim > 3) return CL_INVALID_WORK_DIMENSION;
-  if (!global_work_size) return CL_INVALID_GLOBAL_WORK_SIZE;
+  static constexpr size_t kNone[3] = {0, 0, 0};
+  const bool empty_allowed = empty_ranges_allowed(q->device);
+  if (!global_work_size) {
+    if (!empty_allowed) return CL_INVALID_GLOBAL_WORK_SIZE;
+    global_work_size = kNone;
+  }
   wire::ClNDRange k;
   k.kernel = kernel->id;
   k.dims = work_dim;
@@ -52,7 +73,7 @@ cl_int CL_API_CALL Api::clEnqueueNDRangeKernel(cl_command_queue q, cl_kernel ker
                              ? q->device->info.at(CL_DEVICE_MAX_WORK_ITEM_SIZES)
                              : wire::ClBlob{};
   for (cl_uint i = 0; i < work_dim; ++i) {
-    if (global_work_size[i] == 0) return CL_INVALID_GLOBAL_WORK_SIZE;
+    if (global_work_size[i] == 0 && !empty_allowed) return CL_INVALID_GLOBAL_WORK_SIZE;
     k.global[i] = global_work_size[i];
     k.offset[i] = global_work_offset ? global_work_offset[i] : 0;
     if (local_work_size) {
