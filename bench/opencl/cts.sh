@@ -7,7 +7,8 @@
 #   bench/opencl/cts.sh CTS_BUILD OUTBOARD_BUILD [OUT]
 #   CTS_BUILD: a CTS build tree (its test_* binaries are found under it); OUTBOARD_BUILD: an
 #   Outboard build tree or a copy of one (bin/outboard, lib/, etc/OpenCL/vendors/).
-#   OUT: default bench/results/debian12-2core-opencl/cts. SUITES="test_api test_events" runs only
+#   OUT: default bench/results/debian12-2core-opencl/cts. VENDORS: the native platforms' .icd folder
+#   (default: PoCL's alone). SUITES="test_api test_events" runs only
 #   those; TESTS="name ..." only those tests; TEST_TIMEOUT=300 s per test directly (twice that
 #   through Outboard: a test too slow directly is not run through Outboard); DEADLINE (seconds
 #   since the epoch): tests not started by then are listed as not run (a time box). APPEND=1 adds
@@ -20,7 +21,7 @@ OUT=${3:-$(dirname "$0")/../results/debian12-2core-opencl/cts}
 TEST_TIMEOUT=${TEST_TIMEOUT:-300}
 OUTBOARD="$OB/bin/outboard"
 REMOTE="$OB/etc/OpenCL/vendors"
-[ -f /etc/OpenCL/vendors/pocl.icd ] || { echo "PoCL (pocl-opencl-icd) is not installed" >&2; exit 1; }
+[ -n "${VENDORS:-}" ] || [ -f /etc/OpenCL/vendors/pocl.icd ] || { echo "PoCL (pocl-opencl-icd) is not installed" >&2; exit 1; }
 [ -x "$OUTBOARD" ] && [ -d "$REMOTE" ] || { echo "$OB is not an Outboard build (bin/outboard, etc/OpenCL/vendors)" >&2; exit 1; }
 # A copied build's binaries still name the original lib/ in their run path: ours first.
 export LD_LIBRARY_PATH="$OB/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
@@ -51,8 +52,10 @@ if [ "${APPEND:-0}" != 1 ]; then
   rm -f "$OUT"/logs/*.log "$COUNTERS"
   printf "suite\ttest\tdirect\toutboard\tdirect_s\toutboard_s\n" >"$RESULTS"
 fi
-DIRECT="$W/direct-vendors"  # PoCL alone: the programs (and the server) see it natively
-mkdir -p "$DIRECT" && ln -sf /etc/OpenCL/vendors/pocl.icd "$DIRECT/"
+# The native platform, which the programs see directly and the server serves: PoCL alone, or
+# VENDORS (a folder of .icd files: NVIDIA's on the GPU machine, bench/gpu/cts_h200.sh).
+DIRECT="${VENDORS:-$W/direct-vendors}"
+[ -n "${VENDORS:-}" ] || { mkdir -p "$DIRECT" && ln -sf /etc/OpenCL/vendors/pocl.icd "$DIRECT/"; }
 
 source "$(dirname "$0")/../../scripts/local_server.sh"
 start_server() {
@@ -121,7 +124,7 @@ done
 # The summary: per suite, the two ways' verdicts, what the server did for the Outboard runs (its
 # operations and kernels went up: the work was served remotely), and our regressions by name.
 python3 - "$RESULTS" "$COUNTERS" "$TEST_TIMEOUT" >"$OUT/summary.md" <<'PY'
-import csv, sys, collections
+import collections, csv, os, sys
 rows = list(csv.DictReader(open(sys.argv[1]), delimiter="\t"))
 served = {}
 for line in open(sys.argv[2]):
@@ -141,7 +144,7 @@ def tally(rs, way):
     c = collections.Counter("pass" if r[way] == "pass" else "skip" if r[way] == "skip" else
                             "not run" if r[way] == "not run" else "fail" for r in rs)
     return f"{c['pass']}/{c['fail']}/{c['skip']}"
-print("# OpenCL-CTS on PoCL: directly and through Outboard's ICD\n")
+print("# OpenCL-CTS on " + os.environ.get("PLATFORM_NAME", "PoCL") + ": directly and through Outboard's ICD\n")
 print(f"Each test run alone, {sys.argv[3]} s at most directly (twice that through Outboard); p/f/s = passed/failed/skipped "
       "(a crash or timeout counts as failed). Server: operations, kernels and failures it counted "
       "during the suite's runs (all through Outboard).\n")
@@ -156,7 +159,7 @@ for s in suites:
           f"{tally(ran, 'direct')} | {tally(ran, 'outboard')} | {served.get(s, '-')} | {', '.join(reg) or '-'} |")
 gaps = [f"{r['suite']} {r['test']} ({r['direct']})" for r in rows if r["direct"] not in ("pass", "skip", "not run")]
 better = [f"{r['suite']} {r['test']}" for r in rows if r["direct"] not in ("pass", "not run") and r["outboard"] == "pass"]
-print(f"\nFail on PoCL directly (PoCL gaps, not ours): {len(gaps)}\n")
+print(f"\nFail on {os.environ.get('PLATFORM_NAME', 'PoCL')} directly (its gaps, not ours): {len(gaps)}\n")
 for g in gaps: print(f"- {g}")
 # A test that skips itself through Outboard only: a feature the ICD does not offer (SVM, ...).
 offered = [f"{r['suite']} {r['test']}" for r in rows if r["direct"] == "pass" and r["outboard"] == "skip"]
