@@ -2,10 +2,9 @@
  * whose name is longer than 256 characters: the build succeeds, the next allocation aborts
  * ("free(): invalid next size", "malloc(): invalid size"). Found by OpenCL-CTS test_compiler
  * kernel_name_size through Outboard (the server, where the build runs, died with it); the CTS
- * run directly survives by chance. This program shows it without Outboard:
- *   gcc -o cl_long_kernel_name cl_long_kernel_name.c -lOpenCL
- *   ./cl_long_kernel_name 256   # ok
- *   ./cl_long_kernel_name 300   # aborts on NVIDIA's OpenCL; ok on PoCL 3.1 */
+ * run directly survives by chance. This program (linked with -lOpenCL only) shows it without Outboard:
+ *   cl_long_kernel_name 256   # ok
+ *   cl_long_kernel_name 300   # aborts on NVIDIA's OpenCL; ok on PoCL 3.1 */
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
 #include <stdio.h>
