@@ -76,6 +76,7 @@ std::map<std::string, std::vector<std::byte>> seeds() {
   out["hold"] = encode(Hold{3});
   out["join_session"] = encode(JoinSession{filled(4), 1, filled(5)});
   out["session_joined"] = encode(SessionJoined{true, "joined"});
+  out["enveloped"] = encode(Enveloped{kMaxHeaderBytes + 1, 4096});
   out["ping_fill"] = encode(Ping{12, 4096, Ping::fill});
   out["ping"] = encode(Ping{10, 64});
   out["pong"] = encode(Pong{11});
