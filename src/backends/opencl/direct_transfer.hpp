@@ -6,7 +6,7 @@
 // them the pieces run on a queue of the server's own (the mover, on the same device), each as
 // soon as the session's staging budget (staging_budget.hpp) has room for it: a read's device read
 // of a piece, then the lanes' copy into the client's memory; a write's fetch from the client's
-// memory, then the piece's device write. The session (cl_session.cpp) checks the operation
+// memory, then the piece's device write. The session (cl_memory_direct.cpp) checks the operation
 // against its objects first; these run its native commands.
 #pragma once
 #include <atomic>
