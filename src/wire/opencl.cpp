@@ -111,7 +111,7 @@ const char* op_name(const ClOp& op) {
       "create_program_built_in", "build_program", "create_kernel", "clone_kernel", "create_user_event",
       "set_user_event_status", "release", "write", "read", "copy", "fill", "migrate", "ndrange", "marker",
       "finish", "flush", "create_sub_devices", "create_pipe", "create_program_il", "get_sub_group_info", "get_timers",
-      "direct_read", "direct_write"};
+      "direct_read", "direct_write", "set_spec_constant"};
   static_assert(std::size(kNames) == std::variant_size_v<ClOp>);
   return kNames[op.index()];
 }

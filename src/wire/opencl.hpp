@@ -279,6 +279,16 @@ struct ClGetTimers {
   bool host_only = false;
   OB_FIELDS(device, host_only)
 };
+// Answered: clSetProgramSpecializationConstant's status, the platform's own. `value`: the
+// constant's `size` bytes, where the caller gave a value (`given`).
+struct ClSetSpecConstant {
+  ClId program = 0;
+  uint32_t spec_id = 0;
+  uint64_t size = 0;
+  bool given = false;
+  ClBlob value;
+  OB_FIELDS(program, spec_id, size, given, value)
+};
 
 // Large buffer transfers on the direct path (server/direct.hpp): the server's copy lanes move the
 // data straight between its staging memory and the client's memory [address, address + size),
@@ -313,7 +323,7 @@ using ClOp = std::variant<ClGetPlatforms, ClGetInfo, ClCreateContext, ClCreateQu
                           ClCreateKernel, ClCloneKernel, ClCreateUserEvent, ClSetUserEventStatus, ClRelease,
                           ClWrite, ClRead, ClCopy, ClFill, ClMigrate, ClNDRange, ClMarker, ClFinish, ClFlush,
                           ClCreateSubDevices, ClCreatePipe, ClCreateProgramIL, ClGetSubGroupInfo, ClGetTimers,
-                          ClDirectRead, ClDirectWrite>;
+                          ClDirectRead, ClDirectWrite, ClSetSpecConstant>;
 const char* op_name(const ClOp& op);
 
 // ---- messages (wire/messages.hpp lists them in its Message variant) ----

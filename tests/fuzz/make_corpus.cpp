@@ -131,6 +131,7 @@ std::map<std::string, std::vector<std::byte>> seeds() {
     out["cl_create_program_il"] = encode(ClRequest{0, ClCreateProgramIL{first + 12, first}, 20});
     out["cl_get_sub_group_info"] = encode(ClRequest{12, ClGetSubGroupInfo{first + 5, 5, 0x2033, {64}}, 0});
     out["cl_get_timers"] = encode(ClRequest{13, ClGetTimers{5, false}, 0});
+    out["cl_set_spec_constant"] = encode(ClRequest{21, ClSetSpecConstant{first + 12, 3, 4, true, ClBlob(4, std::byte{5})}, 0});
     const ClBlob key(40, std::byte{7});
     out["cl_direct_read"] =
         encode(ClRequest{14, ClDirectRead{{first + 2, {first + 10}, first + 13}, first + 3, 4096, 1 << 20, key, 0x7f0000001000}, 0});

@@ -11,7 +11,7 @@
 //          sink-unauthenticated, sink-oversized, sink-unknown, sink-counted,
 //          fft-unknown-plan, fft-other-session, fft-shape-mismatch, fft-overflow, fft-duplicate-plan,
 //          fft-many-plans, fft-release-then-execute, fft-huge-plan, fft-direct-unknown-plan (fft_mode,
-//          below), cl-malformed, cl-other-session, cl-out-of-bounds, cl-limits, cl-direct (cl_mode),
+//          below), cl-malformed, cl-other-session, cl-out-of-bounds, cl-limits, cl-direct, cl-spec-constant (cl_mode),
 //          sealed-faults (a server with encrypt = true: plaintext, replayed, reordered, tampered and
 //          truncated messages after encryption started, each on a session of its own),
 //          lanes-hostile (joins with a wrong proof, to no session, twice, beyond the server's lanes;
@@ -688,7 +688,7 @@ int fft_mode(Peer& p, const std::string& mode, const std::string& host, uint16_t
 // ---- remote OpenCL (wire/opencl.hpp) ----
 // Codes from CL/cl.h (this program does not include OpenCL's headers).
 constexpr int32_t kClInvalidValue = -30, kClInvalidMemObject = -38, kClInvalidCommandQueue = -36,
-                  kClInvalidEventWaitList = -57;
+                  kClInvalidEventWaitList = -57, kClInvalidProgram = -44;
 
 // A session with a context, a queue and a 4096-byte buffer holding 0, 1, 2, ... (ids from `base`).
 struct ClSetup {
@@ -892,6 +892,24 @@ int cl_mode(Peer& p, const std::string& mode, const std::string& host, uint16_t 
     if (!r || r->first != 0 || std::memcmp(mine.data() + 4096, mine.data(), 4096) != 0)
       return std::printf("FAIL %s: a direct read did not land\n", what), 1;
     std::printf("ok %s: every bad region, address and key refused, failed copies reported; good ones served\n", what);
+    return 0;
+  }
+  if (mode == "cl-spec-constant") {  // a program from source: refused before PoCL sees it (it aborts)
+    const std::string source = "kernel void f(global int* a) { a[0] = 1; }";
+    p.send(wire::encode(wire::ClRequest{0, wire::ClCreateProgramSource{base + 20, s->context}, source.size()}),
+           {{source.data(), source.size()}});
+    for (bool given : {true, false}) {
+      p.send(wire::encode(wire::ClRequest{30, wire::ClSetSpecConstant{base + 20, 0, 4, given, wire::ClBlob(given ? 4 : 0)}, 0}));
+      auto r = p.expect<wire::ClReply>(10);
+      if (!r || r->call_id != 30 || r->status != kClInvalidProgram)
+        return std::printf("FAIL %s: expected CL_INVALID_PROGRAM, got %d\n", what, r ? r->status : 0), 1;
+    }
+    p.send(wire::encode(wire::ClRequest{31, wire::ClSetSpecConstant{base + 99, 0, 4, true, wire::ClBlob(3)}, 0}));
+    auto r = p.expect<wire::ClReply>(10);
+    if (!r || r->status != kClInvalidProgram)
+      return std::printf("FAIL %s: an unknown program: expected CL_INVALID_PROGRAM, got %d\n", what, r ? r->status : 0), 1;
+    if (cl_expect_intact(p, what, *s)) return 1;
+    std::printf("server said: a source program's constant -> %d\nok %s: refused, the session intact\n", kClInvalidProgram, what);
     return 0;
   }
   if (mode == "cl-limits") {  // the server's opencl_max_memory_bytes is 1 MiB (bad_requests.sh)

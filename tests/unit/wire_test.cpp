@@ -358,11 +358,22 @@ TEST(WireRoundTrip, OpenClOperationsAndTheirBounds) {
   EXPECT_STREQ(op_name(dw.op), "direct_write");
   EXPECT_THROW(decode(encode(ClRequest{0, ClDirectWrite{{1, {}, 0}, 2, 0, 16, ClBlob(kMaxClBlob + 1), 1}, 0})),
                ProtocolError);
+  // Specialization constants (code 34, protocol 11): the value's bytes and whether one was given.
+  EXPECT_EQ(ClOp(ClSetSpecConstant{}).index(), 34u);
+  auto sc = decode_as<ClRequest>(encode(ClRequest{8, ClSetSpecConstant{kFirstClientId + 4, 7, 4, true, ClBlob(4, std::byte{1})}, 0}));
+  const auto& spec = std::get<ClSetSpecConstant>(sc.op);
+  EXPECT_EQ(spec.spec_id, 7u);
+  EXPECT_EQ(spec.size, 4u);
+  EXPECT_TRUE(spec.given);
+  EXPECT_EQ(spec.value, ClBlob(4, std::byte{1}));
+  EXPECT_STREQ(op_name(sc.op), "set_spec_constant");
+  EXPECT_THROW(decode(encode(ClRequest{8, ClSetSpecConstant{1, 0, 0, true, ClBlob(kMaxClBlob + 1)}, 0})), ProtocolError);
   ClCreateSubDevices long_list{kFirstClientId, 1, 5, ClWords(kMaxClList + 1, 1)};
   EXPECT_THROW(decode(encode(ClRequest{0, long_list, 0})), ProtocolError);
   for (const ClOp& op : {ClOp(ClCreateSubDevices{kFirstClientId, 2, 5, {0x1086, 1}}), ClOp(ClCreatePipe{1, 2, 0, 4, 4}),
                          ClOp(ClGetSubGroupInfo{1, 2, 3, {1, 2, 3}}), ClOp(ClDirectRead{{1, {2}, 3}, 4, 5, 6, key, 7}),
-                         ClOp(ClDirectWrite{{1, {}, 0}, 4, 5, 6, key, 7})}) {
+                         ClOp(ClDirectWrite{{1, {}, 0}, 4, 5, 6, key, 7}),
+                         ClOp(ClSetSpecConstant{1, 2, 3, true, ClBlob(3)})}) {
     auto whole = encode(ClRequest{0, op, 0});
     for (size_t cut = 1; cut < whole.size() - 8; cut += 3) {
       auto part = whole;

@@ -1,5 +1,9 @@
 // Programs and kernels: made, built, asked about (the ICD's program.cpp).
+#include <cctype>
+#include <cstdio>
 #include <cstring>
+#include <map>
+#include <mutex>
 
 #include "backends/opencl/cl_session.hpp"
 
@@ -28,9 +32,14 @@ void ClSession::handle(const wire::ClRequest& r, const wire::ClGetInfo& q, trans
       break;
     }
     case wire::ClInfo::program_build: {
-      cl_program p = handle_of<cl_program>(q.object, Kind::program);
+      Object& o = find(q.object, {Kind::program});
+      cl_program p = static_cast<cl_program>(o.handle);
       cl_device_id d = device(q.device);
       ask([&](size_t s, void* v, size_t* rs) { return clGetProgramBuildInfo(p, d, q.param, s, v, rs); });
+      // Built here with an option the client did not give: its own options (where built at all).
+      if (q.param == CL_PROGRAM_BUILD_OPTIONS && o.arg_info_added && value.size() > 1)
+        value.assign(reinterpret_cast<const std::byte*>(o.client_options.c_str()),
+                     reinterpret_cast<const std::byte*>(o.client_options.c_str()) + o.client_options.size() + 1);
       break;
     }
     case wire::ClInfo::kernel: {
@@ -47,7 +56,12 @@ void ClSession::handle(const wire::ClRequest& r, const wire::ClGetInfo& q, trans
       break;
     }
     case wire::ClInfo::kernel_arg: {
-      cl_kernel k = handle_of<cl_kernel>(q.object, Kind::kernel);
+      Object& o = find(q.object, {Kind::kernel});
+      cl_kernel k = static_cast<cl_kernel>(o.handle);
+      cl_context ctx = nullptr;
+      clGetKernelInfo(k, CL_KERNEL_CONTEXT, sizeof ctx, &ctx, nullptr);  // the client may have let its go
+      if (o.arg_info_added && ctx && hides_arg_info(ctx))
+        throw ClFail{CL_KERNEL_ARG_INFO_NOT_AVAILABLE, "the program was built without -cl-kernel-arg-info"};
       ask([&](size_t s, void* v, size_t* rs) { return clGetKernelArgInfo(k, q.index, q.param, s, v, rs); });
       break;
     }
@@ -68,7 +82,9 @@ void ClSession::handle(const wire::ClRequest& r, const wire::ClCreateProgramSour
   cl_int rc = CL_SUCCESS;
   cl_program p = clCreateProgramWithSource(ctx, 1, &text, &length, &rc);
   check(rc, "clCreateProgramWithSource");
-  insert(c.id, Object{Kind::program, p, 0, 0, c.context});
+  Object o{Kind::program, p, 0, 0, c.context};
+  o.from_source = true;
+  insert(c.id, o);
 }
 
 void ClSession::handle(const wire::ClRequest& r, const wire::ClCreateProgramBinary& c, transport::Buffer& payload,
@@ -122,12 +138,16 @@ void ClSession::handle(const wire::ClRequest& r, const wire::ClBuildProgram& b, 
   cl_program p = nullptr;
   cl_int rc = CL_SUCCESS;
   switch (static_cast<wire::ClBuildStep>(b.step)) {
-    case wire::ClBuildStep::build:
-      p = handle_of<cl_program>(b.program, Kind::program);
-      rc = clBuildProgram(p, nd, dp, b.options.c_str(), nullptr, nullptr);
+    case wire::ClBuildStep::build: {
+      Object& o = find(b.program, {Kind::program});
+      p = static_cast<cl_program>(o.handle);
+      rc = clBuildProgram(p, nd, dp, build_options(o, b.options).c_str(), nullptr, nullptr);
       break;
+    }
     case wire::ClBuildStep::compile: {
-      p = handle_of<cl_program>(b.program, Kind::program);
+      Object& o = find(b.program, {Kind::program});
+      p = static_cast<cl_program>(o.handle);
+      const std::string options = build_options(o, b.options);
       if (b.header_names.size() != b.inputs.size()) throw ClFail{CL_INVALID_VALUE, "one name per header"};
       std::vector<cl_program> headers;
       std::vector<const char*> names;
@@ -135,7 +155,7 @@ void ClSession::handle(const wire::ClRequest& r, const wire::ClBuildProgram& b, 
         headers.push_back(handle_of<cl_program>(b.inputs[i], Kind::program));
         names.push_back(b.header_names[i].c_str());
       }
-      rc = clCompileProgram(p, nd, dp, b.options.c_str(), static_cast<cl_uint>(headers.size()),
+      rc = clCompileProgram(p, nd, dp, options.c_str(), static_cast<cl_uint>(headers.size()),
                             headers.empty() ? nullptr : headers.data(), names.empty() ? nullptr : names.data(),
                             nullptr, nullptr);
       break;
@@ -145,11 +165,20 @@ void ClSession::handle(const wire::ClRequest& r, const wire::ClBuildProgram& b, 
       check_new(b.program);
       cl_context ctx = handle_of<cl_context>(b.context, Kind::context);
       std::vector<cl_program> inputs;
-      for (ClId id : b.inputs) inputs.push_back(handle_of<cl_program>(id, Kind::program));
+      bool arg_info_added = false;
+      for (ClId id : b.inputs) {
+        Object& in = find(id, {Kind::program});
+        inputs.push_back(static_cast<cl_program>(in.handle));
+        arg_info_added |= in.arg_info_added;
+      }
       if (inputs.empty()) throw ClFail{CL_INVALID_VALUE, "nothing to link"};
       p = clLinkProgram(ctx, nd, dp, b.options.c_str(), static_cast<cl_uint>(inputs.size()), inputs.data(), nullptr,
                         nullptr, &rc);
-      if (p) insert(b.program, Object{Kind::program, p, 0, 0, b.context});
+      if (p) {
+        Object o{Kind::program, p, 0, 0, b.context};
+        o.arg_info_added = arg_info_added;  // its kernels' argument info came from the inputs
+        insert(b.program, o);
+      }
       break;
     }
     default:
@@ -205,6 +234,105 @@ wire::ClBuildResult ClSession::kernels_of(cl_program p) {
   return out;
 }
 
+namespace {
+
+bool has_option(const std::string& options, const std::string& option) {
+  size_t at = 0;
+  while ((at = options.find(option, at)) != std::string::npos) {
+    const size_t end = at + option.size();
+    if ((at == 0 || std::isspace(static_cast<unsigned char>(options[at - 1]))) &&
+        (end == options.size() || std::isspace(static_cast<unsigned char>(options[end]))))
+      return true;
+    at = end;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string ClSession::build_options(Object& o, const std::string& client_options) {
+  constexpr const char* kArgInfo = "-cl-kernel-arg-info";
+  o.arg_info_added = o.from_source && !has_option(client_options, kArgInfo);
+  if (!o.arg_info_added) return client_options;
+  o.client_options = client_options;
+  return client_options.empty() ? kArgInfo : client_options + " " + kArgInfo;
+}
+
+namespace {
+
+// The first device of a program, or of a context.
+cl_device_id first_device(cl_program p) {
+  cl_uint n = 0;
+  if (clGetProgramInfo(p, CL_PROGRAM_NUM_DEVICES, sizeof n, &n, nullptr) != CL_SUCCESS || n == 0) return nullptr;
+  std::vector<cl_device_id> ds(n);
+  if (clGetProgramInfo(p, CL_PROGRAM_DEVICES, n * sizeof(cl_device_id), ds.data(), nullptr) != CL_SUCCESS) return nullptr;
+  return ds.front();
+}
+cl_device_id first_device(cl_context ctx) {
+  size_t bytes = 0;
+  if (clGetContextInfo(ctx, CL_CONTEXT_DEVICES, 0, nullptr, &bytes) != CL_SUCCESS || bytes < sizeof(cl_device_id))
+    return nullptr;
+  std::vector<cl_device_id> ds(bytes / sizeof(cl_device_id));
+  if (clGetContextInfo(ctx, CL_CONTEXT_DEVICES, bytes, ds.data(), nullptr) != CL_SUCCESS) return nullptr;
+  return ds.front();
+}
+cl_platform_id platform_of_device(cl_device_id d) {
+  cl_platform_id platform = nullptr;
+  if (d) clGetDeviceInfo(d, CL_DEVICE_PLATFORM, sizeof platform, &platform, nullptr);
+  return platform;
+}
+
+}  // namespace
+
+bool ClSession::hides_arg_info(cl_context ctx) {
+  cl_device_id d = first_device(ctx);
+  cl_platform_id platform = platform_of_device(d);
+  if (!platform) return true;
+  static std::mutex mu;
+  static std::map<cl_platform_id, bool> known;
+  std::lock_guard lk(mu);
+  if (auto it = known.find(platform); it != known.end()) return it->second;
+  // A build of the smallest kernel with an argument, without the option.
+  bool hides = true;
+  const char* source = "kernel void outboard_arg_info_probe(global int* a) { a[0] = 0; }";
+  cl_int rc = CL_SUCCESS;
+  if (cl_program p = clCreateProgramWithSource(ctx, 1, &source, nullptr, &rc)) {
+    if (clBuildProgram(p, 1, &d, "", nullptr, nullptr) == CL_SUCCESS) {
+      if (cl_kernel k = clCreateKernel(p, "outboard_arg_info_probe", &rc)) {
+        cl_kernel_arg_address_qualifier q = 0;
+        hides = clGetKernelArgInfo(k, 0, CL_KERNEL_ARG_ADDRESS_QUALIFIER, sizeof q, &q, nullptr) != CL_SUCCESS;
+        clReleaseKernel(k);
+      }
+    }
+    clReleaseProgram(p);
+  }
+  known[platform] = hides;
+  return hides;
+}
+
+void ClSession::handle(const wire::ClRequest& r, const wire::ClSetSpecConstant& s, transport::Buffer&, ClId&, ClId&) {
+  if (!r.call_id) throw ClFail{CL_INVALID_VALUE, "a specialization constant is answered"};
+  Object& o = find(s.program, {Kind::program});
+  cl_program p = static_cast<cl_program>(o.handle);
+  // Not asked of the platform for other programs (the ICD answers those): PoCL 3.1 aborts on one
+  // not yet built.
+  if (!o.from_il) throw ClFail{CL_INVALID_PROGRAM, "not a program from intermediate language"};
+  // Introduced by OpenCL 2.2: a platform before it has no entry for it in its dispatch table.
+  std::string version(1024, '\0');  // "OpenCL 3.0 " and the vendor's words
+  cl_platform_id platform = platform_of_device(first_device(p));
+  if (platform) clGetPlatformInfo(platform, CL_PLATFORM_VERSION, version.size() - 1, version.data(), nullptr);
+  int major = 0, minor = 0;
+  if (std::sscanf(version.c_str(), "OpenCL %d.%d", &major, &minor) != 2 || major * 10 + minor < 22) {
+    out_->reply(r.call_id, CL_INVALID_OPERATION, {});
+    return;
+  }
+  if (s.given && s.value.size() != s.size) throw ClFail{CL_INVALID_VALUE, "the constant's size and bytes differ"};
+  const std::byte none{};  // a given value of no bytes: a pointer that is not null
+  const void* value = !s.given ? nullptr : s.value.empty() ? &none : s.value.data();
+  const cl_int rc = clSetProgramSpecializationConstant(p, s.spec_id, s.size, value);
+  out_->reply(r.call_id, rc, {});
+}
+
 void ClSession::handle(const wire::ClRequest&, const wire::ClCreateKernel& c, transport::Buffer&, ClId& created,
                        ClId&) {
   created = c.id;
@@ -213,7 +341,9 @@ void ClSession::handle(const wire::ClRequest&, const wire::ClCreateKernel& c, tr
   cl_int rc = CL_SUCCESS;
   cl_kernel k = clCreateKernel(static_cast<cl_program>(p.handle), c.name.c_str(), &rc);
   check(rc, "clCreateKernel");
-  insert(c.id, Object{Kind::kernel, k, 0, 0, p.context});
+  Object o{Kind::kernel, k, 0, 0, p.context};
+  o.arg_info_added = p.arg_info_added;
+  insert(c.id, o);
 }
 
 void ClSession::handle(const wire::ClRequest&, const wire::ClCloneKernel& c, transport::Buffer&, ClId& created, ClId&) {
@@ -223,7 +353,9 @@ void ClSession::handle(const wire::ClRequest&, const wire::ClCloneKernel& c, tra
   cl_int rc = CL_SUCCESS;
   cl_kernel k = clCloneKernel(static_cast<cl_kernel>(src.handle), &rc);
   check(rc, "clCloneKernel");
-  insert(c.id, Object{Kind::kernel, k, 0, 0, src.context});
+  Object o{Kind::kernel, k, 0, 0, src.context};
+  o.arg_info_added = src.arg_info_added;
+  insert(c.id, o);
 }
 
 void ClSession::handle(const wire::ClRequest& r, const wire::ClCreateProgramIL& c, transport::Buffer& payload,
@@ -235,7 +367,9 @@ void ClSession::handle(const wire::ClRequest& r, const wire::ClCreateProgramIL& 
   cl_int rc = CL_SUCCESS;
   cl_program p = clCreateProgramWithIL(ctx, payload.data(), payload.size(), &rc);
   check(rc, "clCreateProgramWithIL");
-  insert(c.id, Object{Kind::program, p, 0, 0, c.context});
+  Object o{Kind::program, p, 0, 0, c.context};
+  o.from_il = true;
+  insert(c.id, o);
 }
 
 void ClSession::handle(const wire::ClRequest& r, const wire::ClGetSubGroupInfo& q, transport::Buffer&, ClId&, ClId&) {

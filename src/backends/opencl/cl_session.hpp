@@ -62,6 +62,14 @@ struct Object {
   ClId platform = 0;             // sub-devices: their platform's id
   ClId backing = 0;              // a 1D buffer image: its buffer
   uint32_t images = 0;           // buffers: the 1D buffer images made of it and still held
+  // Programs and kernels. The ICD's clSetKernelArg checks need every argument's kind and type, so
+  // a program from source is built with -cl-kernel-arg-info added where the client left it out;
+  // then the client's own options answer CL_PROGRAM_BUILD_OPTIONS, and its kernels' argument
+  // info is answered only where the platform gives it without the option.
+  bool from_source = false;
+  bool from_il = false;  // only these take specialization constants
+  bool arg_info_added = false;
+  std::string client_options = {};  // as the client gave them, where arg_info_added
 };
 
 // What a native callback needs; kept until the session ends (a callback may come late).
@@ -206,6 +214,12 @@ class ClSession final : public server::ClSessionObjects {
   void handle(const wire::ClRequest& r, const wire::ClBuildProgram& b, transport::Buffer&, ClId& created, ClId&);
   // The kernels of a built program and their arguments, for the client's own checks.
   static wire::ClBuildResult kernels_of(cl_program p);
+  // The options a build or compile of program `o` runs with (see Object::arg_info_added).
+  static std::string build_options(Object& o, const std::string& client_options);
+  // Whether the platform of `ctx` keeps argument info from programs built without
+  // -cl-kernel-arg-info (PoCL does; asked once per platform, by a small build).
+  static bool hides_arg_info(cl_context ctx);
+  void handle(const wire::ClRequest& r, const wire::ClSetSpecConstant& s, transport::Buffer&, ClId&, ClId&);
   void handle(const wire::ClRequest&, const wire::ClCreateKernel& c, transport::Buffer&, ClId& created, ClId&);
   void handle(const wire::ClRequest&, const wire::ClCloneKernel& c, transport::Buffer&, ClId& created, ClId&);
   void handle(const wire::ClRequest& r, const wire::ClCreateProgramIL& c, transport::Buffer& payload, ClId& created,

@@ -26,7 +26,7 @@ cl_int CL_API_CALL Api::clGetDeviceIDs(cl_platform_id platform, cl_device_type d
   if ((num_entries == 0 && devices) || (!devices && !num_devices)) return CL_INVALID_VALUE;
   const cl_device_type known = CL_DEVICE_TYPE_DEFAULT | CL_DEVICE_TYPE_CPU | CL_DEVICE_TYPE_GPU |
                                CL_DEVICE_TYPE_ACCELERATOR | CL_DEVICE_TYPE_CUSTOM;
-  if (device_type != CL_DEVICE_TYPE_ALL && (device_type & ~known)) return CL_INVALID_DEVICE_TYPE;
+  if (device_type == 0 || (device_type != CL_DEVICE_TYPE_ALL && (device_type & ~known))) return CL_INVALID_DEVICE_TYPE;
   std::vector<cl_device_id> match;
   for (cl_device_id d : platform->devices) {
     const bool is_default = d == platform->devices.front();  // the platform's first device is its default

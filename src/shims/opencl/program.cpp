@@ -1,6 +1,10 @@
 // Programs and kernels. Builds wait for the server (OpenCL's build is synchronous); their answer
 // lists the program's kernels and arguments, so clCreateKernel and clSetKernelArg are checked
 // here and never wait: a kernel's arguments travel with each launch.
+#include <cctype>
+#include <cstring>
+#include <string>
+
 #include "shims/opencl/api.hpp"
 #include "shims/opencl/registry.hpp"
 
@@ -11,6 +15,12 @@ using client::opencl::Answer;
 using client::opencl::Bytes;
 
 cl_int lost_or(const Answer& a) { return a.status == client::opencl::kLost ? CL_OUT_OF_RESOURCES : a.status; }
+
+// Whether a device takes programs in an intermediate language (SPIR-V).
+bool takes_il(cl_device_id d) {
+  auto it = d->info.find(CL_DEVICE_IL_VERSION);
+  return it != d->info.end() && it->second.size() > 1;  // more than the empty string's 0
+}
 
 cl_program new_program(cl_context context) {
   auto* p = new _cl_program;
@@ -141,12 +151,8 @@ cl_program CL_API_CALL Api::clCreateProgramWithBuiltInKernels(cl_context context
 cl_program CL_API_CALL Api::clCreateProgramWithIL(cl_context context, const void* il, size_t length, cl_int* errcode_ret) {
   if (!valid(context)) return fail_with<cl_program>(CL_INVALID_CONTEXT, errcode_ret);
   if (!il || length == 0) return fail_with<cl_program>(CL_INVALID_VALUE, errcode_ret);
-  bool takes_il = false;
-  for (cl_device_id d : context->devices) {
-    auto it = d->info.find(CL_DEVICE_IL_VERSION);
-    takes_il |= it != d->info.end() && it->second.size() > 1;  // more than the empty string's 0
-  }
-  if (!takes_il) return fail_with<cl_program>(CL_INVALID_OPERATION, errcode_ret);
+  if (std::none_of(context->devices.begin(), context->devices.end(), takes_il))
+    return fail_with<cl_program>(CL_INVALID_OPERATION, errcode_ret);
   cl_program p = new_program(context);
   p->from_il = true;
   if (!context->channel().post(wire::ClCreateProgramIL{p->id, context->id}, Bytes{il, length}, true)) {
@@ -163,9 +169,21 @@ cl_int CL_API_CALL Api::clSetProgramReleaseCallback(cl_program program, void(CL_
   return valid(program) ? CL_INVALID_OPERATION : CL_INVALID_PROGRAM;
 }
 
-// Specialization constants belong to IL programs; not carried to the server (README: OpenCL).
-cl_int CL_API_CALL Api::clSetProgramSpecializationConstant(cl_program program, cl_uint, size_t, const void*) {
-  return valid(program) && program->from_il ? CL_INVALID_OPERATION : CL_INVALID_PROGRAM;
+// Specialization constants belong to programs from IL, whose constants the server's platform
+// takes. For any other program the answer is OpenCL 3.0's, as NVIDIA's (PoCL 3.1 answers
+// CL_INVALID_PROGRAM without IL, and aborts on a program not yet built).
+cl_int CL_API_CALL Api::clSetProgramSpecializationConstant(cl_program program, cl_uint spec_id, size_t spec_size,
+                                                           const void* spec_value) {
+  if (!valid(program)) return CL_INVALID_PROGRAM;
+  if (!program->from_il) {
+    for (cl_device_id d : program->devices)
+      if (takes_il(d)) return CL_INVALID_PROGRAM;
+    return CL_INVALID_OPERATION;
+  }
+  if (spec_size > wire::kMaxClBlob) return CL_INVALID_VALUE;
+  wire::ClSetSpecConstant c{program->id, spec_id, spec_size, spec_value != nullptr, {}};
+  if (spec_value) c.value.assign(static_cast<const std::byte*>(spec_value), static_cast<const std::byte*>(spec_value) + spec_size);
+  return lost_or(program->context->channel().call(c));
 }
 
 cl_int CL_API_CALL Api::clRetainProgram(cl_program program) {
@@ -421,6 +439,49 @@ cl_int CL_API_CALL Api::clReleaseKernel(cl_kernel kernel) {
   return CL_SUCCESS;
 }
 
+namespace {
+
+// The size of an argument of a built-in scalar or vector type by its name ("int", "float4",
+// "unsigned char"), or 0 where the type is not one (a struct, a typedef, size_t, a pointer).
+size_t builtin_type_size(std::string name) {
+  if (name.rfind("unsigned ", 0) == 0) name = "u" + name.substr(9);
+  size_t digits = name.size();
+  while (digits > 0 && std::isdigit(static_cast<unsigned char>(name[digits - 1]))) --digits;
+  size_t lanes = 1;
+  if (digits < name.size()) {
+    lanes = std::stoul(name.substr(digits));
+    if (lanes != 2 && lanes != 3 && lanes != 4 && lanes != 8 && lanes != 16) return 0;
+    if (lanes == 3) lanes = 4;  // a 3-vector is stored as a 4-vector
+    name.resize(digits);
+  }
+  static const std::pair<const char*, size_t> kScalars[] = {
+      {"char", 1}, {"uchar", 1}, {"short", 2}, {"ushort", 2}, {"half", 2}, {"int", 4},
+      {"uint", 4}, {"float", 4}, {"long", 8},  {"ulong", 8},  {"double", 8}};
+  for (auto [scalar, bytes] : kScalars)
+    if (name == scalar) return bytes * lanes;
+  return 0;
+}
+
+// The memory object type an image argument takes, by its type's name (0: not an image type).
+cl_mem_object_type image_type_of(const std::string& type_name) {
+  static const std::pair<const char*, cl_mem_object_type> kImages[] = {
+      {"image1d_buffer_t", CL_MEM_OBJECT_IMAGE1D_BUFFER}, {"image1d_array_t", CL_MEM_OBJECT_IMAGE1D_ARRAY},
+      {"image1d_t", CL_MEM_OBJECT_IMAGE1D},               {"image2d_array_depth_t", CL_MEM_OBJECT_IMAGE2D_ARRAY},
+      {"image2d_array_msaa_t", CL_MEM_OBJECT_IMAGE2D_ARRAY}, {"image2d_array_msaa_depth_t", CL_MEM_OBJECT_IMAGE2D_ARRAY},
+      {"image2d_array_t", CL_MEM_OBJECT_IMAGE2D_ARRAY},   {"image2d_depth_t", CL_MEM_OBJECT_IMAGE2D},
+      {"image2d_msaa_t", CL_MEM_OBJECT_IMAGE2D},          {"image2d_msaa_depth_t", CL_MEM_OBJECT_IMAGE2D},
+      {"image2d_t", CL_MEM_OBJECT_IMAGE2D},               {"image3d_t", CL_MEM_OBJECT_IMAGE3D}};
+  for (auto [name, type] : kImages)
+    if (type_name == name) return type;
+  return 0;
+}
+
+bool is_depth(const cl_image_format& f) {
+  return f.image_channel_order == CL_DEPTH || f.image_channel_order == CL_DEPTH_STENCIL;
+}
+
+}  // namespace
+
 cl_int CL_API_CALL Api::clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size, const void* arg_value) {
   if (!valid(kernel)) return CL_INVALID_KERNEL;
   std::lock_guard lk(kernel->mu);
@@ -435,6 +496,7 @@ cl_int CL_API_CALL Api::clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size
                           (unknown && arg_value && arg_size == sizeof(cl_sampler) &&
                            valid(*static_cast<const cl_sampler*>(arg_value)));
   const bool is_image = info.type_name.rfind("image", 0) == 0;
+  const bool is_pointer = !info.type_name.empty() && info.type_name.back() == '*';
   if (info.address == CL_KERNEL_ARG_ADDRESS_LOCAL || (info.address == 0 && !arg_value && arg_size > 0 && !is_image)) {
     if (arg_value) return CL_INVALID_ARG_VALUE;
     if (arg_size == 0) return CL_INVALID_ARG_SIZE;
@@ -453,11 +515,22 @@ cl_int CL_API_CALL Api::clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size
     cl_mem m = arg_value ? *static_cast<const cl_mem*>(arg_value) : nullptr;
     if (m && !valid(m)) return CL_INVALID_MEM_OBJECT;
     if (!m && is_image) return CL_INVALID_ARG_VALUE;
+    // Where the argument's type is known, the object's must match it: a buffer for a pointer, an
+    // image of the declared kind (and depth) for an image.
+    if (m && is_pointer && m->type != CL_MEM_OBJECT_BUFFER) return CL_INVALID_MEM_OBJECT;
+    if (m && is_image) {
+      const cl_mem_object_type want = image_type_of(info.type_name);
+      const bool depth = info.type_name.find("depth") != std::string::npos;
+      if ((want && m->type != want) || m->type == CL_MEM_OBJECT_BUFFER || m->type == CL_MEM_OBJECT_PIPE ||
+          (want && is_depth(m->format) != depth))
+        return CL_INVALID_MEM_OBJECT;
+    }
     a.kind = static_cast<uint8_t>(wire::ClArgKind::mem);
     a.object = m ? m->id : 0;
   } else {
     if (!arg_value) return CL_INVALID_ARG_VALUE;
     if (arg_size == 0 || arg_size > wire::kMaxClBlob) return CL_INVALID_ARG_SIZE;
+    if (const size_t bytes = builtin_type_size(info.type_name); bytes && arg_size != bytes) return CL_INVALID_ARG_SIZE;
     a.kind = static_cast<uint8_t>(wire::ClArgKind::value);
     a.value.resize(arg_size);
     std::memcpy(a.value.data(), arg_value, arg_size);
