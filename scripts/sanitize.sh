@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds Outboard with a sanitizer, runs its tests under it and prints a summary: the check run
-# before each landing (README: Sanitizers). Too slow for CI's 30 minutes on two cores.
+# before each landing (docs/architecture.md: Sanitizers and fuzzing). Too slow for CI's 30 minutes
+# on two cores.
 #
 #   scripts/sanitize.sh asan [ctest arguments]   AddressSanitizer + UBSan, in build-asan/: every
 #                                                 test but the GPU ones

@@ -29,7 +29,7 @@ struct Settings {
   double retry_seconds = 10;     // after a failure, stay local this long before trying again
   double timeout_seconds = 0;    // per remote call; 0 = no limit (a dead server is detected anyway)
   double connect_timeout_seconds = 5;
-  bool encrypt = false;          // OUTBOARD_ENCRYPT=1: insist on an encrypted session (README: Encryption)
+  bool encrypt = false;          // OUTBOARD_ENCRYPT=1: insist on an encrypted session (docs/servers.md: Encryption)
   bool connect_early = true;     // connect while a BLAS/LAPACK/FFTW program starts (early_connect.cpp)
   bool report = false;           // print where the time went when the program exits
   std::string trace_file;        // write every remote call's phases here at exit

@@ -2,7 +2,7 @@
 // N, each device copying the input as it arrives and computing its own blocks. Only plans whose
 // pieces do not depend on each other are spread (independent_pieces). Every device receives all of the
 // input (each has its own host link, far faster than the network); tiling a call that does not fit
-// one device's memory is not done (see the README).
+// one device's memory is not done (see docs/servers.md, "Pipelined calls").
 #pragma once
 #include <memory>
 #include <vector>

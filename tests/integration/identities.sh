@@ -81,7 +81,7 @@ if [ "$(id -u)" = 0 ] && command -v runuser >/dev/null && id nobody >/dev/null 2
   chmod 755 "$WORK"
   start_server --config "$WORK/server.toml"
   # UCX's shared-memory segments are private to their user: between users only TCP connects
-  # (README: "Clients of another user").
+  # (docs/servers.md: "Clients of another user").
   runuser -u nobody -- env UCX_TLS=tcp OUTBOARD_SERVERS="$OUTBOARD_SERVERS" OUTBOARD_IDENTITY=bob OUTBOARD_TOKEN_FILE="$WORK/bob-nobody" \
     OUTBOARD_CHUNK_BYTES=65536 "$OUTBOARD" run --offload always --fallback fail -- "$PROGRAMS/blas_demo" 256 d \
     >"$WORK/nobody.log" 2>&1 || { cat "$WORK/nobody.log"; fail "a client of another user was not served"; }

@@ -501,7 +501,7 @@ case_client_killed() {
   # link limited to 8 Mbit/s; the input now at full speed). The server's socket holds
   # unacknowledged data, so TCP keepalive does not run: Linux gives up after
   # net.ipv4.tcp_retries2 retransmissions (default 15, about 15 minutes). The server's "host"
-  # here has 5, as README's "Detecting a dead or hung peer" says.
+  # here has 5, as docs/library-offload.md's "Detecting a dead or hung peer" says.
   ip netns exec "$S" sysctl -qw net.ipv4.tcp_retries2=5 || fail "tcp_retries2 in the server's namespace"
   ip netns exec "$R" tc qdisc del dev s root
   ip netns exec "$R" tc qdisc add dev c1 root tbf rate 8mbit burst 64kb latency 500ms || fail "tbf on the router"

@@ -1,6 +1,6 @@
 // outboard bench seal: what one core seals and opens per second (encrypted sessions), beside the
 // raw AEADs libsodium offers and a plain memcpy: the bound an encrypted session's throughput
-// meets before the network does (README: Encryption).
+// meets before the network does (docs/servers.md: Encryption).
 #include <sodium.h>
 
 #include <algorithm>

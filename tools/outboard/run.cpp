@@ -52,7 +52,7 @@ Runner add_run(CLI::App& app) {
   cmd->add_option("--offload", a->offload, "auto|always|never (sets OUTBOARD_OFFLOAD)")
       ->check(CLI::IsMember({"auto", "always", "never"}));
   cmd->add_option("--fallback", a->fallback, "local|fail (sets OUTBOARD_FALLBACK)")->check(CLI::IsMember({"local", "fail"}));
-  cmd->add_flag("--encrypt", a->encrypt, "Insist on encrypted sessions (sets OUTBOARD_ENCRYPT=1; README: Encryption)");
+  cmd->add_flag("--encrypt", a->encrypt, "Insist on encrypted sessions (sets OUTBOARD_ENCRYPT=1; docs/servers.md: Encryption)");
   cmd->add_option("command", a->command, "Program and its arguments")->required();
   return [=]() -> int {
     std::string preload =

@@ -138,16 +138,10 @@ void ClSession::handle(const wire::ClRequest& r, const wire::ClBuildProgram& b, 
   cl_program p = nullptr;
   cl_int rc = CL_SUCCESS;
   switch (static_cast<wire::ClBuildStep>(b.step)) {
-    case wire::ClBuildStep::build: {
-      Object& o = find(b.program, {Kind::program});
-      p = static_cast<cl_program>(o.handle);
-      rc = clBuildProgram(p, nd, dp, build_options(o, b.options).c_str(), nullptr, nullptr);
-      break;
-    }
+    case wire::ClBuildStep::build:
     case wire::ClBuildStep::compile: {
       Object& o = find(b.program, {Kind::program});
       p = static_cast<cl_program>(o.handle);
-      const std::string options = build_options(o, b.options);
       if (b.header_names.size() != b.inputs.size()) throw ClFail{CL_INVALID_VALUE, "one name per header"};
       std::vector<cl_program> headers;
       std::vector<const char*> names;
@@ -155,9 +149,20 @@ void ClSession::handle(const wire::ClRequest& r, const wire::ClBuildProgram& b, 
         headers.push_back(handle_of<cl_program>(b.inputs[i], Kind::program));
         names.push_back(b.header_names[i].c_str());
       }
-      rc = clCompileProgram(p, nd, dp, options.c_str(), static_cast<cl_uint>(headers.size()),
-                            headers.empty() ? nullptr : headers.data(), names.empty() ? nullptr : names.data(),
-                            nullptr, nullptr);
+      auto attempt = [&](const std::string& options) {
+        if (static_cast<wire::ClBuildStep>(b.step) == wire::ClBuildStep::build)
+          return clBuildProgram(p, nd, dp, options.c_str(), nullptr, nullptr);
+        return clCompileProgram(p, nd, dp, options.c_str(), static_cast<cl_uint>(headers.size()),
+                                headers.empty() ? nullptr : headers.data(), names.empty() ? nullptr : names.data(),
+                                nullptr, nullptr);
+      };
+      rc = attempt(build_options(o, b.options));
+      // The option added can break a build (NVIDIA's 580 driver emits PTX that ptxas refuses for
+      // a kernel taking a struct): once more as the client asked, whose log the client then sees.
+      if (rc != CL_SUCCESS && o.arg_info_added) {
+        o.arg_info_added = false;
+        rc = attempt(b.options);
+      }
       break;
     }
     case wire::ClBuildStep::link: {

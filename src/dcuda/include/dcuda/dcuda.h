@@ -20,7 +20,7 @@
  * One process per GPU; ranks are all blocks of a cooperative launch, as many as can be resident
  * at once (DCUDA_RANKS_PER_GPU asks for fewer; more is refused). World ranks are numbered
  * process by process. Processes find each other through mpirun/srun's environment or
- * `outboard dcuda run -n N`; see the README.
+ * `outboard dcuda run -n N`; see docs/dcuda.md.
  *
  * Additions, which change no reference signature: the DCUDA_ERROR_* codes, dcuda_host_status and
  * dcuda_host_error (the reference's host calls return nothing: a failure is also printed on
