@@ -13,7 +13,7 @@
 #   through Outboard: a test too slow directly is not run through Outboard); DEADLINE (seconds
 #   since the epoch): tests not started by then are listed as not run (a time box). APPEND=1 adds
 #   to OUT's results (a later run of other suites) instead of starting them afresh;
-#   SUMMARY_ONLY=1 runs nothing and writes OUT's summary again from its results.
+#   SUMMARY_ONLY=1 runs nothing and writes OUT's summary again from its results. SERVE_FLAGS: below.
 set -uo pipefail
 CTS=$(realpath "${1:?usage: cts.sh CTS_BUILD OUTBOARD_BUILD [OUT]}")
 OB=$(realpath "${2:?usage: cts.sh CTS_BUILD OUTBOARD_BUILD [OUT]}")
@@ -45,7 +45,10 @@ SUITES=${SUITES:-"test_api test_basic test_buffers test_events test_profiling te
 [ "${SUMMARY_ONLY:-0}" = 1 ] && SUITES="" APPEND=1
 W=$(mktemp -d /tmp/outboard-cts.XXXXXX)
 SERVER_PID=""
-trap '[ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null; wait 2>/dev/null; rm -rf "$W"' EXIT
+# SERVE_FLAGS: more `outboard serve` flags (e.g. --log-level debug: the server's log, which names
+# each failed operation, is then kept as OUT/server.log).
+trap '[ -n "$SERVER_PID" ] && kill "$SERVER_PID" 2>/dev/null; wait 2>/dev/null
+      [ -n "${SERVE_FLAGS:-}" ] && [ -f "$W/server.log" ] && cp "$W/server.log" "$OUT/server.log"; rm -rf "$W"' EXIT
 mkdir -p "$OUT/logs" "$W/logs" "$W/json"
 RESULTS="$OUT/results.tsv" COUNTERS="$OUT/counters.txt"
 if [ "${APPEND:-0}" != 1 ]; then
@@ -59,7 +62,8 @@ DIRECT="${VENDORS:-$W/direct-vendors}"
 
 source "$(dirname "$0")/../../scripts/local_server.sh"
 start_server() {
-  OCL_ICD_VENDORS="$DIRECT" start_local_server "$OUTBOARD" "$W" || exit 1
+  # shellcheck disable=SC2086  # SERVE_FLAGS are words
+  OCL_ICD_VENDORS="$DIRECT" start_local_server "$OUTBOARD" "$W" ${SERVE_FLAGS:-} || exit 1
   echo "server pid $SERVER_PID on 127.0.0.1:$PORT"
 }
 counters() {  # the server's opencl counters: operations kernels failures, and its restarts
