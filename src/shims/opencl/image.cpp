@@ -201,11 +201,14 @@ cl_mem make_image(cl_context context, cl_mem_flags flags, const cl_image_format*
                   void* host_ptr, cl_int* errcode_ret) {
   if (!valid(context)) return fail_with<cl_mem>(CL_INVALID_CONTEXT, errcode_ret);
   const bool one_d_buffer = desc && desc->image_type == CL_MEM_OBJECT_IMAGE1D_BUFFER;
-  // A 1D buffer image takes what its flags leave open from its buffer's.
+  // A 1D buffer image takes what its flags leave open from its buffer's: its access for the
+  // platform, the host pointer flags for CL_MEM_FLAGS only (NVIDIA refuses an image made with
+  // CL_MEM_COPY_HOST_PTR and no host pointer).
+  cl_mem_flags inherited = 0;
   if (one_d_buffer && valid(desc->buffer)) {
     const cl_mem_flags parent = desc->buffer->flags;
     if (!(flags & kAccess)) flags |= parent & kAccess;
-    flags |= parent & (CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR);
+    inherited = parent & (CL_MEM_USE_HOST_PTR | CL_MEM_ALLOC_HOST_PTR | CL_MEM_COPY_HOST_PTR) & ~flags;
   }
   if (flags == 0) flags = CL_MEM_READ_WRITE;
   if (check_mem_flags(flags & ~cl_mem_flags(CL_MEM_KERNEL_READ_AND_WRITE)) != CL_SUCCESS)
@@ -220,7 +223,10 @@ cl_mem make_image(cl_context context, cl_mem_flags flags, const cl_image_format*
   for (cl_device_id d : context->devices) any_images |= d->value<cl_bool>(CL_DEVICE_IMAGE_SUPPORT, CL_FALSE) != 0;
   if (!any_images) return fail_with<cl_mem>(CL_INVALID_OPERATION, errcode_ret);
   std::vector<cl_image_format> formats;
-  const cl_mem_flags kind = flags & (kAccess | CL_MEM_KERNEL_READ_AND_WRITE);
+  // The formats for this access (read-write where no access flag is given, as OpenCL's default;
+  // NVIDIA refuses to list formats for flags without one).
+  cl_mem_flags kind = flags & (kAccess | CL_MEM_KERNEL_READ_AND_WRITE);
+  if (!(kind & kAccess)) kind |= CL_MEM_READ_WRITE;
   if (cl_int rc = supported_formats(context, kind, desc->image_type, formats); rc != CL_SUCCESS)
     return fail_with<cl_mem>(rc, errcode_ret);
   bool supported = false;
@@ -233,7 +239,7 @@ cl_mem make_image(cl_context context, cl_mem_flags flags, const cl_image_format*
   m->context = context;
   m->id = new_id();
   m->type = desc->image_type;
-  m->flags = flags;
+  m->flags = flags | inherited;
   m->format = *format;
   m->desc = *desc;
   m->desc.image_row_pitch = m->desc.image_slice_pitch = 0;
