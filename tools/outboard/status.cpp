@@ -11,6 +11,7 @@
 #include "common/error.hpp"
 #include "tools/outboard/commands.hpp"
 #include "tools/outboard/connect.hpp"
+#include "tools/outboard/status_text.hpp"
 
 namespace outboard::tool {
 namespace {
@@ -19,31 +20,7 @@ volatile std::sig_atomic_t g_stop = 0;  // Ctrl-C or SIGTERM during --watch
 extern "C" void stop_watching(int) { g_stop = 1; }
 
 void print_status(const nlohmann::json& doc, bool json) {
-  if (json) {
-    std::printf("%s\n", doc.dump(2).c_str());
-    return;
-  }
-  std::printf("server %s (%s), outboard %s, up %.0f s\n", doc["server"].get<std::string>().c_str(),
-              doc["listen"].get<std::string>().c_str(), doc["version"].get<std::string>().c_str(),
-              doc["uptime_seconds"].get<double>());
-  if (doc.contains("worker") && doc["worker"].value("of", 1u) > 1) {
-    std::string others;
-    for (const auto& p : doc["worker"]["sibling_ports"]) others += (others.empty() ? "" : ", ") + p.dump();
-    std::printf("worker %u of %u (a process per GPU; the others on ports %s: --server HOST:PORT)\n",
-                doc["worker"]["index"].get<unsigned>(), doc["worker"]["of"].get<unsigned>(),
-                others.empty() ? "not yet known" : others.c_str());
-  }
-  for (const auto& b : doc["backends"]) std::printf("backend %s\n", b.dump().c_str());
-  std::printf("calls %llu, errors %llu, connections %llu, refused authentications %llu\n",
-              (unsigned long long)doc["calls"], (unsigned long long)doc["errors"],
-              (unsigned long long)doc["connections"], (unsigned long long)doc["refused_authentications"]);
-  std::printf("%-6s %-22s %-36s %8s %14s %14s\n", "id", "address", "client", "calls", "bytes in", "bytes out");
-  for (const auto& c : doc["clients"])
-    std::printf("%-6llu %-22s %-36s %8llu %14llu %14llu\n", (unsigned long long)c["id"],
-                c["address"].get<std::string>().c_str(), c["client"].get<std::string>().c_str(),
-                (unsigned long long)c["calls"], (unsigned long long)c["bytes_in"], (unsigned long long)c["bytes_out"]);
-  if (doc.value("clients_not_listed", 0) > 0)
-    std::printf("(%llu more not listed)\n", (unsigned long long)doc["clients_not_listed"].get<uint64_t>());
+  std::printf("%s", json ? (doc.dump(2) + "\n").c_str() : status_text(doc).c_str());
 }
 
 nlohmann::json fetch_status(client::Connection& conn) {
