@@ -3,7 +3,7 @@
 # programs with their calls served by it, printing where the time went.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-scripts/setup-debian.sh
+scripts/setup-debian.sh --demo
 BIN=$PWD/build/bin
 WORK=$(mktemp -d /tmp/outboard-demo.XXXXXX)
 SERVER_PID=""
