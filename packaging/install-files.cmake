@@ -1,6 +1,7 @@
 # Runs at install time (cmake --install, cpack): the files that name the installation's own paths,
-# which only then are known (cmake --install --prefix). With the prefix /usr the configuration goes
-# to /etc, else under the prefix (where `outboard run` and the unit look for it).
+# which only then are known (cmake --install --prefix), and the Grafana dashboard. With the prefix
+# /usr the configuration goes to /etc, else under the prefix (where `outboard run` and the unit
+# look for it).
 # Set by the caller: OUTBOARD_TEMPLATES (this directory), OUTBOARD_OPENCL_SONAME.
 set(OUTBOARD_PREFIX "${CMAKE_INSTALL_PREFIX}")
 if(OUTBOARD_PREFIX STREQUAL "/usr")
@@ -41,3 +42,6 @@ outboard_put(service-setup.in "${OUTBOARD_PREFIX}/lib/outboard/service-setup" "$
 # The OpenCL ICD's registration names the installed library by its full path.
 set(OUTBOARD_OPENCL_LIBRARY "${OUTBOARD_PREFIX}/lib/${OUTBOARD_OPENCL_SONAME}")
 outboard_put(outboard.icd.in "${OUTBOARD_ETC}/OpenCL/vendors/outboard.icd" "${rw_r_r}" FALSE)
+# The Grafana dashboard of the metrics endpoint (docs/servers.md, Metrics), copied as it is.
+file(INSTALL "${OUTBOARD_TEMPLATES}/grafana/outboard-dashboard.json" DESTINATION "${OUTBOARD_PREFIX}/share/outboard/grafana"
+     FILE_PERMISSIONS ${rw_r_r})

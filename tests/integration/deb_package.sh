@@ -41,6 +41,7 @@ for f in usr/bin/outboard usr/lib/liboutboard-client.so.0 usr/lib/liboutboard-bl
          usr/lib/liboutboard-fftw3.so usr/lib/liboutboard-opencl.so.0 usr/lib/outboard/compat/libblas.so.3 \
          usr/lib/outboard/compat/liblapack.so.3 usr/lib/outboard/compat/libfftw3.so.3 usr/lib/outboard/service-setup \
          usr/lib/systemd/system/outboard.service usr/share/outboard/outboard_plot.py etc/outboard/outboard.toml \
+         usr/share/outboard/grafana/outboard-dashboard.json \
          etc/OpenCL/vendors/outboard.icd; do
   grep -qx "$f" "$WORK/contents.txt" || fail "the package lacks /$f"
 done

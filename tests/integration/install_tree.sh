@@ -16,6 +16,7 @@ cmake --install "$BUILD" --prefix "$ROOT" >"$WORK/install.log" 2>&1 || { cat "$W
 # ---- what is in place ----
 for f in bin/outboard lib/outboard/outboard-soak-client lib/liboutboard-client.so.0 lib/liboutboard-blas.so lib/liboutboard-blas-compat.so \
          lib/liboutboard-lapack.so lib/liboutboard-fftw3.so lib/liboutboard-opencl.so.0 share/outboard/outboard_plot.py \
+         share/outboard/grafana/outboard-dashboard.json \
          etc/outboard/outboard.toml etc/OpenCL/vendors/outboard.icd lib/systemd/system/outboard.service \
          lib/outboard/service-setup; do
   [ -e "$ROOT/$f" ] || fail "not installed: $f"
