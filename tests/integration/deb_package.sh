@@ -37,7 +37,7 @@ ok "control: $(field Package) $(field Version), Depends: $depends"
 
 # ---- contents ----
 dpkg-deb -c "$DEB" | awk '{print $6}' | sed 's|^\./||' >"$WORK/contents.txt"
-for f in usr/bin/outboard usr/lib/liboutboard-client.so.0 usr/lib/liboutboard-blas.so usr/lib/liboutboard-lapack.so \
+for f in usr/bin/outboard usr/bin/outboard-slurm usr/lib/liboutboard-client.so.0 usr/lib/liboutboard-blas.so usr/lib/liboutboard-lapack.so \
          usr/lib/liboutboard-fftw3.so usr/lib/liboutboard-opencl.so.0 usr/lib/outboard/compat/libblas.so.3 \
          usr/lib/outboard/compat/liblapack.so.3 usr/lib/outboard/compat/libfftw3.so.3 usr/lib/outboard/service-setup \
          usr/lib/systemd/system/outboard.service usr/share/outboard/outboard_plot.py etc/outboard/outboard.toml \

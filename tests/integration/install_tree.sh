@@ -21,7 +21,9 @@ for f in bin/outboard lib/outboard/outboard-soak-client lib/liboutboard-client.s
          lib/outboard/service-setup; do
   [ -e "$ROOT/$f" ] || fail "not installed: $f"
 done
-[ "$(ls "$ROOT/bin")" = outboard ] || fail "bin/ holds more than the outboard command: $(ls "$ROOT/bin")"
+[ "$(ls "$ROOT/bin" | xargs)" = "outboard outboard-slurm" ] ||
+  fail "bin/ holds more than the outboard command and its Slurm helper: $(ls "$ROOT/bin" | xargs)"
+[ -x "$ROOT/bin/outboard-slurm" ] || fail "bin/outboard-slurm is not executable"
 COMPAT="$ROOT/lib/outboard/compat"
 for n in libblas.so.3 libcblas.so.3 liblapack.so.3 libfftw3.so.3 libfftw3f.so.3 libfftw3_threads.so.3 \
          libfftw3f_threads.so.3 libfftw3_omp.so.3 libfftw3f_omp.so.3; do
