@@ -683,13 +683,26 @@ static void compile_and_link(cl_device_id device, cl_context ctx, cl_command_que
   cl_program lib = clCreateProgramWithSource(ctx, 1, &lib_src, NULL, &rc);
   cl_program mainp = clCreateProgramWithSource(ctx, 1, &main_src, NULL, &rc);
   const char* names[] = {"scale.h"};
-  SHOW("compile lib", clCompileProgram(lib, 1, &device, NULL, 1, &header, names, NULL, NULL));
+  SHOW("compile lib", clCompileProgram(lib, 1, &device, "-DUNUSED=1", 1, &header, names, NULL, NULL));
   SHOW("compile main", clCompileProgram(mainp, 1, &device, NULL, 1, &header, names, NULL, NULL));
   SHOW("compile missing header", clCompileProgram(mainp, 1, &device, NULL, 0, NULL, NULL, NULL, NULL));
   SHOW("compile again", clCompileProgram(mainp, 1, &device, NULL, 1, &header, names, NULL, NULL));
   cl_program inputs[] = {lib, mainp};
   cl_program linked = clLinkProgram(ctx, 1, &device, NULL, 2, inputs, NULL, NULL, &rc);
   SHOW("link", rc);
+  /* A linked program's build options are its link options (the server compiled its inputs with
+     -cl-kernel-arg-info added, which must not show here). */
+  cl_program linked2 = clLinkProgram(ctx, 1, &device, "-create-library", 2, inputs, NULL, NULL, &rc);
+  SHOW("link with options", rc);
+  char link_options[64] = "";
+  if (linked2) {
+    clGetProgramBuildInfo(linked2, device, CL_PROGRAM_BUILD_OPTIONS, sizeof link_options, link_options, NULL);
+    clReleaseProgram(linked2);
+  }
+  printf("link options: '%s'\n", link_options);
+  char compile_options[64] = "";
+  clGetProgramBuildInfo(lib, device, CL_PROGRAM_BUILD_OPTIONS, sizeof compile_options, compile_options, NULL);
+  printf("compile options: '%s'\n", compile_options);
   cl_build_status bs = 0;
   SHOW("link status", clGetProgramBuildInfo(linked, device, CL_PROGRAM_BUILD_STATUS, sizeof bs, &bs, NULL));
   printf("build status: %d\n", bs);

@@ -37,7 +37,8 @@ void ClSession::handle(const wire::ClRequest& r, const wire::ClGetInfo& q, trans
       cl_device_id d = device(q.device);
       ask([&](size_t s, void* v, size_t* rs) { return clGetProgramBuildInfo(p, d, q.param, s, v, rs); });
       // Built here with an option the client did not give: its own options (where built at all).
-      if (q.param == CL_PROGRAM_BUILD_OPTIONS && o.arg_info_added && value.size() > 1)
+      // (A linked program's are its link options, as the client gave them.)
+      if (q.param == CL_PROGRAM_BUILD_OPTIONS && o.from_source && o.arg_info_added && value.size() > 1)
         value.assign(reinterpret_cast<const std::byte*>(o.client_options.c_str()),
                      reinterpret_cast<const std::byte*>(o.client_options.c_str()) + o.client_options.size() + 1);
       break;

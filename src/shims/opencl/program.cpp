@@ -1,6 +1,7 @@
 // Programs and kernels. Builds wait for the server (OpenCL's build is synchronous); their answer
 // lists the program's kernels and arguments, so clCreateKernel and clSetKernelArg are checked
 // here and never wait: a kernel's arguments travel with each launch.
+#include <algorithm>
 #include <cctype>
 #include <cstring>
 #include <string>
@@ -449,6 +450,7 @@ size_t builtin_type_size(std::string name) {
   while (digits > 0 && std::isdigit(static_cast<unsigned char>(name[digits - 1]))) --digits;
   size_t lanes = 1;
   if (digits < name.size()) {
+    if (name.size() - digits > 2) return 0;  // the server's text: no vector has more than 16 lanes
     lanes = std::stoul(name.substr(digits));
     if (lanes != 2 && lanes != 3 && lanes != 4 && lanes != 8 && lanes != 16) return 0;
     if (lanes == 3) lanes = 4;  // a 3-vector is stored as a 4-vector
