@@ -15,6 +15,8 @@
 #   lanes   bulk data over 1, 4 and 8 connections (OUTBOARD_LANES): bench put, client to server and
 #           both ways at once, unshaped and at 100 and 25 Gbit/s, beside iperf3 -P 1, 4 and 8; then
 #           DGEMM 8192 and the 1-D FFT 2^27 across the unshaped link over 1 and 4 (LANES_CALLS=0: not)
+#   msgsize one message in flight at a time, of 16 MiB, 64 MiB and 512 MiB (what a whole call
+#           sends at once), against the streamed put, across 25 Gbit/s; not among the default steps
 #   resident resident inputs (bench/link/resident_bench.sh): DGEMM with a fixed 8192^2 operand,
 #           getrs on one 8192^2 factorization, an FFT of 2^24 points re-executed, each with
 #           OUTBOARD_RESIDENT=1 and 0, across 25 Gbit/s; not among the default steps
@@ -85,6 +87,10 @@ for q in d["points"]:
         --where remote --from-log2 27 --to-log2 27 --trials 2
     done
   fi
+fi
+if want msgsize; then
+  rig msgsize-one 150 --points 25gbit:none -- put --sizes 16777216 67108864 536870912 --window 1 --bytes-per-point 2147483648
+  rig msgsize-streamed 100 --points 25gbit:none -- put --sizes 16777216 --bytes-per-point 2147483648
 fi
 if want resident; then
   export RESIDENT_CASES=${RESIDENT_CASES:-gemm 8192 8192 256 10;getrs 8192 16 10;fft 16777216 10}

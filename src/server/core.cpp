@@ -29,7 +29,8 @@ Session::Arrival Core::take_arrival(Session& s, uint64_t call_id, uint64_t now) 
   return a;
 }
 
-bool Core::whole_payload(Session& s, Buffer& payload, uint64_t in_bytes, uint64_t total) {
+bool Core::whole_payload(Session& s, Buffer& payload, uint64_t in_bytes, uint64_t total,
+                         const transport::HostAllocator* from) {
   // An empty call (no byte in or out) gets memory all the same: services copy and clear through
   // it, and memcpy/memset want a pointer to memory even for 0 bytes.
   if (payload.size() == total && payload.data()) return true;
@@ -40,7 +41,12 @@ bool Core::whole_payload(Session& s, Buffer& payload, uint64_t in_bytes, uint64_
   try {
     check_limits(s, total);
     admit_call(s);
-    payload = Buffer::allocate(std::max<uint64_t>(total, 1));
+    try {
+      payload = Buffer::allocate(std::max<uint64_t>(total, 1), from);
+    } catch (const std::bad_alloc&) {
+      if (!from) throw;
+      payload = Buffer::allocate(std::max<uint64_t>(total, 1));
+    }
   } catch (const std::bad_alloc&) {
     reject(s.peer, "server is out of memory for this call");
     return false;

@@ -32,7 +32,9 @@ struct Completion {
   std::string error{};  // why, when !ok
   bool held = true;     // `buffer` is counted in the session's held memory (released when sent)
   // Inputs the session keeps for later calls (ResidentStore::keep), copied on the compute thread.
-  std::vector<std::pair<Digest, std::shared_ptr<const transport::Buffer>>> keep_inputs{};
+  std::vector<KeptInput> keep_inputs{};
+  // A result not sent because the client holds it already (wire::FftReply::output_unchanged).
+  uint64_t result_bytes_not_sent = 0;
 };
 
 class Core {
@@ -73,8 +75,11 @@ class Core {
   Session::Arrival take_arrival(Session& s, uint64_t call_id, uint64_t now);
   // A whole call's memory: its payload as it arrived (`in_bytes`, then room for the outputs, in
   // all `total`), or, for a call whose inputs are empty (no payload arrived), memory for its
-  // outputs, checked and held like receive_call's. False: the session was rejected.
-  bool whole_payload(Session& s, transport::Buffer& payload, uint64_t in_bytes, uint64_t total);
+  // outputs, checked and held like receive_call's, of `from` (the backend's staging: a GPU's
+  // copies from and into pageable memory run at a fraction of the page-locked rate) where it has
+  // room, else of the heap. False: the session was rejected.
+  bool whole_payload(Session& s, transport::Buffer& payload, uint64_t in_bytes, uint64_t total,
+                     const transport::HostAllocator* from = nullptr);
 
  protected:
   ~Core() = default;

@@ -21,8 +21,8 @@ std::shared_ptr<const transport::Buffer> ResidentStore::find(const Digest& diges
 
 void ResidentStore::evict_oldest() {
   const Entry& e = entries_.back();
-  bytes_ -= e.data->size();
-  all_.used -= e.data->size();
+  bytes_ -= e.footprint;
+  all_.used -= e.footprint;
   by_digest_.erase(e.digest);
   entries_.pop_back();
   ++all_.evicted;
@@ -44,13 +44,20 @@ std::shared_ptr<const transport::Buffer> ResidentStore::copy_of(const std::byte*
   return copy_into(nullptr);
 }
 
-bool ResidentStore::keep(const Digest& digest, std::shared_ptr<const transport::Buffer> input) {
+KeptInput ResidentStore::part_of(const Digest& digest, const std::shared_ptr<const transport::Buffer>& whole,
+                                 uint64_t offset, uint64_t bytes) {
+  auto* at = const_cast<std::byte*>(whole->data()) + offset;  // read only: the store hands out const
+  return {digest, std::make_shared<const transport::Buffer>(transport::Buffer::borrow(at, bytes, std::const_pointer_cast<transport::Buffer>(whole))), whole->size()};
+}
+
+bool ResidentStore::keep(const Digest& digest, std::shared_ptr<const transport::Buffer> input, uint64_t footprint) {
   const uint64_t bytes = input ? input->size() : 0;
+  if (bytes && !footprint) footprint = bytes;
   if (auto it = by_digest_.find(digest); it != by_digest_.end() && it->second->data->size() == bytes) {
     entries_.splice(entries_.begin(), entries_, it->second);  // the same bytes again: kept already
     return true;
   }
-  if (bytes == 0 || bytes > limit_ || bytes > all_.limit) {
+  if (bytes == 0 || footprint > limit_ || footprint > all_.limit) {
     ++all_.refused;
     return false;
   }
@@ -58,15 +65,15 @@ bool ResidentStore::keep(const Digest& digest, std::shared_ptr<const transport::
     entries_.splice(entries_.end(), entries_, it->second);
     evict_oldest();
   }
-  while (!entries_.empty() && (bytes_ + bytes > limit_ || all_.used + bytes > all_.limit)) evict_oldest();
-  if (all_.used + bytes > all_.limit) {  // the other sessions hold the rest
+  while (!entries_.empty() && (bytes_ + footprint > limit_ || all_.used + footprint > all_.limit)) evict_oldest();
+  if (all_.used + footprint > all_.limit) {  // the other sessions hold the rest
     ++all_.refused;
     return false;
   }
-  entries_.push_front({digest, std::move(input)});
+  entries_.push_front({digest, std::move(input), footprint});
   by_digest_[digest] = entries_.begin();
-  bytes_ += bytes;
-  all_.used += bytes;
+  bytes_ += footprint;
+  all_.used += footprint;
   ++all_.kept;
   return true;
 }
@@ -84,8 +91,9 @@ bool CallInputs::find(ResidentStore& store, const std::vector<wire::ResidentInpu
   return true;
 }
 
-std::vector<const std::byte*> CallInputs::lay_out(const transport::Buffer& payload_buffer, Kept& kept) const {
-  const std::byte* payload = payload_buffer.data();
+std::vector<const std::byte*> CallInputs::lay_out(const std::shared_ptr<const transport::Buffer>& payload_buffer,
+                                                  Kept& kept) const {
+  const std::byte* payload = payload_buffer->data();
   std::vector<const std::byte*> inputs;
   uint64_t offset = 0;
   for (size_t i = 0; i < sizes.size(); ++i) {
@@ -96,7 +104,7 @@ std::vector<const std::byte*> CallInputs::lay_out(const transport::Buffer& paylo
     inputs.push_back(payload + offset);
     for (const wire::ResidentInput& x : keep)
       if (x.input == i)
-        kept.emplace_back(x.digest, ResidentStore::copy_of(payload + offset, sizes[i], payload_buffer.allocator()));
+        kept.push_back(ResidentStore::part_of(x.digest, payload_buffer, offset, sizes[i]));
     offset += sizes[i];
   }
   return inputs;

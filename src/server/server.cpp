@@ -655,7 +655,8 @@ struct Server::Impl final : Core {
       if (s && s->state != State::closing) metrics_.replied(*s, d.reply, d.bytes);
       if (!d.routine.empty()) count_call(s, d.peer, d.call_id, d.routine, d.ok, d.error);
       if (!s || s->state == State::closing) continue;  // the client left; its result is dropped
-      for (auto& [digest, input] : d.keep_inputs) resident(*s).keep(digest, std::move(input));
+      for (KeptInput& k : d.keep_inputs) resident(*s).keep(std::move(k));
+      if (d.result_bytes_not_sent) ++resident_budget.results_not_sent, resident_budget.result_bytes_not_sent += d.result_bytes_not_sent;
       std::vector<transport::Segment> out;
       if (d.bytes) out.push_back({d.buffer->data() + d.offset, d.bytes});
       s->bytes_out += d.bytes;
@@ -939,7 +940,9 @@ nlohmann::json Server::Impl::status() const {
                                       {"hits", m.resident_budget.hits}, {"misses", m.resident_budget.misses},
                                       {"kept", m.resident_budget.kept}, {"evicted", m.resident_budget.evicted},
                                       {"refused", m.resident_budget.refused},
-                                      {"bytes_not_sent", m.resident_budget.bytes_not_sent}}},
+                                      {"bytes_not_sent", m.resident_budget.bytes_not_sent},
+                                      {"results_not_sent", m.resident_budget.results_not_sent},
+                                      {"result_bytes_not_sent", m.resident_budget.result_bytes_not_sent}}},
                         {"buffer_bytes", transport::Buffer::bytes_in_use()}};  // all payload buffers in use
   for (const auto& service : m.services) service->status(doc);
   // The reply travels as one UCX active-message header, which UCX 1.13 cannot send over shared

@@ -135,6 +135,9 @@ void encode_body(Writer& w, const FftExecute& m) {
   encode(w, m.shape);
   w.u64(m.payload_bytes);
   put_resident(w, m.resident);
+  w.u8(m.output_known ? 1 : 0);
+  if (m.output_known)
+    for (uint64_t v : m.output_digest) w.u64(v);
 }
 void encode_body(Writer& w, const FftChunk& m) {
   w.u64(m.call_id);
@@ -150,6 +153,7 @@ void encode_body(Writer& w, const FftReply& m) {
   for (uint64_t v : {m.receive_ns, m.queue_ns, m.to_device_ns, m.compute_ns, m.from_device_ns, m.plan_wait_ns}) w.u64(v);
   w.str(m.backend);
   put_load(w, m.load);
+  w.u8(m.output_unchanged ? 1 : 0);
 }
 
 FftPlan decode_fft_plan(Reader& r) {
@@ -160,6 +164,11 @@ FftPlan decode_fft_plan(Reader& r) {
 }
 FftRelease decode_fft_release(Reader& r) { return {nonzero_id(r, "FFT plan")}; }
 namespace {
+bool boolean(Reader& r) {
+  const uint8_t b = r.u8();
+  if (b > 1) throw ProtocolError("invalid boolean");
+  return b == 1;
+}
 void check_input(uint64_t announced, const FftShape& s) {
   if (announced != input_bytes(s))
     throw ProtocolError("FFT execution announces " + std::to_string(announced) + " payload bytes, " + shape_name(s) +
@@ -180,6 +189,9 @@ FftExecute decode_fft_execute(Reader& r) {
   } else {
     check_input(m.payload_bytes, m.shape);
   }
+  m.output_known = boolean(r);
+  if (m.output_known)
+    for (uint64_t& v : m.output_digest) v = r.u64();
   return m;
 }
 FftChunk decode_fft_chunk(Reader& r) {
@@ -199,15 +211,16 @@ FftChunk decode_fft_chunk(Reader& r) {
 FftReply decode_fft_reply(Reader& r) {
   FftReply m;
   m.call_id = r.u64();
-  const uint8_t ok = r.u8();
-  if (ok > 1) throw ProtocolError("invalid boolean");
-  m.ok = ok == 1;
+  m.ok = boolean(r);
   m.message = r.str(kMaxText);
   m.payload_bytes = r.u64();
   for (uint64_t* v : {&m.receive_ns, &m.queue_ns, &m.to_device_ns, &m.compute_ns, &m.from_device_ns, &m.plan_wait_ns})
     *v = r.u64();
   m.backend = r.str(kMaxText);
   m.load = get_load(r);
+  m.output_unchanged = boolean(r);
+  if (m.output_unchanged && (!m.ok || m.payload_bytes != 0))
+    throw ProtocolError("an FFT reply says the output is unchanged and is not a success without payload");
   return m;
 }
 

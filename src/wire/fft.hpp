@@ -14,6 +14,7 @@
 // Complex numbers are interleaved (re, im) in the precision's real type. Transforms are FFTW's:
 // unnormalised, sign -1 forward and +1 backward (r2c is always -1, c2r +1, r2r has no sign).
 #pragma once
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -87,6 +88,11 @@ struct FftExecute {  // one execution; payload = input_bytes(shape), answered wi
   FftShape shape;              // the plan's
   uint64_t payload_bytes = 0;  // input_bytes(shape), or 0 where the input is resident and in use
   std::vector<ResidentInput> resident;  // at most the one input
+  // The digest (common/digest.hpp) of the program's output array as the call began, sent with a
+  // held input (the same execution again): where the result's digest is the same, the program
+  // holds the result already and it is not sent back (FftReply::output_unchanged).
+  bool output_known = false;
+  std::array<uint64_t, 2> output_digest{};
 };
 // A large execution's input in chunks (as wire::CallChunk): whichever arrives first sets the call
 // up; the output comes back in ReplyChunks, then an FftReply without payload.
@@ -107,6 +113,9 @@ struct FftReply {
   uint64_t receive_ns = 0, queue_ns = 0, to_device_ns = 0, compute_ns = 0, from_device_ns = 0, plan_wait_ns = 0;
   std::string backend;         // where it ran ("cuda:0", "cpu"), for reports and tests
   ServerLoad load;             // the server's, as the reply left
+  // The result has FftExecute::output_digest: the program's output array holds it already, and
+  // it was not sent (payload_bytes 0).
+  bool output_unchanged = false;
 };
 
 void encode_body(Writer& w, const FftPlan& m);

@@ -27,8 +27,8 @@ inline constexpr uint32_t kMagic = 0x4452424f;  // "OBRD"
 // sense, tranb, isgn, ilo, ihi (gehrd, orghr, trsyl, geevx; routines 30-39). A server without a
 // routine rejects its id in validate() (the client then runs the call locally). 8: resident
 // inputs. 9: lanes (AuthResult.lanes, JoinSession, SessionJoined). 10: Enveloped. 11: OpenCL's
-// ClSetSpecConstant.
-inline constexpr uint16_t kProtocolVersion = 11;
+// ClSetSpecConstant. 12: FftExecute.output_digest, FftReply.output_unchanged.
+inline constexpr uint16_t kProtocolVersion = 12;
 inline constexpr size_t kMaxText = 4096;  // longest string field
 inline constexpr size_t kMaxIdentity = 64;  // longest identity name
 

@@ -288,11 +288,17 @@ std::map<std::string, std::vector<std::byte>> seeds() {
   out["fft_release"] = encode(FftRelease{22});
   out["fft_execute"] = encode(FftExecute{23, 22, fft, input_bytes(fft), {}});
   out["fft_execute_resident"] = encode(FftExecute{24, 22, fft, 0, {{0, true, {5, 6}}}});
+  FftExecute again{25, 22, fft, 0, {{0, true, {5, 6}}}};
+  again.output_known = true, again.output_digest = {7, 8};
+  out["fft_execute_output_known"] = encode(again);
   fft.n = {1 << 16};
   out["fft_chunk"] = encode(FftChunk{24, 22, fft, input_bytes(fft), kMinChunkBytes, 3});
   out["direct_fft"] = encode(DirectFft{25, 22, fft, {std::vector<std::byte>(8, std::byte{7})},
                                        {{0x10000, input_bytes(fft), 0}}, {{0x900000, output_bytes(fft), 0}}});
   out["fft_reply"] = encode(FftReply{23, true, "", output_bytes(fft), 1, 2, 3, 4, 5, 6, "cpu"});
+  FftReply unchanged{25, true, "", 0, 1, 2, 3, 4, 5, 6, "cuda:0"};
+  unchanged.output_unchanged = true;
+  out["fft_reply_output_unchanged"] = encode(unchanged);
   // dcuda's proxy messages (their own magic; fuzz_request feeds every input to both decoders).
   auto proxy = [](const wire::dcuda::Message& m) {
     std::vector<std::byte> b;

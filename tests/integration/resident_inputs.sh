@@ -3,16 +3,17 @@
 # change between calls in every way (resident_check: in place, refilled at the same address, freed
 # and allocated again, changed by another thread, mapped from a file rewritten under the mapping)
 # are right every time, and so are getrs solves on one factorization and an FFT plan's executions
-# on an input changed in place, while the inputs that did
-# not change are not sent again (the server's
-# resident counters); OUTBOARD_RESIDENT=0 sends everything; a server whose shared budget is held by
+# on an input changed in place and with their output changed, while the inputs that did not change
+# are not sent again, nor results the program's output holds already (the server's resident
+# counters); OUTBOARD_RESIDENT=0 sends everything; a server whose shared budget is held by
 # another session refuses to keep inputs, and the calls that counted on them are sent again, right.
 BUILD=$1
 PROGRAMS=$2
 source "$(dirname "$0")/lib.sh"
-# One 2.88 MB input (resident_check's A) fits the server's budget for all sessions; two do not.
+# One kept input (resident_check's A, 2.88 MB, kept as part of its call's memory: 3.49 MB with B
+# and C) fits the server's budget for all sessions; two do not.
 cat >"$WORK/server.toml" <<EOF
-resident_total_bytes = 3000000
+resident_total_bytes = 4000000
 EOF
 start_server --config "$WORK/server.toml"
 # OUTBOARD_DIRECT=0: every call through messages (the direct path, on one host, sends nothing).
@@ -20,19 +21,23 @@ export OUTBOARD_OFFLOAD=always OUTBOARD_DIRECT=0 OUTBOARD_FALLBACK=fail
 resident() { status_field "s['resident']['$1']"; }
 
 run_checked resident "$OUTBOARD" run -- "$PROGRAMS/resident_check"
-[ "$(status_field "s['calls']")" = 37 ] || fail "not all 37 calls served"
+[ "$(status_field "s['calls']")" = 40 ] || fail "not all 40 calls served"
 # A in 24 DGEMMs: 6 different contents, each sent, kept at its second sight and held at its third;
 # B's refill and the mapped file (the same bytes elsewhere) changed nothing of A: 12 calls held it.
 # Then getrf (its A is also its output: never held) and 5 getrs: the factors kept at the second,
-# held at the last 3. Then 7 FFT executions of one plan, on one input (2 MiB) and on it changed:
-# 2 inputs kept, 3 executions held theirs.
-[ "$(resident kept)" = 9 ] && [ "$(resident hits)" = 18 ] && [ "$(resident bytes_not_sent)" = 49491456 ] ||
+# held at the last 3. Then 10 FFT executions of one plan, on one input (2 MiB) and on it changed:
+# 2 inputs kept, 6 executions held theirs. Of those, 4 found their result in the program's output
+# already (the same execution again) and it was not sent back; the 2 whose output the program had
+# zeroed or changed got theirs.
+[ "$(resident kept)" = 9 ] && [ "$(resident hits)" = 21 ] && [ "$(resident bytes_not_sent)" = 55782912 ] &&
+  [ "$(resident results_not_sent)" = 4 ] && [ "$(resident result_bytes_not_sent)" = 8388608 ] ||
   fail "resident counters: $(status_field "s['resident']")"
 [ "$(resident bytes)" = 0 ] || fail "the session's inputs still held after it ended: $(resident bytes)"
-ok "every change sent again, every unchanged input not (18 of 37 calls, 49.5 MB); released with the session"
+ok "every change sent again, every unchanged input not (21 of 40 calls, 55.8 MB), nor 4 results the program held; released with the session"
 
 OUTBOARD_RESIDENT=0 run_checked not-resident "$OUTBOARD" run -- "$PROGRAMS/resident_check"
-[ "$(resident hits)" = 18 ] && [ "$(resident kept)" = 9 ] || fail "OUTBOARD_RESIDENT=0 kept or used inputs"
+[ "$(resident hits)" = 21 ] && [ "$(resident kept)" = 9 ] && [ "$(resident results_not_sent)" = 4 ] ||
+  fail "OUTBOARD_RESIDENT=0 kept or used inputs, or had results not sent"
 ok "OUTBOARD_RESIDENT=0: everything sent"
 
 # One session holds the server's whole budget while another's calls run: the second's inputs
@@ -46,6 +51,6 @@ run_checked squeezed "$OUTBOARD" run -- "$PROGRAMS/resident_check"
 [ "$(resident misses)" -gt "$misses" ] && [ "$(resident refused)" -gt 0 ] ||
   fail "no input refused and then missed: $(status_field "s['resident']")"
 wait $holder || { cat "$WORK/holder.log"; fail "the holding session"; }
-grep -q "resident_check: 36 passed, 0 failed" "$WORK/holder.log" || { cat "$WORK/holder.log"; fail "the holding session's results"; }
+grep -q "resident_check: 39 passed, 0 failed" "$WORK/holder.log" || { cat "$WORK/holder.log"; fail "the holding session's results"; }
 [ "$(resident bytes)" = 0 ] || fail "inputs still held after both sessions ended"
 ok "a budget held by another session: inputs refused, the calls that named them sent again, all right"

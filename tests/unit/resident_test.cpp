@@ -55,6 +55,32 @@ TEST(ResidentWire, AnFftExecutionSendsItsInputOrNone) {
   EXPECT_THROW(wire::decode(wire::encode(wire::FftExecute{1, 2, s, 0, {{1, true, {8, 9}}}})), ProtocolError);
 }
 
+// Protocol 12: an execution on a held input carries its output's digest, and the reply may say the
+// result was that output (not sent); such a reply is a success without payload, nothing else.
+TEST(ResidentWire, AnFftExecutionCarriesItsOutputsDigest) {
+  wire::FftShape s;
+  s.n = {1024};
+  wire::FftExecute q{1, 2, s, 0, {{0, true, {8, 9}}}};
+  q.output_known = true;
+  q.output_digest = {0x1122334455667788ull, 0x99aabbccddeeff00ull};
+  const auto d = std::get<wire::FftExecute>(wire::decode(wire::encode(q)));
+  EXPECT_TRUE(d.output_known);
+  EXPECT_EQ(d.output_digest, q.output_digest);
+  EXPECT_FALSE(std::get<wire::FftExecute>(wire::decode(wire::encode(wire::FftExecute{1, 2, s, 0, {{0, true, {8, 9}}}})))
+                   .output_known);
+  std::vector<std::byte> bad = wire::encode(q);
+  bad[bad.size() - 17] = std::byte{2};  // the flag: neither 0 nor 1
+  EXPECT_THROW(wire::decode(bad), ProtocolError);
+
+  wire::FftReply r{1, true, "", 0, 1, 2, 3, 4, 5, 6, "cuda:0"};
+  r.output_unchanged = true;
+  EXPECT_TRUE(std::get<wire::FftReply>(wire::decode(wire::encode(r))).output_unchanged);
+  r.payload_bytes = wire::output_bytes(s);  // unchanged, yet the result sent
+  EXPECT_THROW(wire::decode(wire::encode(r)), ProtocolError);
+  r.payload_bytes = 0, r.ok = false;  // unchanged, yet failed
+  EXPECT_THROW(wire::decode(wire::encode(r)), ProtocolError);
+}
+
 TEST(ResidentWire, BadResidentInputsAreRejected) {
   const wire::Level3Call c = gemm(64, true);  // inputs A, B, C (shared with the output)
   const uint64_t all = wire::request_bytes(c), each = 64 * 64 * 8;
@@ -104,6 +130,34 @@ TEST(ResidentStore, KeepsWithinBudgetsLeastRecentlyUsedFirstOut) {
   EXPECT_FALSE(other.keep({8, 0}, bytes_of(800, 8)));  // its own store gave all it could
   EXPECT_EQ(all.used, 300u);
   EXPECT_NE(s.find({3, 0}, 100), nullptr);
+}
+
+// An input kept as part of its call's memory (no copy): the store finds it by its own bytes, and
+// counts, and gives back on eviction, the whole memory it holds on to.
+TEST(ResidentStore, APartOfACallsMemoryCountsTheWhole) {
+  server::ResidentBudget all{1000};
+  server::ResidentStore s(400, all);
+  auto call = std::const_pointer_cast<transport::Buffer>(bytes_of(300, 0));
+  std::memset(call->data() + 100, 7, 100);
+  const std::weak_ptr<const transport::Buffer> alive = call;
+  server::KeptInput k = server::ResidentStore::part_of({1, 0}, call, 100, 100);
+  EXPECT_EQ(k.footprint, 300u);
+  call.reset();
+  EXPECT_TRUE(s.keep(std::move(k)));
+  EXPECT_EQ(s.bytes(), 300u);
+  EXPECT_EQ(all.used, 300u);
+  auto found = s.find({1, 0}, 100);
+  ASSERT_NE(found, nullptr);
+  EXPECT_EQ(found->size(), 100u);
+  EXPECT_EQ(found->data()[0], std::byte{7});
+  EXPECT_EQ(found->data()[99], std::byte{7});
+  found.reset();
+  EXPECT_FALSE(alive.expired());  // the call's memory lives while its part is kept
+  EXPECT_TRUE(s.keep({2, 0}, bytes_of(200, 2)));  // 300 + 200 > 400: the part goes
+  EXPECT_EQ(s.bytes(), 200u);
+  EXPECT_EQ(all.used, 200u);
+  EXPECT_TRUE(alive.expired());
+  EXPECT_FALSE(s.keep(server::ResidentStore::part_of({3, 0}, bytes_of(500, 3), 0, 10)));  // its whole is over budget
 }
 
 TEST(ResidentStore, InputsOutliveTheirEvictionAndTheStore) {

@@ -154,10 +154,12 @@ std::string status_text(const json& doc) {
                                   (unsigned long long)count(doc["fft"], "plans_over_limit")));
   if (doc.contains("resident")) {
     const json& res = doc["resident"];
-    line(out, "resident", format("%s kept of %s; %llu hits, %llu misses; %s not sent again",
+    line(out, "resident", format("%s kept of %s; %llu hits, %llu misses; %s not sent again; %llu results (%s) not sent back",
                                  human_bytes(count(res, "bytes")).c_str(), human_bytes(count(res, "limit")).c_str(),
                                  (unsigned long long)count(res, "hits"), (unsigned long long)count(res, "misses"),
-                                 human_bytes(count(res, "bytes_not_sent")).c_str()));
+                                 human_bytes(count(res, "bytes_not_sent")).c_str(),
+                                 (unsigned long long)count(res, "results_not_sent"),
+                                 human_bytes(count(res, "result_bytes_not_sent")).c_str()));
   }
   if (doc.contains("lanes"))
     line(out, "lanes", format("%llu offered, %llu open, %llu joined", (unsigned long long)count(doc["lanes"], "offered"),

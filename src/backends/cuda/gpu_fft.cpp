@@ -97,6 +97,7 @@ class GpuFft final : public GpuFftExecutor {
   }
 
   std::string where() const override { return "cuda:" + std::to_string(device_); }
+  bool preserves_input() const override { return true; }  // copied to the device, never written
 
   bool serves(const FftShape& s) const override {
     if (s.kind == FftKind::r2r || s.n.size() > 3) return false;

@@ -91,7 +91,7 @@ class Blas3Service final : public Service {
     Backend* backend = a.backend ? a.backend : backend_for(c);  // no payload arrived (empty inputs)
     const uint64_t in_bytes = req.payload_bytes;
     const uint64_t total = in_bytes + extra_output_bytes(c);
-    if (!core_.whole_payload(s, payload, in_bytes, total)) return;
+    if (!core_.whole_payload(s, payload, in_bytes, total, backend ? backend->staging() : nullptr)) return;
     if (!c.output_sent) std::memset(payload.data() + in_bytes, 0, total - in_bytes);
     s.bytes_in += in_bytes;
     auto buf = std::make_shared<Buffer>(std::move(payload));
@@ -114,7 +114,7 @@ class Blas3Service final : public Service {
       const size_t out_offset = c.output_sent ? in_bytes - out_bytes : in_bytes;
       CallInputs::Kept kept;
       try {
-        const std::vector<const std::byte*> inputs = in.lay_out(*buf, kept);
+        const std::vector<const std::byte*> inputs = in.lay_out(buf, kept);
         uint64_t t0 = now_ns();
         DeviceTiming device;
         for (size_t attempt = 0;; ++attempt) {

@@ -2,9 +2,13 @@
 
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+#include <optional>
+#include <thread>
 #include <unordered_map>
 
 #include "common/clock.hpp"
+#include "common/digest.hpp"
 #include "server/chunked.hpp"
 #include "server/device_load.hpp"
 #include "server/direct.hpp"
@@ -15,6 +19,9 @@ namespace outboard::server {
 namespace {
 
 using transport::Buffer;
+
+// Threads for digesting a result (FftExecute::output_digest): XXH3 reads about 10 GB/s per core.
+unsigned digest_threads() { return std::clamp(std::thread::hardware_concurrency(), 1u, 16u); }
 
 // "fftw_c2c", "fftwf_r2c": the family of calls, as counters and reports name it.
 std::string routine_name(const wire::FftShape& s) {
@@ -217,12 +224,15 @@ class FftService final : public Service {
     const uint64_t received = now_ns();
     const Session::Arrival a = core_.take_arrival(s, q.call_id, received);
     const uint64_t in_bytes = wire::input_bytes(q.shape), out_bytes = wire::output_bytes(q.shape);
-    // The input held from an earlier execution (not sent): copied into the call's memory, which
-    // the transform may overwrite; missing, the execution fails as wire::kResidentMissing.
+    // Its GPU out of service since the plan was made, and no host backend: nothing runs it.
+    const Where w = where_for(q.shape);
+    if (!w.executor) return core_.reject(s.peer, "this server has no backend that serves FFTs");
+    // The input held from an earlier execution (not sent); missing, the execution fails as
+    // wire::kResidentMissing.
     std::shared_ptr<const Buffer> held;
     if (!q.resident.empty() && q.resident[0].use) {
       held = core_.resident(s).find(q.resident[0].digest, in_bytes);
-      if (held && !core_.whole_payload(s, payload, 0, in_bytes + out_bytes)) return;
+      if (held && !core_.whole_payload(s, payload, 0, in_bytes + out_bytes, w.backend->staging())) return;
     }
     if (!held && !q.resident.empty() && q.resident[0].use) {
       core_.complete({s.peer, wire::FftReply{q.call_id, false, wire::kResidentMissing}, nullptr, 0, 0,
@@ -234,23 +244,35 @@ class FftService final : public Service {
     auto buf = std::make_shared<Buffer>(std::move(payload));
     const bool keep = !q.resident.empty() && !q.resident[0].use;
     const Digest digest = q.resident.empty() ? Digest{} : q.resident[0].digest;
-    FftExecutor* e = where_for(q.shape).executor;
+    FftExecutor* e = w.executor;
     std::shared_ptr<const void> on_device;  // the GPU's count of running executions, while this one runs
     if (const auto order = devices_for(q.shape); !order.empty()) {
       e = devices_[order.front()].executor;
       on_device = load_->hold(order.front());
     }
-    core_.pool().submit([this, e, on_device, shape = q.shape, buf, held, keep, digest, peer = s.peer, id = q.call_id,
-                         in_bytes, out_bytes, arrived = a.ns, received]() mutable {
+    const std::optional<Digest> output_digest = q.output_known ? std::optional<Digest>(q.output_digest) : std::nullopt;
+    core_.pool().submit([this, e, on_device, shape = q.shape, buf, held, keep, digest, output_digest, peer = s.peer,
+                         id = q.call_id, in_bytes, out_bytes, arrived = a.ns, received]() mutable {
       wire::FftReply r{id, true, "", 0, received - arrived, now_ns() - received, 0, 0, 0, 0, ""};
-      std::vector<std::pair<Digest, std::shared_ptr<const Buffer>>> kept;
-      if (held) std::memcpy(buf->data(), held->data(), in_bytes);
-      if (keep) kept.emplace_back(digest, ResidentStore::copy_of(buf->data(), in_bytes, buf->allocator()));  // before it is overwritten
+      // An input to keep: a copy before an executor that may overwrite it runs, else (a GPU's) where
+      // it is, once it ran (below).
+      std::vector<KeptInput> kept;
+      if (keep && !e->preserves_input()) kept.push_back({digest, ResidentStore::copy_of(buf->data(), in_bytes, buf->allocator())});
+      // A held input is read where it is kept by an executor that leaves its input alone (a GPU's
+      // copies it to the device); one that may overwrite it (FFTW) gets a copy in the call's memory.
+      bool copied = false;
+      auto input_for = [&](const FftExecutor& x) -> const std::byte* {
+        if (!held) return buf->data();
+        if (x.preserves_input()) return held->data();
+        if (!copied) std::memcpy(buf->data(), held->data(), in_bytes), copied = true;
+        return buf->data();
+      };
+      uint64_t result_bytes_not_sent = 0;
       try {
         FftTiming t;
         for (size_t attempt = 0;; ++attempt) {
           try {
-            t = e->execute(shape, buf->data(), buf->data() + in_bytes);
+            t = e->execute(shape, input_for(*e), buf->data() + in_bytes);
             break;
           } catch (const DeviceFault& f) {
             // Its GPU faulted (and is out of service now): again on another, else on the host.
@@ -268,13 +290,22 @@ class FftService final : public Service {
         r.from_device_ns = t.from_device_ns;
         r.payload_bytes = out_bytes;
         r.backend = e->where();
+        if (keep && kept.empty() && e->preserves_input()) kept.push_back(ResidentStore::part_of(digest, buf, 0, in_bytes));
+        // The program's output holds this result already (the same execution on the same input):
+        // not sent again.
+        if (output_digest && content_digest(buf->data() + in_bytes, out_bytes, digest_threads()) == *output_digest) {
+          r.output_unchanged = true;
+          r.payload_bytes = 0;
+          result_bytes_not_sent = out_bytes;
+        }
       } catch (const std::exception& ex) {
         r.ok = false;
         r.message = ex.what();
       }
       on_device.reset();  // free before the answer leaves (as blas3's)
-      core_.complete({peer, r, buf, in_bytes, r.ok ? out_bytes : 0, routine_name(shape), id, r.ok, r.message, true,
-                      std::move(kept)});
+      Completion c{peer, r, buf, in_bytes, r.payload_bytes, routine_name(shape), id, r.ok, r.message, true, std::move(kept)};
+      c.result_bytes_not_sent = result_bytes_not_sent;
+      core_.complete(std::move(c));
     });
   }
 

@@ -41,6 +41,8 @@ class FftExecutor {
   // One execution, out of place, on dense host arrays; waits for a plan being prepared for the
   // shape rather than making a second. Thread-safe. Throws Error.
   virtual FftTiming execute(const wire::FftShape& s, const std::byte* in, std::byte* out) = 0;
+  // Whether execute() leaves `in` as it was (FFTW's plans may overwrite it; a GPU copies it).
+  virtual bool preserves_input() const { return false; }
   // A pipelined execution whose input arrives in `staging` (the device copies it as it lands);
   // nullptr where the executor has none (the service then runs execute() once the input is in).
   virtual std::unique_ptr<Pipeline> pipeline(const FftPlanPieces&, std::byte* /*staging*/) { return nullptr; }

@@ -88,7 +88,7 @@ class LapackService final : public Service {
     if (!backend) return core_.reject(s.peer, "this server has no backend that serves LAPACK");
     const uint64_t in_bytes = req.payload_bytes;
     const uint64_t total = in_bytes + wire::reply_bytes(c);
-    if (!core_.whole_payload(s, payload, in_bytes, total)) return;
+    if (!core_.whole_payload(s, payload, in_bytes, total, backend->staging())) return;
     s.bytes_in += in_bytes;
     auto buf = std::make_shared<Buffer>(std::move(payload));
     // The inputs the client did not send, held here from earlier calls (as blas3's).
@@ -109,7 +109,7 @@ class LapackService final : public Service {
       CallInputs::Kept kept;
       try {
         const wire::LapackLayout l = wire::layout(c);
-        const std::vector<const std::byte*> inputs = in.lay_out(*buf, kept);
+        const std::vector<const std::byte*> inputs = in.lay_out(buf, kept);
         std::vector<std::byte*> outputs;
         uint64_t offset = in_bytes;  // the outputs' room follows the inputs sent
         for (const auto& a : l.outputs) {
