@@ -6,6 +6,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <nlohmann/json.hpp>
+
+#include "common/error.hpp"
 
 namespace outboard::client {
 namespace {
@@ -133,7 +136,8 @@ void LinkModel::probed(double round_trip_seconds, double bytes_per_second, bool 
   probed_ = true;
   server_has_gpu_ = server_has_gpu;
   if (round_trip_seconds > 0) round_trip_seconds_ = round_trip_seconds;
-  if (bytes_per_second > 0 && !link_measured_) link_bytes_per_second_ = bytes_per_second, link_measured_ = true;
+  if (bytes_per_second > 0 && !link_measured_)
+    link_bytes_per_second_ = bytes_per_second, link_measured_ = true, link_recalled_ = false;
 }
 
 void LinkModel::remote_ran(std::string_view family, double flops, double bytes, double seconds, double compute_seconds) {
@@ -144,7 +148,8 @@ void LinkModel::remote_ran(std::string_view family, double flops, double bytes, 
   Family& f = it->second;
   // The family's first call on the server pays for its start there too (a GPU library's handle
   // and workspace): slower than the prior, its rate teaches nothing.
-  const bool first = f.remote_samples++ == 0;
+  ++f.remote_samples;
+  const bool first = f.remote_runs++ == 0;
   if (flops >= kMinLearnedFlops && compute_seconds > 0) {
     const double rate = flops / compute_seconds;
     if (!first || rate >= server_rate(family, nullptr)) learn_rate(f.server_flops_per_second, rate);
@@ -154,7 +159,7 @@ void LinkModel::remote_ran(std::string_view family, double flops, double bytes, 
     // Whatever of the call was neither computing nor its fixed cost was moving its bytes (a
     // pipelined call overlaps them: the rate comes out higher, and so predicts such calls).
     const double moving = seconds - compute_seconds - fixed;
-    if (moving > 0) blend(link_bytes_per_second_, bytes / moving), link_measured_ = true;
+    if (moving > 0) blend(link_bytes_per_second_, bytes / moving), link_measured_ = true, link_recalled_ = false;
   } else {
     const double rest = seconds - bytes / link_bytes_per_second_ - compute_seconds;
     if (f.fixed_seconds < 0) f.fixed_seconds = std::max(0.0, rest);
@@ -171,7 +176,8 @@ void LinkModel::local_ran(std::string_view family, double flops, double seconds)
   const double rate = flops / seconds;
   // The family's first run here in this process pays for the library's start (OpenBLAS starts its
   // threads, FFTW its plan's buffers): slower than the prior, it teaches nothing.
-  if (f.local_samples++ == 0 && rate < local_rate(family, nullptr)) return;
+  ++f.local_samples;
+  if (f.local_runs++ == 0 && rate < local_rate(family, nullptr)) return;
   learn_rate(f.local_flops_per_second, rate);
 }
 
@@ -179,7 +185,7 @@ std::string LinkModel::summary() const {
   std::lock_guard lk(mu_);
   char line[320];
   std::snprintf(line, sizeof line, "link %.2f GB/s (%s), round trip %.0f us; server %s\n", link_bytes_per_second_ / 1e9,
-                link_measured_ ? "measured" : "assumed", round_trip_seconds_ * 1e6, server_has_gpu_ ? "with a GPU" : "without a GPU");
+                link_measured_ ? "measured" : link_recalled_ ? "earlier runs" : "assumed", round_trip_seconds_ * 1e6, server_has_gpu_ ? "with a GPU" : "without a GPU");
   std::string s = line;
   for (const auto& [name, f] : families_) {
     auto rate = [](double r, uint64_t n, double prior) {
@@ -198,6 +204,58 @@ std::string LinkModel::summary() const {
     s += line;
   }
   return s;
+}
+
+std::string LinkModel::memory() const {
+  std::lock_guard lk(mu_);
+  nlohmann::json j = {{"link", {{"bytes_per_second", link_bytes_per_second_},
+                                {"round_trip_seconds", round_trip_seconds_},
+                                {"measured", link_measured_ || link_recalled_},
+                                {"server_has_gpu", server_has_gpu_}}},
+                      {"families", nlohmann::json::object()}};
+  for (const auto& [name, f] : families_) {
+    if (f.local_flops_per_second <= 0 && f.server_flops_per_second <= 0 && f.fixed_seconds < 0) continue;
+    j["families"][name] = {{"local_flops_per_second", f.local_flops_per_second},
+                           {"local_samples", f.local_flops_per_second > 0 ? f.local_samples : 0},
+                           {"server_flops_per_second", f.server_flops_per_second},
+                           {"remote_samples", f.remote_samples},
+                           {"fixed_seconds", f.fixed_seconds}};
+  }
+  return j.dump();
+}
+
+size_t LinkModel::recall(std::string_view memory) {
+  const nlohmann::json j = nlohmann::json::parse(memory, nullptr, false);
+  if (!j.is_object() || !j.contains("families") || !j["families"].is_object())
+    throw Error("not a cost model's memory (no \"families\" object)");
+  auto number = [](const nlohmann::json& o, const char* key) {
+    const auto it = o.find(key);
+    const double v = it != o.end() && it->is_number() ? it->get<double>() : 0;
+    return std::isfinite(v) && v > 0 ? v : 0;
+  };
+  std::lock_guard lk(mu_);
+  if (const auto link = j.find("link"); link != j.end() && link->is_object() && !link_measured_) {
+    if (const double rate = number(*link, "bytes_per_second"); rate > 0 && link->value("measured", false) == true)
+      link_bytes_per_second_ = rate, link_recalled_ = true;
+    if (const double rtt = number(*link, "round_trip_seconds"); rtt > 0) round_trip_seconds_ = rtt;
+  }
+  size_t brought = 0;
+  for (const auto& [name, v] : j["families"].items()) {
+    if (!v.is_object() || name.empty() || name.size() > 32) continue;
+    const double local = number(v, "local_flops_per_second"), server = number(v, "server_flops_per_second");
+    const double fixed = v.contains("fixed_seconds") && v["fixed_seconds"].is_number() ? v["fixed_seconds"].get<double>() : -1;
+    if (!local && !server && !(std::isfinite(fixed) && fixed >= 0)) continue;
+    Family& f = families_[name];
+    auto samples = [&](const char* key) {
+      const double n = number(v, key);
+      return static_cast<uint64_t>(std::min<double>(n, kSettledSamples));
+    };
+    if (local && !f.local_flops_per_second) f.local_flops_per_second = local, f.local_samples = std::max<uint64_t>(1, samples("local_samples"));
+    if (server && !f.server_flops_per_second) f.server_flops_per_second = server, f.remote_samples = std::max<uint64_t>(1, samples("remote_samples"));
+    if (std::isfinite(fixed) && fixed >= 0 && fixed < 10 && f.fixed_seconds < 0) f.fixed_seconds = fixed;
+    ++brought;
+  }
+  return brought;
 }
 
 }  // namespace outboard::client

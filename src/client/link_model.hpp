@@ -68,12 +68,24 @@ class LinkModel {
   // For OUTBOARD_REPORT: the link and each family's rates and decisions, a line each.
   std::string summary() const;
 
+  // What this process knows beyond its priors, as a JSON document (model_memory.hpp keeps it
+  // between processes): the link, and each family's measured rates and fixed cost with their
+  // sample counts.
+  std::string memory() const;
+  // What earlier processes measured (memory()'s document), taken as measured here: a family's
+  // samples count up to kSettledSamples (its tries are then done), and this process's calls still
+  // move the rates. The link's figures hold until this connection's probe measures it. Values
+  // that are not finite and positive are left out. Returns how many families it brought; throws
+  // Error on a document that is not memory()'s shape.
+  size_t recall(std::string_view memory);
+
  private:
   struct Family {
     double local_flops_per_second = 0;   // measured; 0 until then
     double server_flops_per_second = 0;  // measured
     double fixed_seconds = -1;           // a remote call's cost beyond bytes and flops; < 0 unknown
-    uint64_t local_samples = 0, remote_samples = 0;
+    uint64_t local_samples = 0, remote_samples = 0;  // with those recalled from earlier processes
+    uint64_t local_runs = 0, remote_runs = 0;        // this process's (its first of each is a warm-up)
     uint64_t chose_local = 0, chose_remote = 0, explored = 0;
     bool explored_last = false;
   };
@@ -87,6 +99,7 @@ class LinkModel {
   double link_bytes_per_second_;
   double round_trip_seconds_;
   bool link_measured_ = false;
+  bool link_recalled_ = false;  // the link's figures are an earlier process's
   bool probed_ = false;
   bool server_has_gpu_ = true;
   double local_gflops_;  // this host's prior for a double-precision GEMM

@@ -2,6 +2,7 @@
 // trace, and the fork handling; one per process (liboutboard-client.so, which every shim links).
 // The offload paths are the API files: blas3.cpp, lapack.cpp, fft.cpp.
 #include "client/runtime_internal.hpp"
+#include "client/model_memory.hpp"
 
 #include <pthread.h>
 #include <sys/mman.h>
@@ -45,6 +46,24 @@ Runtime::Runtime() : settings_(settings_from_environment()), started_ns_(now_ns(
   for (const auto& p : settings_.problems) std::fprintf(stderr, "outboard: warning: %s; using the default\n", p.c_str());
   static std::once_flag report_at_exit;  // once per process, also when a forked child starts afresh
   if (settings_.report) std::call_once(report_at_exit, [] { std::atexit([] { runtime().print_report(); }); });
+  if (!settings_.model_file.empty() && settings_.offload == OffloadMode::automatic && settings_.auto_rule == AutoRule::model) {
+    try {
+      if (auto memory = read_model_memory(settings_.model_file, model_memory_key(settings_)))
+        model_recalled_ = model_.recall(*memory);
+    } catch (const Error& e) {
+      std::fprintf(stderr, "outboard: warning: %s; the cost model starts from its priors\n", e.what());
+    }
+    static std::once_flag model_at_exit;
+    std::call_once(model_at_exit, [] { std::atexit([] { runtime().remember_model(); }); });
+  }
+}
+
+void Runtime::remember_model() {
+  try {
+    write_model_memory(settings_.model_file, model_memory_key(settings_), model_.memory());
+  } catch (const Error& e) {
+    std::fprintf(stderr, "outboard: warning: the cost model's memory was not kept: %s\n", e.what());
+  }
 }
 
 bool Runtime::may_go_remote(double flops) const {
@@ -139,6 +158,9 @@ void Runtime::print_report() {
   }
   if (settings_.offload == OffloadMode::automatic && settings_.auto_rule == AutoRule::model) {
     std::fprintf(stderr, "outboard: the cost model (OUTBOARD_OFFLOAD=auto), as measured:\n");
+    if (!settings_.model_file.empty())
+      std::fprintf(stderr, "outboard:   recalled %zu families from %s (OUTBOARD_MODEL_FILE)\n", model_recalled_,
+                   settings_.model_file.c_str());
     const std::string summary = model_.summary();
     for (size_t at = 0, nl; at < summary.size(); at = nl + 1) {
       nl = summary.find('\n', at);

@@ -149,6 +149,8 @@ class Runtime {
  private:
   void print_report();
   void write_trace();
+  // At exit (auto mode, OUTBOARD_MODEL_FILE): what the model measured, for the next process.
+  void remember_model();
   // The server processes `s` named as its siblings (a worker per GPU) join the list, once each.
   void add_siblings(const Server& s);
 
@@ -157,6 +159,7 @@ class Runtime {
 
   Settings settings_;
   LinkModel model_{settings_};
+  size_t model_recalled_ = 0;  // families the model brought from OUTBOARD_MODEL_FILE
   std::mutex mu_;
   std::vector<std::unique_ptr<Server>> servers_;
   std::atomic<bool> warned_{false};

@@ -137,6 +137,7 @@ Settings settings_from_environment() {
     else s.problems.push_back("OUTBOARD_ENCRYPT='" + m + "' is not 1 or 0");
   }
   if (const char* v = env("OUTBOARD_TRACE")) s.trace_file = v;
+  if (const char* v = env("OUTBOARD_MODEL_FILE")) s.model_file = v;
   number("OUTBOARD_MIN_FLOPS", s.min_flops, 0, s.problems);
   number("OUTBOARD_RETRY_SECONDS", s.retry_seconds, 0, s.problems);
   number("OUTBOARD_TIMEOUT", s.timeout_seconds, 0, s.problems);

@@ -33,6 +33,9 @@ struct Settings {
   bool connect_early = true;     // connect while a BLAS/LAPACK/FFTW program starts (early_connect.cpp)
   bool report = false;           // print where the time went when the program exits
   std::string trace_file;        // write every remote call's phases here at exit
+  // The cost model's memory between processes (model_memory.hpp): read at the start, written at
+  // exit; empty: none (the model starts from its priors in every process).
+  std::string model_file;
   // Calls of at least two chunks travel in chunks of this many bytes, so the server starts
   // copying and computing before all of the input is there; 0 sends every call whole.
   double chunk_bytes = 8 << 20;

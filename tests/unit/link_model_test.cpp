@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "client/link_model.hpp"
+#include "common/error.hpp"
 
 namespace outboard::client {
 namespace {
@@ -186,6 +187,37 @@ TEST(LinkModel, SummaryNamesEveryFamily) {
   EXPECT_NE(text.find("link 3.00 GB/s (measured), round trip 30 us; server with a GPU"), std::string::npos) << text;
   EXPECT_NE(text.find("dgemm"), std::string::npos);
   EXPECT_NE(text.find("zgetrf       here 50 GF/s (1)"), std::string::npos) << text;
+}
+
+// What one process measured, recalled by the next (OUTBOARD_MODEL_FILE): the same estimates, no
+// tries left for a settled family, the link's figures until a probe measures it; values that are
+// not rates are left out, and a document of another shape is refused.
+TEST(LinkModel, MemoryCarriesMeasurementsToTheNextProcess) {
+  const Settings s = priors();
+  LinkModel first(s);
+  first.probed(20e-6, 3e9, true);
+  for (int i = 0; i < 4; ++i) {
+    first.remote_ran("dgemm", 2e11, 64e6, 0.05, 0.01);  // 20 TF/s on the server
+    first.local_ran("dgemm", 2e11, 1.0);                // 200 GF/s here
+  }
+  LinkModel next(s);
+  EXPECT_EQ(next.recall(first.memory()), 1u);
+  const LinkModel::Estimate a = first.estimate(gemm(2048)), b = next.estimate(gemm(2048));
+  EXPECT_NEAR(b.local_seconds, a.local_seconds, 1e-12);
+  EXPECT_NEAR(b.remote_seconds, a.remote_seconds, 1e-12);
+  EXPECT_FALSE(next.choose(gemm(2048)).explore);  // settled: nothing left to try
+  EXPECT_NE(next.summary().find("(earlier runs)"), std::string::npos);
+  next.probed(20e-6, 1e9, true);  // this connection's probe wins over the recalled link
+  EXPECT_NE(next.summary().find("1.00 GB/s (measured)"), std::string::npos);
+
+  LinkModel odd(s);
+  EXPECT_EQ(odd.recall(R"({"families": {"dgemm": {"local_flops_per_second": -5, "server_flops_per_second": "fast"},
+                                         "dgetrf": {"local_flops_per_second": 1e11, "local_samples": 1e30}}})"),
+            1u);
+  EXPECT_NEAR(odd.estimate(gemm(1000)).local_seconds, 2e9 / 100e9, 1e-12);  // dgemm: still the prior
+  EXPECT_NEAR(odd.estimate({"dgetrf", 1e11, 0}).local_seconds, 1, 1e-12);
+  EXPECT_THROW(odd.recall("[1, 2]"), Error);
+  EXPECT_THROW(odd.recall("not json"), Error);
 }
 
 }  // namespace
