@@ -11,7 +11,8 @@
 #           (bench/link/numpy_calls.py), across the link (unshaped, 25 Gbit/s) and plain (16 cores)
 #   choice  the cost model's sweep (bench/link/choice_sweep.py): local, remote and auto by size for
 #           DGEMM, DGETRF, DPOTRF, DSYEVD, DGESDD and 1-D FFTs, at each of CHOICE_POINTS (default
-#           unshaped, 25 and 10 Gbit/s); not among the default steps (about 3 minutes a point)
+#           unshaped, 25 and 10 Gbit/s); not among the default steps (about 3 minutes a point);
+#           CHOICE_MEMORY=1: auto twice per family, the second recalling the first (OUTBOARD_MODEL_FILE)
 #   lanes   bulk data over 1, 4 and 8 connections (OUTBOARD_LANES): bench put, client to server and
 #           both ways at once, unshaped and at 100 and 25 Gbit/s, beside iperf3 -P 1, 4 and 8; then
 #           DGEMM 8192 and the 1-D FFT 2^27 across the unshaped link over 1 and 4 (LANES_CALLS=0: not)
@@ -60,7 +61,7 @@ if want choice; then
     name=choice-${point%%:*}
     rig "$name" "${CHOICE_SECONDS:-560}" --points "$point" --timeout "$((${CHOICE_SECONDS:-560} - 20))" -- python3 "$HERE/../link/choice_sweep.py" \
       --outboard "$CARRY/bin/outboard" --program "$CARRY/bin/choice_sweep" --trials "${CHOICE_TRIALS:-2}" \
-      ${CHOICE_FAMILIES:+--families "$CHOICE_FAMILIES"}
+      ${CHOICE_FAMILIES:+--families "$CHOICE_FAMILIES"} ${CHOICE_MEMORY:+--memory "$R/$name-memory.json"}
     for p in "$R/$name"/*/; do [ -f "$p/bench.log" ] && sed "s|^|$(basename "$p"): |" "$p/bench.log" | tee -a "$OUT/summary.txt"; done
   done
 fi

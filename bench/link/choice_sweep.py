@@ -4,9 +4,11 @@ locally (OUTBOARD_OFFLOAD=never), remotely (always) and as OUTBOARD_OFFLOAD=auto
 unmodified program (choice_sweep) under `outboard run`. Each mode is one process that goes through
 the sizes in rising order, as a program would; auto's model learns as it goes (its first call of a
 family may run on the side it then measures). A point holds when auto's best time is within 10% of
-the better of local and remote (best of the trials each).
+the better of local and remote (best of the trials each). With --memory FILE, auto runs twice per
+family with OUTBOARD_MODEL_FILE=FILE (made fresh at the start): the first as before, the second
+recalling what the first measured (a program run again); the verdicts are the second's.
 
-  choice_sweep.py --outboard BIN --program BIN [--trials N] [--families SPEC] [--json FILE]
+  choice_sweep.py --outboard BIN --program BIN [--trials N] [--families SPEC] [--memory FILE] [--json FILE]
 
 SPEC: family:n,n,...;family:... (default: dgemm, dgetrf, dpotrf, dsyevd, dgesdd, fft at sizes for a
 16-core host and a GPU server). Run it inside the link rig (bench/link/link_rig.sh -- python3
@@ -27,8 +29,11 @@ DEFAULT = ("dgemm:512,724,1024,1448,2048,2896,4096,5792,8192;"
 TOLERANCE = 1.10
 
 
-def run(args, family, sizes, mode):
+def run(args, family, sizes, mode, memory=None):
     env = dict(os.environ, OUTBOARD_OFFLOAD=mode)
+    env.pop("OUTBOARD_MODEL_FILE", None)
+    if memory:
+        env["OUTBOARD_MODEL_FILE"] = memory
     if mode == "auto":
         env["OUTBOARD_REPORT"] = "1"
     cmd = [args.outboard, "run", "--", args.program, family, str(args.trials)] + [str(n) for n in sizes]
@@ -53,17 +58,26 @@ def main():
     ap.add_argument("--trials", type=int, default=3)
     ap.add_argument("--families", default=DEFAULT)
     ap.add_argument("--timeout", type=float, default=600)
+    ap.add_argument("--memory", help="OUTBOARD_MODEL_FILE for auto, which then runs twice")
     ap.add_argument("--json")
     args = ap.parse_args()
+    if args.memory and os.path.exists(args.memory):
+        os.remove(args.memory)
     rows, models, missed = [], {}, 0
-    print(f"{'family':<8} {'n':>9} {'local ms':>10} {'remote ms':>10} {'auto ms':>10} {'auto/best':>9}  verdict", flush=True)
+    first_col = f" {'1st auto':>10} {'1st/best':>8}" if args.memory else ""
+    print(f"{'family':<8} {'n':>9} {'local ms':>10} {'remote ms':>10}{first_col} {'auto ms':>10} {'auto/best':>9}  verdict",
+          flush=True)
+    first_missed = 0
     for spec in args.families.split(";"):
         family, _, sizes = spec.partition(":")
         sizes = [int(x) for x in sizes.split(",")]
         try:
             local, _ = run(args, family, sizes, "never")
             remote, _ = run(args, family, sizes, "always")
-            auto, model = run(args, family, sizes, "auto")
+            first = None
+            if args.memory:
+                first, _ = run(args, family, sizes, "auto", args.memory)
+            auto, model = run(args, family, sizes, "auto", args.memory)
         except (RuntimeError, subprocess.TimeoutExpired) as e:
             print(f"{family}: FAILED: {e}", flush=True)
             return 2
@@ -75,10 +89,19 @@ def main():
             missed += not ok
             rows.append({"family": family, "n": n, "local": local[n], "remote": remote[n], "auto": auto[n],
                          "auto_over_best": ratio, "better": "local" if lo <= re else "remote", "holds": ok})
-            print(f"{family:<8} {n:>9} {lo * 1e3:>10.2f} {re * 1e3:>10.2f} {au * 1e3:>10.2f} {ratio:>9.2f}  "
+            cols = ""
+            if first:
+                first_ratio = min(first[n]) / min(lo, re)
+                first_missed += first_ratio > TOLERANCE
+                rows[-1].update({"first_auto": first[n], "first_auto_over_best": first_ratio})
+                cols = f" {min(first[n]) * 1e3:>10.2f} {first_ratio:>8.2f}"
+            print(f"{family:<8} {n:>9} {lo * 1e3:>10.2f} {re * 1e3:>10.2f}{cols} {au * 1e3:>10.2f} {ratio:>9.2f}  "
                   f"{'ok' if ok else 'MISS'} (better: {rows[-1]['better']})", flush=True)
         for line in model:
             print(f"    model: {line}")
+    if args.memory:
+        print(f"first auto run (nothing recalled for its family): {len(rows) - first_missed} of {len(rows)} points "
+              f"within {TOLERANCE:.2f}x of the better side")
     print(f"{len(rows) - missed} of {len(rows)} points within {TOLERANCE:.2f}x of the better side")
     if args.json:
         with open(args.json, "w") as f:
