@@ -9,10 +9,10 @@
 #include <cmath>
 #include <cstring>
 #include <future>
-#include <system_error>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <system_error>
 
 #include "client/fft_layout.hpp"
 #include "client/runtime_internal.hpp"

@@ -235,7 +235,9 @@ size_t LinkModel::recall(std::string_view memory) {
   };
   std::lock_guard lk(mu_);
   if (const auto link = j.find("link"); link != j.end() && link->is_object() && !link_measured_) {
-    if (const double rate = number(*link, "bytes_per_second"); rate > 0 && link->value("measured", false) == true)
+    const auto measured = link->find("measured");
+    if (const double rate = number(*link, "bytes_per_second");
+        rate > 0 && measured != link->end() && measured->is_boolean() && measured->get<bool>())
       link_bytes_per_second_ = rate, link_recalled_ = true;
     if (const double rtt = number(*link, "round_trip_seconds"); rtt > 0) round_trip_seconds_ = rtt;
   }

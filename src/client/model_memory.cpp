@@ -28,7 +28,9 @@ nlohmann::json read_file(const std::string& path) {
   text << in.rdbuf();
   if (text.str().empty()) return nlohmann::json::object();  // made by a writer that died: as none
   nlohmann::json j = nlohmann::json::parse(text.str(), nullptr, false);
-  if (!j.is_object() || j.value("version", 0) != 1 || !j.contains("entries") || !j["entries"].is_object())
+  const auto version = j.is_object() ? j.find("version") : j.end();
+  if (!j.is_object() || version == j.end() || !version->is_number_integer() || *version != 1 || !j.contains("entries") ||
+      !j["entries"].is_object())
     throw Error(path + " is not a cost model's memory (OUTBOARD_MODEL_FILE): not a JSON object of version 1 with \"entries\"");
   return j;
 }

@@ -1,8 +1,13 @@
 // Unit tests of the cost model of OUTBOARD_OFFLOAD=auto (client/link_model.hpp): its priors, what
 // the measurements teach it, and the one try of a side never measured.
 #include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
 
 #include "client/link_model.hpp"
+#include "client/model_memory.hpp"
 #include "common/error.hpp"
 
 namespace outboard::client {
@@ -216,8 +221,34 @@ TEST(LinkModel, MemoryCarriesMeasurementsToTheNextProcess) {
             1u);
   EXPECT_NEAR(odd.estimate(gemm(1000)).local_seconds, 2e9 / 100e9, 1e-12);  // dgemm: still the prior
   EXPECT_NEAR(odd.estimate({"dgetrf", 1e11, 0}).local_seconds, 1, 1e-12);
+  // Fields of the wrong type are left out, never thrown as anything but Error.
+  EXPECT_EQ(odd.recall(R"({"link": {"measured": "yes", "bytes_per_second": [1]}, "families": {"zgemm": [],
+                                                                                          "cgemm": {"fixed_seconds": "0"}}})"),
+            0u);
   EXPECT_THROW(odd.recall("[1, 2]"), Error);
   EXPECT_THROW(odd.recall("not json"), Error);
+}
+
+// The memory's file: entries written and read back by key, at most kMaxModelEntries (the least
+// recently written go), a file that is not one refused either way and left as it was.
+TEST(ModelMemory, FileKeepsEntriesPerKeyAndRefusesOthers) {
+  const std::string dir = ::testing::TempDir() + "outboard-model-" + std::to_string(::getpid());
+  const std::string path = dir + "/sub/model.json";
+  std::filesystem::remove_all(dir);
+  EXPECT_FALSE(read_model_memory(path, "a"));  // no file: nothing, no error
+  for (size_t i = 0; i <= kMaxModelEntries; ++i)
+    write_model_memory(path, "host" + std::to_string(i), R"({"families": {"dgemm": {"fixed_seconds": 0.001}}})");
+  EXPECT_FALSE(read_model_memory(path, "host0"));  // the least recently written went
+  ASSERT_TRUE(read_model_memory(path, "host1"));
+  EXPECT_NE(read_model_memory(path, "host1")->find("dgemm"), std::string::npos);
+  for (const char* other : {"not json", R"({"version": "1", "entries": {}})", R"([1])"}) {
+    std::ofstream(path) << other;
+    EXPECT_THROW(read_model_memory(path, "host1"), Error) << other;
+    EXPECT_THROW(write_model_memory(path, "host1", "{}"), Error) << other;
+    std::ifstream in(path);
+    EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), other);
+  }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
