@@ -21,6 +21,10 @@ echo "$CARRY/lib/liboutboard-opencl.so.0" >"$CARRY/etc/OpenCL/vendors/outboard.i
 source "$(dirname "$0")/../../scripts/local_server.sh"
 # shellcheck disable=SC2086  # SERVE_FLAGS (e.g. --log-level debug: failed operations logged) are words
 OCL_ICD_VENDORS="$W/native" start_local_server "$CARRY/bin/outboard" "$W" ${SERVE_FLAGS:-} || exit 1
+# The build NVIDIA's OpenCL would crash on (a kernel name over 256 characters), through Outboard
+# first: refused by the server (native_quirks.hpp), which then serves opencl_check below.
+[ -x "$CARRY/bin/cl_long_kernel_name" ] &&
+  OCL_ICD_VENDORS="$CARRY/etc/OpenCL/vendors" "$CARRY/bin/cl_long_kernel_name" 300 >"$OUT/long-name.txt" 2>&1
 OCL_ICD_VENDORS="$W/native" "$CARRY/bin/opencl_check" >"$OUT/direct.txt" 2>&1
 OCL_ICD_VENDORS="$CARRY/etc/OpenCL/vendors" "$CARRY/bin/opencl_check" >"$OUT/outboard.txt" 2>&1
 cp "$W/server.log" "$OUT/server.log"

@@ -4,7 +4,9 @@
  * kernel_name_size through Outboard (the server, where the build runs, died with it); the CTS
  * run directly survives by chance. This program (linked with -lOpenCL only) shows it without Outboard:
  *   cl_long_kernel_name 256   # ok
- *   cl_long_kernel_name 300   # aborts on NVIDIA's OpenCL; ok on PoCL 3.1 */
+ *   cl_long_kernel_name 300   # aborts on NVIDIA's OpenCL; ok on PoCL 3.1
+ * Through Outboard the server refuses such a build on NVIDIA (backends/opencl/native_quirks.hpp):
+ * the build fails with CL_BUILD_PROGRAM_FAILURE and a log that says why. */
 #define CL_TARGET_OPENCL_VERSION 300
 #include <CL/cl.h>
 #include <stdio.h>
@@ -26,7 +28,13 @@ int main(int argc, char** argv) {
   sprintf(src, "__kernel void %s(__global int* dst, int src) { dst[0] = src; }", name);
   const char* s = src;
   cl_program prog = clCreateProgramWithSource(ctx, 1, &s, NULL, &rc);
-  printf("build: %d\n", clBuildProgram(prog, 1, &d, "-cl-std=CL3.0", NULL, NULL));
+  const cl_int built = clBuildProgram(prog, 1, &d, "-cl-std=CL3.0", NULL, NULL);
+  printf("build: %d\n", built);
+  if (built != CL_SUCCESS) { /* through Outboard on NVIDIA: refused, the log says why */
+    char log[1024] = "";
+    clGetProgramBuildInfo(prog, d, CL_PROGRAM_BUILD_LOG, sizeof log, log, NULL);
+    printf("log: %s\n", log);
+  }
   size_t names = 0;  /* the first allocation after the build: where the corruption shows */
   clGetProgramInfo(prog, CL_PROGRAM_KERNEL_NAMES, 0, NULL, &names);
   cl_kernel k = clCreateKernel(prog, name, &rc);

@@ -132,3 +132,22 @@ OCL_ICD_VENDORS="$REMOTE" "$PROGRAMS/opencl_check" >"$WORK/other.txt" 2>"$WORK/o
 diff "$WORK/remote.txt" "$WORK/other.txt" || fail "results or error codes differ with opencl_event_polling = $other"
 [ "$(status_field "s['opencl']['kernels']")" -ge 3 ] || fail "opencl_check's kernels were not served with opencl_event_polling = $other"
 ok "opencl_check with opencl_event_polling = $other: identical lines"
+
+# A build a platform would crash on (backends/opencl/native_quirks.hpp: NVIDIA's OpenCL corrupts
+# its heap building a kernel name over 256 characters), with PoCL taken for NVIDIA's: refused,
+# CL_BUILD_PROGRAM_FAILURE and the reason in its build log, and the server serves on; a name of 256
+# characters builds and runs as before.
+stop_server
+export OUTBOARD_TEST_CL_QUIRK_PLATFORM="Portable Computing Language"
+start_server
+unset OUTBOARD_TEST_CL_QUIRK_PLATFORM
+failures0=$(cl_counter failures)
+OCL_ICD_VENDORS="$REMOTE" "$BUILD/bin/cl_long_kernel_name" 300 >"$WORK/long-name.txt" 2>&1 ||
+  { cat "$WORK/long-name.txt"; fail "cl_long_kernel_name 300 through Outboard"; }
+grep -qx "build: -11" "$WORK/long-name.txt" && grep -q "^log: Outboard refused this build: .*over 256 characters (this one has 300)" "$WORK/long-name.txt" &&
+  grep -qx "kernel of a 300-character name: -45" "$WORK/long-name.txt" || { cat "$WORK/long-name.txt"; fail "a kernel name over 256 characters: not refused as it should be"; }
+[ "$(cl_counter failures)" -gt "$failures0" ] || fail "the refused build was not counted as a failure"
+OCL_ICD_VENDORS="$REMOTE" "$BUILD/bin/cl_long_kernel_name" 256 >"$WORK/name-256.txt" 2>&1 &&
+  grep -qx "build: 0" "$WORK/name-256.txt" && grep -qx "kernel of a 256-character name: 0" "$WORK/name-256.txt" ||
+  { cat "$WORK/name-256.txt"; fail "a kernel name of 256 characters: not built"; }
+ok "a build the platform would crash on: refused with its reason, the server serving on"

@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "backends/opencl/cl_session.hpp"
+#include "backends/opencl/native_quirks.hpp"
 
 namespace outboard::backends::opencl {
 
@@ -35,6 +36,17 @@ void ClSession::handle(const wire::ClRequest& r, const wire::ClGetInfo& q, trans
       Object& o = find(q.object, {Kind::program});
       cl_program p = static_cast<cl_program>(o.handle);
       cl_device_id d = device(q.device);
+      if (!o.build_refusal.empty() && q.param == CL_PROGRAM_BUILD_LOG) {
+        const std::string& log = o.build_refusal;
+        value.assign(reinterpret_cast<const std::byte*>(log.c_str()), reinterpret_cast<const std::byte*>(log.c_str()) + log.size() + 1);
+        break;
+      }
+      if (!o.build_refusal.empty() && q.param == CL_PROGRAM_BUILD_STATUS) {
+        const cl_build_status status = CL_BUILD_ERROR;
+        value.resize(sizeof status);
+        std::memcpy(value.data(), &status, sizeof status);
+        break;
+      }
       ask([&](size_t s, void* v, size_t* rs) { return clGetProgramBuildInfo(p, d, q.param, s, v, rs); });
       // Built here with an option the client did not give: its own options (where built at all).
       // (A linked program's are its link options, as the client gave them.)
@@ -85,6 +97,7 @@ void ClSession::handle(const wire::ClRequest& r, const wire::ClCreateProgramSour
   check(rc, "clCreateProgramWithSource");
   Object o{Kind::program, p, 0, 0, c.context};
   o.from_source = true;
+  o.build_refusal = build_refusal_for(ctx, std::string_view(text, length));
   insert(c.id, o);
 }
 
@@ -144,6 +157,14 @@ void ClSession::handle(const wire::ClRequest& r, const wire::ClBuildProgram& b, 
       Object& o = find(b.program, {Kind::program});
       p = static_cast<cl_program>(o.handle);
       if (b.header_names.size() != b.inputs.size()) throw ClFail{CL_INVALID_VALUE, "one name per header"};
+      if (!o.build_refusal.empty()) {  // the platform would crash on it: its log says why
+        if (!r.call_id) throw ClFail{CL_INVALID_VALUE, "a build is answered"};
+        counters_.failures++;
+        out_->reply(r.call_id, static_cast<wire::ClBuildStep>(b.step) == wire::ClBuildStep::build ? CL_BUILD_PROGRAM_FAILURE
+                                                                                                 : CL_COMPILE_PROGRAM_FAILURE,
+                    {});
+        return;
+      }
       std::vector<cl_program> headers;
       std::vector<const char*> names;
       for (size_t i = 0; i < b.inputs.size(); ++i) {
@@ -289,6 +310,15 @@ cl_platform_id platform_of_device(cl_device_id d) {
 }
 
 }  // namespace
+
+std::string ClSession::build_refusal_for(cl_context ctx, std::string_view source) {
+  cl_platform_id platform = platform_of_device(first_device(ctx));
+  std::string name(256, '\0');
+  if (!platform || clGetPlatformInfo(platform, CL_PLATFORM_NAME, name.size() - 1, name.data(), nullptr) != CL_SUCCESS)
+    return {};
+  name.resize(std::strlen(name.c_str()));
+  return build_refusal(name, source);
+}
 
 bool ClSession::hides_arg_info(cl_context ctx) {
   cl_device_id d = first_device(ctx);

@@ -70,6 +70,7 @@ struct Object {
   bool from_il = false;  // only these take specialization constants
   bool arg_info_added = false;
   std::string client_options = {};  // as the client gave them, where arg_info_added
+  std::string build_refusal = {};   // why its builds are refused (native_quirks.hpp), or empty
 };
 
 // What a native callback needs; kept until the session ends (a callback may come late).
@@ -219,6 +220,8 @@ class ClSession final : public server::ClSessionObjects {
   // Whether the platform of `ctx` keeps argument info from programs built without
   // -cl-kernel-arg-info (PoCL does; asked once per platform, by a small build).
   static bool hides_arg_info(cl_context ctx);
+  // native_quirks.hpp's build_refusal for a program of `source` made in `ctx`.
+  static std::string build_refusal_for(cl_context ctx, std::string_view source);
   void handle(const wire::ClRequest& r, const wire::ClSetSpecConstant& s, transport::Buffer&, ClId&, ClId&);
   void handle(const wire::ClRequest&, const wire::ClCreateKernel& c, transport::Buffer&, ClId& created, ClId&);
   void handle(const wire::ClRequest&, const wire::ClCloneKernel& c, transport::Buffer&, ClId& created, ClId&);
