@@ -41,12 +41,7 @@ bool Core::whole_payload(Session& s, Buffer& payload, uint64_t in_bytes, uint64_
   try {
     check_limits(s, total);
     admit_call(s);
-    try {
-      payload = Buffer::allocate(std::max<uint64_t>(total, 1), from);
-    } catch (const std::bad_alloc&) {
-      if (!from) throw;
-      payload = Buffer::allocate(std::max<uint64_t>(total, 1));
-    }
+    payload = Buffer::allocate_preferring(std::max<uint64_t>(total, 1), from);
   } catch (const std::bad_alloc&) {
     reject(s.peer, "server is out of memory for this call");
     return false;

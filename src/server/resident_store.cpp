@@ -30,18 +30,13 @@ void ResidentStore::evict_oldest() {
 
 std::shared_ptr<const transport::Buffer> ResidentStore::copy_of(const std::byte* data, uint64_t bytes,
                                                                 const transport::HostAllocator* from) {
-  auto copy_into = [&](const transport::HostAllocator* source) -> std::shared_ptr<const transport::Buffer> {
-    try {
-      auto copy = std::make_shared<transport::Buffer>(transport::Buffer::allocate(bytes, source));
-      std::memcpy(copy->data(), data, bytes);
-      return copy;
-    } catch (const std::bad_alloc&) {
-      return nullptr;
-    }
-  };
-  if (from)
-    if (auto copy = copy_into(from)) return copy;
-  return copy_into(nullptr);
+  try {
+    auto copy = std::make_shared<transport::Buffer>(transport::Buffer::allocate_preferring(bytes, from));
+    std::memcpy(copy->data(), data, bytes);
+    return copy;
+  } catch (const std::bad_alloc&) {
+    return nullptr;
+  }
 }
 
 KeptInput ResidentStore::part_of(const Digest& digest, const std::shared_ptr<const transport::Buffer>& whole,

@@ -112,6 +112,14 @@ void Buffer::release_cached(const HostAllocator* from, bool (*which)(const void*
   for (const Victim& v : victims) release_memory(v.from, v.data);
 }
 
+Buffer Buffer::allocate_preferring(size_t bytes, const HostAllocator* from) {
+  if (from) try {
+      return allocate(bytes, from);
+    } catch (const std::bad_alloc&) {
+    }
+  return allocate(bytes);
+}
+
 Buffer Buffer::allocate(size_t bytes, const HostAllocator* from) {
   if (bytes == 0) return Buffer();
   const size_t cap = capacity_for(bytes);

@@ -22,6 +22,9 @@ class Buffer {
   // Uninitialised owned memory, from `from` or the heap; throws std::bad_alloc when it cannot be
   // had. Released buffers are cached per allocator.
   static Buffer allocate(size_t bytes, const HostAllocator* from = nullptr);
+  // The same, from the heap where `from` has no room (a GPU's page-locked staging: faster copies
+  // where there is some, but not a condition).
+  static Buffer allocate_preferring(size_t bytes, const HostAllocator* from);
   static Buffer borrow(void* data, size_t bytes) { return Buffer(static_cast<std::byte*>(data), bytes, 0); }
   // Borrowed memory that `owner` keeps alive for as long as this buffer (a transfer in flight
   // into part of a larger buffer, say).

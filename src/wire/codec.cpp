@@ -15,6 +15,12 @@ void Reader::take(void* out, size_t n) {
   pos_ += n;
 }
 
+bool Reader::boolean() {
+  const uint8_t b = u8();
+  if (b > 1) throw ProtocolError("invalid boolean");
+  return b == 1;
+}
+
 std::string Reader::str(size_t max_len) {
   uint32_t len = u32();
   if (len > max_len)

@@ -41,6 +41,8 @@ class Reader {
   uint64_t u64() { return get<uint64_t>(); }
   int64_t i64() { return get<int64_t>(); }
   double f64() { return get<double>(); }
+  // A byte that must be 0 or 1; throws ProtocolError otherwise.
+  bool boolean();
   void bytes(std::span<uint8_t> out) { take(out.data(), out.size()); }
   // A length-prefixed string of at most max_len bytes.
   std::string str(size_t max_len);

@@ -164,11 +164,6 @@ FftPlan decode_fft_plan(Reader& r) {
 }
 FftRelease decode_fft_release(Reader& r) { return {nonzero_id(r, "FFT plan")}; }
 namespace {
-bool boolean(Reader& r) {
-  const uint8_t b = r.u8();
-  if (b > 1) throw ProtocolError("invalid boolean");
-  return b == 1;
-}
 void check_input(uint64_t announced, const FftShape& s) {
   if (announced != input_bytes(s))
     throw ProtocolError("FFT execution announces " + std::to_string(announced) + " payload bytes, " + shape_name(s) +
@@ -189,7 +184,7 @@ FftExecute decode_fft_execute(Reader& r) {
   } else {
     check_input(m.payload_bytes, m.shape);
   }
-  m.output_known = boolean(r);
+  m.output_known = r.boolean();
   if (m.output_known)
     for (uint64_t& v : m.output_digest) v = r.u64();
   return m;
@@ -211,14 +206,14 @@ FftChunk decode_fft_chunk(Reader& r) {
 FftReply decode_fft_reply(Reader& r) {
   FftReply m;
   m.call_id = r.u64();
-  m.ok = boolean(r);
+  m.ok = r.boolean();
   m.message = r.str(kMaxText);
   m.payload_bytes = r.u64();
   for (uint64_t* v : {&m.receive_ns, &m.queue_ns, &m.to_device_ns, &m.compute_ns, &m.from_device_ns, &m.plan_wait_ns})
     *v = r.u64();
   m.backend = r.str(kMaxText);
   m.load = get_load(r);
-  m.output_unchanged = boolean(r);
+  m.output_unchanged = r.boolean();
   if (m.output_unchanged && (!m.ok || m.payload_bytes != 0))
     throw ProtocolError("an FFT reply says the output is unchanged and is not a success without payload");
   return m;

@@ -59,11 +59,6 @@ void get_times(Reader& r, Reply& c) {
   c.load = get_load(r);
 }
 
-bool get_bool(Reader& r) {
-  uint8_t b = r.u8();
-  if (b > 1) throw ProtocolError("invalid boolean");
-  return b == 1;
-}
 
 void put_lapack(Writer& w, const LapackCall& c) {
   w.u8(static_cast<uint8_t>(c.routine));
@@ -419,7 +414,7 @@ Message decode(std::span<const std::byte> bytes) {
       r.bytes(h.client_nonce);
       h.client_name = r.str(kMaxText);
       h.identity = r.str(kMaxIdentity);
-      h.encrypt = get_bool(r);
+      h.encrypt = r.boolean();
       m = h;
       break;
     }
@@ -428,7 +423,7 @@ Message decode(std::span<const std::byte> bytes) {
       r.bytes(c.server_nonce);
       r.bytes(c.server_proof);
       c.server_name = r.str(kMaxText);
-      c.encrypt = get_bool(r);
+      c.encrypt = r.boolean();
       m = c;
       break;
     }
@@ -440,10 +435,10 @@ Message decode(std::span<const std::byte> bytes) {
     }
     case Type::auth_result: {
       AuthResult a;
-      a.accepted = get_bool(r);
+      a.accepted = r.boolean();
       a.message = r.str(kMaxText);
       a.load = get_load(r);
-      a.encrypted = get_bool(r);
+      a.encrypted = r.boolean();
       const uint32_t siblings = r.u32();
       if (siblings > kMaxSiblings)
         throw ProtocolError("authentication result names " + std::to_string(siblings) + " sibling servers (at most " +
@@ -474,7 +469,7 @@ Message decode(std::span<const std::byte> bytes) {
     }
     case Type::session_joined: {
       SessionJoined j;
-      j.ok = get_bool(r);
+      j.ok = r.boolean();
       j.message = r.str(kMaxText);
       m = j;
       break;
@@ -507,7 +502,7 @@ Message decode(std::span<const std::byte> bytes) {
     case Type::call_reply: {
       CallReply c;
       c.call_id = r.u64();
-      c.ok = get_bool(r);
+      c.ok = r.boolean();
       c.message = r.str(kMaxText);
       c.payload_bytes = r.u64();
       get_times(r, c);
@@ -596,7 +591,7 @@ Message decode(std::span<const std::byte> bytes) {
     case Type::lapack_reply: {
       LapackReply c;
       c.call_id = r.u64();
-      c.ok = get_bool(r);
+      c.ok = r.boolean();
       c.message = r.str(kMaxText);
       c.info = r.i64();
       c.payload_bytes = r.u64();
@@ -630,7 +625,7 @@ Message decode(std::span<const std::byte> bytes) {
       if (in == 0 || out == 0) throw ProtocolError("a direct LAPACK call needs input and output arrays");
       d.input = get_extents(r, in, d.keys.size(), "input");
       d.output = get_extents(r, out, d.keys.size(), "output");
-      d.gated = get_bool(r);
+      d.gated = r.boolean();
       m = d;
       break;
     }
@@ -688,7 +683,7 @@ Message decode(std::span<const std::byte> bytes) {
       if (in == 0 || out == 0) throw ProtocolError("a direct BLAS call needs input and output matrices");
       d.input = get_extents(r, in, d.keys.size(), "input");
       d.output = get_extents(r, out, d.keys.size(), "output");
-      d.gated = get_bool(r);
+      d.gated = r.boolean();
       m = d;
       break;
     }

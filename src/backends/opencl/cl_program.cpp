@@ -313,11 +313,7 @@ cl_platform_id platform_of_device(cl_device_id d) {
 
 std::string ClSession::build_refusal_for(cl_context ctx, std::string_view source) {
   cl_platform_id platform = platform_of_device(first_device(ctx));
-  std::string name(256, '\0');
-  if (!platform || clGetPlatformInfo(platform, CL_PLATFORM_NAME, name.size() - 1, name.data(), nullptr) != CL_SUCCESS)
-    return {};
-  name.resize(std::strlen(name.c_str()));
-  return build_refusal(name, source);
+  return platform ? build_refusal(platform_text(platform, CL_PLATFORM_NAME), source) : std::string();
 }
 
 bool ClSession::hides_arg_info(cl_context ctx) {

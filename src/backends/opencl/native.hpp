@@ -29,6 +29,8 @@ struct NativePlatforms {
 // Finds the host's platforms and devices and describes them (platform_scan.cpp); only those with
 // a GPU device where `gpu_platforms_only`.
 NativePlatforms scan_platforms(bool gpu_platforms_only = false);
+// A text property of a platform (CL_PLATFORM_NAME, _VERSION, ...); empty where it has none.
+std::string platform_text(cl_platform_id p, cl_platform_info what);
 // Every info value of a device, as clients see it (ids for CL_DEVICE_PLATFORM and
 // CL_DEVICE_PARENT_DEVICE; no native kernels, no SVM).
 std::vector<wire::ClInfoValue> describe_device(cl_device_id d, wire::ClId platform, wire::ClId parent);

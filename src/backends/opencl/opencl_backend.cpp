@@ -7,15 +7,6 @@
 namespace outboard::backends {
 namespace {
 
-std::string platform_text(cl_platform_id p, cl_platform_info what) {
-  size_t n = 0;
-  if (clGetPlatformInfo(p, what, 0, nullptr, &n) != CL_SUCCESS || n == 0) return {};
-  std::string s(n, '\0');
-  clGetPlatformInfo(p, what, n, s.data(), nullptr);
-  if (s.back() == '\0') s.pop_back();
-  return s;
-}
-
 class OpenClBackend final : public server::Backend, public server::ClExecutor {
  public:
   explicit OpenClBackend(NativePlatforms n) : natives_(std::move(n)) { provide<server::ClExecutor>(this); }

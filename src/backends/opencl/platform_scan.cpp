@@ -55,6 +55,15 @@ std::vector<wire::ClInfoValue> describe_device(cl_device_id d, wire::ClId platfo
   return info;
 }
 
+std::string platform_text(cl_platform_id p, cl_platform_info what) {
+  size_t n = 0;
+  if (clGetPlatformInfo(p, what, 0, nullptr, &n) != CL_SUCCESS || n == 0) return {};
+  std::string s(n, '\0');
+  clGetPlatformInfo(p, what, n, s.data(), nullptr);
+  if (s.back() == '\0') s.pop_back();
+  return s;
+}
+
 NativePlatforms scan_platforms(bool gpu_platforms_only) {
   NativePlatforms n;
   cl_uint count = 0;
