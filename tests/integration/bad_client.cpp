@@ -10,7 +10,7 @@
 //          direct-blas3-bad-addresses, direct-blas3-gated, quiet-mismatch, quiet-oversized, quiet-unauthenticated, quiet-flags, quiet-counted,
 //          sink-unauthenticated, sink-oversized, sink-unknown, sink-counted,
 //          fft-unknown-plan, fft-other-session, fft-shape-mismatch, fft-overflow, fft-duplicate-plan,
-//          fft-many-plans, fft-release-then-execute, fft-huge-plan, fft-direct-unknown-plan (fft_mode,
+//          fft-many-plans, fft-release-then-execute, fft-huge-plan, fft-direct-unknown-plan, fft-output-digest (fft_mode,
 //          below), cl-malformed, cl-other-session, cl-out-of-bounds, cl-limits, cl-direct, cl-spec-constant (cl_mode),
 //          sealed-faults (a server with encrypt = true: plaintext, replayed, reordered, tampered and
 //          truncated messages after encryption started, each on a session of its own),
@@ -31,6 +31,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/clock.hpp"
+#include "common/digest.hpp"
 #include "common/secret.hpp"
 #include "transport/seal.hpp"
 #include "transport/transport.hpp"
@@ -573,6 +574,30 @@ int fft_mode(Peer& p, const std::string& mode, const std::string& host, uint16_t
     if (int rc = expect_fft_refused(p, what, fft_chunked(p, 3, 6, s16k, tones(16384, 1)), "FFT plan 6 is", *before, 1)) return rc;
     if (int rc = expect_fft_served(p, what, 5, false)) return rc;
     std::printf("ok %s: refused with an error reply, nothing executed, the session goes on\n", what);
+    return 0;
+  }
+  if (mode == "fft-output-digest") {  // output digests a client makes up (wire::FftExecute::output_digest)
+    fft_plan(p, 6, s256);
+    const std::vector<double> x = tones(256, 3);
+    const uint64_t bytes = wire::input_bytes(s256);
+    auto execute = [&](uint64_t call, const std::array<uint64_t, 2>& digest) {
+      wire::FftExecute q{call, 6, s256, bytes, {}};
+      q.output_known = true, q.output_digest = digest;
+      p.last_payload = {};
+      p.send(wire::encode(q), {{x.data(), bytes}});
+      return p.expect<wire::FftReply>(20);
+    };
+    // A digest that is not the result's: the result comes back, right.
+    auto r = execute(1, {1, 2});
+    if (!r || !r->ok || r->output_unchanged || !tones_spectrum_ok(p.last_payload.data(), 256, 3))
+      return std::printf("FAIL %s: a wrong output digest: the result not sent, or wrong\n", what), 1;
+    // The result's own digest (the client holds it): not sent, and only this client is concerned.
+    const Digest right = content_digest(p.last_payload.data(), p.last_payload.size(), 1);
+    r = execute(2, right);
+    if (!r || !r->ok || !r->output_unchanged || r->payload_bytes != 0 || p.last_payload.size() != 0)
+      return std::printf("FAIL %s: the result's own digest: the result sent, or the call failed\n", what), 1;
+    if (int rc = expect_fft_served(p, what, 7, true)) return rc;
+    std::printf("ok %s: a made-up digest gets the result; the result's own digest none; the session goes on\n", what);
     return 0;
   }
   if (mode == "fft-release-then-execute") {

@@ -81,7 +81,7 @@ ok "clean shutdown on SIGTERM"
 # each, everyone else is still served (BLAS and FFTW programs alike). A server of its own (the one
 # above has been shut down), with the same limits.
 start_server --config "$WORK/server.toml"
-for mode in fft-unknown-plan fft-direct-unknown-plan fft-other-session fft-shape-mismatch fft-release-then-execute fft-huge-plan \
+for mode in fft-unknown-plan fft-direct-unknown-plan fft-other-session fft-shape-mismatch fft-release-then-execute fft-output-digest fft-huge-plan \
             fft-overflow fft-duplicate-plan fft-many-plans; do
   "$BAD" 127.0.0.1 "$PORT" "$TOKEN" "$mode" >"$WORK/$mode.log" 2>&1 || { cat "$WORK/$mode.log"; fail "$mode"; }
   ok "$(grep '^ok' "$WORK/$mode.log") ($(grep 'server said' "$WORK/$mode.log" | head -3 | tr '\n' ' '))"
