@@ -16,6 +16,8 @@
 #   lanes   bulk data over 1, 4 and 8 connections (OUTBOARD_LANES): bench put, client to server and
 #           both ways at once, unshaped and at 100 and 25 Gbit/s, beside iperf3 -P 1, 4 and 8; then
 #           DGEMM 8192 and the 1-D FFT 2^27 across the unshaped link over 1 and 4 (LANES_CALLS=0: not)
+#   lanestop top -H during a 16 GiB put over the unshaped link, over 1 and 4 connections (which
+#           threads carry the bytes); not among the default steps
 #   msgsize one message in flight at a time, of 16 MiB, 64 MiB and 512 MiB (what a whole call
 #           sends at once), against the streamed put, across 25 Gbit/s; not among the default steps
 #   resident resident inputs (bench/link/resident_bench.sh): DGEMM with a fixed 8192^2 operand,
@@ -88,6 +90,13 @@ for q in d["points"]:
         --where remote --from-log2 27 --to-log2 27 --trials 2
     done
   fi
+fi
+if want lanestop; then  # where the cores go: top -H while a 16 GiB put runs over 1 and 4 connections
+  for lanes in ${LANES_TOP_COUNTS:-1 4}; do
+    rig "lanes-top-$lanes" 120 --points none:none --env OUTBOARD_LANES=$lanes -- bash -c \
+      "\"$CARRY/bin/outboard\" bench put --no-perftest --sizes 16777216 --bytes-per-point 17179869184 --output /tmp/lanes-top-$lanes >/tmp/lanes-top-$lanes.log 2>&1 & sleep 5; top -H -b -n 1 -w 200 | head -30; wait; tail -3 /tmp/lanes-top-$lanes.log"
+    tail -n 40 "$R/lanes-top-$lanes.log" | tee -a "$OUT/summary.txt"
+  done
 fi
 if want msgsize; then
   rig msgsize-one 150 --points 25gbit:none -- put --sizes 16777216 67108864 536870912 --window 1 --bytes-per-point 2147483648

@@ -112,6 +112,7 @@ Connection::Connection(const ServerAddress& server, const Secret& secret, const 
     if (result->encrypted && !encrypt) throw Error("the server started encryption the client did not ask for");
     siblings_ = result->siblings;
     resident_.set_budget(result->resident_bytes);
+    lane_ports_ = result->lane_ports;
     if (!result->encrypted)
       for (uint32_t lane = 1; lane < result->lanes; ++lane)
         lane_proofs_.push_back(wire::lane_proof(secret, server_nonce_, hello.client_nonce, lane));
@@ -881,7 +882,10 @@ void Connection::open_link_lanes(Lock& lk) {
   for (uint32_t n = 1; n < lanes; ++n) {
     LinkLane lane;
     try {
-      lane.peer = worker_->connect(server_.host, server_.port);
+      // To the server's lane threads where it has them, each lane on a thread of its own here too:
+      // a lane's bytes then cost a core of their own on both sides.
+      lane.peer = lane_ports_.empty() ? worker_->connect(server_.host, server_.port)
+                                      : worker_->connect_lane(server_.host, lane_ports_[(n - 1) % lane_ports_.size()]);
     } catch (const Error&) {
       break;  // the address served the first connection: not expected; go on with those there are
     }

@@ -258,6 +258,7 @@ class Connection {
   ServerAddress server_;
   double connect_timeout_ = 5;
   std::vector<Mac> lane_proofs_;  // [i]: lane i + 1's; as many as the server offers lanes
+  std::vector<uint16_t> lane_ports_;  // where lanes connect (wire::AuthResult::lane_ports); empty: port
   unsigned lanes_wanted_ = 1;
   bool lanes_opened_ = false;
   std::vector<LinkLane> link_lanes_;

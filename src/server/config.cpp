@@ -49,6 +49,7 @@ Config load_config_file(const std::string& path, Config c) {
       else if (key == "resident_total_bytes") c.resident_total_bytes = integer<uint64_t>(node, key, 0, INT64_MAX);
       else if (key == "max_clients") c.max_clients = integer<unsigned>(node, key, 1, 1 << 20);
       else if (key == "lanes") c.lanes = integer<unsigned>(node, key, 1, wire::kMaxLanes);
+      else if (key == "lane_threads") c.lane_threads = integer<unsigned>(node, key, 0, wire::kMaxLanes);
       else if (key == "gpus") c.gpus = integer<unsigned>(node, key, 0, 1024);
       else if (key == "restart_after_gpu_fault") c.restart_after_gpu_fault = boolean(node, key);
       else if (key == "worker_per_gpu") c.worker_per_gpu = boolean(node, key);

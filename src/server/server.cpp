@@ -1,6 +1,7 @@
 #include "server/server.hpp"
 
 #include <spdlog/spdlog.h>
+#include <spdlog/fmt/ranges.h>
 #include <sched.h>
 #include <unistd.h>
 
@@ -60,8 +61,10 @@ struct Server::Impl final : Core {
   ResidentBudget resident_budget;  // before the sessions, whose stores give their bytes back to it
   std::unordered_map<PeerId, Session> sessions;
   std::unordered_map<PeerId, PeerId> lane_owner;  // a lane's connection -> its session's (Session::lanes)
+  std::vector<uint16_t> lane_ports;  // the lane threads' (Config::lane_threads), told to every client
   // Lanes joined, and the messages they carried: arrived on one, and result pieces sent on one.
   uint64_t lanes_joined = 0, lane_messages_in = 0, lane_pieces_out = 0;
+  uint64_t lanes_joined_on_threads = 0;  // of lanes_joined: through a lane thread's port
   std::map<std::string, uint64_t> calls_by_routine;
   uint64_t total_calls = 0, total_errors = 0, total_connections = 0, refused_auth = 0, total_pings = 0;
   std::mutex done_mu;  // guards `done`: filled by compute threads
@@ -521,7 +524,8 @@ struct Server::Impl final : Core {
     // Lanes carry no seals: an encrypted session has its one connection.
     send(s.peer, wire::AuthResult{true, "welcome", {}, config_.encrypt, sibling_ports(),
                                   std::min(config_.resident_bytes, config_.resident_total_bytes),
-                                  config_.encrypt ? 1u : config_.lanes});
+                                  config_.encrypt ? 1u : config_.lanes,
+                                  config_.encrypt ? std::vector<uint16_t>{} : lane_ports});
     if (config_.encrypt) {
       // Both proofs verified: the keys now. The answer above left in plaintext; from here on
       // everything either way is sealed (the client switches when it reads that answer).
@@ -566,6 +570,7 @@ struct Server::Impl final : Core {
     owner->lanes.push_back(peer);
     lane_owner[peer] = owner->peer;
     ++lanes_joined;
+    if (transport::Worker::is_lane(peer)) ++lanes_joined_on_threads;
     spdlog::info("session.lane_joined peer={} lane_peer={} lane={} addr={}", owner->peer, peer, j.lane, provisional.addr);
     sessions.erase(peer);  // the connection is the session's now (it never was one of its own)
     send(peer, wire::SessionJoined{true, "joined"});
@@ -821,12 +826,15 @@ uint16_t Server::start() {
   options.log_busy_without_work = true;
   m.worker_ = std::make_unique<transport::Worker>(std::move(ev), options);
   m.port = m.worker_->listen(m.config_.host, m.config_.port);
+  // Lanes carry no seals: an encrypted server has no use for lane threads.
+  if (m.config_.lanes > 1 && m.config_.lane_threads > 0 && !m.config_.encrypt)
+    m.lane_ports = m.worker_->listen_lanes(m.config_.host, m.config_.lane_threads);
   m.pool_ = std::make_unique<ComputePool>(m.config_.compute_threads);
   m.direct_.open(m.config_.copy_lanes);
   std::string names;
   for (auto& b : m.backends_) names += (names.empty() ? "" : ",") + b->name();
-  spdlog::info("serve.listen addr={}:{} backends={} compute_threads={} copy_lanes={}", m.config_.host, m.port, names,
-               m.config_.compute_threads, m.direct_.lanes());
+  spdlog::info("serve.listen addr={}:{} backends={} compute_threads={} copy_lanes={} lane_ports={}", m.config_.host,
+               m.port, names, m.config_.compute_threads, m.direct_.lanes(), fmt::join(m.lane_ports, ","));
   return m.port;
 }
 
@@ -922,7 +930,9 @@ nlohmann::json Server::Impl::status() const {
                         {"pipelined_calls", m.chunked_.pipelined_calls()},
                         {"direct_calls", m.direct_.calls()},
                         {"lanes", {{"offered", m.config_.encrypt ? 1u : m.config_.lanes},
+                                   {"threads", m.lane_ports.size()},
                                    {"joined", m.lanes_joined},
+                                   {"joined_on_threads", m.lanes_joined_on_threads},
                                    {"open", m.lane_owner.size()},
                                    {"messages_in", m.lane_messages_in},
                                    {"pieces_out", m.lane_pieces_out}}},

@@ -68,6 +68,11 @@ struct Events {
   // false to refuse it; it is dropped either way (see open_sink). Runs inside the arrival, like
   // on_payload: it must not send or close. Without it sink payloads are refused.
   std::function<bool(PeerId, uint64_t bytes)> on_sink;
+  // Instead of on_payload, where set: the arrival is kept under `ticket` and its landing decided
+  // later, by Worker::land(ticket, ...); until then the message waits (and its rendezvous data
+  // on the sender). Runs inside the arrival like on_payload. For workers whose landings are
+  // decided on another thread (lane_threads.hpp); not for protected peers (on_payload serves them).
+  std::function<void(PeerId, std::span<const std::byte> header, uint64_t bytes, uint64_t ticket)> on_payload_later;
 };
 
 struct Segment {
@@ -161,6 +166,19 @@ class Worker {
   // such sends queued before); until then the send fails (done(false), from progress()).
   // Throws Error for an id outside 1 .. kMaxSinks.
   void send_to_sink(PeerId peer, uint32_t sink, const void* data, size_t bytes, const SendDone* done);
+  // Lanes: connections whose bytes are moved by a UCX worker and a thread of their own, so that
+  // several connections carrying bulk data across TCP are not all bound to the one core of the
+  // thread that calls progress() (one thread per side held 4 and 8 connections to one's rate).
+  // Their peers are used like any other (send, close, events from progress(), on_payload
+  // included, on this worker's thread), except: no sinks, no protect(), and close() returns once
+  // the lane's thread has closed it. listen_lanes: `count` listeners on `host`, one per thread,
+  // each on a port of its own (returned); connect_lane: one connection, on a thread of its own.
+  std::vector<uint16_t> listen_lanes(const std::string& host, unsigned count);
+  PeerId connect_lane(const std::string& host, uint16_t port);
+  // Whether the peer is a lane's (listen_lanes, connect_lane).
+  static bool is_lane(PeerId peer);
+  // Lands an arrival kept by Events::on_payload_later (a peer gone since: dropped).
+  void land(uint64_t ticket, Landing landing);
   // Closes the connection. Forced: now, pending sends complete with ok = false. Otherwise what
   // was sent is delivered first (for a last error message before hanging up).
   void close(PeerId peer, bool force = true);

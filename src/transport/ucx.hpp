@@ -40,7 +40,7 @@ namespace outboard::transport {
   X(ucp_conn_request_query)                                                                                          \
   X(ucp_ep_create) X(ucp_ep_close_nbx) X(ucp_ep_flush_nbx) X(ucp_ep_print_info) X(ucp_ep_rkey_unpack)              \
   X(ucp_ep_query)                                                                                                    \
-  X(ucp_am_send_nbx) X(ucp_am_recv_data_nbx) X(ucp_get_nbx) X(ucp_put_nbx) X(ucp_request_check_status)             \
+  X(ucp_am_send_nbx) X(ucp_am_recv_data_nbx) X(ucp_am_data_release) X(ucp_get_nbx) X(ucp_put_nbx) X(ucp_request_check_status)             \
   X(ucp_request_free) X(ucp_mem_map) X(ucp_mem_unmap) X(ucp_rkey_pack) X(ucp_rkey_buffer_release)                  \
   X(ucp_rkey_destroy) X(ucs_status_string)
 

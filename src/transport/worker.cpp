@@ -26,6 +26,7 @@
 
 #include "common/clock.hpp"
 #include "common/error.hpp"
+#include "transport/lane_threads.hpp"
 #include "transport/receive_probe.hpp"
 #include "transport/seal.hpp"
 #include "transport/transport.hpp"
@@ -192,6 +193,18 @@ struct Worker::Impl {
     std::string reason{};                // peer_fault
   };
 
+  // An arrival waiting for its landing (keep_arrival), by ticket.
+  struct Arrival {
+    PeerId peer = 0;
+    std::vector<std::byte> header;
+    size_t len = 0;
+    bool rndv = false;
+    void* data = nullptr;          // rendezvous: UCX's descriptor, held
+    std::vector<std::byte> eager;  // eager: the bytes, copied
+  };
+  std::unordered_map<uint64_t, Arrival> arrivals;
+  uint64_t next_ticket = 0;
+
   Events events;
   Options options;
   Worker* owner_worker = nullptr;
@@ -234,6 +247,11 @@ struct Worker::Impl {
   std::vector<std::unique_ptr<Sink>> sinks;    // by id - kFirstSinkId
   std::deque<uint32_t> free_sinks;             // closed ids, longest closed first
   std::unordered_map<PeerId, uint32_t> sink_of_peer;
+  std::unique_ptr<LaneThreads> lanes;   // made at the first listen_lanes() or connect_lane()
+  LaneThreads& lane_threads() {
+    if (!lanes) lanes = std::make_unique<LaneThreads>([w = owner_worker] { w->signal(); }, options);
+    return *lanes;
+  }
   std::unique_ptr<ReceiveProbe> probe;  // made at the first receiving() call
   bool probe_unavailable = false;       // it could not be made: receiving() says true
 
@@ -368,6 +386,7 @@ struct Worker::Impl {
       self->deliver(peer, hdr, Buffer{}, false);
       return UCS_OK;
     }
+    if (self->events.on_payload_later) return self->keep_arrival(peer, hdr, data, len, rndv);
     Landing landing;
     if (self->events.on_payload) {
       try {
@@ -376,14 +395,27 @@ struct Worker::Impl {
         landing = Landing::refuse();
       }
     }
+    self->land_payload(peer, hdr, data, len, rndv, std::move(landing), /*held=*/false);
+    return UCS_OK;
+  }
+
+  // Puts an arriving payload where `landing` says. `data`: the eager bytes, or the rendezvous
+  // descriptor. `held`: the descriptor outlived its callback (keep_arrival), so one not received
+  // is released here; inside the callback returning UCS_OK drops it.
+  void land_payload(PeerId peer, std::span<const std::byte> hdr, void* data, size_t len, bool rndv, Landing landing,
+                    bool held) {
+    auto drop = [&] {
+      if (held && rndv) ucx->ucp_am_data_release(worker, data);
+    };
     Buffer dst;
     switch (landing.action()) {
       case Landing::Action::discard:
-        if (!rndv) return UCS_OK;  // eager: the data stays where it arrived, untouched
-        dst = self->scratch_for(len);
+        if (!rndv) return;  // eager: the data stays where it arrived, untouched
+        dst = scratch_for(len);
         if (!dst.data()) {
-          self->deliver(peer, hdr, Buffer{}, true);  // refused after all
-          return UCS_OK;
+          drop();
+          deliver(peer, hdr, Buffer{}, true);  // refused after all
+          return;
         }
         break;
       case Landing::Action::receive:
@@ -391,17 +423,60 @@ struct Worker::Impl {
         if (dst.size() >= len) break;
         [[fallthrough]];
       case Landing::Action::refuse:
-        self->deliver(peer, hdr, Buffer{}, true);
-        return UCS_OK;
+        drop();
+        deliver(peer, hdr, Buffer{}, true);
+        return;
     }
     const bool discard = landing.action() == Landing::Action::discard;
-    if (!rndv) {  // eager: the data is only valid during this callback
+    if (!rndv) {  // eager: the data is only valid during the callback (or is our copy of it)
       std::memcpy(dst.data(), data, len);
-      self->deliver(peer, hdr, std::move(dst), false);
+      deliver(peer, hdr, std::move(dst), false);
+      return;
+    }
+    receive(peer, data, len, std::move(dst), discard ? std::span<const std::byte>() : hdr, discard);
+  }
+
+  // An arrival whose landing is decided later (Events::on_payload_later, Worker::land): a
+  // rendezvous descriptor is held (UCS_INPROGRESS), eager bytes are copied (they live only as
+  // long as the callback).
+  ucs_status_t keep_arrival(PeerId peer, std::span<const std::byte> hdr, void* data, size_t len, bool rndv) {
+    const uint64_t ticket = ++next_ticket;
+    Arrival& a = arrivals[ticket];
+    a.peer = peer;
+    a.header.assign(hdr.begin(), hdr.end());
+    a.len = len;
+    a.rndv = rndv;
+    if (rndv) a.data = data;
+    else a.eager.assign(static_cast<const std::byte*>(data), static_cast<const std::byte*>(data) + len);
+    try {
+      events.on_payload_later(peer, hdr, len, ticket);
+    } catch (...) {
+      arrivals.erase(ticket);
+      deliver(peer, hdr, Buffer{}, true);
       return UCS_OK;
     }
-    self->receive(peer, data, len, std::move(dst), discard ? std::span<const std::byte>() : hdr, discard);
-    return UCS_OK;
+    return rndv ? UCS_INPROGRESS : UCS_OK;
+  }
+
+  void land(uint64_t ticket, Landing landing) {
+    auto it = arrivals.find(ticket);
+    if (it == arrivals.end()) return;  // its peer went (drop_arrivals)
+    Arrival a = std::move(it->second);
+    arrivals.erase(it);
+    void* data = a.rndv ? a.data : a.eager.data();
+    land_payload(a.peer, a.header, data, a.len, a.rndv, std::move(landing), /*held=*/true);
+  }
+
+  // The arrivals of `peer` still waiting for their landing (every peer's: 0), released.
+  void drop_arrivals(PeerId peer) {
+    for (auto it = arrivals.begin(); it != arrivals.end();) {
+      if (peer != 0 && it->second.peer != peer) {
+        ++it;
+        continue;
+      }
+      if (it->second.rndv) ucx->ucp_am_data_release(worker, it->second.data);
+      it = arrivals.erase(it);
+    }
   }
 
   // A protected peer's message: its header is opened here, as it arrives (so in the order sent),
@@ -705,6 +780,7 @@ struct Worker::Impl {
     ucp_ep_h ep = it->second->ep;
     peer_of_ep.erase(ep);
     close_sink(id);
+    drop_arrivals(id);
     ucp_request_param_t p{};
     p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
     p.flags = force ? UCP_EP_CLOSE_FLAG_FORCE : 0;
@@ -880,6 +956,7 @@ Worker::~Worker() {
     (void)impl_.release();
     return;
   }
+  if (m.lanes) m.lanes->stop();  // their threads first: they post to this worker and signal it
   m.probe.reset();
   // The listener goes last, with no progress after it: UCX 1.13 hands a connection its socket took
   // before the listener was destroyed, and whose request arrives after, to the destroyed
@@ -896,6 +973,7 @@ Worker::~Worker() {
   std::vector<PeerId> ids;
   for (auto& [id, _] : m.peers) ids.push_back(id);
   for (PeerId id : ids) m.drop_peer(id, "", false);
+  m.drop_arrivals(0);
   // Let cancelled operations and closes finish, within reason: a peer that stopped progressing
   // never answers a close, so the wait is bounded in time, not in progress calls.
   const uint64_t give_up = now_ns() + kCloseGraceNs;
@@ -977,6 +1055,18 @@ uint16_t Worker::listen(const std::string& host, uint16_t port) {
                                         : reinterpret_cast<const sockaddr_in&>(sa).sin_port);
 }
 
+std::vector<uint16_t> Worker::listen_lanes(const std::string& host, unsigned count) {
+  return impl_->lane_threads().listen(host, count);
+}
+
+PeerId Worker::connect_lane(const std::string& host, uint16_t port) {
+  return impl_->lane_threads().connect(host, port);
+}
+
+bool Worker::is_lane(PeerId peer) { return LaneThreads::owns(peer); }
+
+void Worker::land(uint64_t ticket, Landing landing) { impl_->land(ticket, std::move(landing)); }
+
 PeerId Worker::connect(const std::string& host, uint16_t port) {
   sockaddr_storage ss = resolve(host, port, false);
   PeerId id = impl_->next_peer++;
@@ -1016,6 +1106,7 @@ void Worker::send_op(PeerId peer, std::span<const std::byte> header, std::span<c
     throw Error("a message header of " + std::to_string(header.size()) + " bytes: the transport carries at most " +
                 std::to_string(kMaxHeaderBytes));
   Impl& m = *impl_;
+  if (LaneThreads::owns(peer) && m.lanes) return m.lanes->send(peer, header, payload, std::move(done), plain);
   m.idle_rounds = 0;  // a send may wait for room at first: spun for, not slept on
   Impl::SendOp* op = m.new_send();
   op->peer = peer;
@@ -1090,6 +1181,10 @@ void Worker::send_op(PeerId peer, std::span<const std::byte> header, std::span<c
 
 void Worker::send_borrowed(PeerId peer, std::span<const std::byte> header, const void* data, size_t bytes,
                            const SendDone* done) {
+  if (LaneThreads::owns(peer) && impl_->lanes) {  // copied and kept after all: the lane's thread sends it
+    const Segment seg{data, bytes};
+    return send_op(peer, header, {&seg, bytes ? size_t(1) : size_t(0)}, nullptr, *done);
+  }
   impl_->send_borrowed(peer, kAmId, header, data, bytes, done);
 }
 
@@ -1100,11 +1195,18 @@ void Worker::send_to_sink(PeerId peer, uint32_t sink, const void* data, size_t b
   impl_->send_borrowed(peer, sink, {}, data, bytes, done);
 }
 
-void Worker::close(PeerId peer, bool force) { impl_->drop_peer(peer, "", false, force); }
+void Worker::close(PeerId peer, bool force) {
+  if (LaneThreads::owns(peer) && impl_->lanes) return impl_->lanes->close(peer, force);
+  impl_->drop_peer(peer, "", false, force);
+}
 
-bool Worker::connected(PeerId peer) const { return impl_->peers.count(peer) != 0; }
+bool Worker::connected(PeerId peer) const {
+  if (LaneThreads::owns(peer)) return impl_->lanes && impl_->lanes->connected(peer);
+  return impl_->peers.count(peer) != 0;
+}
 
 bool Worker::reached(PeerId peer) const {
+  if (LaneThreads::owns(peer)) return connected(peer);
   auto it = impl_->peers.find(peer);
   if (it == impl_->peers.end()) return false;
   // UCX answers from its connection manager's socket (the peer's address once it is connected,
@@ -1115,10 +1217,12 @@ bool Worker::reached(PeerId peer) const {
 }
 
 Worker::Tables Worker::tables() const {
-  return {impl_->peers.size(), impl_->retiring.size(), impl_->closes_in_flight()};
+  return {impl_->peers.size() + (impl_->lanes ? impl_->lanes->peers() : 0), impl_->retiring.size(),
+          impl_->closes_in_flight()};
 }
 
 void Worker::protect(PeerId peer, const SealKeys& keys) {
+  if (LaneThreads::owns(peer)) throw Error("a lane's connection is not sealed");
   auto it = impl_->peers.find(peer);
   if (it == impl_->peers.end()) throw Error("no such peer");
   impl_->close_sink(peer);
@@ -1146,6 +1250,7 @@ bool Worker::progress() {
   }
   if (!m.retiring.empty()) m.reap_retiring();
   ours = m.run_deferred() || ours;
+  if (m.lanes) ours = m.lanes->deliver(m.events) || ours;
   // With a connection, UCX's own progress may be work for it (ucp_get/ucp_put, which UCX 1.13
   // emulates with messages this side must serve): it counts.
   if (ours || (ucx_progressed && (!m.peers.empty() || m.closes_in_flight() > 0))) {
@@ -1189,7 +1294,7 @@ Worker::ProbeCounts Worker::probe_counts() const {
 
 bool Worker::arm() {
   Impl& m = *impl_;
-  if (!m.deferred.empty() || !m.incoming.empty()) return false;
+  if (!m.deferred.empty() || !m.incoming.empty() || (m.lanes && m.lanes->pending())) return false;
   if (m.ucx_fd < 0) return true;
   return m.ucx->ucp_worker_arm(m.worker) != UCS_ERR_BUSY;
 }
@@ -1299,6 +1404,7 @@ void Registration::release() {
 }
 
 std::string Worker::describe(PeerId peer) const {
+  if (LaneThreads::owns(peer)) return connected(peer) ? "a lane: a UCX worker and a thread of its own" : "not connected";
   auto it = impl_->peers.find(peer);
   if (it == impl_->peers.end()) return "not connected";
   char* text = nullptr;

@@ -152,6 +152,20 @@ void put_keys(Writer& w, const std::vector<std::vector<std::byte>>& keys) {
   w.u32(static_cast<uint32_t>(keys.size()));
   for (const auto& k : keys) put_blob(w, k);
 }
+// A list of TCP ports (AuthResult's siblings and lane ports): at most `max`, none 0.
+std::vector<uint16_t> ports(Reader& r, uint32_t max, const char* what) {
+  const uint32_t count = r.u32();
+  if (count > max)
+    throw ProtocolError("authentication result names " + std::to_string(count) + " " + what + " (at most " +
+                        std::to_string(max) + ")");
+  std::vector<uint16_t> out;
+  for (uint32_t i = 0; i < count; ++i) {
+    out.push_back(r.u16());
+    if (out.back() == 0) throw ProtocolError(std::string("authentication result names port 0 among its ") + what);
+  }
+  return out;
+}
+
 std::vector<std::vector<std::byte>> get_keys(Reader& r) {
   const uint32_t n = r.u32();
   if (n == 0 || n > kMaxDirectKeys) throw ProtocolError("invalid number of memory keys");
@@ -232,6 +246,8 @@ std::vector<std::byte> encode(const Message& m) {
                    for (uint16_t port : a.siblings) w.u16(port);
                    w.u64(a.resident_bytes);
                    w.u32(a.lanes);
+                   w.u32(static_cast<uint32_t>(a.lane_ports.size()));
+                   for (uint16_t port : a.lane_ports) w.u16(port);
                  },
                  [&](const JoinSession& j) {
                    w.bytes(j.server_nonce);
@@ -439,20 +455,13 @@ Message decode(std::span<const std::byte> bytes) {
       a.message = r.str(kMaxText);
       a.load = get_load(r);
       a.encrypted = r.boolean();
-      const uint32_t siblings = r.u32();
-      if (siblings > kMaxSiblings)
-        throw ProtocolError("authentication result names " + std::to_string(siblings) + " sibling servers (at most " +
-                            std::to_string(kMaxSiblings) + ")");
-      for (uint32_t i = 0; i < siblings; ++i) {
-        const uint16_t port = r.u16();
-        if (port == 0) throw ProtocolError("authentication result names a sibling server on port 0");
-        a.siblings.push_back(port);
-      }
+      a.siblings = ports(r, kMaxSiblings, "sibling servers' ports");
       a.resident_bytes = r.u64();
       a.lanes = r.u32();
       if (a.lanes < 1 || a.lanes > kMaxLanes)
         throw ProtocolError("authentication result offers " + std::to_string(a.lanes) + " lanes (1 to " +
                             std::to_string(kMaxLanes) + ")");
+      a.lane_ports = ports(r, kMaxLanes, "lane ports");
       m = a;
       break;
     }

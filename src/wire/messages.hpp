@@ -27,8 +27,8 @@ inline constexpr uint32_t kMagic = 0x4452424f;  // "OBRD"
 // sense, tranb, isgn, ilo, ihi (gehrd, orghr, trsyl, geevx; routines 30-39). A server without a
 // routine rejects its id in validate() (the client then runs the call locally). 8: resident
 // inputs. 9: lanes (AuthResult.lanes, JoinSession, SessionJoined). 10: Enveloped. 11: OpenCL's
-// ClSetSpecConstant. 12: FftExecute.output_digest, FftReply.output_unchanged.
-inline constexpr uint16_t kProtocolVersion = 12;
+// ClSetSpecConstant. 12: FftExecute.output_digest, FftReply.output_unchanged. 13: AuthResult.lane_ports.
+inline constexpr uint16_t kProtocolVersion = 13;
 inline constexpr size_t kMaxText = 4096;  // longest string field
 inline constexpr size_t kMaxIdentity = 64;  // longest identity name
 
@@ -102,6 +102,9 @@ struct AuthResult {
   uint64_t resident_bytes = 0;
   // Connections the session may have in all, this one included (lanes: JoinSession); 1: this one.
   uint32_t lanes = 1;
+  // Where lanes connect (the server's lane threads, each with a port of its own, at the address
+  // the client reached this one): lane n to lane_ports[(n - 1) % size]. Empty: to this port.
+  std::vector<uint16_t> lane_ports;
 };
 inline constexpr uint32_t kMaxLanes = 64;
 // Lanes: further connections of a ready session that carry its bulk data in parallel (one TCP

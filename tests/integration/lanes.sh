@@ -1,11 +1,13 @@
 #!/usr/bin/env bash
 # Lanes (issue 36 item 2): where a session's data crosses TCP (here UCX_TLS=tcp on loopback, as on
 # a link between hosts), the client carries its chunked calls and its streams over several
-# connections (OUTBOARD_LANES, bounded by the server's `lanes`). Real BLAS, LAPACK and FFTW
-# programs get correct results from a server whose counters say the lanes joined and carried their
-# chunks both ways; `bench put` streams over them in each direction and in both at once. One
+# connections (OUTBOARD_LANES, bounded by the server's `lanes`), each lane served by a UCX worker
+# and a thread of its own on both sides (the server's `lane_threads`, each on a port of its own).
+# Real BLAS, LAPACK and FFTW programs get correct results from a server whose counters say the
+# lanes joined through its lane threads and carried their chunks both ways; `bench put` streams over them in each direction and in both at once. One
 # connection only with OUTBOARD_LANES=1, over shared memory, and from a server that offers one. Once its
-# clients are gone, the server holds no lane and no other connection, and idles.
+# clients are gone, the server holds no lane and no other connection, and idles. With
+# lane_threads = 0 the lanes join on the server's port, as before, and the calls are as right.
 # (Hostile joins and a lane's stray messages: bad_requests' lanes-hostile.)
 BUILD=$1
 PROGRAMS=$2
@@ -16,6 +18,7 @@ export OUTBOARD_OFFLOAD=always OUTBOARD_FALLBACK=fail OUTBOARD_DIRECT=0 OUTBOARD
 lanes() { status_field "s['lanes']['$1']"; }
 
 [ "$(lanes offered)" = 8 ] || fail "the server offers $(lanes offered) lanes, not its default 8"
+[ "$(lanes threads)" = 4 ] || fail "the server has $(lanes threads) lane threads, not its default 4"
 in0=$(lanes messages_in) out0=$(lanes pieces_out) pipelined0=$(status_field "s['pipelined_calls']")
 export UCX_TLS=tcp OUTBOARD_LANES=4
 run_checked level3_check "$OUTBOARD" run -- "$PROGRAMS/level3_check" --size 300
@@ -23,6 +26,7 @@ run_checked lapack_check "$OUTBOARD" run -- "$PROGRAMS/lapack_check" --size 150
 run_checked fftw_check "$OUTBOARD" run -- "$PROGRAMS/fftw_check"
 joined=$(lanes joined)
 [ "$joined" = 9 ] || fail "$joined lanes joined for three programs of 4 connections each (expected 9)"
+[ "$(lanes joined_on_threads)" = 9 ] || fail "$(lanes joined_on_threads) of 9 lanes joined through the lane threads"
 [ "$(status_field "s['pipelined_calls']")" -gt "$pipelined0" ] || fail "no call went in chunks"
 [ "$(lanes messages_in)" -gt "$in0" ] || fail "no chunk arrived on a lane"
 [ "$(lanes pieces_out)" -gt "$out0" ] || fail "no result piece left on a lane"
@@ -56,6 +60,19 @@ ok "OUTBOARD_LANES=1 and shared memory: one connection"
 [ "$(lanes open)" = 0 ] || fail "$(lanes open) lanes still open after their sessions ended"
 tables_check "after the clients with lanes"
 idle_check "after the clients with lanes"
+
+# Lanes without lane threads: joined on the server's port, served by its progress thread.
+stop_server
+cat >"$WORK/no-threads.toml" <<EOF
+lane_threads = 0
+EOF
+start_server --config "$WORK/no-threads.toml"
+[ "$(lanes threads)" = 0 ] || fail "a server with lane_threads = 0 has $(lanes threads)"
+run_checked level3_check_no_threads "$OUTBOARD" run -- "$PROGRAMS/level3_check" --size 300
+run_checked fftw_check_no_threads "$OUTBOARD" run -- "$PROGRAMS/fftw_check"
+[ "$(lanes joined)" = 6 ] || fail "$(lanes joined) lanes joined a server without lane threads (expected 6)"
+[ "$(lanes joined_on_threads)" = 0 ] || fail "lanes joined through lane threads the server does not have"
+ok "lane_threads = 0: 6 lanes joined on the server's port, calls right"
 
 # A server that offers one connection: none joins, and the calls are right.
 stop_server

@@ -1,6 +1,7 @@
 // The transport between two workers in one process on loopback: what on_payload decides
-// (receive, refuse, discard) for eager and rendezvous payloads, sinks, and send completions; and
-// a hostile peer that uses UCX directly (the one place above src/transport that sees UCX).
+// (receive, refuse, discard) for eager and rendezvous payloads, sinks, and send completions, also
+// for lanes (connections on threads of their own: listen_lanes, connect_lane); and a hostile peer
+// that uses UCX directly (the one place above src/transport that sees UCX).
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
@@ -15,11 +16,13 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "common/clock.hpp"
 #include "common/error.hpp"
 #include "progress_until.hpp"
+#include "transport/seal.hpp"
 #include "transport/stale_socket_events.hpp"
 #include "transport/transport.hpp"
 
@@ -49,12 +52,17 @@ struct Pair {
   uint16_t port = 0;
   std::vector<std::pair<PeerId, uint64_t>> sunk;  // on_sink's calls
   bool sink_accepts = true;
+  std::vector<Received> client_received;       // what the client's on_payload took
+  std::thread::id landed_on;                   // the thread the server's on_payload last ran on
+  std::string client_lost_why;
 
-  Pair() {
+  // lanes: the server listens on a lane thread's port and the client connects a lane.
+  explicit Pair(bool lanes = false) {
     transport::Events se;
     se.on_connect = [this](PeerId p, const std::string&) { server_peer = p; };
     se.on_payload = [this](PeerId, std::span<const std::byte> h, uint64_t n) -> Landing {
       ++payload_calls;
+      landed_on = std::this_thread::get_id();
       switch (h.empty() ? 'R' : static_cast<char>(h[0])) {
         case 'D':
           ++discarded;
@@ -74,12 +82,18 @@ struct Pair {
       return sink_accepts;
     };
     server.emplace(std::move(se));
-    port = server->listen("127.0.0.1", 0);
+    port = lanes ? server->listen_lanes("127.0.0.1", 1).at(0) : server->listen("127.0.0.1", 0);
     transport::Events ce;
-    ce.on_disconnect = [this](PeerId, const std::string&) { client_lost = true; };
-    ce.on_message = [this](PeerId, std::vector<std::byte>, Buffer, bool) { ++client_got; };
+    ce.on_disconnect = [this](PeerId, const std::string& why) { client_lost = true, client_lost_why = why; };
+    ce.on_payload = [](PeerId, std::span<const std::byte>, uint64_t n) { return Landing::receive(Buffer::allocate(n)); };
+    ce.on_message = [this](PeerId, std::vector<std::byte> h, Buffer b, bool refused) {
+      ++client_got;
+      if (b.size())
+        client_received.push_back({std::string(reinterpret_cast<const char*>(h.data()), h.size()),
+                                   std::vector<std::byte>(b.data(), b.data() + b.size()), refused});
+    };
     client.emplace(std::move(ce));
-    to_server = client->connect("127.0.0.1", port);
+    to_server = lanes ? client->connect_lane("127.0.0.1", port) : client->connect("127.0.0.1", port);
   }
 
   template <class Pred>
@@ -155,6 +169,112 @@ TEST_P(TransportSizes, RefusedPayloadsAreDeliveredEmptyAndMarked) {
 }
 
 INSTANTIATE_TEST_SUITE_P(EagerAndRendezvous, TransportSizes, ::testing::Values(size_t(1), size_t(4096), size_t(8) << 20));
+
+// Lanes: the same decisions, made by on_payload on the owner's thread (the lane's thread moves
+// the bytes), both ways, for eager and rendezvous sizes.
+class LaneSizes : public ::testing::TestWithParam<size_t> {};
+
+TEST_P(LaneSizes, LanesReceiveRefuseAndDiscardLikeAnyPeerBothWays) {
+  Pair p(/*lanes=*/true);
+  EXPECT_TRUE(transport::Worker::is_lane(p.to_server));
+  const size_t n = GetParam();
+  auto first = pattern(n, 1), discarded = pattern(n, 2), last = pattern(n, 3);
+  Count c;
+  p.send("R1", first, c.done());
+  for (int i = 0; i < 20; ++i) p.send("D", discarded, c.done());
+  p.send("X", first, c.done());
+  p.send("R2", last, c.done());
+  ASSERT_TRUE(p.run_until([&] { return p.got.size() >= 3 && c.ok == 23; })) << "got " << p.got.size() << ", sent " << c.ok;
+  p.run_until([] { return false; }, 0.2);
+  ASSERT_EQ(p.got.size(), 3u);
+  // A refused message is delivered at once, a received one once its bytes are in: in that order.
+  std::sort(p.got.begin(), p.got.end(), [](const Received& a, const Received& b) { return a.header < b.header; });
+  EXPECT_EQ(p.got[0].header, "R1");
+  EXPECT_EQ(p.got[0].payload, first);
+  EXPECT_EQ(p.got[1].header, "R2");
+  EXPECT_EQ(p.got[1].payload, last);
+  EXPECT_EQ(p.got[2].header, "X");
+  EXPECT_TRUE(p.got[2].refused);
+  EXPECT_TRUE(p.got[2].payload.empty());
+  EXPECT_EQ(p.discarded, 20);
+  EXPECT_EQ(p.payload_calls, 23);
+  EXPECT_EQ(p.landed_on, std::this_thread::get_id());  // the owner's thread decided every landing
+  EXPECT_TRUE(transport::Worker::is_lane(p.server_peer));
+  // And back: the server's lane peer sends to the client's.
+  auto back = pattern(n, 4);
+  transport::Segment seg{back.data(), back.size()};
+  bool sent_back = false;
+  p.server->send(p.server_peer, std::as_bytes(std::span("B", 1)), {&seg, 1}, [&](bool ok) { sent_back = ok; });
+  ASSERT_TRUE(p.run_until([&] { return sent_back && !p.client_received.empty(); }));
+  EXPECT_EQ(p.client_received[0].payload, back);
+  EXPECT_EQ(c.failed, 0);
+  EXPECT_FALSE(p.client_lost);
+}
+
+INSTANTIATE_TEST_SUITE_P(EagerAndRendezvous, LaneSizes, ::testing::Values(size_t(1), size_t(4096), size_t(8) << 20));
+
+TEST(Transport, LaneStreamsOfBorrowedSendsCompleteOnceAndInOrder) {
+  Pair p(/*lanes=*/true);
+  Count c;
+  const transport::SendDone done = c.done();
+  const int n = 2000;
+  int sent = 0;
+  std::vector<std::vector<std::byte>> data;
+  for (int i = 0; i < 8; ++i) data.push_back(pattern(size_t(64) << 10, i));
+  ASSERT_TRUE(p.run_until([&] {
+    while (sent < n && sent - c.ok < 32) {
+      const auto& d = data[static_cast<size_t>(sent) % data.size()];
+      p.client->send_borrowed(p.to_server, std::as_bytes(std::span("R", 1)), d.data(), d.size(), &done), ++sent;
+    }
+    return c.ok == n && p.got.size() == size_t(n);
+  }, 60)) << "completed " << c.ok << ", arrived " << p.got.size();
+  for (size_t i = 0; i < p.got.size(); ++i) ASSERT_EQ(p.got[i].payload, data[i % data.size()]) << "message " << i;
+  EXPECT_EQ(c.failed, 0);
+}
+
+// close() returns once the lane's thread has closed the connection: nothing arrives for it after,
+// and the other side learns it is gone.
+TEST(Transport, ClosingALaneEndsItBeforeReturning) {
+  Pair p(/*lanes=*/true);
+  ASSERT_TRUE(p.run_until([&] { return p.server_peer != 0; }));
+  auto big = pattern(8 << 20, 5);
+  transport::Segment seg{big.data(), big.size()};
+  Count c;
+  for (int i = 0; i < 4; ++i) p.server->send(p.server_peer, std::as_bytes(std::span("B", 1)), {&seg, 1}, c.done());
+  p.client->close(p.to_server, true);
+  EXPECT_FALSE(p.client->connected(p.to_server));
+  const int got = p.client_got;
+  ASSERT_TRUE(p.run_until([&] { return c.ok + c.failed == 4; }));
+  p.run_until([] { return false; }, 0.3);
+  EXPECT_EQ(p.client_got, got);  // nothing delivered for a closed peer
+  EXPECT_FALSE(p.client_lost);   // closed here: not reported
+  Count after;
+  p.client->send(p.to_server, std::as_bytes(std::span("R", 1)), {}, after.done());
+  p.client->progress();
+  EXPECT_EQ(after.failed, 1);  // a send to it fails, from progress()
+}
+
+TEST(Transport, PendingLaneSendsCompleteOnceWhenTheWorkerGoes) {
+  Count c;
+  {
+    Pair p(/*lanes=*/true);
+    ASSERT_TRUE(p.run_until([&] { return p.server_peer != 0; }));
+    auto big = pattern(32 << 20, 8);
+    for (int i = 0; i < 3; ++i) p.send("R", big, c.done());
+    p.client.reset();
+  }
+  EXPECT_EQ(c.ok + c.failed, 3);
+}
+
+TEST(Transport, ALaneLostIsReportedAndItsSinksAndSealsRefused) {
+  Pair p(/*lanes=*/true);
+  ASSERT_TRUE(p.run_until([&] { return p.server_peer != 0; }));
+  EXPECT_THROW(p.server->open_sink(p.server_peer), Error);
+  EXPECT_THROW(p.client->protect(p.to_server, transport::SealKeys{}), Error);
+  p.server->close(p.server_peer, true);
+  ASSERT_TRUE(p.run_until([&] { return p.client_lost; }, 30)) << "the client never saw its lane go";
+  EXPECT_FALSE(p.client->connected(p.to_server));
+}
 
 TEST(Transport, DiscardsOfGrowingRendezvousSizesWhileOthersAreInFlight) {
   Pair p;
