@@ -14,9 +14,10 @@
 #           unshaped, 25 and 10 Gbit/s); not among the default steps (about 3 minutes a point);
 #           CHOICE_MEMORY=1: auto twice per family, the second recalling the first (OUTBOARD_MODEL_FILE)
 #   lanes   bulk data over 1, 4 and 8 connections (OUTBOARD_LANES): bench put, client to server and
-#           both ways at once, unshaped and at 100 and 25 Gbit/s, beside iperf3 -P 1, 4 and 8; then
+#           both ways at once (LANES_DIRECTIONS, default "put both"; also "get"), unshaped and at 100
+#           and 25 Gbit/s, beside iperf3 -P 1, 4 and 8; then
 #           DGEMM 8192 and the 1-D FFT 2^27 across the unshaped link over 1 and 4 (LANES_CALLS=0: not)
-#   lanestop top -H during a 16 GiB put over the unshaped link, over 1 and 4 connections (which
+#   lanestop top -H during a 64 GiB put over the unshaped link, over 1 and 4 connections (which
 #           threads carry the bytes); not among the default steps
 #   msgsize one message in flight at a time, of 16 MiB, 64 MiB and 512 MiB (what a whole call
 #           sends at once), against the streamed put, across 25 Gbit/s; not among the default steps
@@ -69,7 +70,7 @@ if want choice; then
 fi
 if want lanes; then
   for lanes in ${LANES_COUNTS:-1 4 8}; do
-    for direction in put both; do
+    for direction in ${LANES_DIRECTIONS:-put both}; do
       iperf=()
       [ "$lanes$direction" = 1put ] && iperf=(--iperf 1,4,8 --iperf-seconds 3)
       rig "lanes-$lanes-$direction" 120 --points none:none,100gbit:none,25gbit:none --env OUTBOARD_LANES=$lanes \
@@ -94,7 +95,7 @@ fi
 if want lanestop; then  # where the cores go: top -H while a 16 GiB put runs over 1 and 4 connections
   for lanes in ${LANES_TOP_COUNTS:-1 4}; do
     rig "lanes-top-$lanes" 120 --points none:none --env OUTBOARD_LANES=$lanes -- bash -c \
-      "\"$CARRY/bin/outboard\" bench put --no-perftest --sizes 16777216 --bytes-per-point 17179869184 --output /tmp/lanes-top-$lanes >/tmp/lanes-top-$lanes.log 2>&1 & sleep 5; top -H -b -n 1 -w 200 | head -30; wait; tail -3 /tmp/lanes-top-$lanes.log"
+      "\"$CARRY/bin/outboard\" bench put --no-perftest --sizes 16777216 --bytes-per-point 68719476736 --output /tmp/lanes-top-$lanes >/tmp/lanes-top-$lanes.log 2>&1 & sleep 2; top -H -b -n 1 -w 200 | head -30; wait; tail -3 /tmp/lanes-top-$lanes.log"
     tail -n 40 "$R/lanes-top-$lanes.log" | tee -a "$OUT/summary.txt"
   done
 fi

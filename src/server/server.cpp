@@ -428,7 +428,11 @@ struct Server::Impl final : Core {
     }
     switch (s->state) {
       case State::awaiting_hello:
-        if (auto* h = std::get_if<wire::Hello>(&m)) return on_hello(*s, *h);
+        if (auto* h = std::get_if<wire::Hello>(&m)) {
+          if (transport::Worker::is_lane(peer))  // a lane thread's port: sessions begin on `port`
+            return reject(peer, "this port takes lanes only (a session begins on port " + std::to_string(port) + ")");
+          return on_hello(*s, *h);
+        }
         if (auto* j = std::get_if<wire::JoinSession>(&m)) return on_join(peer, *j);
         return reject(peer, "expected hello");
       case State::awaiting_auth:

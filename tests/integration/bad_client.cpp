@@ -103,6 +103,7 @@ struct Peer {
     send(wire::encode(wire::Auth{wire::client_proof(secret, ch->server_nonce, hello.client_nonce)}));
     auto r = expect<wire::AuthResult>(5);
     if (r && !r->accepted) std::printf("auth refused: %s\n", r->message.c_str());
+    if (r) lane_ports = r->lane_ports;
     if (r && r->accepted && r->encrypted) {
       SessionKeys k = session_keys(secret, hello.client_nonce, ch->server_nonce);
       keys = transport::SealKeys{k.client_to_server, k.server_to_client};
@@ -111,6 +112,7 @@ struct Peer {
   }
 
   Nonce server_nonce{}, client_nonce{};  // the handshake's
+  std::vector<uint16_t> lane_ports;      // the server's lane threads' (AuthResult)
   transport::SealKeys keys;  // an encrypted session's (this client seals by hand: it never protects)
 
   // The session's sink (wire::SinkRequest); 0 when the server offers none.
@@ -1026,14 +1028,21 @@ int sealed_faults(const std::string& host, uint16_t port, const Secret& secret) 
 }
 
 // Lanes (wire::JoinSession): only the session's own client adds them, each number once, within the
-// server's offer, and a lane carries chunks and pings only. Other sessions are untouched. `p` is
-// authenticated.
+// server's offer, and a lane carries chunks and pings only. Other sessions are untouched. Joins go
+// to a lane thread's port where the server has them (AuthResult.lane_ports), which takes no
+// session's Hello. `p` is authenticated.
 int lanes_mode(Peer& p, const std::string& host, uint16_t port, const Secret& secret) {
   Peer other(host, port);
   if (!other.authenticate(secret)) return std::printf("FAIL lanes-hostile: second session not authenticated\n"), 1;
+  const uint16_t lane_port = p.lane_ports.empty() ? port : p.lane_ports[0];
+  if (!p.lane_ports.empty()) {
+    Peer h(host, lane_port);
+    h.send(wire::encode(wire::Hello{random_nonce(), "bad_client", "", false}));
+    if (h.expect_rejection("lanes-hostile (a Hello on a lane thread's port)")) return 1;
+  }
   // Answered SessionJoined{ok}; refused: SessionJoined{!ok} naming `about`, then hung up on.
   auto join = [&](const Nonce& session, uint32_t lane, const Mac& proof, const char* about) -> std::unique_ptr<Peer> {
-    auto l = std::make_unique<Peer>(host, port);
+    auto l = std::make_unique<Peer>(host, lane_port);
     l->send(wire::encode(wire::JoinSession{session, lane, proof}));
     auto r = l->expect<wire::SessionJoined>(15);
     if (!about) {
