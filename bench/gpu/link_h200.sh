@@ -19,12 +19,15 @@
 #           DGEMM 8192 and the 1-D FFT 2^27 across the unshaped link over 1 and 4 (LANES_CALLS=0: not)
 #   lanestop top -H during a 64 GiB put over the unshaped link, over 1 and 4 connections (which
 #           threads carry the bytes); not among the default steps
+#   clbulk  cl_bench bandwidth (OpenCL writes and reads of 256 MiB) across the link, with
+#           OUTBOARD_DIRECT=remote and 0, beside NVIDIA's OpenCL directly; not among the default steps
 #   msgsize one message in flight at a time, of 16 MiB, 64 MiB and 512 MiB (what a whole call
 #           sends at once), against the streamed put, across 25 Gbit/s; not among the default steps
 #   resident resident inputs (bench/link/resident_bench.sh): DGEMM with a fixed 8192^2 operand,
 #           getrs on one 8192^2 factorization, an FFT of 2^24 points re-executed, each with
 #           OUTBOARD_RESIDENT=1 and 0, across 25 Gbit/s; not among the default steps
-# Usage: [STEPS="netem put gemm fft gemm16k fft3d numpy"] link_h200.sh OUT [CARRY]
+# Usage: [STEPS="netem put gemm fft gemm16k fft3d numpy"] [CALL_POINTS=none:none,25gbit:none] [CALL_ENV=...]
+#        link_h200.sh OUT [CARRY]
 set -uo pipefail
 source "$(dirname "$0")/steps.sh"
 carried_setup link_h200.sh "$@"
@@ -32,6 +35,9 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 RIG=$HERE/../link/link_rig.sh
 STEPS=${STEPS:-netem put gemm fft gemm16k fft3d numpy}
 want() { [[ " $STEPS " == *" $1 "* ]]; }
+CALL_POINTS=${CALL_POINTS:-none:none,25gbit:none}  # the points of gemm, fft, gemm16k and fft3d
+call_env=()  # CALL_ENV="VAR=VALUE ...": the client environment of gemm, fft, gemm16k and fft3d
+for e in ${CALL_ENV:-}; do call_env+=(--env "$e"); done
 trap 'tar -C "$R" -czf "$OUT/link-logs.tar.gz" . 2>/dev/null' EXIT
 trap 'exit 143' TERM
 rig() {  # rig NAME SECONDS RIG-ARGS...: one rig run, its results in R/NAME, its summary to OUT
@@ -46,12 +52,12 @@ echo "card: $(nvidia-smi --query-gpu=name --format=csv,noheader); cores $(nproc)
 want netem && rig netem 60 --points 25gbit:50us --no-netem fail -- rtt
 want put && rig put 150 --points none:none,100gbit:none,25gbit:none,10gbit:none --iperf 1,4 --iperf-seconds 3 \
   -- put --sizes 1048576 16777216 67108864 --bytes-per-point 2147483648
-want gemm && rig gemm 120 --points none:none,25gbit:none -- gemm --where local-cpu remote --from 8192 --to 8192 --trials 2
-want fft && rig fft 150 --points none:none,25gbit:none -- fft --ranks 1 --kinds c2c --precisions d --where local-all remote \
+want gemm && rig gemm 120 --points "$CALL_POINTS" "${call_env[@]}" -- gemm --where local-cpu remote --from 8192 --to 8192 --trials 2
+want fft && rig fft 150 --points "$CALL_POINTS" "${call_env[@]}" -- fft --ranks 1 --kinds c2c --precisions d --where local-all remote \
   --from-log2 27 --to-log2 27 --trials 2
-want gemm16k && rig gemm16k 180 --points none:none,25gbit:none -- gemm --where local-cpu remote --from 16384 --to 16384 \
+want gemm16k && rig gemm16k 180 --points "$CALL_POINTS" "${call_env[@]}" -- gemm --where local-cpu remote --from 16384 --to 16384 \
   --trials 2
-want fft3d && rig fft3d 150 --points none:none,25gbit:none -- fft --ranks 3 --kinds c2c --precisions d \
+want fft3d && rig fft3d 150 --points "$CALL_POINTS" "${call_env[@]}" -- fft --ranks 3 --kinds c2c --precisions d \
   --where local-all remote --from-log2 27 --to-log2 27 --trials 2
 if want numpy; then
   echo "== numpy plain (local cores)" | tee -a "$OUT/summary.txt"
@@ -97,6 +103,25 @@ if want lanestop; then  # where the cores go: top -H while a 16 GiB put runs ove
     rig "lanes-top-$lanes" 120 --points none:none --env OUTBOARD_LANES=$lanes -- bash -c \
       "\"$CARRY/bin/outboard\" bench put --no-perftest --sizes 16777216 --bytes-per-point 68719476736 --output /tmp/lanes-top-$lanes >/tmp/lanes-top-$lanes.log 2>&1 & sleep 2; top -H -b -n 1 -w 200 | head -30; wait; tail -3 /tmp/lanes-top-$lanes.log"
     tail -n 40 "$R/lanes-top-$lanes.log" | tee -a "$OUT/summary.txt"
+  done
+fi
+if want clbulk; then  # OpenCL's bulk transfers across the link (one session's connection), beside NVIDIA's own here
+  # NVIDIA's ICD where its library is installed but not registered (as on this machine's image).
+  NATIVE=/etc/OpenCL/vendors
+  if ! grep -qs nvidia /etc/OpenCL/vendors/*.icd; then
+    NATIVE=$R/native-icd && mkdir -p "$NATIVE" && cp /etc/OpenCL/vendors/*.icd "$NATIVE/" 2>/dev/null
+    ldconfig -p | awk '/libnvidia-opencl.so.1/ {print $NF; exit}' >"$NATIVE/nvidia.icd"
+  fi
+  echo "== clbulk: NVIDIA's OpenCL directly" | tee -a "$OUT/summary.txt"
+  OCL_ICD_VENDORS=$NATIVE timeout 60 "$CARRY/bin/cl_bench" --platform NVIDIA bandwidth 2>&1 | tee -a "$OUT/summary.txt"
+  mkdir -p "$R/outboard-icd" && echo "$CARRY/lib/liboutboard-opencl.so.0" >"$R/outboard-icd/outboard.icd"
+  for direct in remote 0; do
+    rig "clbulk-direct-$direct" 120 --points "${CLBULK_POINTS:-none:none,25gbit:none}" --env OUTBOARD_DIRECT=$direct \
+      --env OCL_ICD_VENDORS="$R/outboard-icd" --server-env OCL_ICD_VENDORS=$NATIVE \
+      -- "$CARRY/bin/cl_bench" --platform NVIDIA bandwidth
+    for p in "$R/clbulk-direct-$direct"/*/; do
+      [ -f "$p/bench.log" ] && grep -h "bandwidth" "$p/bench.log" | sed "s|^|$(basename "$p") direct=$direct: |" | tee -a "$OUT/summary.txt"
+    done
   done
 fi
 if want msgsize; then
