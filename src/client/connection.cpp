@@ -523,7 +523,7 @@ void with_chunk(wire::Message& m, F f) {
 }  // namespace
 
 void Connection::send_chunks(const std::shared_ptr<ChunkSender>& cs) {
-  const uint64_t window = cs->window * (1 + link_lanes_.size());  // per connection
+  const uint64_t window = cs->window * bulk_peers().size();  // per connection
   while (!dead_ && cs->next < cs->count && cs->in_flight < window) {
     const uint64_t index = cs->next++;
     with_chunk(cs->chunk, [&](auto& c) { c.chunk_index = index; });
@@ -914,17 +914,20 @@ void Connection::open_link_lanes(Lock& lk) {
   }
 }
 
+// The joined lanes, and this connection unless they have threads of their own: then its thread,
+// which also posts and delivers for every lane, carries no bulk data (with a share of it, that
+// thread was at a full core over 8 connections, and calls' own messages waited behind it).
 std::vector<transport::PeerId> Connection::bulk_peers() const {
-  std::vector<transport::PeerId> peers{peer_};
+  std::vector<transport::PeerId> peers;
   for (const LinkLane& l : link_lanes_)
     if (l.joined) peers.push_back(l.peer);
+  if (peers.empty() || !transport::Worker::is_lane(peers.front())) peers.insert(peers.begin(), peer_);
   return peers;
 }
 
 transport::PeerId Connection::next_bulk_peer() {
-  const size_t i = next_bulk_++ % (link_lanes_.size() + 1);
-  if (i == 0 || !link_lanes_[i - 1].joined) return peer_;
-  return link_lanes_[i - 1].peer;
+  const std::vector<transport::PeerId> peers = bulk_peers();
+  return peers[next_bulk_++ % peers.size()];
 }
 
 // A lane's join answered (m: SessionJoined, or an ErrorMessage), or the lane lost (m null). A

@@ -43,10 +43,10 @@ struct Settings {
   // Connections a session may carry its chunks and streams over where its data crosses TCP (its
   // own and lanes, wire::JoinSession): one TCP connection moves about a core's worth (~30 Gbit/s
   // on the H200 host), less than a fast link. The server's offer bounds it; 1: one only. Each lane
-  // has a UCX worker and a thread of its own on both sides (where the server has lane threads):
-  // 4 moved 0.93 of a 100 Gbit/s link where 1 moved 0.33, and DGEMM 8192 across an unshaped
-  // link ran 2.7x faster (bench/results/h200/link/lanes, 2026-11-30).
-  double lanes = 4;
+  // has a UCX worker and a thread of its own on both sides where the server has lane threads, and
+  // then the lanes carry all the bulk data: 5 (4 lanes, the server's 4 lane threads) moved 0.93 of
+  // a 100 Gbit/s link where 1 moved 0.33 (bench/results/h200/link/lanes, 2026-11-30).
+  double lanes = 5;
   // Released staging memory kept for the next call (a fresh large buffer costs a page fault per
   // page, which for matrices of GiB costs more than moving them); -1: an eighth of physical memory.
   double cache_bytes = -1;

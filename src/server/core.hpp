@@ -44,8 +44,8 @@ class Core {
   virtual Session* session(PeerId peer) = 0;
   virtual transport::Worker& worker() = 0;
   virtual void send(PeerId peer, const wire::Message& m) = 0;
-  // The connection for the session's next bulk send (a result piece): its own and its lanes in
-  // turn. Whatever else it sends goes to s.peer.
+  // The connection for the session's next bulk send (a result piece): its lanes in turn, and its
+  // own among them unless the lanes are on lane threads. Whatever else it sends goes to s.peer.
   virtual PeerId bulk_peer(Session& s) = 0;
   // Tells the peer why, then ends its session.
   virtual void reject(PeerId peer, const std::string& why) = 0;

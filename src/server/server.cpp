@@ -124,10 +124,13 @@ struct Server::Impl final : Core {
   }
 
   PeerId bulk_peer(Session& s) override {
-    const size_t i = s.next_bulk++ % (s.lanes.size() + 1);
-    if (i == 0) return s.peer;
+    // Lanes on lane threads carry it all: the session's own connection is this thread's, which
+    // runs every session's calls besides.
+    const bool own = s.lanes.empty() || !transport::Worker::is_lane(s.lanes.front());
+    const size_t i = s.next_bulk++ % (s.lanes.size() + (own ? 1 : 0));
+    if (own && i == 0) return s.peer;
     ++lane_pieces_out;
-    return s.lanes[i - 1];
+    return s.lanes[own ? i - 1 : i];
   }
 
   void send(PeerId peer, const wire::Message& m) override { worker_->send(peer, encode_with_load(m), {}, nullptr); }

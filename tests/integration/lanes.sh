@@ -32,7 +32,8 @@ joined=$(lanes joined)
 [ "$(lanes pieces_out)" -gt "$out0" ] || fail "no result piece left on a lane"
 ok "3 programs over 4 connections each: right, $(($(lanes messages_in) - in0)) chunks in and $(($(lanes pieces_out) - out0)) result pieces out on lanes"
 
-# Streams, each direction and both at once: every point over 4 connections, counted by the server.
+# Streams, each direction and both at once: every point over the 3 lanes (with lane threads the
+# session's own connection carries no bulk data), counted by the server.
 for direction in put get both; do
   "$OUTBOARD" bench put --direction "$direction" --no-perftest --sizes 65536 1048576 --bytes-per-point 8388608 \
     --output "$WORK/$direction" >"$WORK/$direction.log" 2>&1 || { cat "$WORK/$direction.log"; fail "bench put --direction $direction"; }
@@ -40,13 +41,13 @@ for direction in put get both; do
 import json, sys
 doc = json.load(open(sys.argv[1]))
 points, direction = doc["points"], sys.argv[2]
-bad = [p for p in points if p.get("lanes") != 4]
+bad = [p for p in points if p.get("lanes") != 3]
 key = {"put": "outboard_mib_per_s", "get": "get_mib_per_s", "both": "get_mib_per_s"}[direction]
 bad += [p for p in points if not p.get(key, 0) > 0 or (direction == "both" and not p.get("put_mib_per_s", 0) > 0)]
 for p in bad: print("  bad point:", p)
 sys.exit(1 if bad or len(points) != 2 else 0)
 EOF
-  ok "bench put --direction $direction over 4 connections: $(tail -n 3 "$WORK/$direction.log" | head -n 2 | tr -s ' ' | paste -sd ';')"
+  ok "bench put --direction $direction over 3 lanes: $(tail -n 3 "$WORK/$direction.log" | head -n 2 | tr -s ' ' | paste -sd ';')"
 done
 joined=$(lanes joined)
 
