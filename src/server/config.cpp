@@ -50,6 +50,7 @@ Config load_config_file(const std::string& path, Config c) {
       else if (key == "max_clients") c.max_clients = integer<unsigned>(node, key, 1, 1 << 20);
       else if (key == "lanes") c.lanes = integer<unsigned>(node, key, 1, wire::kMaxLanes);
       else if (key == "lane_threads") c.lane_threads = integer<unsigned>(node, key, 0, wire::kMaxLanes);
+      else if (key == "lane_port") c.lane_port = integer<uint16_t>(node, key, 0, 65535);
       else if (key == "gpus") c.gpus = integer<unsigned>(node, key, 0, 1024);
       else if (key == "restart_after_gpu_fault") c.restart_after_gpu_fault = boolean(node, key);
       else if (key == "worker_per_gpu") c.worker_per_gpu = boolean(node, key);
@@ -108,6 +109,9 @@ void validate(const Config& c) {
     throw Error("setting 'fft_planner' must be one of estimate, measure, patient");
   if (c.opencl_event_polling != "auto" && c.opencl_event_polling != "poll" && c.opencl_event_polling != "wait")
     throw Error("setting 'opencl_event_polling' must be one of auto, poll, wait");
+  if (c.lane_port != 0 && uint32_t(c.lane_port) + c.lane_threads > 65536)
+    throw Error("setting 'lane_port' leaves no room for its " + std::to_string(c.lane_threads) +
+                " lane threads' ports (lane_port + lane_threads - 1 must not pass 65535)");
   if (c.opencl_direct_staging_bytes < kMinOpenclStagingBytes)
     throw Error("setting 'opencl_direct_staging_bytes' must be at least " + std::to_string(kMinOpenclStagingBytes));
 }

@@ -33,6 +33,9 @@ struct Config {
   // named to each client in wire::AuthResult): a lane's bytes are then moved by its own core, not
   // by the progress thread that serves everything else. 0: lanes join on `port` and share that thread.
   unsigned lane_threads = 4;
+  // Lane thread i listens on lane_port + i (a worker per GPU w: lane_port + w * lane_threads + i),
+  // for firewalls; 0: on free ports.
+  uint16_t lane_port = 0;
   uint64_t buffer_cache_bytes = 0;  // freed payload memory kept for reuse; 0: an eighth of the RAM
   // Inputs kept between calls so that they need not travel again (wire::ResidentInput): per
   // session, and for all sessions together; 0 (either): none kept.
@@ -122,7 +125,7 @@ struct Config {
 };
 
 // Reads a TOML file whose keys are the field names above (host, port, token_file,
-// compute_threads, max_request_bytes, max_client_bytes, max_clients, lanes, lane_threads, buffer_cache_bytes,
+// compute_threads, max_request_bytes, max_client_bytes, max_clients, lanes, lane_threads, lane_port, buffer_cache_bytes,
 // resident_bytes, resident_total_bytes,
 // gpu_min_flops, host_block_columns, gpus, restart_after_gpu_fault, worker_per_gpu, gpu_memory_bytes, copy_lanes, direct_chunk_bytes,
 // auth_timeout_seconds, idle_spin_ns, fft_threads, fft_planner, fft_wisdom_file, fft_max_plans,

@@ -835,7 +835,7 @@ uint16_t Server::start() {
   m.port = m.worker_->listen(m.config_.host, m.config_.port);
   // Lanes carry no seals: an encrypted server has no use for lane threads.
   if (m.config_.lanes > 1 && m.config_.lane_threads > 0 && !m.config_.encrypt)
-    m.lane_ports = m.worker_->listen_lanes(m.config_.host, m.config_.lane_threads);
+    m.lane_ports = m.worker_->listen_lanes(m.config_.host, m.config_.lane_threads, m.config_.lane_port);
   m.pool_ = std::make_unique<ComputePool>(m.config_.compute_threads);
   m.direct_.open(m.config_.copy_lanes);
   std::string names;
@@ -938,6 +938,7 @@ nlohmann::json Server::Impl::status() const {
                         {"direct_calls", m.direct_.calls()},
                         {"lanes", {{"offered", m.config_.encrypt ? 1u : m.config_.lanes},
                                    {"threads", m.lane_ports.size()},
+                                   {"ports", m.lane_ports},
                                    {"joined", m.lanes_joined},
                                    {"joined_on_threads", m.lanes_joined_on_threads},
                                    {"open", m.lane_owner.size()},

@@ -117,13 +117,15 @@ Events LaneThreads::lane_events(unsigned lane) {
   return e;
 }
 
-std::vector<uint16_t> LaneThreads::listen(const std::string& host, unsigned count) {
+std::vector<uint16_t> LaneThreads::listen(const std::string& host, unsigned count, uint16_t first_port) {
+  if (first_port && uint32_t(first_port) + count > 65536)
+    throw Error("lane ports from " + std::to_string(first_port) + ": no room for " + std::to_string(count));
   std::vector<uint16_t> ports;
   for (unsigned i = 0; i < count; ++i) {
     auto lane = std::make_unique<Lane>();
     lane->index = static_cast<unsigned>(lanes_.size());
     lane->worker = std::make_unique<Worker>(lane_events(lane->index), options_);
-    ports.push_back(lane->worker->listen(host, 0));
+    ports.push_back(lane->worker->listen(host, first_port ? static_cast<uint16_t>(first_port + i) : 0));
     Lane& l = *lane;
     lanes_.push_back(std::move(lane));
     l.thread = std::thread([this, &l] { run(l); });

@@ -42,7 +42,7 @@ class LaneThreads {
   static constexpr PeerId kLaneBit = PeerId(1) << 63;
   static bool owns(PeerId peer) { return (peer & kLaneBit) != 0; }
 
-  std::vector<uint16_t> listen(const std::string& host, unsigned count);
+  std::vector<uint16_t> listen(const std::string& host, unsigned count, uint16_t first_port);
   PeerId connect(const std::string& host, uint16_t port);
   // As Worker::send; `done` or `plain` runs from a later deliver() (ok = false for a peer closed).
   void send(PeerId peer, std::span<const std::byte> header, std::span<const Segment> payload,

@@ -173,7 +173,8 @@ class Worker {
   // included, on this worker's thread), except: no sinks, no protect(), and close() returns once
   // the lane's thread has closed it. listen_lanes: `count` listeners on `host`, one per thread,
   // each on a port of its own (returned); connect_lane: one connection, on a thread of its own.
-  std::vector<uint16_t> listen_lanes(const std::string& host, unsigned count);
+  // first_port: lane i on first_port + i; 0: free ports. Throws Error when one cannot listen.
+  std::vector<uint16_t> listen_lanes(const std::string& host, unsigned count, uint16_t first_port = 0);
   PeerId connect_lane(const std::string& host, uint16_t port);
   // Whether the peer is a lane's (listen_lanes, connect_lane).
   static bool is_lane(PeerId peer);

@@ -1055,8 +1055,8 @@ uint16_t Worker::listen(const std::string& host, uint16_t port) {
                                         : reinterpret_cast<const sockaddr_in&>(sa).sin_port);
 }
 
-std::vector<uint16_t> Worker::listen_lanes(const std::string& host, unsigned count) {
-  return impl_->lane_threads().listen(host, count);
+std::vector<uint16_t> Worker::listen_lanes(const std::string& host, unsigned count, uint16_t first_port) {
+  return impl_->lane_threads().listen(host, count, first_port);
 }
 
 PeerId Worker::connect_lane(const std::string& host, uint16_t port) {

@@ -62,6 +62,27 @@ ok "OUTBOARD_LANES=1 and shared memory: one connection"
 tables_check "after the clients with lanes"
 idle_check "after the clients with lanes"
 
+# Lane threads on ports given (lane_port, for firewalls): thread i on lane_port + i, lanes join there.
+stop_server
+lane_port=$(python3 -c 'import random, socket
+for _ in range(200):
+    p = random.randrange(20000, 60000, 4); ok = True
+    for q in range(p, p + 4):
+        s = socket.socket()
+        try: s.bind(("127.0.0.1", q))
+        except OSError: ok = False
+        s.close()
+    if ok: print(p); break')
+cat >"$WORK/lane-port.toml" <<EOF
+lane_port = $lane_port
+EOF
+start_server --config "$WORK/lane-port.toml"
+[ "$(status_field "s['lanes']['ports']")" = "[$lane_port, $((lane_port + 1)), $((lane_port + 2)), $((lane_port + 3))]" ] ||
+  fail "lane_port = $lane_port: the lane threads listen on $(status_field "s['lanes']['ports']")"
+run_checked level3_check_lane_port "$OUTBOARD" run -- "$PROGRAMS/level3_check" --size 300
+[ "$(lanes joined_on_threads)" = 3 ] || fail "$(lanes joined_on_threads) lanes joined on the given lane ports (expected 3)"
+ok "lane_port = $lane_port: lane threads on $lane_port..$((lane_port + 3)), 3 lanes joined there, calls right"
+
 # Lanes without lane threads: joined on the server's port, served by its progress thread.
 stop_server
 cat >"$WORK/no-threads.toml" <<EOF

@@ -285,6 +285,18 @@ TEST(ConfigValidate, ZeroComputeThreads) {
   EXPECT_TRUE(contains(validate_error(c), "'compute_threads'"));
 }
 
+TEST(ConfigValidate, LanePortLeavesRoomForEveryLaneThread) {
+  Config c;
+  c.lane_threads = 4;
+  c.lane_port = 65533;
+  EXPECT_TRUE(contains(validate_error(c), "'lane_port'"));
+  c.lane_port = 65532;  // 65532 .. 65535
+  EXPECT_NO_THROW(validate(c));
+  c.lane_threads = 0;  // no lane threads: any port
+  c.lane_port = 65535;
+  EXPECT_NO_THROW(validate(c));
+}
+
 TEST(ConfigValidate, RequestLargerThanClientBudget) {
   Config c;
   c.max_request_bytes = 2000;

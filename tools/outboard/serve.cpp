@@ -159,6 +159,12 @@ Runner add_serve(CLI::App& app) {
       // Its one GPU is the one CUDA_VISIBLE_DEVICES names; the staging reserve is shared out.
       c.gpus = 0;
       if (c.metrics_port) c.metrics_port = static_cast<uint16_t>(c.metrics_port + restart.worker);
+      if (c.lane_port) {  // each worker's lane threads after the previous worker's
+        const uint32_t first = c.lane_port + restart.worker * c.lane_threads;
+        if (first + c.lane_threads > 65536)
+          throw Error("setting 'lane_port' leaves worker " + std::to_string(restart.worker) + " no room for its lane ports");
+        c.lane_port = static_cast<uint16_t>(first);
+      }
       spdlog::info("serve.worker index={} of={} gpu={}", restart.worker, restart.workers,
                    restart.gpu.empty() ? "none" : restart.gpu);
     }
