@@ -55,6 +55,8 @@ struct LaneThreads::Posted {
 
 struct LaneThreads::Lane {
   unsigned index = 0;
+  bool connected_one = false;  // made by connect(): its one connection closed, the lane goes too
+  bool gone = false;           // its thread joined and its worker destroyed
   std::unique_ptr<Worker> worker;
   std::thread thread;
   std::atomic<bool> stop{false};
@@ -77,7 +79,8 @@ PeerId LaneThreads::inner_id(PeerId peer) { return peer & kInnerMask; }
 
 LaneThreads::Lane* LaneThreads::lane_of(PeerId peer) const {
   const PeerId index = (peer & ~kLaneBit) >> kInnerBits;
-  return index < lanes_.size() ? lanes_[index].get() : nullptr;
+  Lane* lane = index < lanes_.size() ? lanes_[index].get() : nullptr;
+  return lane && !lane->gone ? lane : nullptr;
 }
 
 Events LaneThreads::lane_events(unsigned lane) {
@@ -138,6 +141,7 @@ PeerId LaneThreads::connect(const std::string& host, uint16_t port) {
   lane->index = static_cast<unsigned>(lanes_.size());
   lane->worker = std::make_unique<Worker>(lane_events(lane->index), options_);
   const PeerId id = owner_id(lane->index, lane->worker->connect(host, port));
+  lane->connected_one = true;
   Lane& l = *lane;
   lanes_.push_back(std::move(lane));
   l.thread = std::thread([this, &l] { run(l); });
@@ -175,10 +179,34 @@ void LaneThreads::close(PeerId peer, bool force) {
   c.peer = inner_id(peer);
   c.force = force;
   command(*lane, std::move(c));
-  std::unique_lock lk(lane->mu);
-  const uint64_t mine = lane->queued;
-  if (!lane->ran_cv.wait_for(lk, kCloseWait, [&] { return lane->ran >= mine; }))
-    spdlog::warn("transport.lane_close_slow peer={} (the lane's thread did not close it within 5 s)", peer);
+  {
+    std::unique_lock lk(lane->mu);
+    const uint64_t mine = lane->queued;
+    if (!lane->ran_cv.wait_for(lk, kCloseWait, [&] { return lane->ran >= mine; }))
+      spdlog::warn("transport.lane_close_slow peer={} (the lane's thread did not close it within 5 s)", peer);
+  }
+  if (lane->connected_one) retire(*lane);  // a client's lane: its thread has nothing left to serve
+}
+
+void LaneThreads::retire(Lane& lane) {
+  lane.stop.store(true, std::memory_order_release);
+  lane.worker->signal();
+  lane.thread.join();
+  lane.worker.reset();  // fails what it still had in flight: posted, delivered by deliver()
+  lane.gone = true;
+  std::vector<Command> left;
+  {
+    std::lock_guard lk(lane.mu);
+    left.swap(lane.commands);
+  }
+  for (Command& c : left)  // sends its thread never reached fail too
+    if (c.kind == Command::Kind::send && (c.done || c.plain.fn)) {
+      Posted p;
+      p.kind = Posted::Kind::sent;
+      p.done = std::move(c.done);
+      p.plain = c.plain;
+      post(std::move(p));
+    }
 }
 
 void LaneThreads::command(Lane& lane, Command c) {
@@ -320,32 +348,21 @@ void LaneThreads::handle(const Events& events, Posted& p) {
 void LaneThreads::stop() {
   if (stopped_) return;
   stopped_ = true;
-  for (auto& lane : lanes_) {
-    lane->stop.store(true, std::memory_order_release);
-    lane->worker->signal();
-  }
+  for (auto& lane : lanes_)  // every thread told first, then each joined
+    if (!lane->gone) {
+      lane->stop.store(true, std::memory_order_release);
+      lane->worker->signal();
+    }
   for (auto& lane : lanes_)
-    if (lane->thread.joinable()) lane->thread.join();
-  // Destroyed here, after their threads: a worker's destructor fails its sends still in flight,
-  // which posts their completions.
-  for (auto& lane : lanes_) lane->worker.reset();
+    if (!lane->gone) retire(*lane);
   live_.clear();
+  // Only the sends' completions matter now; they run here, once each.
   std::vector<Posted> left;
   {
     std::lock_guard lk(inbox_mu_);
     left.swap(inbox_);
     posted_.store(0, std::memory_order_release);
   }
-  // Sends its thread never got to fail as well.
-  for (auto& lane : lanes_)
-    for (Command& c : lane->commands)
-      if (c.kind == Command::Kind::send && (c.done || c.plain.fn)) {
-        Posted p;
-        p.kind = Posted::Kind::sent;
-        p.done = std::move(c.done);
-        p.plain = c.plain;
-        left.push_back(std::move(p));
-      }
   for (Posted& p : left) {
     if (p.kind != Posted::Kind::sent) continue;
     try {

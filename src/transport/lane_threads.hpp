@@ -70,6 +70,7 @@ class LaneThreads {
   void run(Lane& lane);
   void execute(Lane& lane, Command& c);
   void handle(const Events& events, Posted& p);
+  void retire(Lane& lane);  // stops and joins its thread, destroys its worker
   Lane* lane_of(PeerId peer) const;
   static PeerId owner_id(unsigned lane, PeerId inner);
   static PeerId inner_id(PeerId peer);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <ctime>
+#include <filesystem>
 
 #include <algorithm>
 #include <cstring>
@@ -245,8 +246,14 @@ TEST(Transport, LaneStreamsOfBorrowedSendsCompleteOnceAndInOrder) {
   EXPECT_EQ(c.failed, 0);
 }
 
+size_t threads_of_this_process() {
+  size_t n = 0;
+  for (const auto& e : std::filesystem::directory_iterator("/proc/self/task")) n += e.is_directory();
+  return n;
+}
+
 // close() returns once the lane's thread has closed the connection: nothing arrives for it after,
-// and the other side learns it is gone.
+// the other side learns it is gone, and a client's lane takes its thread with it.
 TEST(Transport, ClosingALaneEndsItBeforeReturning) {
   Pair p(/*lanes=*/true);
   p.wire_up();
@@ -254,8 +261,10 @@ TEST(Transport, ClosingALaneEndsItBeforeReturning) {
   transport::Segment seg{big.data(), big.size()};
   Count c;
   for (int i = 0; i < 4; ++i) p.server->send(p.server_peer, std::as_bytes(std::span("B", 1)), {&seg, 1}, c.done());
+  const size_t threads = threads_of_this_process();
   p.client->close(p.to_server, true);
   EXPECT_FALSE(p.client->connected(p.to_server));
+  EXPECT_EQ(threads_of_this_process(), threads - 1);  // the client lane's thread is gone
   const int got = p.client_got;
   ASSERT_TRUE(p.run_until([&] { return c.ok + c.failed == 4; }));
   p.run_until([] { return false; }, 0.3);
