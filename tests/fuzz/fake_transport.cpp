@@ -121,6 +121,12 @@ uint16_t Worker::listen(const std::string&, uint16_t port) { return port ? port 
 
 PeerId Worker::connect(const std::string&, uint16_t) { throw Error("fake transport: no outgoing connections"); }
 
+// No lane threads here: the server under test offers none (its lanes join on its port).
+std::vector<uint16_t> Worker::listen_lanes(const std::string&, unsigned, uint16_t) { return {}; }
+PeerId Worker::connect_lane(const std::string&, uint16_t) { throw Error("fake transport: no outgoing connections"); }
+bool Worker::is_lane(PeerId) { return false; }
+void Worker::land(uint64_t, Landing) {}
+
 void Worker::send(PeerId peer, std::span<const std::byte> header, std::span<const Segment> payload,
                   std::function<void(bool ok)> done) {
   Impl& m = *impl_;
