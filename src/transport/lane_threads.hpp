@@ -13,6 +13,8 @@
 // events back (connected, message, landing wanted, send done, disconnected), waking the owner
 // with its signal. A payload's landing is asked of the owner's on_payload without holding up the
 // lane's thread (Events::on_payload_later): the arrival waits in the lane's worker for the answer.
+// Meanwhile later messages of the connection may be delivered before it, as on any worker a
+// rendezvous payload still being pulled lets later messages overtake it; here eager ones too.
 #pragma once
 #include <atomic>
 #include <condition_variable>
