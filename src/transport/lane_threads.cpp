@@ -85,19 +85,16 @@ LaneThreads::Lane* LaneThreads::lane_of(PeerId peer) const {
 
 Events LaneThreads::lane_events(unsigned lane) {
   Events e;
-  e.on_connect = [this, lane](PeerId inner, const std::string& addr) {
+  auto post_text = [this, lane](Posted::Kind kind, PeerId inner, const std::string& text) {
     Posted p;
-    p.kind = Posted::Kind::connected;
+    p.kind = kind;
     p.peer = owner_id(lane, inner);
-    p.text = addr;
+    p.text = text;
     post(std::move(p));
   };
-  e.on_disconnect = [this, lane](PeerId inner, const std::string& why) {
-    Posted p;
-    p.kind = Posted::Kind::disconnected;
-    p.peer = owner_id(lane, inner);
-    p.text = why;
-    post(std::move(p));
+  e.on_connect = [post_text](PeerId inner, const std::string& addr) { post_text(Posted::Kind::connected, inner, addr); };
+  e.on_disconnect = [post_text](PeerId inner, const std::string& why) {
+    post_text(Posted::Kind::disconnected, inner, why);
   };
   e.on_payload_later = [this, lane](PeerId inner, std::span<const std::byte> header, uint64_t bytes, uint64_t ticket) {
     Posted p;
@@ -153,11 +150,7 @@ void LaneThreads::send(PeerId peer, std::span<const std::byte> header, std::span
                        std::function<void(bool)> done, SendDone plain) {
   Lane* lane = lane_of(peer);
   if (!lane || stopped_ || !live_.count(peer)) {  // as a Worker fails a send to a peer it lacks: later
-    Posted p;
-    p.kind = Posted::Kind::sent;
-    p.done = std::move(done);
-    p.plain = plain;
-    if (p.done || p.plain.fn) post(std::move(p));
+    post_sent(std::move(done), plain, false);
     return;
   }
   Command c;
@@ -200,13 +193,17 @@ void LaneThreads::retire(Lane& lane) {
     left.swap(lane.commands);
   }
   for (Command& c : left)  // sends its thread never reached fail too
-    if (c.kind == Command::Kind::send && (c.done || c.plain.fn)) {
-      Posted p;
-      p.kind = Posted::Kind::sent;
-      p.done = std::move(c.done);
-      p.plain = c.plain;
-      post(std::move(p));
-    }
+    if (c.kind == Command::Kind::send) post_sent(std::move(c.done), c.plain, false);
+}
+
+void LaneThreads::post_sent(std::function<void(bool)> done, SendDone plain, bool ok) {
+  if (!done && !plain.fn) return;
+  Posted p;
+  p.kind = Posted::Kind::sent;
+  p.flag = ok;
+  p.done = std::move(done);
+  p.plain = plain;
+  post(std::move(p));
 }
 
 void LaneThreads::command(Lane& lane, Command c) {
@@ -261,14 +258,7 @@ void LaneThreads::execute(Lane& lane, Command& c) {
       case Command::Kind::send: {
         std::function<void(bool)> done;
         if (c.done || c.plain.fn)
-          done = [this, d = std::move(c.done), plain = c.plain](bool ok) mutable {
-            Posted p;
-            p.kind = Posted::Kind::sent;
-            p.flag = ok;
-            p.done = std::move(d);
-            p.plain = plain;
-            post(std::move(p));
-          };
+          done = [this, d = std::move(c.done), plain = c.plain](bool ok) mutable { post_sent(std::move(d), plain, ok); };
         lane.worker->send(c.peer, c.header, c.payload, std::move(done));
         break;
       }

@@ -68,6 +68,7 @@ class LaneThreads {
   struct Lane;
   Events lane_events(unsigned lane);
   void post(Posted p);
+  void post_sent(std::function<void(bool)> done, SendDone plain, bool ok);  // a send's completion, if it has one
   void command(Lane& lane, Command c);
   void run(Lane& lane);
   void execute(Lane& lane, Command& c);

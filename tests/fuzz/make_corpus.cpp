@@ -58,6 +58,7 @@ std::map<std::string, std::vector<std::byte>> seeds() {
   out["challenge"] = encode(Challenge{filled(2), filled(3), "server"});
   out["auth"] = encode(Auth{filled(4)});
   out["auth_result"] = encode(AuthResult{true, "ok", {}, false, {7701}, 1 << 30});
+  out["auth_result_lane_ports"] = encode(AuthResult{true, "ok", {}, false, {}, 0, 5, {40001, 40002, 40003, 40004}});
   {
     Level3Call g;
     g.routine = Routine::gemm, g.scalar = Scalar::d, g.m = 4, g.n = 3, g.k = 2, g.alpha = {1, 0};

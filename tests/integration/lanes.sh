@@ -16,6 +16,11 @@ start_server
 # Every call remote, in chunked messages of the smallest size: many chunks per call.
 export OUTBOARD_OFFLOAD=always OUTBOARD_FALLBACK=fail OUTBOARD_DIRECT=0 OUTBOARD_CHUNK_BYTES=65536
 lanes() { status_field "s['lanes']['$1']"; }
+restart_with() {  # restart_with NAME TOML: a fresh server with that configuration
+  stop_server
+  printf '%s\n' "$2" >"$WORK/$1.toml"
+  start_server --config "$WORK/$1.toml"
+}
 
 [ "$(lanes offered)" = 8 ] || fail "the server offers $(lanes offered) lanes, not its default 8"
 [ "$(lanes threads)" = 4 ] || fail "the server has $(lanes threads) lane threads, not its default 4"
@@ -63,7 +68,6 @@ tables_check "after the clients with lanes"
 idle_check "after the clients with lanes"
 
 # Lane threads on ports given (lane_port, for firewalls): thread i on lane_port + i, lanes join there.
-stop_server
 lane_port=$(python3 -c 'import random, socket
 for _ in range(200):
     p = random.randrange(20000, 60000, 4); ok = True
@@ -73,10 +77,7 @@ for _ in range(200):
         except OSError: ok = False
         s.close()
     if ok: print(p); break')
-cat >"$WORK/lane-port.toml" <<EOF
-lane_port = $lane_port
-EOF
-start_server --config "$WORK/lane-port.toml"
+restart_with lane-port "lane_port = $lane_port"
 [ "$(status_field "s['lanes']['ports']")" = "[$lane_port, $((lane_port + 1)), $((lane_port + 2)), $((lane_port + 3))]" ] ||
   fail "lane_port = $lane_port: the lane threads listen on $(status_field "s['lanes']['ports']")"
 run_checked level3_check_lane_port "$OUTBOARD" run -- "$PROGRAMS/level3_check" --size 300
@@ -84,11 +85,7 @@ run_checked level3_check_lane_port "$OUTBOARD" run -- "$PROGRAMS/level3_check" -
 ok "lane_port = $lane_port: lane threads on $lane_port..$((lane_port + 3)), 3 lanes joined there, calls right"
 
 # Lanes without lane threads: joined on the server's port, served by its progress thread.
-stop_server
-cat >"$WORK/no-threads.toml" <<EOF
-lane_threads = 0
-EOF
-start_server --config "$WORK/no-threads.toml"
+restart_with no-threads "lane_threads = 0"
 [ "$(lanes threads)" = 0 ] || fail "a server with lane_threads = 0 has $(lanes threads)"
 run_checked level3_check_no_threads "$OUTBOARD" run -- "$PROGRAMS/level3_check" --size 300
 [ "$(lanes joined)" = 3 ] || fail "$(lanes joined) lanes joined a server without lane threads (expected 3)"
@@ -97,11 +94,7 @@ run_checked level3_check_no_threads "$OUTBOARD" run -- "$PROGRAMS/level3_check" 
 ok "lane_threads = 0: 3 lanes joined on the server's port and carried chunks, calls right"
 
 # A server that offers one connection: none joins, and the calls are right.
-stop_server
-cat >"$WORK/one.toml" <<EOF
-lanes = 1
-EOF
-start_server --config "$WORK/one.toml"
+restart_with one "lanes = 1"
 [ "$(lanes offered)" = 1 ] || fail "a server with lanes = 1 offers $(lanes offered)"
 run_checked level3_check_offered_one "$OUTBOARD" run -- "$PROGRAMS/level3_check" --size 300
 [ "$(lanes joined)" = 0 ] || fail "lanes joined a server that offers none"

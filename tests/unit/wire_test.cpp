@@ -226,7 +226,12 @@ TEST(WireRoundTrip, AuthResult) {
   }
   AuthResult w{true, "welcome"};
   w.siblings = {7701, 7702, 65535};
-  EXPECT_EQ(decode_as<AuthResult>(encode(w)).siblings, w.siblings);
+  w.lanes = 5;
+  w.lane_ports = {40001, 40002, 65535};
+  const AuthResult d = decode_as<AuthResult>(encode(w));
+  EXPECT_EQ(d.siblings, w.siblings);
+  EXPECT_EQ(d.lanes, 5u);
+  EXPECT_EQ(d.lane_ports, w.lane_ports);
 }
 
 TEST(WireReject, AuthResultWithTooManyOrZeroSiblings) {
@@ -235,6 +240,15 @@ TEST(WireReject, AuthResultWithTooManyOrZeroSiblings) {
   EXPECT_THROW(decode(encode(many)), ProtocolError);
   AuthResult zero{true, "welcome"};
   zero.siblings = {7701, 0};
+  EXPECT_THROW(decode(encode(zero)), ProtocolError);
+}
+
+TEST(WireReject, AuthResultWithTooManyOrZeroLanePorts) {
+  AuthResult many{true, "welcome"};
+  many.lane_ports.assign(kMaxLanes + 1, 40001);
+  EXPECT_THROW(decode(encode(many)), ProtocolError);
+  AuthResult zero{true, "welcome"};
+  zero.lane_ports = {40001, 0};
   EXPECT_THROW(decode(encode(zero)), ProtocolError);
 }
 
