@@ -233,7 +233,8 @@ void Connection::on_message(transport::PeerId from, std::vector<std::byte> heade
     auto it = pending_.find(c->call_id);
     if (it == pending_.end()) return;  // a late piece of a call given up on: dropped
     Pending& p = *it->second;
-    if (refused || !p.chunked || p.received + c->bytes > p.reply_capacity) {
+    if (refused || !p.chunked || p.received + c->bytes > p.reply_capacity ||
+        (p.on_reply && p.replied && p.received + c->bytes > p.lane_bytes)) {
       fail("server sent a result piece that does not fit the request");
       return;
     }
@@ -274,15 +275,14 @@ void Connection::on_message(transport::PeerId from, std::vector<std::byte> heade
   }
   Pending& p = *it->second;
   if (p.on_reply) {
-    auto owned = std::move(async_.at(*id));
-    async_.erase(*id);
-    pending_.erase(it);
-    owned->on_reply(&m, &payload, {});
-    // A thread in wait_until() for what on_reply set sleeps on the condition variable while
-    // another sleeps on the transport: without this it woke at its 1 ms timeout (remote OpenCL's
-    // clFinish after a 0.2 ms kernel took ~1.3 ms on the H200 host every few calls).
-    wake_waiters();
-    return;
+    const auto* cl = std::get_if<wire::ClReply>(&m);
+    p.lane_bytes = cl ? cl->lane_bytes : 0;
+    if (p.lane_bytes && (!p.reply_buffer || p.lane_bytes > p.reply_capacity || p.received > p.lane_bytes))
+      return fail("server sent a result over the lanes that does not fit the request");
+    p.reply = std::move(m);
+    p.replied = true;
+    if (p.received < p.lane_bytes) return;  // answered when its last piece lands
+    return answer_async(*id, &payload);
   }
   p.reply = std::move(m);
   if (p.chunked) {
@@ -300,9 +300,26 @@ void Connection::wake_waiters() {
   if (blocking_) worker_->signal();
 }
 
-// A chunked call is answered when its reply is in and, if it succeeded, all of its result.
+void Connection::answer_async(uint64_t id, transport::Buffer* payload) {
+  auto owned = std::move(async_.at(id));
+  async_.erase(id);
+  pending_.erase(id);
+  owned->on_reply(&owned->reply, payload, {});
+  // A thread in wait_until() for what on_reply set sleeps on the condition variable while
+  // another sleeps on the transport: without this it woke at its 1 ms timeout (remote OpenCL's
+  // clFinish after a 0.2 ms kernel took ~1.3 ms on the H200 host every few calls).
+  wake_waiters();
+}
+
+// A chunked call is answered when its reply is in and, if it succeeded, all of its result; an
+// async request when its reply and the pieces that reply announced are.
 void Connection::finish_if_complete(uint64_t id, Pending& p) {
   if (!p.replied) return;
+  if (p.on_reply) {
+    if (p.received < p.lane_bytes) return;
+    transport::Buffer none;
+    return answer_async(id, &none);
+  }
   auto* r = std::get_if<wire::CallReply>(&p.reply);
   auto* l = std::get_if<wire::LapackReply>(&p.reply);
   auto* f = std::get_if<wire::FftReply>(&p.reply);
@@ -454,6 +471,10 @@ void Connection::request_async(wire::Message request, std::vector<transport::Seg
   p->reply_buffer = reply_buffer;
   p->reply_capacity = reply_buffer ? reply_capacity : UINT64_MAX;
   p->on_reply = std::move(done);
+  if (reply_buffer) {  // pieces over the lanes (wire::ClReply::lane_bytes) land where the reply would
+    p->chunked = true;
+    p->land = [reply_buffer](uint64_t offset, uint64_t) { return static_cast<std::byte*>(reply_buffer) + offset; };
+  }
   Pending* raw = p.get();
   uint64_t id = post(lk, request, std::move(payload), raw);
   async_[id] = std::move(p);
@@ -854,6 +875,47 @@ void Connection::set_link_lanes(unsigned wanted) {
 unsigned Connection::link_lanes_in_use() {
   Lock lk(mu_);
   return static_cast<unsigned>(bulk_peers().size());
+}
+
+bool Connection::bulk_over_lanes() {
+  refuse_if_inherited();
+  Lock lk(mu_);
+  if (dead_) return false;
+  open_link_lanes(lk);
+  return bulk_peers().front() != peer_;
+}
+
+void Connection::send_lane_data(uint64_t transfer, const void* data, uint64_t bytes, uint64_t chunk_bytes,
+                                std::function<void(bool ok)> sent) {
+  refuse_if_inherited();
+  Lock lk(mu_);
+  if (dead_) throw Error(dead_reason_);
+  chunk_bytes = std::max(chunk_bytes, wire::kMinChunkBytes);
+  // Counts the chunks not yet sent, plus one until all are posted (a send may complete at once).
+  struct Sending {
+    uint64_t left = 1;
+    bool ok = true;
+    std::function<void(bool)> sent;
+    void one_done(bool fine) {
+      ok = ok && fine;
+      if (--left == 0 && sent) sent(ok);
+    }
+  };
+  auto s = std::make_shared<Sending>();
+  s->sent = std::move(sent);
+  wire::ClChunk chunk{transfer, bytes, chunk_bytes, 0};
+  const uint64_t count = wire::chunk_count(bytes, chunk_bytes);
+  for (uint64_t i = 0; i < count; ++i) {
+    chunk.chunk_index = i;
+    const transport::Segment piece{static_cast<const std::byte*>(data) + i * chunk_bytes, wire::chunk_length(chunk)};
+    ++s->left;
+    worker_->send(next_bulk_peer(), wire::encode(chunk), {&piece, 1}, [this, s](bool ok) {
+      if (!ok) fail("sending to the server failed");
+      s->one_done(ok);
+    });
+  }
+  s->one_done(true);
+  worker_->progress();
 }
 
 // Whether this session's bulk data crosses TCP: every UCX lane of its endpoint that carries

@@ -51,6 +51,15 @@ class Connection {
   void set_link_lanes(unsigned wanted);
   // The connections chunks and streams travel over now: 1 + the lanes joined.
   unsigned link_lanes_in_use();
+  // Whether bulk data not tied to a chunked call (remote OpenCL's: send_lane_data, wire::ReplyChunk
+  // answers) goes over lanes: they are opened (once, as for a chunked call) and carry all bulk data,
+  // each on a thread of its own. False on one host, with one connection, or without lane threads.
+  bool bulk_over_lanes();
+  // Sends `bytes` from `data` as transfer `transfer`'s wire::ClChunks of `chunk_bytes`, dealt out
+  // over the lanes all at once; `sent(ok)` runs once when every chunk is sent (the data may then
+  // change), like notify()'s. Throws Error if the connection is dead.
+  void send_lane_data(uint64_t transfer, const void* data, uint64_t bytes, uint64_t chunk_bytes,
+                      std::function<void(bool ok)> sent);
 
   // Sends `request` (its call_id is assigned here) with `payload`, and waits for its answer. A
   // reply payload lands in reply_buffer, which must hold the announced bytes. Throws Error if the
@@ -73,8 +82,9 @@ class Connection {
   using AsyncReply = std::function<void(wire::Message* reply, transport::Buffer* payload, const std::string& why)>;
   // Sends `request` (its call_id assigned here) and returns at once; `done` runs once, with its
   // answer or the connection's failure. A reply payload lands in reply_buffer (which must hold the
-  // announced bytes), or, when reply_buffer is null, in a buffer made for it. Throws Error if the
-  // connection is dead (then `done` is not run).
+  // announced bytes), or, when reply_buffer is null, in a buffer made for it. A wire::ClReply with
+  // lane_bytes is answered once that many bytes of wire::ReplyChunks have landed in reply_buffer.
+  // Throws Error if the connection is dead (then `done` is not run).
   void request_async(wire::Message request, std::vector<transport::Segment> payload, void* reply_buffer,
                      uint64_t reply_capacity, AsyncReply done);
   // Messages the server sends unasked (wire::ClNotice); set before they can come.
@@ -185,7 +195,10 @@ class Connection {
     ResultLanding land;
     bool input_taken = false;  // direct calls: the server has copied the input
     AsyncReply on_reply;       // request_async: answered through this
+    uint64_t lane_bytes = 0;   // request_async: result bytes the reply said come as pieces
   };
+  // Answers a request_async whose reply (in p.reply) and pieces are all in.
+  void answer_async(uint64_t id, transport::Buffer* payload);
   struct ChunkSender;
   void send_chunks(const std::shared_ptr<ChunkSender>& s);
   // Wakes the threads waiting for a predicate: on the condition variable, and the one sleeping on

@@ -83,6 +83,14 @@ class ChannelImpl final : public Channel {
   bool post(const wire::ClOp& op, Bytes data, bool wait_sent) override {
     try {
       in_order();
+      if (over_lanes(data.size)) {
+        auto sent = std::make_shared<std::atomic<int>>(0);  // 0 pending, 1 sent, 2 failed
+        auto send = [&](wire::ClRequest& r) { conn_->notify(std::move(r)); };
+        send_over_lanes(wire::ClRequest{0, op}, data, send, [sent](bool ok) { *sent = ok ? 1 : 2; });
+        if (!wait_sent) return true;  // the server runs the command once all of it is there
+        await([&] { return sent->load() != 0; }, timeout_, "sending an OpenCL operation's data");
+        return sent->load() == 1;
+      }
       if (!wait_sent && data.size) {
         ++payloads_in_flight_;
         conn_->notify(wire::ClRequest{0, op, data.size}, segments(data), [this](bool) { --payloads_in_flight_; });
@@ -231,28 +239,64 @@ class ChannelImpl final : public Channel {
     if (!std::holds_alternative<wire::Pong>(pong)) throw Error("the server answered a ping with something else");
   }
 
+  // Large data across a link travels over the session's lanes (Connection::bulk_over_lanes), a
+  // few connections at once, not in the queue's order on this one: the server holds the command
+  // until all of it has come. Below kLaneMinBytes one message is quicker.
+  static constexpr uint64_t kLaneMinBytes = 1 << 20;
+  bool over_lanes(uint64_t bytes) {
+    if (bytes < kLaneMinBytes) return false;
+    std::call_once(lanes_asked_, [&] { bulk_over_lanes_ = conn_->bulk_over_lanes(); });
+    return bulk_over_lanes_;
+  }
+  // Chunks spread over the lanes: about one per lane, 256 KiB to 4 MiB each.
+  uint64_t lane_chunk_bytes(uint64_t bytes) {
+    const uint64_t lanes = std::max(1u, conn_->link_lanes_in_use() - 1);
+    return std::clamp<uint64_t>((bytes + lanes - 1) / lanes, 256 << 10, 4 << 20);
+  }
+  // Sends `r` (by send(), naming its data as a transfer) and `data` over the lanes; sent(ok) once
+  // the data has left. Transfer ids must reach the server increasing: a number and its request
+  // go out together.
+  void send_over_lanes(wire::ClRequest r, Bytes data, const std::function<void(wire::ClRequest&)>& send,
+                       std::function<void(bool)> sent) {
+    std::lock_guard lk(transfer_mu_);
+    const uint64_t transfer = ++last_transfer_;
+    r.payload_bytes = 0;
+    r.lane_transfer = transfer;
+    r.lane_bytes = data.size;
+    send(r);
+    conn_->send_lane_data(transfer, data.data, data.size, lane_chunk_bytes(data.size), std::move(sent));
+  }
+
+  // The caller keeps `data` until `done` runs (the answer comes after the server has all of it).
   void send_async(const wire::ClOp& op, Bytes data, void* into, uint64_t into_size,
                   std::function<void(Answer&)> done) {
-    conn_->request_async(
-        wire::ClRequest{0, op, data.size}, segments(data), into, into_size,
-        [done = std::move(done), into](wire::Message* m, transport::Buffer* payload, const std::string& why) {
-          if (!m) {
-            Answer a = lost(why);
-            done(a);
-            return;
-          }
-          auto* r = std::get_if<wire::ClReply>(m);
-          Answer a;
-          if (!r) {
-            a = lost("the server answered an OpenCL operation with something else");
-          } else {
-            a.status = r->status;
-            a.data = std::move(r->data);
-            if (payload && r->payload_bytes && !into)
-              a.payload.assign(payload->data(), payload->data() + r->payload_bytes);
-          }
-          done(a);
-        });
+    wire::ClRequest request{0, op, data.size};
+    request.reply_over_lanes = into && over_lanes(into_size);
+    auto answered = [done = std::move(done), into](wire::Message* m, transport::Buffer* payload,
+                                                   const std::string& why) {
+      if (!m) {
+        Answer a = lost(why);
+        done(a);
+        return;
+      }
+      auto* r = std::get_if<wire::ClReply>(m);
+      Answer a;
+      if (!r) {
+        a = lost("the server answered an OpenCL operation with something else");
+      } else {
+        a.status = r->status;
+        a.data = std::move(r->data);
+        if (payload && r->payload_bytes && !into) a.payload.assign(payload->data(), payload->data() + r->payload_bytes);
+      }
+      done(a);
+    };
+    if (over_lanes(data.size)) {
+      auto send = [&](wire::ClRequest& r) {
+        conn_->request_async(std::move(r), {}, into, into_size, std::move(answered));
+      };
+      return send_over_lanes(request, data, send, {});
+    }
+    conn_->request_async(request, segments(data), into, into_size, std::move(answered));
   }
 
   void drive() {
@@ -278,6 +322,10 @@ class ChannelImpl final : public Channel {
   const std::string host_;  // as the program named it: the server's siblings are found there
   const double timeout_;
   std::atomic<uint64_t> payloads_in_flight_{0};
+  std::once_flag lanes_asked_;
+  bool bulk_over_lanes_ = false;  // set once, at the first large transfer (over_lanes)
+  std::mutex transfer_mu_;
+  uint64_t last_transfer_ = 0;  // the last transfer id sent (ClRequest::lane_transfer)
   std::optional<bool> direct_cma_;  // set: lanes were asked for (with CMA or not)
   std::mutex direct_mu_;
   std::optional<uint32_t> lanes_;  // the answer, once taken  // posted without waiting, send not complete (in_order)

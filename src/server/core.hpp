@@ -35,6 +35,9 @@ struct Completion {
   std::vector<KeptInput> keep_inputs{};
   // A result not sent because the client holds it already (wire::FftReply::output_unchanged).
   uint64_t result_bytes_not_sent = 0;
+  // The payload goes as wire::ReplyChunks (call_id) over the session's lanes (Core::bulk_peer),
+  // and the reply, which says so, without it.
+  bool pieces_over_lanes = false;
 };
 
 class Core {

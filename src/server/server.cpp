@@ -110,7 +110,7 @@ struct Server::Impl final : Core {
   // What a lane (Session::lanes) may carry: its session's bulk data, nothing that changes its state.
   static bool lane_carries(wire::Type t) {
     return t == wire::Type::call_chunk || t == wire::Type::lapack_chunk || t == wire::Type::fft_chunk ||
-           t == wire::Type::ping;
+           t == wire::Type::cl_chunk || t == wire::Type::ping;
   }
 
   // A lane's messages are its session's.
@@ -670,8 +670,9 @@ struct Server::Impl final : Core {
       for (KeptInput& k : d.keep_inputs) resident(*s).keep(std::move(k));
       if (d.result_bytes_not_sent) ++resident_budget.results_not_sent, resident_budget.result_bytes_not_sent += d.result_bytes_not_sent;
       std::vector<transport::Segment> out;
-      if (d.bytes) out.push_back({d.buffer->data() + d.offset, d.bytes});
       s->bytes_out += d.bytes;
+      if (d.pieces_over_lanes) send_pieces(*s, d);
+      else if (d.bytes) out.push_back({d.buffer->data() + d.offset, d.bytes});
       PeerId peer = d.peer;
       auto buf = d.held ? d.buffer : nullptr;
       auto keep = d.held ? nullptr : d.buffer;  // sent from it, not counted
@@ -680,6 +681,20 @@ struct Server::Impl final : Core {
         Session* s2 = session(peer);
         if (s2 && buf) s2->held_bytes -= std::min(s2->held_bytes, uint64_t(buf->size()));  // pings hold none
       });
+    }
+  }
+
+  // A completion's payload as ReplyChunks over the session's lanes, in pieces dealt out to them in
+  // turn (the buffer kept until every piece is sent).
+  static constexpr uint64_t kLanePieceBytes = 4 << 20;
+  void send_pieces(Session& s, const Completion& d) {
+    const auto* reply = std::get_if<wire::ClReply>(&d.reply);
+    const uint64_t id = reply ? reply->call_id : d.call_id;
+    for (uint64_t at = 0; at < d.bytes; at += kLanePieceBytes) {
+      const uint64_t n = std::min(kLanePieceBytes, d.bytes - at);
+      const transport::Segment piece{d.buffer->data() + d.offset + at, n};
+      worker_->send(bulk_peer(s), wire::encode(wire::ReplyChunk{id, at, n}), {&piece, 1},
+                    [keep = d.buffer](bool) { (void)keep; });
     }
   }
 

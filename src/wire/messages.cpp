@@ -211,7 +211,8 @@ Type type_of(const Message& m) {
                                     Type::fft_release,    Type::fft_execute,  Type::fft_chunk, Type::fft_reply,
                                     Type::direct_fft,     Type::direct_blas3, Type::cl_request,
                                     Type::cl_reply,       Type::cl_notice,   Type::hold,
-                                    Type::join_session,   Type::session_joined, Type::enveloped};
+                                    Type::join_session,   Type::session_joined, Type::enveloped,
+                                    Type::cl_chunk};
   static_assert(std::size(kTypes) == std::variant_size_v<Message>);
   return kTypes[m.index()];
 }
@@ -345,6 +346,7 @@ std::vector<std::byte> encode(const Message& m) {
                  [&](const FftPlan& q) { encode_body(w, q); },
                  [&](const ClRequest& q) { encode_body(w, q); },
                  [&](const ClReply& q) { encode_body(w, q); },
+                 [&](const ClChunk& q) { encode_body(w, q); },
                  [&](const ClNotice& q) { encode_body(w, q); },
                  [&](const FftRelease& q) { encode_body(w, q); },
                  [&](const FftExecute& q) { encode_body(w, q); },
@@ -704,6 +706,9 @@ Message decode(std::span<const std::byte> bytes) {
       break;
     case Type::cl_notice:
       m = decode_cl_notice(r);
+      break;
+    case Type::cl_chunk:
+      m = decode_cl_chunk(r);
       break;
     default:
       throw ProtocolError("unknown message type");

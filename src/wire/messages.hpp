@@ -28,7 +28,8 @@ inline constexpr uint32_t kMagic = 0x4452424f;  // "OBRD"
 // routine rejects its id in validate() (the client then runs the call locally). 8: resident
 // inputs. 9: lanes (AuthResult.lanes, JoinSession, SessionJoined). 10: Enveloped. 11: OpenCL's
 // ClSetSpecConstant. 12: FftExecute.output_digest, FftReply.output_unchanged. 13: AuthResult.lane_ports.
-inline constexpr uint16_t kProtocolVersion = 13;
+// 14: OpenCL data over the lanes (ClChunk; ClRequest.lane_transfer, lane_bytes, reply_over_lanes; ClReply.lane_bytes).
+inline constexpr uint16_t kProtocolVersion = 14;
 inline constexpr size_t kMaxText = 4096;  // longest string field
 inline constexpr size_t kMaxIdentity = 64;  // longest identity name
 
@@ -70,6 +71,7 @@ enum class Type : uint16_t {
   join_session = 35,  // client -> server, first on a new connection: add it to a session as a lane
   session_joined = 36, // server -> client on that connection: joined, or why not
   enveloped = 37,     // client -> server: a message whose encoding is too long for a header; payload = it, then its payload
+  cl_chunk = 38,      // client -> server, usually on a lane: one piece of an OpenCL operation's data
 };
 
 struct Hello {
@@ -341,7 +343,7 @@ using Message = std::variant<Hello, Challenge, Auth, AuthResult, Blas3Call, Call
                              ErrorMessage, Ping, Pong, LapackRequest, LapackReply, CallChunk, ReplyChunk, LapackChunk,
                              LanesRequest, LanesReply, DirectLapack, Proceed, InputTaken, SinkRequest, SinkReply,
                              FftPlan, FftRelease, FftExecute, FftChunk, FftReply, DirectFft, DirectBlas3,
-                             ClRequest, ClReply, ClNotice, Hold, JoinSession, SessionJoined, Enveloped>;
+                             ClRequest, ClReply, ClNotice, Hold, JoinSession, SessionJoined, Enveloped, ClChunk>;
 // The Type of a message (its variant alternative).
 Type type_of(const Message& m);
 

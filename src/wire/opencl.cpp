@@ -4,6 +4,7 @@
 
 #include "common/error.hpp"
 #include "wire/codec.hpp"
+#include "wire/messages.hpp"
 
 namespace outboard::wire {
 namespace {
@@ -119,6 +120,9 @@ const char* op_name(const ClOp& op) {
 void encode_body(Writer& w, const ClRequest& m) {
   w.u64(m.call_id);
   w.u64(m.payload_bytes);
+  w.u64(m.lane_transfer);
+  w.u64(m.lane_bytes);
+  w.u8(m.reply_over_lanes);
   w.u16(static_cast<uint16_t>(m.op.index()));
   std::visit([&](const auto& op) { put(w, op); }, m.op);
 }
@@ -128,6 +132,11 @@ void encode_body(Writer& w, const ClReply& m) {
   w.u32(static_cast<uint32_t>(m.status));
   put(w, m.data);
   w.u64(m.payload_bytes);
+  w.u64(m.lane_bytes);
+}
+
+void encode_body(Writer& w, const ClChunk& m) {
+  for (uint64_t v : {m.transfer, m.payload_bytes, m.chunk_bytes, m.chunk_index}) w.u64(v);
 }
 
 void encode_body(Writer& w, const ClNotice& m) {
@@ -142,7 +151,15 @@ ClRequest decode_cl_request(Reader& r) {
   ClRequest m;
   m.call_id = r.u64();
   m.payload_bytes = r.u64();
-  if (m.payload_bytes > kMaxClPayload) throw ProtocolError("OpenCL payload too large");
+  m.lane_transfer = r.u64();
+  m.lane_bytes = r.u64();
+  m.reply_over_lanes = r.boolean();
+  if (m.payload_bytes > kMaxClPayload || m.lane_bytes > kMaxClPayload) throw ProtocolError("OpenCL payload too large");
+  if ((m.lane_transfer == 0) != (m.lane_bytes == 0))
+    throw ProtocolError("an OpenCL operation's data over the lanes needs both a transfer and its size");
+  if (m.lane_bytes && m.payload_bytes) throw ProtocolError("an OpenCL operation's data comes one way, not two");
+  if (m.reply_over_lanes && m.call_id == 0)
+    throw ProtocolError("an unanswered OpenCL operation has no reply over the lanes");
   m.op = decode_op(r, r.u16());
   return m;
 }
@@ -153,7 +170,23 @@ ClReply decode_cl_reply(Reader& r) {
   m.status = static_cast<int32_t>(r.u32());
   get(r, m.data);
   m.payload_bytes = r.u64();
-  if (m.payload_bytes > kMaxClPayload) throw ProtocolError("OpenCL payload too large");
+  m.lane_bytes = r.u64();
+  if (m.payload_bytes > kMaxClPayload || m.lane_bytes > kMaxClPayload) throw ProtocolError("OpenCL payload too large");
+  if (m.lane_bytes && m.payload_bytes) throw ProtocolError("an OpenCL result comes one way, not two");
+  return m;
+}
+
+ClChunk decode_cl_chunk(Reader& r) {
+  ClChunk m;
+  m.transfer = r.u64();
+  m.payload_bytes = r.u64();
+  m.chunk_bytes = r.u64();
+  m.chunk_index = r.u64();
+  if (m.transfer == 0) throw ProtocolError("an OpenCL chunk names no transfer");
+  if (m.payload_bytes == 0 || m.payload_bytes > kMaxClPayload)
+    throw ProtocolError("an OpenCL chunk's transfer size is out of range");
+  if (m.chunk_bytes < kMinChunkBytes) throw ProtocolError("chunk size below the minimum");
+  if (m.chunk_index >= chunk_count(m.payload_bytes, m.chunk_bytes)) throw ProtocolError("chunk index out of range");
   return m;
 }
 

@@ -327,16 +327,35 @@ using ClOp = std::variant<ClGetPlatforms, ClGetInfo, ClCreateContext, ClCreateQu
 const char* op_name(const ClOp& op);
 
 // ---- messages (wire/messages.hpp lists them in its Message variant) ----
+// Across a link a session's large data travels over its lanes (wire::JoinSession), several
+// connections at once, instead of in queue order on its own connection:
+// - a write's data as ClChunks of a transfer the ClRequest names (lane_transfer, lane_bytes); the
+//   server holds the command, and every later one of its session, until all of them have arrived;
+// - a read's result, where the ClRequest asks (reply_over_lanes), as ReplyChunks (call_id = the
+//   request's) beside a ClReply whose lane_bytes counts them.
+// Transfer ids increase with each ClRequest that names one (never reused within a session).
 struct ClRequest {  // client -> server
   uint64_t call_id = 0;  // 0: not answered
   ClOp op;
   uint64_t payload_bytes = 0;
+  uint64_t lane_transfer = 0;     // nonzero: the op's data comes in this transfer's ClChunks, not as payload
+  uint64_t lane_bytes = 0;        // ... that many bytes (nonzero exactly when lane_transfer is)
+  bool reply_over_lanes = false;  // the result's payload may come as ReplyChunks (answered ops only)
 };
 struct ClReply {  // server -> client
   uint64_t call_id = 0;
   int32_t status = 0;  // CL_SUCCESS or the CL error code
   ClBlob data;         // small results
   uint64_t payload_bytes = 0;  // large results (read data, build results, binaries)
+  uint64_t lane_bytes = 0;     // or as ReplyChunks over the lanes (asked by reply_over_lanes), that many
+};
+// One piece of a write's data over a lane: bytes [chunk_index * chunk_bytes, + chunk_length) of
+// transfer `transfer`'s payload_bytes.
+struct ClChunk {  // client -> server
+  uint64_t transfer = 0;
+  uint64_t payload_bytes = 0;  // of the whole transfer (its ClRequest's lane_bytes)
+  uint64_t chunk_bytes = 0;    // at least kMinChunkBytes
+  uint64_t chunk_index = 0;    // below chunk_count(payload_bytes, chunk_bytes)
 };
 enum class ClNoticeKind : uint8_t { event_status, failed, context_error, count_ };
 struct ClNotice {  // server -> client, unasked
@@ -350,9 +369,11 @@ struct ClNotice {  // server -> client, unasked
 void encode_body(Writer& w, const ClRequest& m);
 void encode_body(Writer& w, const ClReply& m);
 void encode_body(Writer& w, const ClNotice& m);
+void encode_body(Writer& w, const ClChunk& m);
 ClRequest decode_cl_request(Reader& r);
 ClReply decode_cl_reply(Reader& r);
 ClNotice decode_cl_notice(Reader& r);
+ClChunk decode_cl_chunk(Reader& r);
 
 // ---- bulk results (payloads) ----
 // The server's platforms and devices: every info value the client answers from, by param name.

@@ -13,6 +13,7 @@
 #include "server/direct.hpp"
 #include "server/services/opencl_executor.hpp"
 #include "server/services/opencl_lanes.hpp"
+#include "server/services/opencl_transfers.hpp"
 
 namespace outboard::server {
 namespace {
@@ -25,27 +26,48 @@ class Output final : public ClOutput {
   Output(Core& core, PeerId peer) : core_(core), peer_(peer) {}
   void reply(uint64_t call_id, int32_t status, wire::ClBlob data, std::shared_ptr<Buffer> payload,
              uint64_t bytes) override {
-    wire::ClReply r{call_id, status, std::move(data), payload ? bytes : 0};
-    send(wire::Message{std::move(r)}, std::move(payload), bytes);
+    if (!payload) bytes = 0;
+    const bool over_lanes = asked_over_lanes(call_id) && bytes >= kLaneReplyMinBytes;
+    wire::ClReply r{call_id, status, std::move(data), over_lanes ? 0 : bytes, over_lanes ? bytes : 0};
+    send(wire::Message{std::move(r)}, std::move(payload), bytes, over_lanes);
   }
-  void notice(wire::ClNotice n) override { send(wire::Message{std::move(n)}, nullptr, 0); }
+  void notice(wire::ClNotice n) override { send(wire::Message{std::move(n)}, nullptr, 0, false); }
   void close() {
     std::lock_guard lk(mu_);
     closed_ = true;
   }
+  // The answer to `call_id` sends its payload over the session's lanes (ClRequest::reply_over_lanes)
+  // where it is large enough to gain from them. Set on the progress thread before the operation
+  // reaches the session's thread.
+  void reply_over_lanes(uint64_t call_id) {
+    std::lock_guard lk(mu_);
+    over_lanes_.push_back(call_id);
+  }
+  // Below this a result goes in its reply: one message is quicker than pieces on several connections.
+  static constexpr uint64_t kLaneReplyMinBytes = 2 * wire::kMinChunkBytes;
 
  private:
-  void send(wire::Message m, std::shared_ptr<Buffer> payload, uint64_t bytes) {
+  // Whether the answer to `call_id` was asked over the lanes (asked once: forgotten here).
+  bool asked_over_lanes(uint64_t call_id) {
+    std::lock_guard lk(mu_);
+    auto it = std::find(over_lanes_.begin(), over_lanes_.end(), call_id);
+    if (it == over_lanes_.end()) return false;
+    over_lanes_.erase(it);
+    return true;
+  }
+  void send(wire::Message m, std::shared_ptr<Buffer> payload, uint64_t bytes, bool over_lanes) {
     std::lock_guard lk(mu_);  // after close() the core may be gone: nothing reaches it
     if (closed_) return;
     Completion c{peer_, std::move(m), std::move(payload), 0, bytes};
     c.held = false;  // OpenCL results are not counted in the session's held memory
+    c.pieces_over_lanes = over_lanes;
     core_.complete(std::move(c));
   }
   Core& core_;
   const PeerId peer_;
   std::mutex mu_;
   bool closed_ = false;
+  std::vector<uint64_t> over_lanes_;  // answers asked over the lanes, not yet given (a few at most)
 };
 
 // One session's thread and its queue of operations.
@@ -61,6 +83,9 @@ class Runner {
     stop();
     thread_.join();
   }
+  // Write data over the lanes (ClChunk): landed by the progress thread, waited for by this one.
+  ClLaneTransfers& transfers() { return transfers_; }
+  void reply_over_lanes(uint64_t call_id) { out_->reply_over_lanes(call_id); }
   void push(wire::ClRequest r, Buffer payload) {
     std::lock_guard lk(mu_);
     queue_.push_back({std::move(r), std::move(payload), now_ns()});
@@ -71,6 +96,7 @@ class Runner {
   // thread (waiting for the device may take long: not on the progress thread).
   void stop() {
     out_->close();
+    transfers_.stop();
     std::lock_guard lk(mu_);
     stopping_ = true;
     queue_.clear();
@@ -103,6 +129,12 @@ class Runner {
         queue_.pop_front();
         queued_.fetch_sub(1, std::memory_order_relaxed);
       }
+      if (item.request.lane_transfer) {  // its data comes over the lanes: the session waits for it
+        std::optional<Buffer> data = transfers_.take(item.request.lane_transfer);
+        if (!data) break;  // the session ended meanwhile
+        item.payload = std::move(*data);
+        item.request.payload_bytes = item.request.lane_bytes;  // the command sees it as its payload
+      }
       objects_->run(item.request, std::move(item.payload), item.arrived_ns);
       objects_count_ = objects_->objects();
     }
@@ -113,6 +145,7 @@ class Runner {
 
   std::shared_ptr<Output> out_;
   std::shared_ptr<ClientLanes> lanes_;
+  ClLaneTransfers transfers_;
   std::unique_ptr<ClSessionObjects> objects_;
   std::mutex mu_;
   std::condition_variable cv_;
@@ -137,9 +170,11 @@ class OpenClService final : public Service {
   }
 
   const char* name() const override { return "opencl"; }
-  std::vector<wire::Type> messages() const override { return {wire::Type::cl_request}; }
+  std::vector<wire::Type> messages() const override { return {wire::Type::cl_request, wire::Type::cl_chunk}; }
 
   transport::Landing on_payload(Session& s, const wire::Message& m, uint64_t bytes) override {
+    if (const auto* c = std::get_if<wire::ClChunk>(&m))
+      return runner(s).transfers().land(*c, bytes, [&](uint64_t open) { core_.check_limits(s, open); });
     const auto* r = std::get_if<wire::ClRequest>(&m);
     if (!r) return Service::on_payload(s, m, bytes);
     Core::check_payload(r->payload_bytes, bytes);
@@ -148,23 +183,39 @@ class OpenClService final : public Service {
   }
 
   void on_message(Session& s, const wire::Message& m, Buffer payload) override {
+    if (const auto* c = std::get_if<wire::ClChunk>(&m)) return on_chunk(s, *c);
     const auto& r = std::get<wire::ClRequest>(m);
     if (r.payload_bytes && payload.size() != r.payload_bytes) {
       core_.reject(s.peer, "OpenCL operation without the data it announced");
       return;
     }
     reap();
-    auto it = runners_.find(s.peer);
-    if (it == runners_.end()) {
-      auto out = std::make_shared<Output>(core_, s.peer);
-      auto lanes = std::make_shared<ClientLanes>(core_.direct().copy_lanes());
-      it = runners_.emplace(s.peer, std::make_unique<Runner>(executor_, out, limits_, std::move(lanes))).first;
-      spdlog::info("opencl.session peer={} client=\"{}\"", s.peer, s.client_name);
+    Runner& runner_of_s = runner(s);
+    if (r.lane_transfer) {
+      try {
+        runner_of_s.transfers().announce(r.lane_transfer, r.lane_bytes,
+                                         [&](uint64_t open) { core_.check_limits(s, open); });
+      } catch (const ProtocolError& e) {
+        return core_.reject(s.peer, e.what());
+      }
+      ++lane_transfers_;
     }
+    // Only where lanes joined: without them the result comes in the reply, as the client expects too.
+    if (r.reply_over_lanes && !s.lanes.empty()) runner_of_s.reply_over_lanes(r.call_id);
     s.bytes_in += payload.size();
     // Before the operation reaches the session's thread: a direct transfer copies with it.
-    if (s.remote) it->second->lanes().set_remote(*s.remote);
-    it->second->push(r, std::move(payload));
+    if (s.remote) runner_of_s.lanes().set_remote(*s.remote);
+    runner_of_s.push(r, std::move(payload));
+  }
+
+  void on_chunk(Session& s, const wire::ClChunk& c) {
+    try {
+      runner(s).transfers().arrived(c);
+    } catch (const ProtocolError& e) {
+      return core_.reject(s.peer, e.what());
+    }
+    s.bytes_in += wire::chunk_length(c);
+    ++lane_chunks_;
   }
 
   void on_session_end(PeerId peer) override {
@@ -190,10 +241,24 @@ class OpenClService final : public Service {
                    {"direct_staging_bytes", c.direct_staging_bytes},
                    {"direct_staging_peak_bytes", c.direct_staging_peak_bytes},
                    {"pinned_bytes_read", c.pinned_bytes_read},
+                   {"lane_transfers", lane_transfers_},
+                   {"lane_chunks", lane_chunks_},
                    {"direct_staging_budget", limits_.direct_staging_bytes}};
   }
 
  private:
+  // The session's runner, made at its first message.
+  Runner& runner(Session& s) {
+    auto it = runners_.find(s.peer);
+    if (it == runners_.end()) {
+      auto out = std::make_shared<Output>(core_, s.peer);
+      auto lanes = std::make_shared<ClientLanes>(core_.direct().copy_lanes());
+      it = runners_.emplace(s.peer, std::make_unique<Runner>(executor_, out, limits_, std::move(lanes))).first;
+      spdlog::info("opencl.session peer={} client=\"{}\"", s.peer, s.client_name);
+    }
+    return *it->second;
+  }
+
   // Joins the runners of ended sessions whose objects are released by now.
   void reap() {
     std::erase_if(retiring_, [](const std::unique_ptr<Runner>& r) { return r->finished(); });
@@ -204,6 +269,7 @@ class OpenClService final : public Service {
   ClLimits limits_;
   std::unordered_map<PeerId, std::unique_ptr<Runner>> runners_;
   std::vector<std::unique_ptr<Runner>> retiring_;
+  uint64_t lane_transfers_ = 0, lane_chunks_ = 0;  // write data over the lanes: transfers announced, chunks landed
 };
 
 }  // namespace
