@@ -19,8 +19,12 @@
 #           DGEMM 8192 and the 1-D FFT 2^27 across the unshaped link over 1 and 4 (LANES_CALLS=0: not)
 #   lanestop top -H during a 64 GiB put over the unshaped link, over 1 and 4 connections (which
 #           threads carry the bytes); not among the default steps
-#   clbulk  cl_bench bandwidth (OpenCL writes and reads of 256 MiB) across the link, with
-#           OUTBOARD_DIRECT=remote and 0, beside NVIDIA's OpenCL directly; not among the default steps
+#   gemmtop top -H while DGEMM 16384 runs remote across 100 Gbit/s (which threads the calls' bytes
+#           cost); not among the default steps
+# RIG_CONFIG=FILE: the server's TOML in every step (lane_threads, say).
+#   clbulk  cl_bench bandwidth (OpenCL writes and reads of 256 MiB) across the link, in each of
+#           CLBULK_ENVS (default OUTBOARD_DIRECT=remote and 0), beside NVIDIA's OpenCL directly;
+#           not among the default steps
 #   msgsize one message in flight at a time, of 16 MiB, 64 MiB and 512 MiB (what a whole call
 #           sends at once), against the streamed put, across 25 Gbit/s; not among the default steps
 #   resident resident inputs (bench/link/resident_bench.sh): DGEMM with a fixed 8192^2 operand,
@@ -42,7 +46,9 @@ trap 'tar -C "$R" -czf "$OUT/link-logs.tar.gz" . 2>/dev/null' EXIT
 trap 'exit 143' TERM
 rig() {  # rig NAME SECONDS RIG-ARGS...: one rig run, its results in R/NAME, its summary to OUT
   local name=$1 limit=$2; shift 2
-  timeout -s TERM "$limit" "$RIG" --carry "$CARRY" --out "$R/$name" "$@" >"$R/$name.log" 2>&1
+  local config=()
+  [ -n "${RIG_CONFIG:-}" ] && config=(--config "$RIG_CONFIG")
+  timeout -s TERM "$limit" "$RIG" --carry "$CARRY" --out "$R/$name" "${config[@]}" "$@" >"$R/$name.log" 2>&1
   local rc=$?
   echo "== $name: exit $rc" | tee -a "$OUT/summary.txt"
   [ -f "$R/$name/summary.txt" ] && cat "$R/$name/summary.txt" | tee -a "$OUT/summary.txt"
@@ -105,6 +111,11 @@ if want lanestop; then  # where the cores go: top -H while a 16 GiB put runs ove
     tail -n 40 "$R/lanes-top-$lanes.log" | tee -a "$OUT/summary.txt"
   done
 fi
+if want gemmtop; then  # where the cores go while calls move their bytes over the lanes
+  rig gemm-top 150 --points 100gbit:none "${call_env[@]}" -- bash -c \
+    "\"$CARRY/bin/outboard\" bench gemm --where remote --from 16384 --to 16384 --trials 12 --output /tmp/gemm-top >/tmp/gemm-top.log 2>&1 & sleep 6; top -H -b -n 4 -d 0.5 -w 200 | grep -A 14 '^ *PID'; wait; tail -4 /tmp/gemm-top.log"
+  tail -n 80 "$R/gemm-top.log" | tee -a "$OUT/summary.txt"
+fi
 if want clbulk; then  # OpenCL's bulk transfers across the link (one session's connection), beside NVIDIA's own here
   # NVIDIA's ICD where its library is installed but not registered (as on this machine's image).
   NATIVE=/etc/OpenCL/vendors
@@ -115,12 +126,16 @@ if want clbulk; then  # OpenCL's bulk transfers across the link (one session's c
   echo "== clbulk: NVIDIA's OpenCL directly" | tee -a "$OUT/summary.txt"
   OCL_ICD_VENDORS=$NATIVE timeout 60 "$CARRY/bin/cl_bench" --platform NVIDIA bandwidth 2>&1 | tee -a "$OUT/summary.txt"
   mkdir -p "$R/outboard-icd" && echo "$CARRY/lib/liboutboard-opencl.so.0" >"$R/outboard-icd/outboard.icd"
-  for direct in remote 0; do
-    rig "clbulk-direct-$direct" 120 --points "${CLBULK_POINTS:-none:none,25gbit:none}" --env OUTBOARD_DIRECT=$direct \
+  # CLBULK_ENVS: the client environments compared, one run each, separated by ';'.
+  IFS=';' read -ra clbulk_envs <<<"${CLBULK_ENVS:-OUTBOARD_DIRECT=remote;OUTBOARD_DIRECT=0}"
+  for i in "${!clbulk_envs[@]}"; do
+    envs=()
+    for e in ${clbulk_envs[$i]}; do envs+=(--env "$e"); done
+    rig "clbulk-$i" 120 --points "${CLBULK_POINTS:-none:none,25gbit:none}" "${envs[@]}" \
       --env OCL_ICD_VENDORS="$R/outboard-icd" --server-env OCL_ICD_VENDORS=$NATIVE \
       -- "$CARRY/bin/cl_bench" --platform NVIDIA bandwidth
-    for p in "$R/clbulk-direct-$direct"/*/; do
-      [ -f "$p/bench.log" ] && grep -h "bandwidth" "$p/bench.log" | sed "s|^|$(basename "$p") direct=$direct: |" | tee -a "$OUT/summary.txt"
+    for p in "$R/clbulk-$i"/*/; do
+      [ -f "$p/bench.log" ] && grep -h "bandwidth" "$p/bench.log" | sed "s|^|$(basename "$p") ${clbulk_envs[$i]}: |" | tee -a "$OUT/summary.txt"
     done
   done
 fi
