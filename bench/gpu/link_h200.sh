@@ -58,13 +58,18 @@ echo "card: $(nvidia-smi --query-gpu=name --format=csv,noheader); cores $(nproc)
 want netem && rig netem 60 --points 25gbit:50us --no-netem fail -- rtt
 want put && rig put 150 --points none:none,100gbit:none,25gbit:none,10gbit:none --iperf 1,4 --iperf-seconds 3 \
   -- put --sizes 1048576 16777216 67108864 --bytes-per-point 2147483648
-want gemm && rig gemm 120 --points "$CALL_POINTS" "${call_env[@]}" -- gemm --where local-cpu remote --from 8192 --to 8192 --trials 2
-want fft && rig fft 150 --points "$CALL_POINTS" "${call_env[@]}" -- fft --ranks 1 --kinds c2c --precisions d --where local-all remote \
-  --from-log2 27 --to-log2 27 --trials 2
-want gemm16k && rig gemm16k 180 --points "$CALL_POINTS" "${call_env[@]}" -- gemm --where local-cpu remote --from 16384 --to 16384 \
-  --trials 2
+# CALL_TRIALS (default 2): each call's trials, the best kept; CALL_REMOTE_ONLY=1: not the local runs.
+trials=${CALL_TRIALS:-2}
+gemm_where=(local-cpu remote) fft_where=(local-all remote)
+[ "${CALL_REMOTE_ONLY:-0}" = 1 ] && gemm_where=(remote) fft_where=(remote)
+want gemm && rig gemm 120 --points "$CALL_POINTS" "${call_env[@]}" -- gemm --where "${gemm_where[@]}" --from 8192 --to 8192 \
+  --trials "$trials"
+want fft && rig fft 150 --points "$CALL_POINTS" "${call_env[@]}" -- fft --ranks 1 --kinds c2c --precisions d \
+  --where "${fft_where[@]}" --from-log2 27 --to-log2 27 --trials "$trials"
+want gemm16k && rig gemm16k 180 --points "$CALL_POINTS" "${call_env[@]}" -- gemm --where "${gemm_where[@]}" --from 16384 \
+  --to 16384 --trials "$trials"
 want fft3d && rig fft3d 150 --points "$CALL_POINTS" "${call_env[@]}" -- fft --ranks 3 --kinds c2c --precisions d \
-  --where local-all remote --from-log2 27 --to-log2 27 --trials 2
+  --where "${fft_where[@]}" --from-log2 27 --to-log2 27 --trials "$trials"
 if want numpy; then
   echo "== numpy plain (local cores)" | tee -a "$OUT/summary.txt"
   timeout 200 python3 "$HERE/../link/numpy_calls.py" 2>&1 | tee -a "$OUT/summary.txt"
@@ -113,7 +118,7 @@ if want lanestop; then  # where the cores go: top -H while a 16 GiB put runs ove
 fi
 if want gemmtop; then  # where the cores go while calls move their bytes over the lanes
   rig gemm-top 150 --points 100gbit:none "${call_env[@]}" -- bash -c \
-    "\"$CARRY/bin/outboard\" bench gemm --where remote --from 16384 --to 16384 --trials 12 --output /tmp/gemm-top >/tmp/gemm-top.log 2>&1 & sleep 6; top -H -b -n 4 -d 0.5 -w 200 | grep -A 14 '^ *PID'; wait; tail -4 /tmp/gemm-top.log"
+    "\"$CARRY/bin/outboard\" bench gemm --where remote --from 16384 --to 16384 --trials 12 --output /tmp/gemm-top >/tmp/gemm-top.log 2>&1 & sleep 18; top -H -b -n 4 -d 0.5 -w 200 | grep -A 14 '^ *PID'; wait; tail -4 /tmp/gemm-top.log"
   tail -n 80 "$R/gemm-top.log" | tee -a "$OUT/summary.txt"
 fi
 if want clbulk; then  # OpenCL's bulk transfers across the link (one session's connection), beside NVIDIA's own here

@@ -44,9 +44,11 @@ struct Settings {
   // own and lanes, wire::JoinSession): one TCP connection moves about a core's worth (~30 Gbit/s
   // on the H200 host), less than a fast link. The server's offer bounds it; 1: one only. Each lane
   // has a UCX worker and a thread of its own on both sides where the server has lane threads, and
-  // then the lanes carry all the bulk data: 5 (4 lanes, the server's 4 lane threads) moved 0.93 of
-  // a 100 Gbit/s link where 1 moved 0.33 (bench/results/h200/link/lanes, 2026-11-30).
-  double lanes = 5;
+  // then the lanes carry all the bulk data: 5 (4 lanes) moved 0.93 of a 100 Gbit/s link where 1
+  // moved 0.33; 8 (7 lanes, on the server's 8 lane threads) brought the calls across it within
+  // 1.15x their bytes at its rate, where 5 left them at 1.25-1.36x, as both directions at once
+  // need more lane threads than one (bench/results/h200/link/lanes, 2026-11-30).
+  double lanes = 8;
   // Released staging memory kept for the next call (a fresh large buffer costs a page fault per
   // page, which for matrices of GiB costs more than moving them); -1: an eighth of physical memory.
   double cache_bytes = -1;

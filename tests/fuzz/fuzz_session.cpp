@@ -247,7 +247,7 @@ void message(FuzzedDataProvider& f, Bytes& header, Bytes& payload) {
     header = encode(m);
     payload = payload_of(f, payload_bytes);
   };
-  switch (f.ConsumeIntegralInRange(0, 21)) {
+  switch (f.ConsumeIntegralInRange(0, 22)) {
     case 0: {  // raw bytes
       header = f.ConsumeBytes<std::byte>(f.ConsumeIntegralInRange<size_t>(0, 512));
       payload = f.ConsumeBool() ? Bytes{} : payload_of(f, f.ConsumeIntegralInRange<uint64_t>(1, 4096));
@@ -331,6 +331,12 @@ void message(FuzzedDataProvider& f, Bytes& header, Bytes& payload) {
     }
     case 19: encoded(ClRequest{small_id(f), ClGetPlatforms{}, 0}, 0); break;
     case 20: encoded(ErrorMessage{"bye"}, 0); break;
+    case 21: {  // a piece of an OpenCL write's data (this server has no OpenCL: refused, as on one without)
+      ClChunk q{small_id(f), kMinChunkBytes * f.ConsumeIntegralInRange<uint64_t>(1, 3), kMinChunkBytes, 0};
+      q.chunk_index = f.ConsumeIntegralInRange<uint64_t>(0, chunk_count(q.payload_bytes, q.chunk_bytes) - 1);
+      encoded(q, chunk_length(q));
+      break;
+    }
     default: {  // a server's message, from a client
       CallReply r;
       r.call_id = small_id(f);

@@ -109,6 +109,10 @@ std::map<std::string, std::vector<std::byte>> seeds() {
     out["cl_read"] = encode(ClRequest{9, rd, 0});
     out["cl_build"] = encode(ClRequest{10, ClBuildProgram{0, first + 6, 0, {5}, "-cl-std=CL1.2", {}, {}}, 0});
     out["cl_reply"] = encode(ClReply{10, -11, ClBlob(8, std::byte{2}), 0});
+    out["cl_write_over_lanes"] = encode(ClRequest{0, ClWrite{{first + 3, {}, 0}, first + 1, {}}, 0, 1, 3 << 20});
+    out["cl_read_over_lanes"] = encode(ClRequest{11, rd, 0, 0, 0, true});
+    out["cl_reply_over_lanes"] = encode(ClReply{11, 0, {}, 0, 3 << 20});
+    out["cl_chunk"] = encode(ClChunk{1, 3 << 20, 1 << 20, 2});
     out["cl_notice"] = encode(ClNotice{0, first + 4, 0, {1, 2, 3, 4}, ""});
     ClCreateImage img{first + 7, first, 1, 0x10B5, 0x10DA, 0x10F1, 32, 16, 0, 0, 0};
     out["cl_create_image"] = encode(ClRequest{0, img, 32 * 16 * 4});

@@ -23,7 +23,7 @@ restart_with() {  # restart_with NAME TOML: a fresh server with that configurati
 }
 
 [ "$(lanes offered)" = 8 ] || fail "the server offers $(lanes offered) lanes, not its default 8"
-[ "$(lanes threads)" = 4 ] || fail "the server has $(lanes threads) lane threads, not its default 4"
+[ "$(lanes threads)" = 8 ] || fail "the server has $(lanes threads) lane threads, not its default 8"
 in0=$(lanes messages_in) out0=$(lanes pieces_out) pipelined0=$(status_field "s['pipelined_calls']")
 export UCX_TLS=tcp OUTBOARD_LANES=4
 run_checked level3_check "$OUTBOARD" run -- "$PROGRAMS/level3_check" --size 300
@@ -86,19 +86,19 @@ idle_check "after the clients with lanes"
 # Lane threads on ports given (lane_port, for firewalls): thread i on lane_port + i, lanes join there.
 lane_port=$(python3 -c 'import random, socket
 for _ in range(200):
-    p = random.randrange(20000, 60000, 4); ok = True
-    for q in range(p, p + 4):
+    p = random.randrange(20000, 60000, 8); ok = True
+    for q in range(p, p + 8):
         s = socket.socket()
         try: s.bind(("127.0.0.1", q))
         except OSError: ok = False
         s.close()
     if ok: print(p); break')
 restart_with lane-port "lane_port = $lane_port"
-[ "$(status_field "s['lanes']['ports']")" = "[$lane_port, $((lane_port + 1)), $((lane_port + 2)), $((lane_port + 3))]" ] ||
+[ "$(status_field "s['lanes']['ports']")" = "$(python3 -c "print(list(range($lane_port, $lane_port + 8)))")" ] ||
   fail "lane_port = $lane_port: the lane threads listen on $(status_field "s['lanes']['ports']")"
 run_checked level3_check_lane_port "$OUTBOARD" run -- "$PROGRAMS/level3_check" --size 300
 [ "$(lanes joined_on_threads)" = 3 ] || fail "$(lanes joined_on_threads) lanes joined on the given lane ports (expected 3)"
-ok "lane_port = $lane_port: lane threads on $lane_port..$((lane_port + 3)), 3 lanes joined there, calls right"
+ok "lane_port = $lane_port: lane threads on $lane_port..$((lane_port + 7)), 3 lanes joined there, calls right"
 
 # Lanes without lane threads: joined on the server's port, served by its progress thread.
 restart_with no-threads "lane_threads = 0"

@@ -206,7 +206,7 @@ TEST_F(EnvironmentTest, BadEntriesAreReportedAndSkipped) {
 }
 
 TEST_F(EnvironmentTest, LanesAreAWholeNumberUpToTheWireLimit) {
-  EXPECT_EQ(settings_from_environment().lanes, 5);  // five where the data crosses TCP, unless asked
+  EXPECT_EQ(settings_from_environment().lanes, 8);  // eight where the data crosses TCP, unless asked
   set("OUTBOARD_LANES", "1");
   EXPECT_EQ(settings_from_environment().lanes, 1);
   set("OUTBOARD_LANES", "64");
@@ -214,7 +214,7 @@ TEST_F(EnvironmentTest, LanesAreAWholeNumberUpToTheWireLimit) {
   for (const char* bad : {"0", "65", "2.5", "-1", "many"}) {
     set("OUTBOARD_LANES", bad);
     Settings s = settings_from_environment();
-    EXPECT_EQ(s.lanes, 5) << bad;
+    EXPECT_EQ(s.lanes, 8) << bad;
     EXPECT_TRUE(mentions(s.problems, "OUTBOARD_LANES")) << bad;
   }
 }

@@ -171,6 +171,9 @@ std::vector<Bytes> sample_messages() {
   v.push_back(encode(join));
   v.push_back(encode(SessionJoined{false, "lane refused: no such session here"}));
   v.push_back(encode(Enveloped{kMaxHeaderBytes + 1, 64}));
+  v.push_back(encode(ClRequest{16, ClFlush{1}, 0, 7, 3 << 20, true}));
+  v.push_back(encode(ClReply{16, 0, {}, 0, 3 << 20}));
+  v.push_back(encode(ClChunk{7, 3 << 20, 1 << 20, 2}));
   return v;
 }
 
@@ -323,7 +326,7 @@ TEST(WireRoundTrip, OpenClOperationsAndTheirBounds) {
   ClCreateContext big{kFirstClientId, ClIds(kMaxClList + 1, 1), {}};
   EXPECT_THROW(decode(encode(ClRequest{0, big, 0})), ProtocolError);
   auto unknown = encode(ClRequest{0, ClFlush{1}, 0});
-  unknown[8 + 8 + 8] = std::byte{0xff};  // header (8), call id, payload bytes, then the op code
+  unknown[8 + 8 + 8 + 8 + 8 + 1] = std::byte{0xff};  // header, call id, payload, transfer, lane bytes, flag; op code
   EXPECT_THROW(decode(unknown), ProtocolError);
   auto flag = encode(ClRequest{0, ClMarker{{1, {}, 0}, true}, 0});
   flag.back() = std::byte{2};
@@ -604,6 +607,39 @@ TEST(WireRoundTrip, ReplyChunk) {
   EXPECT_EQ(d.bytes, 12345u);
 }
 
+// Remote OpenCL's data over the lanes (protocol 14): a request naming its transfer, chunks of it,
+// a reply whose result comes in pieces; and what a peer may not say.
+TEST(WireRoundTrip, OpenClDataOverTheLanes) {
+  EXPECT_EQ(uint16_t(Type::cl_chunk), 38);
+  auto q = decode_as<ClRequest>(encode(ClRequest{5, ClFinish{}, 0, 9, 5 << 20, true}));
+  EXPECT_EQ(q.lane_transfer, 9u);
+  EXPECT_EQ(q.lane_bytes, 5u << 20);
+  EXPECT_TRUE(q.reply_over_lanes);
+  auto r = decode_as<ClReply>(encode(ClReply{5, 0, {}, 0, 5 << 20}));
+  EXPECT_EQ(r.lane_bytes, 5u << 20);
+  EXPECT_EQ(r.payload_bytes, 0u);
+  auto c = decode_as<ClChunk>(encode(ClChunk{9, (5 << 20) + 1, 1 << 20, 5}));
+  EXPECT_EQ(c.transfer, 9u);
+  EXPECT_EQ(chunk_length(c), 1u);  // the last chunk: one byte
+  EXPECT_EQ(chunk_offset(c), 5u << 20);
+
+  // A transfer without its size or a size without its transfer; data both ways; a reply over the
+  // lanes to an unanswered operation; a result both ways; sizes past the bound.
+  EXPECT_THROW(decode(encode(ClRequest{0, ClFlush{1}, 0, 9, 0})), ProtocolError);
+  EXPECT_THROW(decode(encode(ClRequest{0, ClFlush{1}, 0, 0, 4096})), ProtocolError);
+  EXPECT_THROW(decode(encode(ClRequest{0, ClFlush{1}, 16, 9, 4096})), ProtocolError);
+  EXPECT_THROW(decode(encode(ClRequest{0, ClFlush{1}, 0, 0, 0, true})), ProtocolError);
+  EXPECT_THROW(decode(encode(ClRequest{0, ClFlush{1}, 0, 9, kMaxClPayload + 1})), ProtocolError);
+  EXPECT_THROW(decode(encode(ClReply{5, 0, {}, 16, 4096})), ProtocolError);
+  EXPECT_THROW(decode(encode(ClReply{5, 0, {}, 0, kMaxClPayload + 1})), ProtocolError);
+  // Chunks: no transfer, an empty or too large transfer, chunks below the minimum, an index past the end.
+  EXPECT_THROW(decode(encode(ClChunk{0, 1 << 20, 1 << 20, 0})), ProtocolError);
+  EXPECT_THROW(decode(encode(ClChunk{1, 0, 1 << 20, 0})), ProtocolError);
+  EXPECT_THROW(decode(encode(ClChunk{1, kMaxClPayload + 1, 1 << 20, 0})), ProtocolError);
+  EXPECT_THROW(decode(encode(ClChunk{1, 1 << 20, kMinChunkBytes - 1, 0})), ProtocolError);
+  EXPECT_THROW(decode(encode(ClChunk{1, 1 << 20, 1 << 19, 2})), ProtocolError);
+}
+
 TEST(WireReject, BadChunks) {
   Level3Call c = make_call(Routine::gemm, Scalar::d);
   c.m = c.n = c.k = 200;  // 640000 payload bytes
@@ -640,7 +676,7 @@ TEST(WireRoundTrip, TypeIdsFollowTheVariant) {
                            Type::blas3_call, Type::call_reply, Type::status_request, Type::status_reply,
                            Type::error, Type::ping, Type::pong, Type::call_chunk, Type::reply_chunk,
                            Type::cl_request, Type::cl_reply, Type::cl_notice, Type::hold, Type::join_session,
-                           Type::session_joined, Type::enveloped};
+                           Type::session_joined, Type::enveloped, Type::cl_request, Type::cl_reply, Type::cl_chunk};
   ASSERT_EQ(v.size(), std::size(expected));
   for (size_t i = 0; i < v.size(); ++i) {
     uint16_t type;
@@ -669,7 +705,7 @@ TEST(WireReject, WrongVersion) {
 }
 
 TEST(WireReject, UnknownType) {
-  for (uint16_t t : {uint16_t(0), uint16_t(38), uint16_t(39), uint16_t(0x100), uint16_t(0xffff)}) {
+  for (uint16_t t : {uint16_t(0), uint16_t(39), uint16_t(40), uint16_t(0x100), uint16_t(0xffff)}) {
     auto b = encode(Pong{1});
     put_u16(b, 6, t);
     EXPECT_NE(protocol_error_of([&] { decode(b); }).find("unknown message type"), std::string::npos) << t;
