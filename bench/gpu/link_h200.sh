@@ -19,8 +19,6 @@
 #           DGEMM 8192 and the 1-D FFT 2^27 across the unshaped link over 1 and 4 (LANES_CALLS=0: not)
 #   lanestop top -H during a 64 GiB put over the unshaped link, over 1 and 4 connections (which
 #           threads carry the bytes); not among the default steps
-#   gemmtop top -H while DGEMM 16384 runs remote across 100 Gbit/s (which threads the calls' bytes
-#           cost); not among the default steps
 # RIG_CONFIG=FILE: the server's TOML in every step (lane_threads, say).
 #   clbulk  cl_bench bandwidth (OpenCL writes and reads of 256 MiB) across the link, in each of
 #           CLBULK_ENVS (default OUTBOARD_DIRECT=remote and 0), beside NVIDIA's OpenCL directly;
@@ -58,10 +56,12 @@ echo "card: $(nvidia-smi --query-gpu=name --format=csv,noheader); cores $(nproc)
 want netem && rig netem 60 --points 25gbit:50us --no-netem fail -- rtt
 want put && rig put 150 --points none:none,100gbit:none,25gbit:none,10gbit:none --iperf 1,4 --iperf-seconds 3 \
   -- put --sizes 1048576 16777216 67108864 --bytes-per-point 2147483648
-# CALL_TRIALS (default 2): each call's trials, the best kept; CALL_REMOTE_ONLY=1: not the local runs.
+# CALL_TRIALS (default 2): each call's trials, the best kept; CALL_SIDES: both (default), remote
+# or local (the 16 cores, which the link does not change: one point is enough).
 trials=${CALL_TRIALS:-2}
 gemm_where=(local-cpu remote) fft_where=(local-all remote)
-[ "${CALL_REMOTE_ONLY:-0}" = 1 ] && gemm_where=(remote) fft_where=(remote)
+[ "${CALL_SIDES:-both}" = remote ] && gemm_where=(remote) fft_where=(remote)
+[ "${CALL_SIDES:-both}" = local ] && gemm_where=(local-cpu) fft_where=(local-all)
 want gemm && rig gemm 120 --points "$CALL_POINTS" "${call_env[@]}" -- gemm --where "${gemm_where[@]}" --from 8192 --to 8192 \
   --trials "$trials"
 want fft && rig fft 150 --points "$CALL_POINTS" "${call_env[@]}" -- fft --ranks 1 --kinds c2c --precisions d \
@@ -115,11 +115,6 @@ if want lanestop; then  # where the cores go: top -H while a 16 GiB put runs ove
       "\"$CARRY/bin/outboard\" bench put --no-perftest --sizes 16777216 --bytes-per-point 68719476736 --output /tmp/lanes-top-$lanes >/tmp/lanes-top-$lanes.log 2>&1 & sleep 2; top -H -b -n 1 -w 200 | head -30; wait; tail -3 /tmp/lanes-top-$lanes.log"
     tail -n 40 "$R/lanes-top-$lanes.log" | tee -a "$OUT/summary.txt"
   done
-fi
-if want gemmtop; then  # where the cores go while calls move their bytes over the lanes
-  rig gemm-top 150 --points 100gbit:none "${call_env[@]}" -- bash -c \
-    "\"$CARRY/bin/outboard\" bench gemm --where remote --from 16384 --to 16384 --trials 12 --output /tmp/gemm-top >/tmp/gemm-top.log 2>&1 & sleep 18; top -H -b -n 4 -d 0.5 -w 200 | grep -A 14 '^ *PID'; wait; tail -4 /tmp/gemm-top.log"
-  tail -n 80 "$R/gemm-top.log" | tee -a "$OUT/summary.txt"
 fi
 if want clbulk; then  # OpenCL's bulk transfers across the link (one session's connection), beside NVIDIA's own here
   # NVIDIA's ICD where its library is installed but not registered (as on this machine's image).

@@ -38,6 +38,10 @@ struct Completion {
   // The payload goes as wire::ReplyChunks (call_id) over the session's lanes (Core::bulk_peer),
   // and the reply, which says so, without it.
   bool pieces_over_lanes = false;
+  // The message (a ReplyChunk) goes on the session's next bulk connection (Core::bulk_peer), not
+  // on its own; `sent(ok)` runs once it has gone, or with false when the session has ended.
+  bool bulk = false;
+  std::function<void(bool ok)> sent{};
 };
 
 class Core {

@@ -666,7 +666,14 @@ struct Server::Impl final : Core {
       Session* s = session(d.peer);
       if (s && s->state != State::closing) metrics_.replied(*s, d.reply, d.bytes);
       if (!d.routine.empty()) count_call(s, d.peer, d.call_id, d.routine, d.ok, d.error);
-      if (!s || s->state == State::closing) continue;  // the client left; its result is dropped
+      if (!s || s->state == State::closing) {  // the client left; its result is dropped
+        if (d.sent) d.sent(false);
+        continue;
+      }
+      if (d.bulk) {
+        send_bulk(*s, d);
+        continue;
+      }
       for (KeptInput& k : d.keep_inputs) resident(*s).keep(std::move(k));
       if (d.result_bytes_not_sent) ++resident_budget.results_not_sent, resident_budget.result_bytes_not_sent += d.result_bytes_not_sent;
       std::vector<transport::Segment> out;
@@ -682,6 +689,17 @@ struct Server::Impl final : Core {
         if (s2 && buf) s2->held_bytes -= std::min(s2->held_bytes, uint64_t(buf->size()));  // pings hold none
       });
     }
+  }
+
+  // A completion's message and payload on the session's next bulk connection.
+  void send_bulk(Session& s, Completion& d) {
+    s.bytes_out += d.bytes;
+    const transport::Segment piece{d.buffer ? d.buffer->data() + d.offset : nullptr, d.bytes};
+    worker_->send(bulk_peer(s), wire::encode(d.reply), std::span<const transport::Segment>(&piece, d.bytes ? 1 : 0),
+                  [keep = d.buffer, sent = std::move(d.sent)](bool ok) {
+                    (void)keep;  // sent from it
+                    if (sent) sent(ok);
+                  });
   }
 
   // A completion's payload as ReplyChunks over the session's lanes, in pieces dealt out to them in

@@ -107,6 +107,8 @@ void ClSession::handle(const wire::ClRequest& r, const wire::ClRead& rd, transpo
   if (!r.call_id) throw ClFail{CL_INVALID_VALUE, "a read is answered"};
   Object& o = find(rd.mem, {Kind::mem, Kind::image});
   const uint64_t bytes = transfer_bytes(o, rd.at);
+  if (r.reply_over_lanes && o.kind == Kind::mem && is_linear(rd.at) && bytes >= kReadInPiecesBytes)
+    return read_in_pieces(r, rd, q, o, bytes);
   Callback c;
   std::optional<transport::Buffer> slot = pinned_slot(q, bytes);
   c.pinned = slot.has_value();

@@ -44,6 +44,30 @@ void ClSession::direct(const wire::ClRequest& r, const Op& d, bool write, ClId& 
   else clReleaseEvent(end);
 }
 
+void ClSession::read_in_pieces(const wire::ClRequest& r, const wire::ClRead& rd, cl_command_queue q, Object& o,
+                               uint64_t bytes) {
+  DirectTransfer t;
+  t.queue = q;
+  check(clGetCommandQueueInfo(q, CL_QUEUE_CONTEXT, sizeof t.context, &t.context, nullptr), "the queue's context");
+  t.mem = static_cast<cl_mem>(o.handle);
+  t.offset = rd.at.origin[0];
+  t.bytes = bytes;
+  t.wait = wait_list(rd.cmd.wait);
+  t.region.key = r.call_id;  // the pieces' call (reply_pieces.hpp); their offsets from 0
+  t.call_id = r.call_id;
+  t.event = rd.cmd.event;
+  t.pieces = true;
+  t.mover = mover(q);
+  cl_event end = nullptr;
+  try {
+    end = direct_transfer({out_, reply_pieces_, staging_, &counters_, &waiter_, outstanding_}, t);
+  } catch (const DirectFail& f) {
+    throw ClFail{f.code, f.what + " failed: " + cl_error_name(f.code)};
+  }
+  if (rd.cmd.event) insert(rd.cmd.event, Object{Kind::event, end});
+  else clReleaseEvent(end);
+}
+
 cl_command_queue ClSession::mover(cl_command_queue q) {
   if (auto it = movers_.find(q); it != movers_.end()) return it->second;
   cl_context ctx = nullptr;

@@ -5,6 +5,7 @@
 #include <spdlog/spdlog.h>
 
 #include "backends/opencl/cl_session.hpp"
+#include "backends/opencl/reply_pieces.hpp"
 #include "common/clock.hpp"
 
 namespace outboard::backends::opencl {
@@ -14,6 +15,7 @@ ClSession::ClSession(const NativePlatforms& n, std::shared_ptr<ClOutput> out, co
     : natives_(n),
       out_(std::move(out)),
       memory_(std::move(memory)),
+      reply_pieces_(std::make_shared<ReplyPieces>(out_)),
       limits_(limits),
       counters_(counters),
       staging_(std::make_shared<StagingBudget>(limits.direct_staging_bytes, counters.staging)),

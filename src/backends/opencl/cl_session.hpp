@@ -194,6 +194,10 @@ class ClSession final : public server::ClSessionObjects {
   // first; released with `q`): on q's device, profiled if q is.
   cl_command_queue mover(cl_command_queue q);
   void handle(const wire::ClRequest& r, const wire::ClDirectRead& d, transport::Buffer&, ClId&, ClId& event);
+  // A large buffer read whose result goes over the session's lanes (ClRequest::reply_over_lanes):
+  // moved as a direct transfer whose pieces are sent as they come off the device (reply_pieces.hpp).
+  static constexpr uint64_t kReadInPiecesBytes = 4 << 20;
+  void read_in_pieces(const wire::ClRequest& r, const wire::ClRead& rd, cl_command_queue q, Object& o, uint64_t bytes);
   void handle(const wire::ClRequest& r, const wire::ClDirectWrite& d, transport::Buffer&, ClId&, ClId& event);
   // ---- images and samplers (cl_image.cpp) ----
   void handle(const wire::ClRequest& r, const wire::ClCreateImage& c, transport::Buffer& payload, ClId& created, ClId&);
@@ -238,6 +242,7 @@ class ClSession final : public server::ClSessionObjects {
   const NativePlatforms& natives_;
   std::shared_ptr<ClOutput> out_;
   std::shared_ptr<server::ClClientMemory> memory_;  // the direct path to the client's memory
+  std::shared_ptr<server::ClClientMemory> reply_pieces_;  // large reads' results over the lanes (reply_pieces.hpp)
   server::ClLimits limits_;
   SharedCounters& counters_;
   std::unordered_map<ClId, Object> objects_;

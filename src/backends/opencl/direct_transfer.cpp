@@ -194,9 +194,10 @@ class Transfer final : public StagingBudget::Taker, public std::enable_shared_fr
       spdlog::debug("opencl.direct_failed write={} error={}", t_.write, cl_error_name(st));
     } else if (!t_.write) {
       s_.counters->bytes_read += t_.bytes;
-      s_.counters->direct_bytes_read += t_.bytes;
+      if (!t_.pieces) s_.counters->direct_bytes_read += t_.bytes;
     }
-    if (!t_.write) s_.out->reply(t_.call_id, st, {});
+    if (t_.pieces) s_.out->reply_pieces(t_.call_id, st, st == CL_SUCCESS ? t_.bytes : 0);
+    else if (!t_.write) s_.out->reply(t_.call_id, st, {});
     std::vector<cl_event> events;
     {
       std::lock_guard lk(mu_);

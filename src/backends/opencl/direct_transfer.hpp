@@ -46,6 +46,9 @@ struct DirectTransfer {
   uint64_t address = 0;
   uint64_t call_id = 0;
   wire::ClId event = 0;  // the program's event (0: none)
+  // A read whose result goes in pieces over the session's lanes (reply_pieces.hpp), not by the
+  // copy lanes: answered with ClOutput::reply_pieces.
+  bool pieces = false;
 };
 
 // An operation that could not start (nothing is in flight): the CL error and what failed.

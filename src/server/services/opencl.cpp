@@ -32,6 +32,24 @@ class Output final : public ClOutput {
     send(wire::Message{std::move(r)}, std::move(payload), bytes, over_lanes);
   }
   void notice(wire::ClNotice n) override { send(wire::Message{std::move(n)}, nullptr, 0, false); }
+  void piece(uint64_t call_id, uint64_t offset, std::byte* data, uint64_t bytes,
+             std::function<void(bool ok)> sent) override {
+    Completion c{peer_, wire::ReplyChunk{call_id, offset, bytes},
+                 std::make_shared<Buffer>(Buffer::borrow(data, bytes)), 0, bytes};
+    c.held = false;
+    c.bulk = true;
+    c.sent = std::move(sent);
+    std::unique_lock lk(mu_);
+    if (closed_) {
+      lk.unlock();
+      return c.sent(false);
+    }
+    core_.complete(std::move(c));
+  }
+  void reply_pieces(uint64_t call_id, int32_t status, uint64_t lane_bytes) override {
+    asked_over_lanes(call_id);  // answered here, not by reply()
+    send(wire::ClReply{call_id, status, {}, 0, lane_bytes}, nullptr, 0, false);
+  }
   void close() {
     std::lock_guard lk(mu_);
     closed_ = true;
@@ -201,11 +219,13 @@ class OpenClService final : public Service {
       ++lane_transfers_;
     }
     // Only where lanes joined: without them the result comes in the reply, as the client expects too.
+    wire::ClRequest request = r;
     if (r.reply_over_lanes && !s.lanes.empty()) runner_of_s.reply_over_lanes(r.call_id);
+    else request.reply_over_lanes = false;
     s.bytes_in += payload.size();
     // Before the operation reaches the session's thread: a direct transfer copies with it.
     if (s.remote) runner_of_s.lanes().set_remote(*s.remote);
-    runner_of_s.push(r, std::move(payload));
+    runner_of_s.push(std::move(request), std::move(payload));
   }
 
   void on_chunk(Session& s, const wire::ClChunk& c) {

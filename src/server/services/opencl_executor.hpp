@@ -21,6 +21,13 @@ class ClOutput {
   virtual void reply(uint64_t call_id, int32_t status, wire::ClBlob data,
                      std::shared_ptr<transport::Buffer> payload = {}, uint64_t bytes = 0) = 0;
   virtual void notice(wire::ClNotice n) = 0;
+  // Across a link, a large result may go in pieces over the session's lanes (the client asked:
+  // wire::ClRequest::reply_over_lanes): piece() sends `bytes` from `data` (valid until `sent`)
+  // as a wire::ReplyChunk at `offset` of the result; sent(ok) runs once it has gone (false: the
+  // session has ended). reply_pieces() is then the answer, which counts `lane_bytes` of them.
+  virtual void piece(uint64_t call_id, uint64_t offset, std::byte* data, uint64_t bytes,
+                     std::function<void(bool ok)> sent) = 0;
+  virtual void reply_pieces(uint64_t call_id, int32_t status, uint64_t lane_bytes) = 0;
 };
 
 // A session's way to the client's memory: the direct path's copy lanes (server/direct.hpp), for
