@@ -131,7 +131,7 @@ if want clbulk; then  # OpenCL's bulk transfers across the link (one session's c
   for i in "${!clbulk_envs[@]}"; do
     envs=()
     for e in ${clbulk_envs[$i]}; do envs+=(--env "$e"); done
-    rig "clbulk-$i" 120 --points "${CLBULK_POINTS:-none:none,25gbit:none}" "${envs[@]}" \
+    rig "clbulk-$i" "${CLBULK_LIMIT:-120}" --points "${CLBULK_POINTS:-none:none,25gbit:none}" "${envs[@]}" \
       --env OCL_ICD_VENDORS="$R/outboard-icd" --server-env OCL_ICD_VENDORS=$NATIVE \
       -- "$CARRY/bin/cl_bench" --platform NVIDIA bandwidth
     for p in "$R/clbulk-$i"/*/; do

@@ -170,6 +170,7 @@ void Connection::fail(const std::string& reason) {
   if (dead_) return;
   dead_ = true;
   dead_reason_ = reason;
+  send_lane_chunks();  // what it had not sent: failed
   auto async = std::move(async_);
   async_.clear();
   for (auto& [id, p] : async) {
@@ -885,37 +886,59 @@ bool Connection::bulk_over_lanes() {
   return bulk_peers().front() != peer_;
 }
 
+// One send_lane_data(): its chunks' header and data, and the chunks not yet sent (plus one
+// until all are queued).
+struct Connection::LaneData {
+  wire::ClChunk chunk;
+  const std::byte* data = nullptr;
+  uint64_t left = 1;
+  bool ok = true;
+  std::function<void(bool)> sent;
+  void one_done(bool fine) {
+    ok = ok && fine;
+    if (--left == 0 && sent) sent(ok);
+  }
+};
+
 void Connection::send_lane_data(uint64_t transfer, const void* data, uint64_t bytes, uint64_t chunk_bytes,
                                 std::function<void(bool ok)> sent) {
   refuse_if_inherited();
   Lock lk(mu_);
   if (dead_) throw Error(dead_reason_);
-  chunk_bytes = std::max(chunk_bytes, wire::kMinChunkBytes);
-  // Counts the chunks not yet sent, plus one until all are posted (a send may complete at once).
-  struct Sending {
-    uint64_t left = 1;
-    bool ok = true;
-    std::function<void(bool)> sent;
-    void one_done(bool fine) {
-      ok = ok && fine;
-      if (--left == 0 && sent) sent(ok);
+  auto d = std::make_shared<LaneData>();
+  d->chunk = wire::ClChunk{transfer, bytes, std::max(chunk_bytes, wire::kMinChunkBytes), 0};
+  d->data = static_cast<const std::byte*>(data);
+  d->sent = std::move(sent);
+  const uint64_t count = wire::chunk_count(bytes, d->chunk.chunk_bytes);
+  d->left += count;
+  for (uint64_t i = 0; i < count; ++i) lane_queue_.push_back({d, i});
+  d->one_done(true);
+  send_lane_chunks();
+  worker_->progress();
+}
+
+// A few chunks in flight per lane, as a chunked call's: all of several transfers at once (hundreds
+// of 4 MiB sends) stalled a session on the H200 host until UCX timed its connection out.
+void Connection::send_lane_chunks() {
+  const uint64_t window = uint64_t(kDefaultChunkWindow) * bulk_peers().size();
+  while (!lane_queue_.empty() && lane_in_flight_ < window) {
+    LaneChunk c = std::move(lane_queue_.front());
+    lane_queue_.pop_front();
+    if (dead_) {
+      c.of->one_done(false);
+      continue;
     }
-  };
-  auto s = std::make_shared<Sending>();
-  s->sent = std::move(sent);
-  wire::ClChunk chunk{transfer, bytes, chunk_bytes, 0};
-  const uint64_t count = wire::chunk_count(bytes, chunk_bytes);
-  for (uint64_t i = 0; i < count; ++i) {
-    chunk.chunk_index = i;
-    const transport::Segment piece{static_cast<const std::byte*>(data) + i * chunk_bytes, wire::chunk_length(chunk)};
-    ++s->left;
-    worker_->send(next_bulk_peer(), wire::encode(chunk), {&piece, 1}, [this, s](bool ok) {
+    wire::ClChunk chunk = c.of->chunk;
+    chunk.chunk_index = c.index;
+    const transport::Segment piece{c.of->data + wire::chunk_offset(chunk), wire::chunk_length(chunk)};
+    ++lane_in_flight_;
+    worker_->send(next_bulk_peer(), wire::encode(chunk), {&piece, 1}, [this, of = c.of](bool ok) {
+      --lane_in_flight_;
       if (!ok) fail("sending to the server failed");
-      s->one_done(ok);
+      of->one_done(ok);
+      send_lane_chunks();
     });
   }
-  s->one_done(true);
-  worker_->progress();
 }
 
 // Whether this session's bulk data crosses TCP: every UCX lane of its endpoint that carries

@@ -6,6 +6,7 @@
 #include <array>
 #include <atomic>
 #include <condition_variable>
+#include <deque>
 #include <functional>
 #include <cstdint>
 #include <memory>
@@ -56,8 +57,9 @@ class Connection {
   // each on a thread of its own. False on one host, with one connection, or without lane threads.
   bool bulk_over_lanes();
   // Sends `bytes` from `data` as transfer `transfer`'s wire::ClChunks of `chunk_bytes`, dealt out
-  // over the lanes all at once; `sent(ok)` runs once when every chunk is sent (the data may then
-  // change), like notify()'s. Throws Error if the connection is dead.
+  // over the lanes, kDefaultChunkWindow chunks in flight on each (of every transfer, in the order
+  // they were asked); `sent(ok)` runs once when every chunk is sent (the data may then change),
+  // like notify()'s. Throws Error if the connection is dead.
   void send_lane_data(uint64_t transfer, const void* data, uint64_t bytes, uint64_t chunk_bytes,
                       std::function<void(bool ok)> sent);
 
@@ -201,6 +203,15 @@ class Connection {
   void answer_async(uint64_t id, transport::Buffer* payload);
   struct ChunkSender;
   void send_chunks(const std::shared_ptr<ChunkSender>& s);
+  // send_lane_data's chunks not yet sent, and how many are in flight.
+  struct LaneData;
+  struct LaneChunk {
+    std::shared_ptr<LaneData> of;
+    uint64_t index = 0;
+  };
+  std::deque<LaneChunk> lane_queue_;
+  uint64_t lane_in_flight_ = 0;
+  void send_lane_chunks();  // under mu_
   // Wakes the threads waiting for a predicate: on the condition variable, and the one sleeping on
   // the transport's wake-up fd.
   void wake_waiters();

@@ -24,7 +24,11 @@ std::array<uint64_t, 4> profile_of(cl_event e) {
 void CL_CALLBACK command_done(cl_event e, cl_int status, void* arg) {
   auto* c = static_cast<Callback*>(arg);
   if (c->stages.arrived_ns) stage_trace::record(c->op, c->stages);
-  if (status < 0) c->counters->failures++;
+  if (status < 0) {
+    c->counters->failures++;
+    spdlog::debug("opencl.command_failed call={} event={} read={} error={}", c->call_id, c->event, c->read,
+                  cl_error_name(status));
+  }
   if (c->call_id) {
     if (status < 0) {
       c->out->reply(c->call_id, status, {});

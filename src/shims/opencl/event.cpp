@@ -1,6 +1,7 @@
 // Events: their status arrives as server notices (or is set here, for user events); waiting for
 // them, their callbacks (run on the ICD's own callback thread, never on one holding a channel),
 // and queries.
+#include <cstdio>
 #include <deque>
 #include <thread>
 
@@ -144,7 +145,9 @@ void channel_failed(Channel* channel, const std::string& why) {
         if (auto s = w.state.lock()) lost.push_back(s);
   }
   for (auto& s : lost) complete_event(s, client::opencl::kLost, {});
-  (void)why;
+  // Once per channel: every command of the server's platforms fails from now on, and why is
+  // nowhere else for the program's user to see.
+  std::fprintf(stderr, "outboard: OpenCL: the connection to %s failed: %s\n", channel->address().c_str(), why.c_str());
 }
 
 cl_event new_event(cl_command_queue queue, cl_command_type type) {
