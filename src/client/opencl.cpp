@@ -31,7 +31,7 @@ Answer lost(const std::string& why) {
 class ChannelImpl final : public Channel {
  public:
   ChannelImpl(const ServerAddress& server, const Settings& settings, const Secret& secret)
-      : address_(server.text()), host_(server.host), timeout_(settings.timeout_seconds) {
+      : address_(server.text()), host_(server.host), timeout_(settings.timeout_seconds), use_lanes_(settings.cl_lanes) {
     conn_ = std::make_unique<Connection>(server, secret, Runtime::client_name(), settings.connect_timeout_seconds,
                                          settings.identity, settings.encrypt);
     conn_->set_ucx_copies_over_tcp(settings.direct_over_tcp);
@@ -244,7 +244,7 @@ class ChannelImpl final : public Channel {
   // until all of it has come. Below kLaneMinBytes one message is quicker.
   static constexpr uint64_t kLaneMinBytes = 1 << 20;
   bool over_lanes(uint64_t bytes) {
-    if (bytes < kLaneMinBytes) return false;
+    if (!use_lanes_ || bytes < kLaneMinBytes) return false;
     std::call_once(lanes_asked_, [&] { bulk_over_lanes_ = conn_->bulk_over_lanes(); });
     return bulk_over_lanes_;
   }
@@ -321,6 +321,7 @@ class ChannelImpl final : public Channel {
   const std::string address_;
   const std::string host_;  // as the program named it: the server's siblings are found there
   const double timeout_;
+  const bool use_lanes_;  // Settings::cl_lanes
   std::atomic<uint64_t> payloads_in_flight_{0};
   std::once_flag lanes_asked_;
   bool bulk_over_lanes_ = false;  // set once, at the first large transfer (over_lanes)

@@ -157,6 +157,11 @@ Settings settings_from_environment() {
     s.problems.push_back("OUTBOARD_LANES must be a whole number from 1 to " + std::to_string(wire::kMaxLanes));
     s.lanes = Settings{}.lanes;
   }
+  if (const char* v = env("OUTBOARD_CL_LANES")) {
+    const std::string m = v;
+    if (m == "0" || m == "1") s.cl_lanes = m == "1";
+    else s.problems.push_back("OUTBOARD_CL_LANES='" + m + "' is not 0 or 1");
+  }
   number("OUTBOARD_CACHE_BYTES", s.cache_bytes, 0, s.problems);
   if (const char* v = env("OUTBOARD_DIRECT")) {
     std::string m = v;

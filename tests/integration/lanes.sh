@@ -55,20 +55,27 @@ EOF
   ok "bench put --direction $direction over 3 lanes: $(tail -n 3 "$WORK/$direction.log" | head -n 2 | tr -s ' ' | paste -sd ';')"
 done
 
-# Remote OpenCL's large transfers over the lanes too: opencl_bulk (blocking and non-blocking
-# writes and reads of several MiB, with events, kernels and callbacks behind them) the same as on
-# PoCL directly; its writes' data came in chunks on the lanes and its reads left in pieces there.
+# Remote OpenCL's large transfers over the lanes too (OUTBOARD_CL_LANES=1, not yet the default):
+# opencl_bulk (blocking and non-blocking writes and reads of several MiB, with events, kernels and
+# callbacks behind them) the same as on PoCL directly; its writes' data came in chunks on the
+# lanes and its reads left in pieces there.
 if [ -f /etc/OpenCL/vendors/pocl.icd ]; then
   opencl_vendors
   transfers0=$(cl_counter lane_transfers) chunks0=$(cl_counter lane_chunks) out0=$(lanes pieces_out)
   OCL_ICD_VENDORS="$DIRECT" "$PROGRAMS/opencl_bulk" >"$WORK/opencl_bulk.pocl.txt" 2>&1 || { cat "$WORK/opencl_bulk.pocl.txt"; fail "opencl_bulk on PoCL"; }
-  run_checked opencl_bulk timeout -s KILL 300 env OCL_ICD_VENDORS="$REMOTE" "$PROGRAMS/opencl_bulk"
+  run_checked opencl_bulk timeout -s KILL 300 env OUTBOARD_CL_LANES=1 OCL_ICD_VENDORS="$REMOTE" "$PROGRAMS/opencl_bulk"
   diff "$WORK/opencl_bulk.pocl.txt" "$WORK/opencl_bulk.log" || fail "opencl_bulk: results differ between PoCL and Outboard over lanes"
   transfers=$(($(cl_counter lane_transfers) - transfers0)) chunks=$(($(cl_counter lane_chunks) - chunks0))
   pieces=$(($(lanes pieces_out) - out0))
   [ "$transfers" -gt 0 ] && [ "$chunks" -gt "$transfers" ] || fail "opencl_bulk: $transfers writes, $chunks chunks over the lanes"
   [ "$pieces" -gt 0 ] || fail "opencl_bulk: no read's data left on a lane"
   ok "opencl_bulk over 4 connections: right; $transfers writes in $chunks chunks, $pieces read pieces on the lanes"
+  # By default its data stays on the session's own connection.
+  transfers0=$(cl_counter lane_transfers)
+  run_checked opencl_bulk_own timeout -s KILL 300 env OCL_ICD_VENDORS="$REMOTE" "$PROGRAMS/opencl_bulk"
+  diff "$WORK/opencl_bulk.pocl.txt" "$WORK/opencl_bulk_own.log" || fail "opencl_bulk: results differ without OUTBOARD_CL_LANES"
+  [ "$(cl_counter lane_transfers)" = "$transfers0" ] || fail "opencl_bulk's writes went over the lanes without OUTBOARD_CL_LANES=1"
+  ok "opencl_bulk without OUTBOARD_CL_LANES: right, none of its data on the lanes"
 fi
 joined=$(lanes joined)
 

@@ -22,7 +22,7 @@ class EnvironmentTest : public ::testing::Test {
       "OUTBOARD_CONNECT_TIMEOUT", "OUTBOARD_CACHE_BYTES", "OUTBOARD_DIRECT", "OUTBOARD_COPY_THREADS",
       "OUTBOARD_SPLIT_SERVERS", "OUTBOARD_SPLIT_FLOPS", "OUTBOARD_SPLIT_FFT_BYTES", "OUTBOARD_AUTO_RULE",
       "OUTBOARD_LOCAL_GFLOPS", "OUTBOARD_FFT_LOCAL_GFLOPS", "OUTBOARD_SERVER_GFLOPS", "OUTBOARD_LINK_GBYTES",
-      "OUTBOARD_LINK_PROBE_BYTES", "OUTBOARD_LANES"};
+      "OUTBOARD_LINK_PROBE_BYTES", "OUTBOARD_LANES", "OUTBOARD_CL_LANES"};
 
   void SetUp() override {
     for (const char* name : kVariables) {
@@ -217,6 +217,16 @@ TEST_F(EnvironmentTest, LanesAreAWholeNumberUpToTheWireLimit) {
     EXPECT_EQ(s.lanes, 8) << bad;
     EXPECT_TRUE(mentions(s.problems, "OUTBOARD_LANES")) << bad;
   }
+}
+
+TEST_F(EnvironmentTest, OpenClDataOverTheLanesIsAskedFor) {
+  EXPECT_FALSE(settings_from_environment().cl_lanes);
+  set("OUTBOARD_CL_LANES", "1");
+  EXPECT_TRUE(settings_from_environment().cl_lanes);
+  set("OUTBOARD_CL_LANES", "yes");
+  Settings s = settings_from_environment();
+  EXPECT_FALSE(s.cl_lanes);
+  EXPECT_TRUE(mentions(s.problems, "OUTBOARD_CL_LANES"));
 }
 
 TEST_F(EnvironmentTest, AllEntriesBadFallsBackToDefault) {
