@@ -70,6 +70,14 @@ if [ -f /etc/OpenCL/vendors/pocl.icd ]; then
   [ "$transfers" -gt 0 ] && [ "$chunks" -gt "$transfers" ] || fail "opencl_bulk: $transfers writes, $chunks chunks over the lanes"
   [ "$pieces" -gt 0 ] || fail "opencl_bulk: no read's data left on a lane"
   ok "opencl_bulk over 4 connections: right; $transfers writes in $chunks chunks, $pieces read pieces on the lanes"
+  # 64 non-blocking writes of 8 MiB queued at once, kernels and reads behind them, a transfer held
+  # back by a user event: the same as on PoCL directly.
+  transfers0=$(cl_counter lane_transfers)
+  OCL_ICD_VENDORS="$DIRECT" "$PROGRAMS/opencl_queued" >"$WORK/opencl_queued.pocl.txt" 2>&1 || { cat "$WORK/opencl_queued.pocl.txt"; fail "opencl_queued on PoCL"; }
+  run_checked opencl_queued timeout -s KILL 300 env OUTBOARD_CL_LANES=1 OCL_ICD_VENDORS="$REMOTE" "$PROGRAMS/opencl_queued"
+  diff "$WORK/opencl_queued.pocl.txt" "$WORK/opencl_queued.log" || fail "opencl_queued: results differ between PoCL and Outboard over lanes"
+  [ "$(cl_counter lane_transfers)" -ge $((transfers0 + 64)) ] || fail "opencl_queued: its writes did not go over the lanes"
+  ok "opencl_queued over 4 connections: right, $(($(cl_counter lane_transfers) - transfers0)) writes over the lanes"
   # By default its data stays on the session's own connection.
   transfers0=$(cl_counter lane_transfers)
   run_checked opencl_bulk_own timeout -s KILL 300 env OCL_ICD_VENDORS="$REMOTE" "$PROGRAMS/opencl_bulk"
