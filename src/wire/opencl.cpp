@@ -1,5 +1,6 @@
 #include "wire/opencl.hpp"
 
+#include <string>
 #include <type_traits>
 
 #include "common/error.hpp"
@@ -147,6 +148,12 @@ void encode_body(Writer& w, const ClNotice& m) {
   w.str(m.message);
 }
 
+// A message's data, as payload or over the lanes: each bounded, and never both.
+static void check_data_sizes(uint64_t payload_bytes, uint64_t lane_bytes, const char* what) {
+  if (payload_bytes > kMaxClPayload || lane_bytes > kMaxClPayload) throw ProtocolError("OpenCL payload too large");
+  if (payload_bytes && lane_bytes) throw ProtocolError(std::string("an OpenCL ") + what + " comes one way, not two");
+}
+
 ClRequest decode_cl_request(Reader& r) {
   ClRequest m;
   m.call_id = r.u64();
@@ -154,10 +161,9 @@ ClRequest decode_cl_request(Reader& r) {
   m.lane_transfer = r.u64();
   m.lane_bytes = r.u64();
   m.reply_over_lanes = r.boolean();
-  if (m.payload_bytes > kMaxClPayload || m.lane_bytes > kMaxClPayload) throw ProtocolError("OpenCL payload too large");
+  check_data_sizes(m.payload_bytes, m.lane_bytes, "operation's data");
   if ((m.lane_transfer == 0) != (m.lane_bytes == 0))
     throw ProtocolError("an OpenCL operation's data over the lanes needs both a transfer and its size");
-  if (m.lane_bytes && m.payload_bytes) throw ProtocolError("an OpenCL operation's data comes one way, not two");
   if (m.reply_over_lanes && m.call_id == 0)
     throw ProtocolError("an unanswered OpenCL operation has no reply over the lanes");
   m.op = decode_op(r, r.u16());
@@ -171,8 +177,7 @@ ClReply decode_cl_reply(Reader& r) {
   get(r, m.data);
   m.payload_bytes = r.u64();
   m.lane_bytes = r.u64();
-  if (m.payload_bytes > kMaxClPayload || m.lane_bytes > kMaxClPayload) throw ProtocolError("OpenCL payload too large");
-  if (m.lane_bytes && m.payload_bytes) throw ProtocolError("an OpenCL result comes one way, not two");
+  check_data_sizes(m.payload_bytes, m.lane_bytes, "result");
   return m;
 }
 
