@@ -23,6 +23,9 @@
 #   clbulk  cl_bench bandwidth (OpenCL writes and reads of 256 MiB) across the link, in each of
 #           CLBULK_ENVS (default OUTBOARD_DIRECT=remote and 0), beside NVIDIA's OpenCL directly;
 #           not among the default steps
+#   clstall cl_bench bandwidth over the lanes (OUTBOARD_CL_LANES=1) CLSTALL_REPEAT times (default 10)
+#           against one server; a run still going after CLSTALL_SECONDS (20) has both sides'
+#           state recorded under clstall-watch in link-logs.tar.gz (bench/link/stall_watch.sh); not among the default steps
 #   msgsize one message in flight at a time, of 16 MiB, 64 MiB and 512 MiB (what a whole call
 #           sends at once), against the streamed put, across 25 Gbit/s; not among the default steps
 #   resident resident inputs (bench/link/resident_bench.sh): DGEMM with a fixed 8192^2 operand,
@@ -116,16 +119,19 @@ if want lanestop; then  # where the cores go: top -H while a 16 GiB put runs ove
     tail -n 40 "$R/lanes-top-$lanes.log" | tee -a "$OUT/summary.txt"
   done
 fi
-if want clbulk; then  # OpenCL's bulk transfers across the link (one session's connection), beside NVIDIA's own here
-  # NVIDIA's ICD where its library is installed but not registered (as on this machine's image).
+opencl_icds() {  # NATIVE: NVIDIA's ICD where its library is installed but not registered (as on
+  # this machine's image); $R/outboard-icd: Outboard's
   NATIVE=/etc/OpenCL/vendors
   if ! grep -qs nvidia /etc/OpenCL/vendors/*.icd; then
     NATIVE=$R/native-icd && mkdir -p "$NATIVE" && cp /etc/OpenCL/vendors/*.icd "$NATIVE/" 2>/dev/null
     ldconfig -p | awk '/libnvidia-opencl.so.1/ {print $NF; exit}' >"$NATIVE/nvidia.icd"
   fi
+  mkdir -p "$R/outboard-icd" && echo "$CARRY/lib/liboutboard-opencl.so.0" >"$R/outboard-icd/outboard.icd"
+}
+if want clbulk; then  # OpenCL's bulk transfers across the link (one session's connection), beside NVIDIA's own here
+  opencl_icds
   echo "== clbulk: NVIDIA's OpenCL directly" | tee -a "$OUT/summary.txt"
   OCL_ICD_VENDORS=$NATIVE timeout 60 "$CARRY/bin/cl_bench" --platform NVIDIA bandwidth 2>&1 | tee -a "$OUT/summary.txt"
-  mkdir -p "$R/outboard-icd" && echo "$CARRY/lib/liboutboard-opencl.so.0" >"$R/outboard-icd/outboard.icd"
   # CLBULK_ENVS: the client environments compared, one run each, separated by ';'.
   IFS=';' read -ra clbulk_envs <<<"${CLBULK_ENVS:-OUTBOARD_DIRECT=remote;OUTBOARD_DIRECT=0}"
   for i in "${!clbulk_envs[@]}"; do
@@ -138,6 +144,20 @@ if want clbulk; then  # OpenCL's bulk transfers across the link (one session's c
       [ -f "$p/bench.log" ] && grep -h "bandwidth" "$p/bench.log" | sed "s|^|$(basename "$p") ${clbulk_envs[$i]}: |" | tee -a "$OUT/summary.txt"
     done
   done
+fi
+if want clstall; then  # cl_bench bandwidth CLSTALL_REPEAT times over the lanes against one server,
+  # each run still going after CLSTALL_SECONDS recorded (bench/link/stall_watch.sh)
+  opencl_icds
+  # CLSTALL_NAME: the run's name (default clstall); CLSTALL_SERVER_ENV: VAR=VALUE for the server.
+  name=${CLSTALL_NAME:-clstall}
+  server_env=()
+  [ -n "${CLSTALL_SERVER_ENV:-}" ] && server_env=(--server-env "$CLSTALL_SERVER_ENV")
+  rig "$name" "${CLSTALL_LIMIT:-540}" --points none:none --timeout $((${CLSTALL_LIMIT:-540} - 30)) \
+    --env OUTBOARD_DIRECT=0 --env OUTBOARD_CL_LANES=1 --env OUTBOARD_TIMEOUT="${CLSTALL_TIMEOUT:-30}" \
+    --env OCL_ICD_VENDORS="$R/outboard-icd" --server-env OCL_ICD_VENDORS=$NATIVE "${server_env[@]}" \
+    -- "$HERE/../link/stall_watch.sh" "$R/$name-watch" "${CLSTALL_SECONDS:-20}" "${CLSTALL_REPEAT:-10}" \
+    "$CARRY/bin/outboard" -- "$CARRY/bin/cl_bench" --platform NVIDIA bandwidth
+  for p in "$R/$name"/*/; do [ -f "$p/bench.log" ] && tee -a "$OUT/summary.txt" <"$p/bench.log"; done
 fi
 if want msgsize; then
   rig msgsize-one 150 --points 25gbit:none -- put --sizes 16777216 67108864 536870912 --window 1 --bytes-per-point 2147483648

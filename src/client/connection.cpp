@@ -380,6 +380,7 @@ void Connection::wait(Lock& lk, Done done, double timeout_seconds, const char* w
         !(now < patient_until_ns_ && (challenged_ || (reached = worker_->reached(peer_))))) {
       std::string why = "no answer within " + seconds_text((now - start) / 1e9) + " s while " + what;
       if (reached) why += " (the server's port holds the connection, but the server did not get to it)";
+      why += in_flight_detail();
       fail(why);
       throw Error(dead_reason_);
     }
@@ -876,6 +877,18 @@ void Connection::set_link_lanes(unsigned wanted) {
 unsigned Connection::link_lanes_in_use() {
   Lock lk(mu_);
   return static_cast<unsigned>(bulk_peers().size());
+}
+
+std::string Connection::in_flight_detail() const {
+  std::string d;
+  auto add = [&](uint64_t n, const char* what) {
+    if (n) d += (d.empty() ? " [" : ", ") + std::to_string(n) + " " + what;
+  };
+  add(pending_.size(), "requests unanswered");
+  add(async_.size(), "of them asynchronous");
+  add(lane_queue_.size(), "lane chunks not yet sent");
+  add(lane_in_flight_, "lane chunks sending");
+  return d.empty() ? d : d + "]";
 }
 
 bool Connection::bulk_over_lanes() {

@@ -212,6 +212,8 @@ class Connection {
   std::deque<LaneChunk> lane_queue_;
   uint64_t lane_in_flight_ = 0;
   void send_lane_chunks();  // under mu_
+  // What is in flight, for a timeout's message: " [3 requests unanswered, ...]" or "". Under mu_.
+  std::string in_flight_detail() const;
   // Wakes the threads waiting for a predicate: on the condition variable, and the one sleeping on
   // the transport's wake-up fd.
   void wake_waiters();

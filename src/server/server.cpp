@@ -85,6 +85,9 @@ struct Server::Impl final : Core {
     return {{"peers", t.peers},
             {"retiring", t.retiring},
             {"closes_in_flight", t.closes_in_flight},
+            {"lane_events_waiting", t.lane_events_waiting},
+            {"lane_commands_waiting", t.lane_commands_waiting},
+            {"lane_landings_waiting", t.lane_landings_waiting},
             {"socket_handlers_guarded", guard.guarded},
             {"stale_socket_events_dropped", guard.dropped}};
   }

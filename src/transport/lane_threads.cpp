@@ -63,6 +63,7 @@ struct LaneThreads::Lane {
   std::mutex mu;
   std::vector<Command> commands;  // under mu
   uint64_t queued = 0, ran = 0;   // commands posted and run, under mu
+  std::atomic<uint64_t> waiting{0};  // queued - ran, read without the lock
   std::condition_variable ran_cv;
 };
 
@@ -103,6 +104,7 @@ Events LaneThreads::lane_events(unsigned lane) {
     p.header.assign(header.begin(), header.end());
     p.bytes = bytes;
     p.ticket = ticket;
+    landings_asked_.fetch_add(1, std::memory_order_relaxed);
     post(std::move(p));
   };
   e.on_message = [this, lane](PeerId inner, std::vector<std::byte> header, Buffer payload, bool refused) {
@@ -211,6 +213,7 @@ void LaneThreads::command(Lane& lane, Command c) {
     std::lock_guard lk(lane.mu);
     lane.commands.push_back(std::move(c));
     ++lane.queued;
+    lane.waiting.store(lane.queued - lane.ran, std::memory_order_relaxed);
   }
   lane.worker->signal();
 }
@@ -238,6 +241,7 @@ void LaneThreads::run(Lane& lane) {
     if (!batch.empty()) {
       std::lock_guard lk(lane.mu);
       lane.ran += batch.size();
+      lane.waiting.store(lane.queued - lane.ran, std::memory_order_relaxed);
       lane.ran_cv.notify_all();
     }
     batch.clear();
@@ -263,6 +267,7 @@ void LaneThreads::execute(Lane& lane, Command& c) {
         break;
       }
       case Command::Kind::land:
+        landings_run_.fetch_add(1, std::memory_order_relaxed);
         lane.worker->land(c.ticket, std::move(c.landing));
         break;
       case Command::Kind::close:
@@ -272,6 +277,17 @@ void LaneThreads::execute(Lane& lane, Command& c) {
   } catch (const std::exception& e) {  // the header's length is checked before it is posted: memory
     spdlog::error("transport.lane_command_failed error=\"{}\"", e.what());
   }
+}
+
+LaneThreads::Waiting LaneThreads::waiting() const {
+  Waiting w;
+  w.events = posted_.load(std::memory_order_acquire);
+  for (const auto& lane : lanes_)
+    if (!lane->gone) w.commands += lane->waiting.load(std::memory_order_relaxed);
+  const uint64_t run = landings_run_.load(std::memory_order_relaxed);
+  const uint64_t asked = landings_asked_.load(std::memory_order_relaxed);
+  w.landings = asked > run ? asked - run : 0;
+  return w;
 }
 
 bool LaneThreads::deliver(const Events& events) {
@@ -319,7 +335,10 @@ void LaneThreads::handle(const Events& events, Posted& p) {
         }
       }
       Lane* lane = lane_of(p.peer);
-      if (!lane || stopped_) return;  // the lane's worker is gone, and the arrival with it
+      if (!lane || stopped_) {  // the lane's worker is gone, and the arrival with it
+        landings_run_.fetch_add(1, std::memory_order_relaxed);
+        return;
+      }
       Command c;
       c.kind = Command::Kind::land;
       c.peer = inner_id(p.peer);

@@ -56,6 +56,14 @@ class LaneThreads {
   size_t peers() const { return live_.size(); }
   // Events posted and not yet delivered. Thread-safe.
   bool pending() const { return posted_.load(std::memory_order_acquire) != 0; }
+  // What waits between the owner and the lanes' threads now (the server's status: where a stalled
+  // transfer is held). The owner's thread.
+  struct Waiting {
+    uint64_t events = 0;    // posted by the lanes, not yet delivered
+    uint64_t commands = 0;  // posted to the lanes, not yet run
+    uint64_t landings = 0;  // arrivals asked of the owner, their landing not yet run by their lane
+  };
+  Waiting waiting() const;
   // Runs the events posted, on the owner's thread, with the owner's handlers. Returns whether
   // any ran. A handler that throws: the events after it stay for the next call.
   bool deliver(const Events& events);
@@ -85,6 +93,7 @@ class LaneThreads {
   std::mutex inbox_mu_;
   std::vector<Posted> inbox_;  // under inbox_mu_
   std::atomic<size_t> posted_{0};
+  std::atomic<uint64_t> landings_asked_{0}, landings_run_{0};
   bool stopped_ = false;
 };
 

@@ -209,6 +209,9 @@ class Worker {
   // closing (freed at a later progress()), and of those the closes UCX has not finished.
   struct Tables {
     size_t peers = 0, retiring = 0, closes_in_flight = 0;
+    // Between this worker and its lanes' threads (listen_lanes): events not yet delivered,
+    // commands not yet run, arrivals whose landing their lane has not yet run.
+    uint64_t lane_events_waiting = 0, lane_commands_waiting = 0, lane_landings_waiting = 0;
   };
   Tables tables() const;
 

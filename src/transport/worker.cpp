@@ -1217,8 +1217,15 @@ bool Worker::reached(PeerId peer) const {
 }
 
 Worker::Tables Worker::tables() const {
-  return {impl_->peers.size() + (impl_->lanes ? impl_->lanes->peers() : 0), impl_->retiring.size(),
-          impl_->closes_in_flight()};
+  Tables t{impl_->peers.size() + (impl_->lanes ? impl_->lanes->peers() : 0), impl_->retiring.size(),
+           impl_->closes_in_flight()};
+  if (impl_->lanes) {
+    const LaneThreads::Waiting w = impl_->lanes->waiting();
+    t.lane_events_waiting = w.events;
+    t.lane_commands_waiting = w.commands;
+    t.lane_landings_waiting = w.landings;
+  }
+  return t;
 }
 
 void Worker::protect(PeerId peer, const SealKeys& keys) {

@@ -84,6 +84,9 @@ if [ -f /etc/OpenCL/vendors/pocl.icd ]; then
   diff "$WORK/opencl_bulk.pocl.txt" "$WORK/opencl_bulk_own.log" || fail "opencl_bulk: results differ without OUTBOARD_CL_LANES"
   [ "$(cl_counter lane_transfers)" = "$transfers0" ] || fail "opencl_bulk's writes went over the lanes without OUTBOARD_CL_LANES=1"
   ok "opencl_bulk without OUTBOARD_CL_LANES: right, none of its data on the lanes"
+  # Nothing left between the sessions' threads and the lanes once their clients are gone.
+  left=$(status_field "[s['opencl']['queued'], s['opencl']['lane_open']['transfers'], s['opencl']['lane_open']['sessions_waiting'], s['transport']['lane_commands_waiting'], s['transport']['lane_landings_waiting']]")
+  [ "$left" = "[0, 0, 0, 0, 0]" ] || fail "left after the OpenCL clients (queued, transfers open, sessions waiting, lane commands, landings): $left"
 fi
 joined=$(lanes joined)
 

@@ -41,6 +41,29 @@ TEST(ClLaneTransfers, ChunksBeforeTheirAnnouncementInAnyOrder) {
   expect_chunks(*data, total);
 }
 
+// The server's status reads what is open and what the session's thread waits for (how a stall
+// on the H200 host was placed: everything had arrived, the session's thread was in the platform).
+TEST(ClLaneTransfers, ASnapshotSaysWhatIsOpenAndAwaited) {
+  ClLaneTransfers t;
+  const uint64_t total = 2 * kChunk;
+  EXPECT_EQ(t.snapshot().open, 0u);
+  t.announce(1, total, kNoLimits);
+  send_chunk(t, 1, total, 1);
+  send_chunk(t, 2, kChunk, 0);
+  ClLaneTransfers::Snapshot s = t.snapshot();
+  EXPECT_EQ(s.open, 2u);
+  EXPECT_EQ(s.bytes, total + kChunk);
+  EXPECT_EQ(s.arrived_bytes, 2 * kChunk);
+  EXPECT_EQ(s.waiting_for, 0u);
+  auto taken = std::async(std::launch::async, [&] { return t.take(1); });
+  while (t.snapshot().waiting_for != 1) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  send_chunk(t, 1, total, 0);
+  ASSERT_TRUE(taken.get());
+  s = t.snapshot();
+  EXPECT_EQ(s.open, 1u);
+  EXPECT_EQ(s.waiting_for, 0u);
+}
+
 TEST(ClLaneTransfers, TheSessionWaitsForTheLastChunk) {
   ClLaneTransfers t;
   const uint64_t total = 4 * kChunk;

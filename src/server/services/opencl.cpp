@@ -121,6 +121,7 @@ class Runner {
     cv_.notify_one();
   }
   bool finished() const { return done_.load(); }
+  size_t queued() const { return queued_.load(std::memory_order_relaxed); }
   ClientLanes& lanes() { return *lanes_; }
   uint64_t objects() const { return objects_count_.load(); }
 
@@ -249,8 +250,17 @@ class OpenClService final : public Service {
 
   void status(nlohmann::json& j) const override {
     ClCounters c = executor_.counters();
-    uint64_t objects = 0;
-    for (const auto& [peer, r] : runners_) objects += r->objects();
+    uint64_t objects = 0, queued = 0, waiting = 0;
+    ClLaneTransfers::Snapshot open;  // summed over the sessions
+    for (const auto& [peer, r] : runners_) {
+      objects += r->objects();
+      queued += r->queued();
+      const ClLaneTransfers::Snapshot t = r->transfers().snapshot();
+      open.open += t.open;
+      open.bytes += t.bytes;
+      open.arrived_bytes += t.arrived_bytes;
+      waiting += t.waiting_for != 0;
+    }
     // Ended sessions whose objects are still being released (the rest wait to be joined).
     const auto ending = std::count_if(retiring_.begin(), retiring_.end(), [](const auto& r) { return !r->finished(); });
     j["opencl"] = {{"sessions", runners_.size()},  {"objects", objects},           {"operations", c.operations},
@@ -263,6 +273,10 @@ class OpenClService final : public Service {
                    {"pinned_bytes_read", c.pinned_bytes_read},
                    {"lane_transfers", lane_transfers_},
                    {"lane_chunks", lane_chunks_},
+                   {"queued", queued},  // operations received, not yet taken by their session's thread
+                   // Write data over the lanes not yet taken, and the sessions waiting for theirs.
+                   {"lane_open", {{"transfers", open.open}, {"bytes", open.bytes}, {"arrived_bytes", open.arrived_bytes},
+                                  {"sessions_waiting", waiting}}},
                    {"direct_staging_budget", limits_.direct_staging_bytes}};
   }
 

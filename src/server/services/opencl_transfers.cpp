@@ -79,10 +79,24 @@ std::optional<Buffer> ClLaneTransfers::take(uint64_t id) {
   auto it = open_.find(id);
   if (it == open_.end()) return std::nullopt;  // not announced: the service rejected the session
   std::shared_ptr<Transfer> t = it->second;
+  waiting_for_ = id;
   whole_.wait(lk, [&] { return stopped_ || t->whole(); });
+  waiting_for_ = 0;
   if (stopped_) return std::nullopt;
   open_.erase(id);
   return std::move(t->data);  // whole: no chunk lands in it any more
+}
+
+ClLaneTransfers::Snapshot ClLaneTransfers::snapshot() {
+  std::lock_guard lk(mu_);
+  Snapshot s;
+  s.open = open_.size();
+  for (const auto &[id, t] : open_) {
+    s.bytes += t->data.size();
+    s.arrived_bytes += t->arrived_bytes;
+  }
+  s.waiting_for = waiting_for_;
+  return s;
 }
 
 void ClLaneTransfers::stop() {

@@ -45,6 +45,13 @@ class ClLaneTransfers {
   // The session ends: take() returns nothing from now on.
   void stop();
 
+  // What is open now (the server's status: where a session's command waits). Thread-safe.
+  struct Snapshot {
+    uint64_t open = 0, bytes = 0, arrived_bytes = 0;
+    uint64_t waiting_for = 0;  // the transfer take() waits for (0: none)
+  };
+  Snapshot snapshot();
+
  private:
   struct Transfer {
     transport::Buffer data;
@@ -61,6 +68,7 @@ class ClLaneTransfers {
   std::condition_variable whole_;
   std::unordered_map<uint64_t, std::shared_ptr<Transfer>> open_;
   uint64_t last_announced_ = 0;
+  uint64_t waiting_for_ = 0;
   bool stopped_ = false;
 };
 
