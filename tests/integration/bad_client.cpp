@@ -12,6 +12,7 @@
 //          fft-unknown-plan, fft-other-session, fft-shape-mismatch, fft-overflow, fft-duplicate-plan,
 //          fft-many-plans, fft-release-then-execute, fft-huge-plan, fft-direct-unknown-plan, fft-output-digest (fft_mode,
 //          below), cl-malformed, cl-other-session, cl-out-of-bounds, cl-limits, cl-direct, cl-spec-constant (cl_mode),
+//          cl-lane-chunks (write data over a lane that breaks the rules; a write whose data never comes),
 //          sealed-faults (a server with encrypt = true: plaintext, replayed, reordered, tampered and
 //          truncated messages after encryption started, each on a session of its own),
 //          lanes-hostile (joins with a wrong proof, to no session, twice, beyond the server's lanes;
@@ -23,6 +24,7 @@
 #include <cstdio>
 #include <cstring>
 #include <unistd.h>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -775,6 +777,117 @@ int cl_expect_intact(Peer& p, const char* what, const ClSetup& s) {
   return 0;
 }
 
+// Write data over a lane (wire::ClChunk, OUTBOARD_CL_LANES): a session whose chunks break the
+// rules is ended, and only it; a write whose data never comes holds its session's thread only
+// until the session ends. Each case on a session of its own, with one lane joined.
+int cl_lane_chunks_mode(const std::string& host, uint16_t port, const Secret& secret) {
+  const char* what = "cl-lane-chunks";
+  const wire::ClId base = wire::kFirstClientId + 300;
+  struct Laned {
+    std::unique_ptr<Peer> main, lane;
+    ClSetup setup;
+  };
+  auto laned = [&]() -> std::optional<Laned> {
+    Laned l;
+    l.main = std::make_unique<Peer>(host, port);
+    if (!l.main->authenticate(secret)) return std::nullopt;
+    auto s = cl_setup(*l.main, base);
+    if (!s) return std::nullopt;
+    l.setup = *s;
+    const uint16_t lane_port = l.main->lane_ports.empty() ? port : l.main->lane_ports[0];
+    l.lane = std::make_unique<Peer>(host, lane_port);
+    l.lane->send(wire::encode(
+        wire::JoinSession{l.main->server_nonce, 1, wire::lane_proof(secret, l.main->server_nonce, l.main->client_nonce, 1)}));
+    auto r = l.lane->expect<wire::SessionJoined>(15);
+    if (!r || !r->ok) return std::nullopt;
+    return l;
+  };
+  // A write of `bytes` of s's buffer whose data comes as transfer `id`.
+  auto announce = [](Laned& l, uint64_t id, uint64_t bytes) {
+    wire::ClRequest q{0, wire::ClWrite{{l.setup.queue, {}, 0}, l.setup.buffer, cl_linear(0, bytes)}, 0};
+    q.lane_transfer = id;
+    q.lane_bytes = bytes;
+    l.main->send(wire::encode(q));
+  };
+  auto chunk = [](Laned& l, const wire::ClChunk& c, const void* data, uint64_t bytes) {
+    l.lane->send(wire::encode(c), {{data, bytes}});
+  };
+  std::vector<uint8_t> data(4096);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(255 - i % 251);
+  const uint64_t k = wire::kMinChunkBytes;
+
+  // A write whose data comes right lands (the control): then chunks of that complete transfer.
+  auto good = laned();
+  if (!good) return std::printf("FAIL %s: no OpenCL session with a lane\n", what), 1;
+  announce(*good, 1, data.size());
+  chunk(*good, {1, data.size(), k, 0}, data.data(), data.size());
+  auto back = cl_read(*good->main, 2, good->setup.queue, good->setup.buffer, cl_linear(0, data.size()));
+  if (!back || back->first != 0 || back->second != data)
+    return std::printf("FAIL %s: a write over the lane did not land\n", what), 1;
+  chunk(*good, {1, data.size(), k, 0}, data.data(), data.size());
+  if (good->main->expect_rejection("cl-lane-chunks (a chunk of a transfer already complete)")) return 1;
+
+  struct Case {
+    const char* name;
+    std::function<void(Laned&)> send;
+  };
+  std::vector<uint8_t> big(2 * k, 7);
+  const Case cases[] = {
+      {"a chunk sent twice", [&](Laned& l) {
+         chunk(l, {1, 2 * k, k, 0}, big.data(), k);
+         chunk(l, {1, 2 * k, k, 0}, big.data(), k);
+       }},
+      {"chunks of one transfer in two sizes", [&](Laned& l) {
+         chunk(l, {1, 3 * k, k, 0}, big.data(), k);
+         chunk(l, {1, 3 * k, 2 * k, 1}, big.data(), k);
+       }},
+      {"a chunk's data of another length than it says", [&](Laned& l) { chunk(l, {1, 2 * k, k, 1}, big.data(), k / 2); }},
+      {"a transfer id that does not increase", [&](Laned& l) {
+         announce(l, 5, 16);
+         announce(l, 5, 16);
+       }},
+      {"more transfers open than a session may hold", [&](Laned& l) {
+         for (uint64_t id = 1; id <= 65; ++id) chunk(l, {id, 100, k, 0}, big.data(), 100);  // small: within the bytes
+       }},
+      {"a transfer beyond max_request_bytes", [&](Laned& l) { chunk(l, {1, uint64_t(1) << 40, k, 0}, big.data(), k); }},
+      {"a chunk index beyond its transfer", [&](Laned& l) { chunk(l, {1, 2 * k, k, 2}, big.data(), k); }},
+  };
+  for (const Case& c : cases) {
+    auto l = laned();
+    if (!l) return std::printf("FAIL %s: no OpenCL session with a lane for '%s'\n", what, c.name), 1;
+    c.send(*l);
+    std::printf("case: %s\n", c.name);
+    if (l->main->expect_rejection(c.name)) return 1;
+  }
+
+  // A write announced whose data never comes, then the client leaves: its session ends.
+  Peer watcher(host, port);
+  if (!watcher.authenticate(secret)) return std::printf("FAIL %s: no watching session\n", what), 1;
+  {
+    auto l = laned();
+    if (!l) return std::printf("FAIL %s: no session for the abandoned write\n", what), 1;
+    announce(*l, 1, 2 * k);
+    chunk(*l, {1, 2 * k, k, 0}, big.data(), k);
+    cl_read(*l->main, 3, l->setup.queue, l->setup.buffer, cl_linear(0, 16));  // waits behind it: unanswered
+  }  // both connections closed here
+  std::string left;
+  const uint64_t end = now_ns() + 20'000'000'000ull;
+  for (uint64_t call = 10; now_ns() < end; ++call) {
+    watcher.send(wire::encode(wire::StatusRequest{call}));
+    auto st = watcher.expect<wire::StatusReply>(10);
+    if (!st) return std::printf("FAIL %s: no status\n", what), 1;
+    const auto cl = nlohmann::json::parse(st->json)["opencl"];
+    left = cl.dump();
+    if (cl["sessions"] == 0 && cl["sessions_ending"] == 0 && cl["lane_open"]["transfers"] == 0) {
+      std::printf("ok %s: the control write landed; %zu kinds of bad chunks each ended their session only; an "
+                  "abandoned write's session ended with its client\n", what, std::size(cases) + 1);
+      return 0;
+    }
+    usleep(100'000);
+  }
+  return std::printf("FAIL %s: the abandoned write's session did not end: %s\n", what, left.c_str()), 1;
+}
+
 int cl_mode(Peer& p, const std::string& mode, const std::string& host, uint16_t port, const Secret& secret) {
   const char* what = mode.c_str();
   const wire::ClId base = wire::kFirstClientId + 100;
@@ -1342,6 +1455,7 @@ int main(int argc, char** argv) {
   }
   if (mode.rfind("lapack-", 0) == 0 || mode.rfind("direct-", 0) == 0) return lapack_mode(p, mode);
   if (mode.rfind("fft-", 0) == 0) return fft_mode(p, mode, host, port, secret);
+  if (mode == "cl-lane-chunks") return cl_lane_chunks_mode(host, port, secret);
   if (mode.rfind("cl-", 0) == 0) return cl_mode(p, mode, host, port, secret);
   std::fprintf(stderr, "unknown mode %s\n", mode.c_str());
   return 2;

@@ -49,7 +49,7 @@ grep -q "closed by server" "$WORK/stuck.log" || { cat "$WORK/stuck.log"; fail "a
 kill -0 "$SERVER_PID" || fail "server died"
 # Hostile remote-OpenCL sessions (where the server has an OpenCL platform).
 if [ "$(status_field "'opencl' in s")" = True ]; then
-  for mode in cl-malformed cl-other-session cl-out-of-bounds cl-limits cl-direct cl-spec-constant; do
+  for mode in cl-malformed cl-other-session cl-out-of-bounds cl-limits cl-direct cl-spec-constant cl-lane-chunks; do
     "$BAD" 127.0.0.1 "$PORT" "$TOKEN" "$mode" >"$WORK/$mode.log" 2>&1 || { cat "$WORK/$mode.log"; fail "$mode"; }
     ok "$(grep '^ok' "$WORK/$mode.log") ($(grep 'server said' "$WORK/$mode.log" | head -4 | tr '\n' ' '))"
   done
