@@ -9,9 +9,12 @@
  *   --waiter wait     another thread waits for each write's event (clWaitForEvents), frees its
  *                     array and releases the event, as a server's waiter thread does
  *   --waiter poll     the same, polling the event's status
+ *   --waiter callback each write's completion callback (clSetEventCallback, run on the platform's
+ *                     own thread) frees its array and releases the event, as a server does for
+ *                     queued writes nobody waits for
  *   --throttle MIB    before an enqueue, wait for earlier writes until at most MIB are in flight
  *                     (0: no limit)
- *   cl_write_storm [--platform TEXT] [--mode same|fresh] [--waiter none|wait|poll]
+ *   cl_write_storm [--platform TEXT] [--mode same|fresh] [--waiter none|wait|poll|callback]
  *                  [--throttle MIB] [--batches N] [--writes W] [--mib M] [--limit SECONDS]
  * Output: "storm ok batches N seconds S" or "storm STALLED batch B (after S s)" (exit 3): a
  * batch not done within --limit seconds. Built with -lOpenCL -lpthread only. */
@@ -85,6 +88,20 @@ static void* waiter(void* arg) {
   }
 }
 
+/* The write's completion, on the platform's callback thread. */
+static void CL_CALLBACK write_done(cl_event e, cl_int status, void* arg) {
+  (void)status;
+  Write* w = arg;
+  free(w->host);
+  clReleaseEvent(e);
+  pthread_mutex_lock(&mu);
+  ++head;
+  in_flight_bytes -= w->bytes;
+  pthread_cond_broadcast(&cv);
+  pthread_mutex_unlock(&mu);
+  free(w);
+}
+
 static void* watchdog(void* arg) {
   const double limit = *(const double*)arg;
   for (;;) {
@@ -117,6 +134,7 @@ int main(int argc, char** argv) {
     else return fprintf(stderr, "cl_write_storm: unknown option %s\n", argv[i]), 2;
   }
   const int fresh = !strcmp(mode, "fresh"), threaded = strcmp(wait_mode, "none") != 0;
+  const int callbacks = !strcmp(wait_mode, "callback");
   polling = !strcmp(wait_mode, "poll");
   const size_t bytes = mib << 20, throttle = throttle_mib << 20;
 
@@ -143,7 +161,7 @@ int main(int argc, char** argv) {
   memset(same, 1, bytes);
 
   pthread_t waiter_thread, watchdog_thread;
-  if (threaded) pthread_create(&waiter_thread, NULL, waiter, NULL);
+  if (threaded && !callbacks) pthread_create(&waiter_thread, NULL, waiter, NULL);
   pthread_create(&watchdog_thread, NULL, watchdog, &limit);
   const double t0 = now_s();
   for (int b = 0; b < batches; ++b) {
@@ -171,9 +189,16 @@ int main(int argc, char** argv) {
         continue;
       }
       pthread_mutex_lock(&mu);
-      ring[tail % kMaxInFlight] = (Write){e, fresh ? host : NULL, bytes};
       ++tail;
       in_flight_bytes += bytes;
+      if (callbacks) {
+        pthread_mutex_unlock(&mu);
+        Write* w = malloc(sizeof *w);
+        *w = (Write){e, fresh ? host : NULL, bytes};
+        CHECK(clSetEventCallback(e, CL_COMPLETE, write_done, w));
+        continue;
+      }
+      ring[(tail - 1) % kMaxInFlight] = (Write){e, fresh ? host : NULL, bytes};
       pthread_cond_broadcast(&cv);
       pthread_mutex_unlock(&mu);
     }
@@ -190,7 +215,7 @@ int main(int argc, char** argv) {
   atomic_store(&batch_now, -1);
   printf("storm ok batches %d seconds %.2f (%.2f GB/s)\n", batches, now_s() - t0,
          (double)batches * writes * bytes / (now_s() - t0) / 1e9);
-  if (threaded) {
+  if (threaded && !callbacks) {
     pthread_mutex_lock(&mu);
     stopping = 1;
     pthread_cond_broadcast(&cv);

@@ -12,7 +12,10 @@
 BUILD=$1
 PROGRAMS=$2
 source "$(dirname "$0")/lib.sh"
-start_server
+# A session's OpenCL writes the platform holds at once: 16 MiB, so that opencl_queued's 64 writes
+# of 8 MiB over the lanes wait for each other (write_gate.hpp); nothing else of the defaults.
+printf 'opencl_write_bytes_in_flight = 16777216\n' >"$WORK/start.toml"
+start_server --config "$WORK/start.toml"
 # Every call remote, in chunked messages of the smallest size: many chunks per call.
 export OUTBOARD_OFFLOAD=always OUTBOARD_FALLBACK=fail OUTBOARD_DIRECT=0 OUTBOARD_CHUNK_BYTES=65536
 lanes() { status_field "s['lanes']['$1']"; }
@@ -77,7 +80,8 @@ if [ -f /etc/OpenCL/vendors/pocl.icd ]; then
   run_checked opencl_queued timeout -s KILL 300 env OUTBOARD_CL_LANES=1 OCL_ICD_VENDORS="$REMOTE" "$PROGRAMS/opencl_queued"
   diff "$WORK/opencl_queued.pocl.txt" "$WORK/opencl_queued.log" || fail "opencl_queued: results differ between PoCL and Outboard over lanes"
   [ "$(cl_counter lane_transfers)" -ge $((transfers0 + 64)) ] || fail "opencl_queued: its writes did not go over the lanes"
-  ok "opencl_queued over 4 connections: right, $(($(cl_counter lane_transfers) - transfers0)) writes over the lanes"
+  [ "$(cl_counter write_waits)" -gt 0 ] || fail "opencl_queued: no write waited for room (opencl_write_bytes_in_flight = 16 MiB)"
+  ok "opencl_queued over 4 connections: right, $(($(cl_counter lane_transfers) - transfers0)) writes over the lanes, $(cl_counter write_waits) waited for room"
   # By default its data stays on the session's own connection.
   transfers0=$(cl_counter lane_transfers)
   run_checked opencl_bulk_own timeout -s KILL 300 env OCL_ICD_VENDORS="$REMOTE" "$PROGRAMS/opencl_bulk"

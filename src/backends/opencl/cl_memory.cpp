@@ -94,11 +94,13 @@ void ClSession::handle(const wire::ClRequest& r, const wire::ClWrite& w, transpo
   const uint64_t bytes = transfer_bytes(o, w.at);
   if (r.payload_bytes != bytes || payload.size() != bytes) throw ClFail{CL_INVALID_VALUE, "the data is not the region's size"};
   auto data = std::make_shared<transport::Buffer>(std::move(payload));
+  std::shared_ptr<void> held = write_gate_->admit(bytes);  // given back once the write has completed
   cl_event e = enqueue_transfer(true, q, w.cmd, o, w.at, data->data());
   counters_.bytes_written += bytes;
   Callback c;
   c.call_id = r.call_id;
   c.data = std::move(data);
+  c.held = std::move(held);
   track(e, w.cmd, std::move(c));
 }
 

@@ -19,6 +19,7 @@ ClSession::ClSession(const NativePlatforms& n, std::shared_ptr<ClOutput> out, co
       limits_(limits),
       counters_(counters),
       staging_(std::make_shared<StagingBudget>(limits.direct_staging_bytes, counters.staging)),
+      write_gate_(std::make_shared<WriteGate>(limits.write_bytes_in_flight, counters.write_waits)),
       waiter_(limits.event_polling == "poll"   ? EventWaiter::Mode::polling
               : limits.event_polling == "wait" ? EventWaiter::Mode::blocking
                                                : EventWaiter::automatic(),

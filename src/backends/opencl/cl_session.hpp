@@ -26,6 +26,7 @@
 #include "backends/opencl/native.hpp"
 #include "backends/opencl/pinned_reads.hpp"
 #include "backends/opencl/stage_trace.hpp"
+#include "backends/opencl/write_gate.hpp"
 #include "transport/buffer.hpp"
 #include "wire/opencl.hpp"
 
@@ -80,6 +81,7 @@ struct Callback {
   uint64_t call_id = 0;     // answer this call when the command completes (0: none)
   ClId event = 0;           // report this event's status (0: none)
   std::shared_ptr<transport::Buffer> data;  // a read's result, or a write's source kept alive
+  std::shared_ptr<void> held;  // a write's room in the session's WriteGate, given back with the callback
   uint64_t bytes = 0;
   bool read = false;
   bool pinned = false;  // a read into page-locked memory (pinned_reads.hpp): no host copy to wait for
@@ -254,6 +256,7 @@ class ClSession final : public server::ClSessionObjects {
   StageTimes traced_;  // the operation running now, when traced
   const char* traced_op_ = "";
   std::shared_ptr<StagingBudget> staging_;
+  std::shared_ptr<WriteGate> write_gate_;  // the session's writes the platform holds
   // Contexts' callbacks, freed with the session after every native object.
   std::vector<std::unique_ptr<Callback>> callbacks_;
   std::shared_ptr<std::atomic<int64_t>> outstanding_ = std::make_shared<std::atomic<int64_t>>(0);

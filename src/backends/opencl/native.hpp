@@ -39,6 +39,7 @@ struct SharedCounters {
   std::atomic<uint64_t> operations{0}, kernels{0}, failures{0}, bytes_written{0}, bytes_read{0};
   std::atomic<uint64_t> direct_bytes_written{0}, direct_bytes_read{0};
   std::atomic<uint64_t> pinned_bytes_read{0};
+  std::atomic<uint64_t> write_waits{0};  // writes that waited for room (write_gate.hpp)
   StagingBudget::Gauge staging;  // the direct transfers' staging memory
 };
 

@@ -29,7 +29,7 @@ class OpenClBackend final : public server::Backend, public server::ClExecutor {
     return {counters_.operations.load(),    counters_.kernels.load(),          counters_.failures.load(),
             counters_.bytes_written.load(), counters_.bytes_read.load(),       counters_.direct_bytes_written.load(),
             counters_.direct_bytes_read.load(), counters_.staging.now.load(),  counters_.staging.peak.load(),
-            counters_.pinned_bytes_read.load()};
+            counters_.pinned_bytes_read.load(), counters_.write_waits.load()};
   }
 
  private:

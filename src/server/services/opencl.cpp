@@ -182,6 +182,7 @@ class OpenClService final : public Service {
     limits_.max_objects = core.config().opencl_max_objects;
     limits_.max_memory_bytes = core.config().opencl_max_memory_bytes;
     limits_.direct_staging_bytes = core.config().opencl_direct_staging_bytes;
+    limits_.write_bytes_in_flight = core.config().opencl_write_bytes_in_flight;
     limits_.event_polling = core.config().opencl_event_polling;
   }
   ~OpenClService() override {
@@ -271,6 +272,7 @@ class OpenClService final : public Service {
                    {"direct_staging_bytes", c.direct_staging_bytes},
                    {"direct_staging_peak_bytes", c.direct_staging_peak_bytes},
                    {"pinned_bytes_read", c.pinned_bytes_read},
+                   {"write_waits", c.write_waits},
                    {"lane_transfers", lane_transfers_},
                    {"lane_chunks", lane_chunks_},
                    {"queued", queued},  // operations received, not yet taken by their session's thread

@@ -55,6 +55,7 @@ struct ClLimits {
   uint64_t max_objects = 1 << 16;         // objects a session holds at once
   uint64_t max_memory_bytes = 0;          // buffer and image bytes a session holds (0: no limit)
   uint64_t direct_staging_bytes = 256 << 20;  // host memory a session's direct transfers stage in at once
+  uint64_t write_bytes_in_flight = 512 << 20;  // a session's writes the platform holds at once (0: no bound)
   std::string event_polling = "auto";         // Config::opencl_event_polling
 };
 
@@ -68,6 +69,8 @@ struct ClCounters {
   uint64_t direct_staging_bytes = 0, direct_staging_peak_bytes = 0;
   // Bytes of reads on the message path that landed in page-locked memory (pinned_reads.hpp).
   uint64_t pinned_bytes_read = 0;
+  // Writes that waited for the session's earlier ones (ClLimits::write_bytes_in_flight).
+  uint64_t write_waits = 0;
 };
 
 // A session's objects on the native platforms. Used by one thread at a time (the session's).
