@@ -15,7 +15,7 @@ install -m 755 "$BUILD/bin/outboard" "$BUILD/bin/blas_demo" "$BUILD/bin/lapack_d
 [ -x /usr/bin/clpeak ] && install -m 755 /usr/bin/clpeak "$DIR/bin/"
 cp -a "$BUILD"/lib/liboutboard-*.so* "$DIR/lib/"
 # dcuda: its library, GPU tests, benchmark and probes (built where CUDA is), and the OpenCL wait probe.
-for f in dcuda_gpu_tests dcuda_link_gpu_tests dcuda_proxy_gpu_check dcuda_bench proxy_hops ipc_probe peer_probe same_gpu_floor same_gpu_breakdown small_write_probe cl_wait_probe cl_write_storm gpu_reset_probe mg_factor_probe; do [ -x "$BUILD/bin/$f" ] && install -m 755 "$BUILD/bin/$f" "$DIR/bin/"; done
+for f in dcuda_gpu_tests dcuda_link_gpu_tests dcuda_proxy_gpu_check dcuda_bench proxy_hops ipc_probe peer_probe same_gpu_floor same_gpu_breakdown small_write_probe cl_wait_probe cl_write_storm ucx_startup gpu_reset_probe mg_factor_probe; do [ -x "$BUILD/bin/$f" ] && install -m 755 "$BUILD/bin/$f" "$DIR/bin/"; done
 cp -a "$BUILD"/lib/libdcuda.so* "$DIR/lib/" 2>/dev/null || true
 [ -e "$BUILD/lib/outboard" ] && cp -a "$BUILD/lib/outboard" "$DIR/lib/"
 # The throughput-scaling client (bench/gpu/scaling.sh).
