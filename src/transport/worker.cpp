@@ -901,8 +901,11 @@ Worker::Worker(Events events, Options options) : impl_(std::make_unique<Impl>())
     set_default(ucx, config, "TLS", "^sysv");
     // Shared memory's receive buffers come in batches of 512 by default (4 MiB, each page touched
     // as the worker is made: 2-3 ms of a 5 ms worker on the 2-core VM, bench/probes/ucx_startup).
-    // 128 are still twice the receive FIFO's 64 elements; more are made as they are needed.
-    if (!std::getenv("UCX_POSIX_RX_BUFS_GROW")) set_default(ucx, config, "MM_RX_BUFS_GROW", "128");
+    // 128 are still twice the receive FIFO's 64 elements; more are made as they are needed. Only
+    // where the transports are ours (above): with UCX_TLS naming no shared memory, UCX warns of
+    // the setting on stdout (and `outboard status --json` printed that before its JSON).
+    if (!std::getenv("UCX_TLS") && !std::getenv("UCX_POSIX_RX_BUFS_GROW"))
+      set_default(ucx, config, "MM_RX_BUFS_GROW", "128");
   } catch (...) {
     ucx.ucp_config_release(config);
     throw;
