@@ -809,8 +809,14 @@ int cl_lane_chunks_mode(const std::string& host, uint16_t port, const Secret& se
     q.lane_bytes = bytes;
     l.main->send(wire::encode(q));
   };
+  // Sent, and the lane's worker driven until the send has left: the waits below drive only the
+  // session's own connection (under load dozens of chunks stayed in the lane's queue).
   auto chunk = [](Laned& l, const wire::ClChunk& c, const void* data, uint64_t bytes) {
-    l.lane->send(wire::encode(c), {{data, bytes}});
+    bool left = false;
+    const transport::Segment piece{data, bytes};
+    l.lane->worker->send(l.lane->id, wire::encode(c), {&piece, 1}, [&left](bool) { left = true; });
+    const uint64_t end = now_ns() + 10'000'000'000ull;
+    while (!left && now_ns() < end) l.lane->worker->progress();
   };
   std::vector<uint8_t> data(4096);
   for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(255 - i % 251);
