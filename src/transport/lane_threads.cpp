@@ -63,7 +63,6 @@ struct LaneThreads::Lane {
   std::mutex mu;
   std::vector<Command> commands;  // under mu
   uint64_t queued = 0, ran = 0;   // commands posted and run, under mu
-  std::atomic<uint64_t> waiting{0};  // queued - ran, read without the lock
   std::condition_variable ran_cv;
 };
 
@@ -213,7 +212,6 @@ void LaneThreads::command(Lane& lane, Command c) {
     std::lock_guard lk(lane.mu);
     lane.commands.push_back(std::move(c));
     ++lane.queued;
-    lane.waiting.store(lane.queued - lane.ran, std::memory_order_relaxed);
   }
   lane.worker->signal();
 }
@@ -241,7 +239,6 @@ void LaneThreads::run(Lane& lane) {
     if (!batch.empty()) {
       std::lock_guard lk(lane.mu);
       lane.ran += batch.size();
-      lane.waiting.store(lane.queued - lane.ran, std::memory_order_relaxed);
       lane.ran_cv.notify_all();
     }
     batch.clear();
@@ -282,8 +279,11 @@ void LaneThreads::execute(Lane& lane, Command& c) {
 LaneThreads::Waiting LaneThreads::waiting() const {
   Waiting w;
   w.events = posted_.load(std::memory_order_acquire);
-  for (const auto& lane : lanes_)
-    if (!lane->gone) w.commands += lane->waiting.load(std::memory_order_relaxed);
+  for (const auto& lane : lanes_) {
+    if (lane->gone) continue;
+    std::lock_guard lk(lane->mu);
+    w.commands += lane->queued - lane->ran;
+  }
   const uint64_t run = landings_run_.load(std::memory_order_relaxed);
   const uint64_t asked = landings_asked_.load(std::memory_order_relaxed);
   w.landings = asked > run ? asked - run : 0;
