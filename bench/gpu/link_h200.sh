@@ -74,9 +74,12 @@ want gemm16k && rig gemm16k 180 --points "$CALL_POINTS" "${call_env[@]}" -- gemm
 want fft3d && rig fft3d 150 --points "$CALL_POINTS" "${call_env[@]}" -- fft --ranks 3 --kinds c2c --precisions d \
   --where "${fft_where[@]}" --from-log2 27 --to-log2 27 --trials "$trials"
 if want numpy; then
-  echo "== numpy plain (local cores)" | tee -a "$OUT/summary.txt"
-  timeout 200 python3 "$HERE/../link/numpy_calls.py" 2>&1 | tee -a "$OUT/summary.txt"
-  rig numpy 300 --points none:none,25gbit:none -- run python3 "$HERE/../link/numpy_calls.py"
+  # NUMPY_LOCAL=0: not the plain run; NUMPY_POINTS: the rig's points (default unshaped, 25 Gbit/s)
+  if [ "${NUMPY_LOCAL:-1}" = 1 ]; then
+    echo "== numpy plain (local cores)" | tee -a "$OUT/summary.txt"
+    timeout 200 python3 "$HERE/../link/numpy_calls.py" 2>&1 | tee -a "$OUT/summary.txt"
+  fi
+  rig numpy 300 --points "${NUMPY_POINTS:-none:none,25gbit:none}" -- run python3 "$HERE/../link/numpy_calls.py"
   for p in "$R"/numpy/*/; do [ -d "$p" ] && grep -h "numpy " "$p"/* 2>/dev/null | sed "s|^|$(basename "$p"): |" | tee -a "$OUT/summary.txt"; done
 fi
 if want choice; then
@@ -148,12 +151,13 @@ fi
 if want clstall; then  # cl_bench bandwidth CLSTALL_REPEAT times over the lanes against one server,
   # each run still going after CLSTALL_SECONDS recorded (bench/link/stall_watch.sh)
   opencl_icds
-  # CLSTALL_NAME: the run's name (default clstall); CLSTALL_SERVER_ENV: VAR=VALUE for the server.
+  # CLSTALL_NAME: the run's name (default clstall); CLSTALL_SERVER_ENV: VAR=VALUE for the server;
+  # CLSTALL_LANES=0: the data on the session's own connection instead (the comparison).
   name=${CLSTALL_NAME:-clstall}
   server_env=()
   [ -n "${CLSTALL_SERVER_ENV:-}" ] && server_env=(--server-env "$CLSTALL_SERVER_ENV")
   rig "$name" "${CLSTALL_LIMIT:-540}" --points none:none --timeout $((${CLSTALL_LIMIT:-540} - 30)) \
-    --env OUTBOARD_DIRECT=0 --env OUTBOARD_CL_LANES=1 --env OUTBOARD_TIMEOUT="${CLSTALL_TIMEOUT:-30}" \
+    --env OUTBOARD_DIRECT=0 --env OUTBOARD_CL_LANES="${CLSTALL_LANES:-1}" --env OUTBOARD_TIMEOUT="${CLSTALL_TIMEOUT:-30}" \
     --env OCL_ICD_VENDORS="$R/outboard-icd" --server-env OCL_ICD_VENDORS=$NATIVE "${server_env[@]}" \
     -- "$HERE/../link/stall_watch.sh" "$R/$name-watch" "${CLSTALL_SECONDS:-20}" "${CLSTALL_REPEAT:-10}" \
     "$CARRY/bin/outboard" -- "$CARRY/bin/cl_bench" --platform NVIDIA bandwidth

@@ -74,6 +74,7 @@ Config load_config_file(const std::string& path, Config c) {
       else if (key == "opencl_event_polling") c.opencl_event_polling = text(node, key);
       else if (key == "opencl_write_bytes_in_flight")
         c.opencl_write_bytes_in_flight = integer<uint64_t>(node, key, 0, INT64_MAX);
+      else if (key == "opencl_stuck_seconds") c.opencl_stuck_seconds = integer<unsigned>(node, key, 0, 86400);
       else if (key == "identities_dir") c.identities_dir = text(node, key);
       else if (key == "identity_max_sessions") c.identity_max_sessions = integer<unsigned>(node, key, 0, 1 << 20);
       else if (key == "identity_max_bytes") c.identity_max_bytes = integer<uint64_t>(node, key, 0, INT64_MAX);

@@ -116,6 +116,10 @@ struct Config {
   // One session's writes (from their received data) the native platform holds at once; a write
   // beyond it waits, at most 2 s, for the earlier ones (backends/opencl/write_gate.hpp). 0: no bound.
   uint64_t opencl_write_bytes_in_flight = 512ull << 20;
+  // A session's operation whose native call has not returned after this many seconds is logged
+  // and shown in the status, and new work on its platform is refused until it returns
+  // (backends/opencl/native_watch.hpp). Builds are not counted. 0: never.
+  unsigned opencl_stuck_seconds = 60;
   // How a session learns that the commands its client waits for have ended: "poll" (a thread
   // polls their status: soonest, costs a core while commands are pending), "wait" (blocking waits
   // and the platform's completion callbacks), "auto": poll with 8 or more hardware threads.
@@ -135,7 +139,7 @@ struct Config {
 // gpu_min_flops, host_block_columns, gpus, restart_after_gpu_fault, worker_per_gpu, gpu_memory_bytes, copy_lanes, direct_chunk_bytes,
 // auth_timeout_seconds, idle_spin_ns, fft_threads, fft_planner, fft_wisdom_file, fft_max_plans,
 // fft_gpu_memory_bytes, fft_batch_slices, pinned_reserve_bytes, opencl, opencl_max_objects,
-// opencl_max_memory_bytes, opencl_direct_staging_bytes, opencl_write_bytes_in_flight, opencl_event_polling, log_level,
+// opencl_max_memory_bytes, opencl_direct_staging_bytes, opencl_write_bytes_in_flight, opencl_stuck_seconds, opencl_event_polling, log_level,
 // log_format, metrics_host,
 // metrics_port), on top of `base`. Throws Error naming the file, line and key on unknown
 // keys, wrong types or out-of-range values.

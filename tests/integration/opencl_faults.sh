@@ -91,3 +91,40 @@ verdict "$WORK/list.log" "unreachable servers"
 grep -q "^platform: .*\[127.0.0.1:$live\]$" "$WORK/list.log" || { cat "$WORK/list.log"; fail "the live server's platform is not listed"; }
 ! grep -qE "^platform: .*\[127.0.0.1:($none_port|$hung_port)\]$" "$WORK/list.log" || fail "an unreachable server's platform is listed"
 ok "no listener and a stopped server left out; the live server's platforms listed (${took} s, connect timeout 2 s)"
+
+# (d) A native call that does not return (NVIDIA's OpenCL hung so inside clEnqueueWriteBuffer on
+# the H200 host, issue 36; OUTBOARD_TEST_CL_STALL stands in for it: the server's first kernel
+# launch sleeps 12 s inside its native scope). Past opencl_stuck_seconds the server logs it and
+# shows it in its status, and another program's work on that platform fails at once with the
+# reason instead of joining the hang; when the call returns, the first program's work completes
+# intact and the platform serves again.
+kill -9 "$SERVER_PID" 2>/dev/null; wait "$SERVER_PID" 2>/dev/null || true
+printf 'opencl_stuck_seconds = 1\n' >"$WORK/stuck.toml"
+OUTBOARD_TEST_CL_STALL=ndrange@1:12 start_server --config "$WORK/stuck.toml"
+timeout -s KILL $HANG $FAULTS slow >"$WORK/stalled.log" 2>&1 &
+prog=$!
+stuck=""
+for _ in $(seq 150); do
+  stuck=$(status_field "[(x['operation'], x['platform']) for x in s['opencl']['stuck']]")
+  [ "$stuck" != "[]" ] && break
+  sleep 0.1
+done
+[[ "$stuck" == "[('ndrange', 'Portable Computing Language')]" ]] || { cat "$WORK/server.log"; fail "the stuck launch is not in the status: $stuck"; }
+server_logged "opencl.stuck .*operation=ndrange platform=\"Portable Computing Language\"" || fail "the stuck launch was not logged"
+ok "a launch stuck past opencl_stuck_seconds: logged, in the status ($stuck)"
+start=$(date +%s.%N)
+timeout -s KILL $HANG $FAULTS refused >"$WORK/refused.log" 2>&1 || true
+took=$(python3 -c "import time; print(f'{time.time() - $start:.1f}')")
+verdict "$WORK/refused.log" "another program's work on the stuck platform fails"
+grep -q "outboard: OpenCL: create_context: the platform \"Portable Computing Language\" has not returned from another session.s ndrange" "$WORK/refused.log" ||
+  { cat "$WORK/refused.log"; fail "the refusal does not say why"; }
+kill -0 $prog 2>/dev/null || fail "the refused program outlasted the stall (${took} s): it waited instead of failing"
+ok "refused in ${took} s, while the launch was still stuck, saying why"
+rc=0
+wait $prog || rc=$?
+[ $rc = 0 ] || { cat "$WORK/stalled.log"; fail "the stalled program failed (status $rc)"; }
+verdict "$WORK/stalled.log" "the stalled program's work, once the call returned"
+server_logged "opencl.unstuck platform=\"Portable Computing Language\"" || fail "the platform's return was not logged"
+[ "$(status_field "len(s['opencl']['stuck'])")" = 0 ] || fail "still shown stuck after it returned"
+timeout -s KILL $HANG $FAULTS served >"$WORK/served.log" 2>&1 || { cat "$WORK/served.log"; fail "served after the stall"; }
+verdict "$WORK/served.log" "the platform serves again after the call returned"

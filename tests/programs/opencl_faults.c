@@ -5,7 +5,10 @@
              the server): the waits, the events, their callbacks, a blocking read on another
              thread and every later call must end with an error.
      slow    a kernel that may outlast OUTBOARD_TIMEOUT on a live server completes normally.
-     list    prints the platforms' names ("platform: NAME"); at least one must be offered. */
+     list    prints the platforms' names ("platform: NAME"); at least one must be offered.
+     refused a context, a queue and a small write and read on the first platform, which the server
+             refuses (a native call there has not returned): the transfer fails, and nothing hangs.
+     served  the same on a platform that serves: the data comes back. */
 #define CL_TARGET_OPENCL_VERSION 300
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS
 #include <CL/cl.h>
@@ -216,11 +219,37 @@ static int list(void) {
   return verdict();
 }
 
+static int context_work(int expect_refused) {
+  cl_platform_id p;
+  cl_device_id d;
+  cl_int rc = clGetPlatformIDs(1, &p, NULL);
+  if (rc == CL_SUCCESS) rc = clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &d, NULL);
+  if (rc != CL_SUCCESS) return check(0, "a platform and a device", rc), verdict();
+  cl_uint in[4] = {1, 2, 3, 4}, out[4] = {0, 0, 0, 0};
+  cl_context ctx = clCreateContext(NULL, 1, &d, NULL, NULL, &rc);
+  cl_command_queue q = NULL;
+  cl_mem m = NULL;
+  if (rc == CL_SUCCESS) q = clCreateCommandQueue(ctx, d, 0, &rc);
+  if (rc == CL_SUCCESS) m = clCreateBuffer(ctx, CL_MEM_READ_WRITE, sizeof in, NULL, &rc);
+  if (rc == CL_SUCCESS) rc = clEnqueueWriteBuffer(q, m, CL_TRUE, 0, sizeof in, in, 0, NULL, NULL);
+  if (rc == CL_SUCCESS) rc = clEnqueueReadBuffer(q, m, CL_TRUE, 0, sizeof out, out, 0, NULL, NULL);
+  if (expect_refused)
+    check(rc != CL_SUCCESS, "work on the refused platform fails", rc);
+  else
+    check(rc == CL_SUCCESS && memcmp(in, out, sizeof in) == 0, "the platform serves: the data came back", rc);
+  if (m) clReleaseMemObject(m);
+  if (q) clReleaseCommandQueue(q);
+  if (ctx) clReleaseContext(ctx);
+  return verdict();
+}
+
 int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "";
   if (!strcmp(mode, "lost")) return lost();
   if (!strcmp(mode, "slow")) return slow();
   if (!strcmp(mode, "list")) return list();
-  fprintf(stderr, "usage: opencl_faults lost|slow|list\n");
+  if (!strcmp(mode, "refused")) return context_work(1);
+  if (!strcmp(mode, "served")) return context_work(0);
+  fprintf(stderr, "usage: opencl_faults lost|slow|list|refused|served\n");
   return 2;
 }

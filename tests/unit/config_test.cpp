@@ -127,6 +127,9 @@ TEST_F(ConfigFileTest, OpenclDirectStaging) {
   EXPECT_EQ(Config{}.opencl_write_bytes_in_flight, 512u << 20);
   EXPECT_EQ(load_config_file(write("opencl_write_bytes_in_flight = 0\n")).opencl_write_bytes_in_flight, 0u);
   EXPECT_TRUE(contains(error_of("opencl_write_bytes_in_flight = -1\n"), "opencl_write_bytes_in_flight"));
+  EXPECT_EQ(Config{}.opencl_stuck_seconds, 60u);
+  EXPECT_EQ(load_config_file(write("opencl_stuck_seconds = 0\n")).opencl_stuck_seconds, 0u);
+  EXPECT_TRUE(contains(error_of("opencl_stuck_seconds = 86401\n"), "opencl_stuck_seconds"));
   EXPECT_EQ(load_config_file(write("opencl_direct_staging_bytes = 4194304\n")).opencl_direct_staging_bytes, 4u << 20);
   // Less than four of the smallest pieces: refused, from the file or set directly.
   EXPECT_TRUE(contains(error_of("opencl_direct_staging_bytes = 4194303\n"), "opencl_direct_staging_bytes"));

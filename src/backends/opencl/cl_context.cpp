@@ -38,6 +38,7 @@ void ClSession::handle(const wire::ClRequest&, const wire::ClCreateContext& c, t
   }
   props.push_back(0);
   std::vector<cl_device_id> ds = devices(c.devices);
+  const ClId platform = enter_platform(platform_of(c.devices[0]));
   // Called for the context's whole life: kept until the session ends.
   auto persistent = std::make_unique<Callback>();
   persistent->out = out_;
@@ -49,13 +50,17 @@ void ClSession::handle(const wire::ClRequest&, const wire::ClCreateContext& c, t
   cl_int rc = CL_SUCCESS;
   cl_context ctx = clCreateContext(props.data(), static_cast<cl_uint>(ds.size()), ds.data(), context_notify, cb, &rc);
   check(rc, "clCreateContext");
-  insert(c.id, Object{Kind::context, ctx});
+  Object made{Kind::context, ctx};
+  made.platform = platform;
+  insert(c.id, made);
 }
 
 void ClSession::handle(const wire::ClRequest&, const wire::ClCreateQueue& c, transport::Buffer&, ClId& created, ClId&) {
   created = c.id;
   check_new(c.id);
-  cl_context ctx = handle_of<cl_context>(c.context, Kind::context);
+  const Object& context = find(c.context, {Kind::context});
+  cl_context ctx = static_cast<cl_context>(context.handle);
+  const ClId platform = enter_platform(context.platform);
   if (c.properties.size() % 2) throw ClFail{CL_INVALID_VALUE, "properties come in pairs"};
   std::vector<cl_queue_properties> props(c.properties.begin(), c.properties.end());
   props.push_back(0);
@@ -68,7 +73,9 @@ void ClSession::handle(const wire::ClRequest&, const wire::ClCreateQueue& c, tra
     q = clCreateCommandQueue(ctx, device(c.device), bits, &rc);
   }
   check(rc, "clCreateCommandQueue");
-  insert(c.id, Object{Kind::queue, q});
+  Object made{Kind::queue, q, 0, 0, c.context};
+  made.platform = platform;
+  insert(c.id, made);
 }
 
 void ClSession::handle(const wire::ClRequest& r, const wire::ClFinish& f, transport::Buffer&, ClId&, ClId&) {

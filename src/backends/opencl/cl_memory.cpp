@@ -8,7 +8,9 @@ void ClSession::handle(const wire::ClRequest& r, const wire::ClCreateBuffer& c, 
                        ClId& created, ClId&) {
   created = c.id;
   check_new(c.id);
-  cl_context ctx = handle_of<cl_context>(c.context, Kind::context);
+  const Object& context = find(c.context, {Kind::context});
+  enter_platform(context.platform);
+  cl_context ctx = static_cast<cl_context>(context.handle);
   check_memory(c.size);
   cl_mem_flags flags = c.flags & ~cl_mem_flags(CL_MEM_USE_HOST_PTR | CL_MEM_COPY_HOST_PTR);
   void* host = nullptr;

@@ -90,6 +90,13 @@ ClId ClSession::platform_of(ClId device_id) {
   return 0;
 }
 
+ClId ClSession::enter_platform(ClId platform) {
+  watched_->platform.store(platform, std::memory_order_relaxed);
+  if (watch_.refusing(platform)) throw ClFail{CL_OUT_OF_RESOURCES, watch_.refusal(platform)};
+  test_stall(watched_->op.load(std::memory_order_relaxed));
+  return platform;
+}
+
 std::vector<cl_device_id> ClSession::devices(const wire::ClIds& ids) {
   std::vector<cl_device_id> out;
   for (ClId id : ids) out.push_back(device(id));

@@ -6,7 +6,9 @@ namespace outboard::backends::opencl {
 cl_command_queue ClSession::begin_command(const wire::ClCommand& cmd, ClId& event) {
   event = cmd.event ? cmd.event : cmd.queue;
   if (cmd.event) check_new(cmd.event);
-  cl_command_queue q = handle_of<cl_command_queue>(cmd.queue, Kind::queue);
+  const Object& queue = find(cmd.queue, {Kind::queue});
+  enter_platform(queue.platform);
+  cl_command_queue q = static_cast<cl_command_queue>(queue.handle);
   forget_last_kernel(q);
   return q;
 }

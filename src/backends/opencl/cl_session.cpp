@@ -5,13 +5,14 @@
 #include <spdlog/spdlog.h>
 
 #include "backends/opencl/cl_session.hpp"
+#include "backends/opencl/native_watch.hpp"
 #include "backends/opencl/reply_pieces.hpp"
 #include "common/clock.hpp"
 
 namespace outboard::backends::opencl {
 
 ClSession::ClSession(const NativePlatforms& n, std::shared_ptr<ClOutput> out, const server::ClLimits& limits,
-                     std::shared_ptr<server::ClClientMemory> memory, SharedCounters& counters)
+                     std::shared_ptr<server::ClClientMemory> memory, SharedCounters& counters, NativeWatch& watch)
     : natives_(n),
       out_(std::move(out)),
       memory_(std::move(memory)),
@@ -20,6 +21,8 @@ ClSession::ClSession(const NativePlatforms& n, std::shared_ptr<ClOutput> out, co
       counters_(counters),
       staging_(std::make_shared<StagingBudget>(limits.direct_staging_bytes, counters.staging)),
       write_gate_(std::make_shared<WriteGate>(limits.write_bytes_in_flight, counters.write_waits)),
+      watch_(watch),
+      watched_(watch.open(std::chrono::seconds(limits.stuck_seconds))),
       waiter_(limits.event_polling == "poll"   ? EventWaiter::Mode::polling
               : limits.event_polling == "wait" ? EventWaiter::Mode::blocking
                                                : EventWaiter::automatic(),
@@ -57,6 +60,8 @@ void ClSession::run(const wire::ClRequest& r, transport::Buffer payload, uint64_
   const uint64_t started = tracing ? now_ns() : 0;
   if (r.call_id && tracing) traced_ = {arrived_ns, started, 0}, traced_op_ = wire::op_name(r.op);
   ClId created = 0, event = 0;
+  // A build may take minutes: not counted as stuck.
+  NativeWatch::Running running(*watched_, wire::op_name(r.op), !std::holds_alternative<wire::ClBuildProgram>(r.op));
   try {
     std::visit([&](const auto& op) { handle(r, op, payload, created, event); }, r.op);
   } catch (const ClFail& f) {
@@ -100,8 +105,8 @@ std::unique_ptr<server::ClSessionObjects> make_cl_session(const NativePlatforms&
                                                           std::shared_ptr<server::ClOutput> out,
                                                           const server::ClLimits& limits,
                                                           std::shared_ptr<server::ClClientMemory> memory,
-                                                          SharedCounters& counters) {
-  return std::make_unique<opencl::ClSession>(natives, std::move(out), limits, std::move(memory), counters);
+                                                          SharedCounters& counters, opencl::NativeWatch& watch) {
+  return std::make_unique<opencl::ClSession>(natives, std::move(out), limits, std::move(memory), counters, watch);
 }
 
 }  // namespace outboard::backends

@@ -24,6 +24,7 @@
 
 #include "backends/opencl/event_waiter.hpp"
 #include "backends/opencl/native.hpp"
+#include "backends/opencl/native_watch.hpp"
 #include "backends/opencl/pinned_reads.hpp"
 #include "backends/opencl/stage_trace.hpp"
 #include "backends/opencl/write_gate.hpp"
@@ -60,7 +61,7 @@ struct Object {
   bool user_status_set = false;  // user events
   bool view = false;             // a sub-buffer or an image of a buffer: its bytes are its parent's
   std::array<uint64_t, 3> extent{};  // images: the largest region, in pixels (OpenCL's region convention)
-  ClId platform = 0;             // sub-devices: their platform's id
+  ClId platform = 0;             // sub-devices, contexts and queues: their platform's id
   ClId backing = 0;              // a 1D buffer image: its buffer
   uint32_t images = 0;           // buffers: the 1D buffer images made of it and still held
   // Programs and kernels. The ICD's clSetKernelArg checks need every argument's kind and type, so
@@ -105,7 +106,7 @@ inline uint64_t mul(uint64_t a, uint64_t b) {
 class ClSession final : public server::ClSessionObjects {
  public:
   ClSession(const NativePlatforms& n, std::shared_ptr<ClOutput> out, const server::ClLimits& limits,
-            std::shared_ptr<server::ClClientMemory> memory, SharedCounters& counters);
+            std::shared_ptr<server::ClClientMemory> memory, SharedCounters& counters, NativeWatch& watch);
   ~ClSession() override;
   void run(const wire::ClRequest& r, transport::Buffer payload, uint64_t arrived_ns) override;
   uint64_t objects() const override { return objects_.size(); }
@@ -123,6 +124,9 @@ class ClSession final : public server::ClSessionObjects {
   cl_device_id device(ClId id);
   // The platform id of a device that device() accepted.
   ClId platform_of(ClId device_id);
+  // The operation running now works on `platform`: marked for the watch (native_watch.hpp), and
+  // refused (CL_OUT_OF_RESOURCES) while a native call on it has not returned. Returns `platform`.
+  ClId enter_platform(ClId platform);
   std::vector<cl_device_id> devices(const wire::ClIds& ids);
   std::vector<cl_event> wait_list(const wire::ClIds& ids);
   void handle(const wire::ClRequest&, const wire::ClRelease& rel, transport::Buffer&, ClId& created, ClId&);
@@ -257,6 +261,8 @@ class ClSession final : public server::ClSessionObjects {
   const char* traced_op_ = "";
   std::shared_ptr<StagingBudget> staging_;
   std::shared_ptr<WriteGate> write_gate_;  // the session's writes the platform holds
+  NativeWatch& watch_;
+  std::shared_ptr<NativeWatch::Slot> watched_;  // what this session's thread runs, for watch_
   // Contexts' callbacks, freed with the session after every native object.
   std::vector<std::unique_ptr<Callback>> callbacks_;
   std::shared_ptr<std::atomic<int64_t>> outstanding_ = std::make_shared<std::atomic<int64_t>>(0);

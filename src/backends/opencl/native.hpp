@@ -43,12 +43,16 @@ struct SharedCounters {
   StagingBudget::Gauge staging;  // the direct transfers' staging memory
 };
 
-// A session's objects (cl_session.cpp).
+namespace opencl {
+class NativeWatch;
+}
+
+// A session's objects (cl_session.cpp); `watch` sees its operations (native_watch.hpp).
 std::unique_ptr<server::ClSessionObjects> make_cl_session(const NativePlatforms& natives,
                                                           std::shared_ptr<server::ClOutput> out,
                                                           const server::ClLimits& limits,
                                                           std::shared_ptr<server::ClClientMemory> memory,
-                                                          SharedCounters& counters);
+                                                          SharedCounters& counters, opencl::NativeWatch& watch);
 
 // "CL_INVALID_VALUE" style name of an error code.
 const char* cl_error_name(cl_int code);

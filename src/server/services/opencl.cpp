@@ -183,6 +183,7 @@ class OpenClService final : public Service {
     limits_.max_memory_bytes = core.config().opencl_max_memory_bytes;
     limits_.direct_staging_bytes = core.config().opencl_direct_staging_bytes;
     limits_.write_bytes_in_flight = core.config().opencl_write_bytes_in_flight;
+    limits_.stuck_seconds = core.config().opencl_stuck_seconds;
     limits_.event_polling = core.config().opencl_event_polling;
   }
   ~OpenClService() override {
@@ -280,6 +281,11 @@ class OpenClService final : public Service {
                    {"lane_open", {{"transfers", open.open}, {"bytes", open.bytes}, {"arrived_bytes", open.arrived_bytes},
                                   {"sessions_waiting", waiting}}},
                    {"direct_staging_budget", limits_.direct_staging_bytes}};
+    // Native calls that have not returned (a hung platform): new work on their platform is refused.
+    nlohmann::json stuck = nlohmann::json::array();
+    for (const ClStuckCall& s : executor_.stuck())
+      stuck.push_back({{"platform", s.platform}, {"operation", s.operation}, {"session", s.session}, {"seconds", s.seconds}});
+    j["opencl"]["stuck"] = std::move(stuck);
   }
 
  private:

@@ -5,6 +5,7 @@
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <string>
 #include <vector>
 
 #include "transport/buffer.hpp"
@@ -56,6 +57,7 @@ struct ClLimits {
   uint64_t max_memory_bytes = 0;          // buffer and image bytes a session holds (0: no limit)
   uint64_t direct_staging_bytes = 256 << 20;  // host memory a session's direct transfers stage in at once
   uint64_t write_bytes_in_flight = 512 << 20;  // a session's writes the platform holds at once (0: no bound)
+  unsigned stuck_seconds = 60;                // Config::opencl_stuck_seconds (0: never)
   std::string event_polling = "auto";         // Config::opencl_event_polling
 };
 
@@ -71,6 +73,14 @@ struct ClCounters {
   uint64_t pinned_bytes_read = 0;
   // Writes that waited for the session's earlier ones (ClLimits::write_bytes_in_flight).
   uint64_t write_waits = 0;
+};
+
+// An operation whose native call has not returned within ClLimits::stuck_seconds.
+struct ClStuckCall {
+  std::string platform;  // empty where the operation's platform is not known
+  std::string operation;
+  uint64_t session = 0;  // the backend's serial of the session
+  double seconds = 0;
 };
 
 // A session's objects on the native platforms. Used by one thread at a time (the session's).
@@ -96,6 +106,8 @@ class ClExecutor {
   virtual std::unique_ptr<ClSessionObjects> open_session(std::shared_ptr<ClOutput> out, const ClLimits& limits,
                                                          std::shared_ptr<ClClientMemory> memory) = 0;
   virtual ClCounters counters() const = 0;
+  // Operations stuck now, oldest first (new work on their platforms is refused meanwhile).
+  virtual std::vector<ClStuckCall> stuck() const = 0;
 };
 
 }  // namespace outboard::server

@@ -116,6 +116,11 @@ void handle_notice(const wire::ClNotice& n) {
   switch (static_cast<wire::ClNoticeKind>(n.kind)) {
     case wire::ClNoticeKind::event_status:
     case wire::ClNoticeKind::failed: {
+      // The server ran out of something, or keeps new work off a platform whose native OpenCL
+      // has hung (native_watch.hpp): the code alone would not tell the user which.
+      if (n.kind == static_cast<uint8_t>(wire::ClNoticeKind::failed) && n.status == CL_OUT_OF_RESOURCES &&
+          !n.message.empty())
+        std::fprintf(stderr, "outboard: OpenCL: %s\n", n.message.c_str());
       std::shared_ptr<EventState> s;
       {
         std::lock_guard lk(watch_mu);
