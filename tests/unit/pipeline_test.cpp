@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <cstring>
 #include <random>
+#include <thread>
 
 #include "backends/cpu/cpu_backend.hpp"
 #include "common/error.hpp"
@@ -477,6 +479,9 @@ TEST(LapackPlan, HostPipelineSolves) {
   size_t done = 0;
   while (done < p.pieces.size()) done += pipe->finished().size();
   EXPECT_EQ(pipe->info(), 0);
+  // The pool's thread publishes a finished piece before it calls the wake: under load the test
+  // could see the piece first (failed 1 run in 8 with two test runs at once on 2 cores).
+  for (int i = 0; i < 5000 && wakes.load() == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   EXPECT_GE(wakes.load(), 1);
   const double* x = reinterpret_cast<const double*>(staging.data() + p.output_offsets[2]);
   for (int r = 0; r < 2; ++r)
