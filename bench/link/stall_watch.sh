@@ -55,8 +55,7 @@ record() {  # PID DIR: the stalled client and the server
 stalls=0
 for run in $(seq "$REPEAT"); do
   start=$(date +%s.%N)
-  "$@" >"$OUT/run-$run.log" 2>&1 &
-  disown 2>/dev/null || true
+  "$@" >"$OUT/run-$run.log" 2>&1 &  # not disowned: wait must give its status (a disowned run read as exit 0)
   pid=$!
   stalled=0
   while kill -0 "$pid" 2>/dev/null; do
