@@ -31,7 +31,11 @@ Answer lost(const std::string& why) {
 class ChannelImpl final : public Channel {
  public:
   ChannelImpl(const ServerAddress& server, const Settings& settings, const Secret& secret)
-      : address_(server.text()), host_(server.host), timeout_(settings.timeout_seconds), use_lanes_(settings.cl_lanes) {
+      : address_(server.text()),
+        host_(server.host),
+        timeout_(settings.timeout_seconds),
+        lanes_for_reads_(settings.cl_lanes != Settings::ClLanes::none),
+        lanes_for_writes_(settings.cl_lanes == Settings::ClLanes::all) {
     conn_ = std::make_unique<Connection>(server, secret, Runtime::client_name(), settings.connect_timeout_seconds,
                                          settings.identity, settings.encrypt);
     conn_->set_ucx_copies_over_tcp(settings.direct_over_tcp);
@@ -83,7 +87,7 @@ class ChannelImpl final : public Channel {
   bool post(const wire::ClOp& op, Bytes data, bool wait_sent) override {
     try {
       in_order();
-      if (over_lanes(data.size)) {
+      if (lanes_for_writes_ && over_lanes(data.size)) {
         auto sent = std::make_shared<std::atomic<int>>(0);  // 0 pending, 1 sent, 2 failed
         auto send = [&](wire::ClRequest& r) { conn_->notify(std::move(r)); };
         send_over_lanes(wire::ClRequest{0, op}, data, send, [sent](bool ok) { *sent = ok ? 1 : 2; });
@@ -244,7 +248,7 @@ class ChannelImpl final : public Channel {
   // until all of it has come. Below kLaneMinBytes one message is quicker.
   static constexpr uint64_t kLaneMinBytes = 1 << 20;
   bool over_lanes(uint64_t bytes) {
-    if (!use_lanes_ || bytes < kLaneMinBytes) return false;
+    if (bytes < kLaneMinBytes) return false;
     std::call_once(lanes_asked_, [&] { bulk_over_lanes_ = conn_->bulk_over_lanes(); });
     return bulk_over_lanes_;
   }
@@ -271,7 +275,7 @@ class ChannelImpl final : public Channel {
   void send_async(const wire::ClOp& op, Bytes data, void* into, uint64_t into_size,
                   std::function<void(Answer&)> done) {
     wire::ClRequest request{0, op, data.size};
-    request.reply_over_lanes = into && over_lanes(into_size);
+    request.reply_over_lanes = into && lanes_for_reads_ && over_lanes(into_size);
     auto answered = [done = std::move(done), into](wire::Message* m, transport::Buffer* payload,
                                                    const std::string& why) {
       if (!m) {
@@ -290,7 +294,7 @@ class ChannelImpl final : public Channel {
       }
       done(a);
     };
-    if (over_lanes(data.size)) {
+    if (lanes_for_writes_ && over_lanes(data.size)) {
       auto send = [&](wire::ClRequest& r) {
         conn_->request_async(std::move(r), {}, into, into_size, std::move(answered));
       };
@@ -321,7 +325,7 @@ class ChannelImpl final : public Channel {
   const std::string address_;
   const std::string host_;  // as the program named it: the server's siblings are found there
   const double timeout_;
-  const bool use_lanes_;  // Settings::cl_lanes
+  const bool lanes_for_reads_, lanes_for_writes_;  // Settings::cl_lanes
   std::atomic<uint64_t> payloads_in_flight_{0};
   std::once_flag lanes_asked_;
   bool bulk_over_lanes_ = false;  // set once, at the first large transfer (over_lanes)

@@ -159,8 +159,10 @@ Settings settings_from_environment() {
   }
   if (const char* v = env("OUTBOARD_CL_LANES")) {
     const std::string m = v;
-    if (m == "0" || m == "1") s.cl_lanes = m == "1";
-    else s.problems.push_back("OUTBOARD_CL_LANES='" + m + "' is not 0 or 1");
+    if (m == "0") s.cl_lanes = Settings::ClLanes::none;
+    else if (m == "1") s.cl_lanes = Settings::ClLanes::all;
+    else if (m == "reads") s.cl_lanes = Settings::ClLanes::reads;
+    else s.problems.push_back("OUTBOARD_CL_LANES='" + m + "' is not 0, 1 or reads");
   }
   number("OUTBOARD_CACHE_BYTES", s.cache_bytes, 0, s.problems);
   if (const char* v = env("OUTBOARD_DIRECT")) {

@@ -49,10 +49,11 @@ struct Settings {
   // 1.15x their bytes at its rate, where 5 left them at 1.25-1.36x, as both directions at once
   // need more lane threads than one (bench/results/h200/link/lanes, 2026-11-30).
   double lanes = 8;
-  // Whether remote OpenCL's large transfers use the lanes too (OUTBOARD_CL_LANES=1): off by
-  // default while a stall found on the H200 host (a session's connection timed out during queued
-  // 256 MiB writes over the lanes, 1-2 runs in 6) is not understood.
-  bool cl_lanes = false;
+  // Which of remote OpenCL's large transfers use the lanes too (OUTBOARD_CL_LANES): 1 (all),
+  // reads (their results only), 0 (none). Not the default: with writes over the lanes NVIDIA's
+  // OpenCL hung inside clEnqueueWriteBuffer on the H200 host (bench/results/h200/link/cl-lanes).
+  enum class ClLanes { none, reads, all };
+  ClLanes cl_lanes = ClLanes::none;
   // Released staging memory kept for the next call (a fresh large buffer costs a page fault per
   // page, which for matrices of GiB costs more than moving them); -1: an eighth of physical memory.
   double cache_bytes = -1;

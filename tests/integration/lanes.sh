@@ -82,6 +82,14 @@ if [ -f /etc/OpenCL/vendors/pocl.icd ]; then
   [ "$(cl_counter lane_transfers)" -ge $((transfers0 + 64)) ] || fail "opencl_queued: its writes did not go over the lanes"
   [ "$(cl_counter write_waits)" -gt 0 ] || fail "opencl_queued: no write waited for room (opencl_write_bytes_in_flight = 16 MiB)"
   ok "opencl_queued over 4 connections: right, $(($(cl_counter lane_transfers) - transfers0)) writes over the lanes, $(cl_counter write_waits) waited for room"
+  # Reads only (OUTBOARD_CL_LANES=reads): the results come over the lanes, the writes' data on the
+  # session's own connection.
+  transfers0=$(cl_counter lane_transfers) out0=$(lanes pieces_out)
+  run_checked opencl_bulk_reads timeout -s KILL 300 env OUTBOARD_CL_LANES=reads OCL_ICD_VENDORS="$REMOTE" "$PROGRAMS/opencl_bulk"
+  diff "$WORK/opencl_bulk.pocl.txt" "$WORK/opencl_bulk_reads.log" || fail "opencl_bulk: results differ with OUTBOARD_CL_LANES=reads"
+  [ "$(cl_counter lane_transfers)" = "$transfers0" ] || fail "opencl_bulk's writes went over the lanes with OUTBOARD_CL_LANES=reads"
+  [ "$(lanes pieces_out)" -gt "$out0" ] || fail "opencl_bulk: no read's data left on a lane with OUTBOARD_CL_LANES=reads"
+  ok "opencl_bulk with OUTBOARD_CL_LANES=reads: right; $(($(lanes pieces_out) - out0)) read pieces on the lanes, no write"
   # By default its data stays on the session's own connection.
   transfers0=$(cl_counter lane_transfers)
   run_checked opencl_bulk_own timeout -s KILL 300 env OCL_ICD_VENDORS="$REMOTE" "$PROGRAMS/opencl_bulk"

@@ -220,12 +220,14 @@ TEST_F(EnvironmentTest, LanesAreAWholeNumberUpToTheWireLimit) {
 }
 
 TEST_F(EnvironmentTest, OpenClDataOverTheLanesIsAskedFor) {
-  EXPECT_FALSE(settings_from_environment().cl_lanes);
+  EXPECT_EQ(settings_from_environment().cl_lanes, Settings::ClLanes::none);
   set("OUTBOARD_CL_LANES", "1");
-  EXPECT_TRUE(settings_from_environment().cl_lanes);
+  EXPECT_EQ(settings_from_environment().cl_lanes, Settings::ClLanes::all);
+  set("OUTBOARD_CL_LANES", "reads");
+  EXPECT_EQ(settings_from_environment().cl_lanes, Settings::ClLanes::reads);
   set("OUTBOARD_CL_LANES", "yes");
   Settings s = settings_from_environment();
-  EXPECT_FALSE(s.cl_lanes);
+  EXPECT_EQ(s.cl_lanes, Settings::ClLanes::none);
   EXPECT_TRUE(mentions(s.problems, "OUTBOARD_CL_LANES"));
 }
 
