@@ -152,7 +152,7 @@ if want clstall; then  # cl_bench bandwidth CLSTALL_REPEAT times over the lanes 
   # each run still going after CLSTALL_SECONDS recorded (bench/link/stall_watch.sh)
   opencl_icds
   # CLSTALL_NAME: the run's name (default clstall); CLSTALL_SERVER_ENV: VAR=VALUE for the server;
-  # CLSTALL_LANES=0: the data on the session's own connection instead (the comparison).
+  # CLSTALL_LANES: OUTBOARD_CL_LANES (default 1; 0: the session's own connection; reads).
   name=${CLSTALL_NAME:-clstall}
   server_env=()
   [ -n "${CLSTALL_SERVER_ENV:-}" ] && server_env=(--server-env "$CLSTALL_SERVER_ENV")

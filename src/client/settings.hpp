@@ -49,11 +49,13 @@ struct Settings {
   // 1.15x their bytes at its rate, where 5 left them at 1.25-1.36x, as both directions at once
   // need more lane threads than one (bench/results/h200/link/lanes, 2026-11-30).
   double lanes = 8;
-  // Which of remote OpenCL's large transfers use the lanes too (OUTBOARD_CL_LANES): 1 (all),
-  // reads (their results only), 0 (none). Not the default: with writes over the lanes NVIDIA's
-  // OpenCL hung inside clEnqueueWriteBuffer on the H200 host (bench/results/h200/link/cl-lanes).
+  // Which of remote OpenCL's large transfers use the lanes too (OUTBOARD_CL_LANES): reads (their
+  // results; the default), 1 (writes' data too), 0 (none). Writes stay on the session's connection
+  // by default: with their data over the lanes NVIDIA's OpenCL hung inside clEnqueueWriteBuffer on
+  // the H200 host, 1 run in 3 to 10; with the reads alone it did not in 24, and they came 2x
+  // faster (bench/results/h200/link/cl-lanes, runs 12-17).
   enum class ClLanes { none, reads, all };
-  ClLanes cl_lanes = ClLanes::none;
+  ClLanes cl_lanes = ClLanes::reads;
   // Released staging memory kept for the next call (a fresh large buffer costs a page fault per
   // page, which for matrices of GiB costs more than moving them); -1: an eighth of physical memory.
   double cache_bytes = -1;

@@ -58,7 +58,7 @@ EOF
   ok "bench put --direction $direction over 3 lanes: $(tail -n 3 "$WORK/$direction.log" | head -n 2 | tr -s ' ' | paste -sd ';')"
 done
 
-# Remote OpenCL's large transfers over the lanes too (OUTBOARD_CL_LANES=1, not yet the default):
+# Remote OpenCL's large transfers over the lanes too (OUTBOARD_CL_LANES=1; the default, reads, puts only the reads' results there):
 # opencl_bulk (blocking and non-blocking writes and reads of several MiB, with events, kernels and
 # callbacks behind them) the same as on PoCL directly; its writes' data came in chunks on the
 # lanes and its reads left in pieces there.
@@ -82,20 +82,21 @@ if [ -f /etc/OpenCL/vendors/pocl.icd ]; then
   [ "$(cl_counter lane_transfers)" -ge $((transfers0 + 64)) ] || fail "opencl_queued: its writes did not go over the lanes"
   [ "$(cl_counter write_waits)" -gt 0 ] || fail "opencl_queued: no write waited for room (opencl_write_bytes_in_flight = 16 MiB)"
   ok "opencl_queued over 4 connections: right, $(($(cl_counter lane_transfers) - transfers0)) writes over the lanes, $(cl_counter write_waits) waited for room"
-  # Reads only (OUTBOARD_CL_LANES=reads): the results come over the lanes, the writes' data on the
+  # By default (OUTBOARD_CL_LANES=reads) the results come over the lanes, the writes' data on the
   # session's own connection.
   transfers0=$(cl_counter lane_transfers) out0=$(lanes pieces_out)
-  run_checked opencl_bulk_reads timeout -s KILL 300 env OUTBOARD_CL_LANES=reads OCL_ICD_VENDORS="$REMOTE" "$PROGRAMS/opencl_bulk"
-  diff "$WORK/opencl_bulk.pocl.txt" "$WORK/opencl_bulk_reads.log" || fail "opencl_bulk: results differ with OUTBOARD_CL_LANES=reads"
-  [ "$(cl_counter lane_transfers)" = "$transfers0" ] || fail "opencl_bulk's writes went over the lanes with OUTBOARD_CL_LANES=reads"
-  [ "$(lanes pieces_out)" -gt "$out0" ] || fail "opencl_bulk: no read's data left on a lane with OUTBOARD_CL_LANES=reads"
-  ok "opencl_bulk with OUTBOARD_CL_LANES=reads: right; $(($(lanes pieces_out) - out0)) read pieces on the lanes, no write"
-  # By default its data stays on the session's own connection.
-  transfers0=$(cl_counter lane_transfers)
-  run_checked opencl_bulk_own timeout -s KILL 300 env OCL_ICD_VENDORS="$REMOTE" "$PROGRAMS/opencl_bulk"
-  diff "$WORK/opencl_bulk.pocl.txt" "$WORK/opencl_bulk_own.log" || fail "opencl_bulk: results differ without OUTBOARD_CL_LANES"
-  [ "$(cl_counter lane_transfers)" = "$transfers0" ] || fail "opencl_bulk's writes went over the lanes without OUTBOARD_CL_LANES=1"
-  ok "opencl_bulk without OUTBOARD_CL_LANES: right, none of its data on the lanes"
+  run_checked opencl_bulk_reads timeout -s KILL 300 env -u OUTBOARD_CL_LANES OCL_ICD_VENDORS="$REMOTE" "$PROGRAMS/opencl_bulk"
+  diff "$WORK/opencl_bulk.pocl.txt" "$WORK/opencl_bulk_reads.log" || fail "opencl_bulk: results differ by default (reads over the lanes)"
+  [ "$(cl_counter lane_transfers)" = "$transfers0" ] || fail "opencl_bulk's writes went over the lanes by default"
+  [ "$(lanes pieces_out)" -gt "$out0" ] || fail "opencl_bulk: by default no read's data left on a lane"
+  ok "opencl_bulk by default: right; $(($(lanes pieces_out) - out0)) read pieces on the lanes, no write"
+  # OUTBOARD_CL_LANES=0: all of its data on the session's own connection.
+  transfers0=$(cl_counter lane_transfers) out0=$(lanes pieces_out)
+  run_checked opencl_bulk_own timeout -s KILL 300 env OUTBOARD_CL_LANES=0 OCL_ICD_VENDORS="$REMOTE" "$PROGRAMS/opencl_bulk"
+  diff "$WORK/opencl_bulk.pocl.txt" "$WORK/opencl_bulk_own.log" || fail "opencl_bulk: results differ with OUTBOARD_CL_LANES=0"
+  [ "$(cl_counter lane_transfers)" = "$transfers0" ] || fail "opencl_bulk's writes went over the lanes with OUTBOARD_CL_LANES=0"
+  [ "$(lanes pieces_out)" = "$out0" ] || fail "opencl_bulk's reads came over the lanes with OUTBOARD_CL_LANES=0"
+  ok "opencl_bulk with OUTBOARD_CL_LANES=0: right, none of its data on the lanes"
   # Nothing left between the sessions' threads and the lanes once their clients are gone.
   left=$(status_field "[s['opencl']['queued'], s['opencl']['lane_open']['transfers'], s['opencl']['lane_open']['sessions_waiting'], s['transport']['lane_commands_waiting'], s['transport']['lane_landings_waiting']]")
   [ "$left" = "[0, 0, 0, 0, 0]" ] || fail "left after the OpenCL clients (queued, transfers open, sessions waiting, lane commands, landings): $left"

@@ -220,6 +220,8 @@ TEST_F(EnvironmentTest, LanesAreAWholeNumberUpToTheWireLimit) {
 }
 
 TEST_F(EnvironmentTest, OpenClDataOverTheLanesIsAskedFor) {
+  EXPECT_EQ(settings_from_environment().cl_lanes, Settings::ClLanes::reads);
+  set("OUTBOARD_CL_LANES", "0");
   EXPECT_EQ(settings_from_environment().cl_lanes, Settings::ClLanes::none);
   set("OUTBOARD_CL_LANES", "1");
   EXPECT_EQ(settings_from_environment().cl_lanes, Settings::ClLanes::all);
@@ -227,7 +229,7 @@ TEST_F(EnvironmentTest, OpenClDataOverTheLanesIsAskedFor) {
   EXPECT_EQ(settings_from_environment().cl_lanes, Settings::ClLanes::reads);
   set("OUTBOARD_CL_LANES", "yes");
   Settings s = settings_from_environment();
-  EXPECT_EQ(s.cl_lanes, Settings::ClLanes::none);
+  EXPECT_EQ(s.cl_lanes, Settings::ClLanes::reads);
   EXPECT_TRUE(mentions(s.problems, "OUTBOARD_CL_LANES"));
 }
 
