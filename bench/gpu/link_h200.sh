@@ -41,7 +41,7 @@ RIG=$HERE/../link/link_rig.sh
 STEPS=${STEPS:-netem put gemm fft gemm16k fft3d numpy}
 want() { [[ " $STEPS " == *" $1 "* ]]; }
 CALL_POINTS=${CALL_POINTS:-none:none,25gbit:none}  # the points of gemm, fft, gemm16k and fft3d
-call_env=()  # CALL_ENV="VAR=VALUE ...": the client environment of gemm, fft, gemm16k and fft3d
+call_env=()  # CALL_ENV="VAR=VALUE ...": the client environment of gemm, fft, gemm16k, fft3d and numpy
 for e in ${CALL_ENV:-}; do call_env+=(--env "$e"); done
 trap 'tar -C "$R" -czf "$OUT/link-logs.tar.gz" . 2>/dev/null' EXIT
 trap 'exit 143' TERM
@@ -79,7 +79,7 @@ if want numpy; then
     echo "== numpy plain (local cores)" | tee -a "$OUT/summary.txt"
     timeout 200 python3 "$HERE/../link/numpy_calls.py" 2>&1 | tee -a "$OUT/summary.txt"
   fi
-  rig numpy 300 --points "${NUMPY_POINTS:-none:none,25gbit:none}" -- run python3 "$HERE/../link/numpy_calls.py"
+  rig numpy 300 --points "${NUMPY_POINTS:-none:none,25gbit:none}" "${call_env[@]}" -- run python3 "$HERE/../link/numpy_calls.py"
   for p in "$R"/numpy/*/; do [ -d "$p" ] && grep -h "numpy " "$p"/* 2>/dev/null | sed "s|^|$(basename "$p"): |" | tee -a "$OUT/summary.txt"; done
 fi
 if want choice; then
