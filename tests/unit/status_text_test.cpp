@@ -43,7 +43,8 @@ TEST(StatusText, SectionsFromAServersDocument) {
     "resident": {"bytes": 67108864, "limit": 8589934592, "hits": 5, "misses": 2, "bytes_not_sent": 335544320},
     "lanes": {"offered": 8, "open": 2, "joined": 1},
     "opencl": {"sessions": 1, "objects": 7, "operations": 100, "kernels": 40, "failures": 0,
-               "bytes_written": 2048, "bytes_read": 4096, "direct_bytes_written": 0, "direct_bytes_read": 0},
+               "bytes_written": 2048, "bytes_read": 4096, "direct_bytes_written": 0, "direct_bytes_read": 0,
+               "stuck": [{"platform": "NVIDIA CUDA", "operation": "write", "session": 9, "seconds": 75.2}]},
     "clients": [{"id": 7, "address": "10.0.0.5:50000", "client": "node3:123:python3", "identity": "alice",
                  "connected_seconds": 65.2, "calls": 12, "errors": 1, "bytes_in": 5242880, "bytes_out": 1024}],
     "clients_not_listed": 3})");
@@ -59,7 +60,9 @@ TEST(StatusText, SectionsFromAServersDocument) {
         "  opencl        NVIDIA CUDA (OpenCL 3.0 CUDA); 1 device\n", "\nServices\n",
         "  routines      dgemm 9, zfft 2, dtrsm 1\n", "  resident      64.0 MiB kept of 8.00 GiB; 5 hits, 2 misses; 320 MiB",
         "  lanes         8 offered, 2 open, 1 joined\n", "  OpenCL        1 sessions, 7 objects, 100 operations, 40 kernels",
-        "2.00 KiB written, 4.00 KiB read", "\nClients (1)\n", "alice", "1 min 05 s", "5.00 MiB", "1.00 KiB",
+        "2.00 KiB written, 4.00 KiB read",
+        "STUCK: write on \"NVIDIA CUDA\" has not returned for 1 min 15 s (session 9); new work there is refused\n",
+        "\nClients (1)\n", "alice", "1 min 05 s", "5.00 MiB", "1.00 KiB",
         "  (3 more not listed)\n"})
     EXPECT_NE(t.find(want), std::string::npos) << "missing: " << want << "\nin:\n" << t;
   // No raw JSON: every backend is described in words.

@@ -175,6 +175,13 @@ std::string status_text(const json& doc) {
                          human_bytes(count(cl, "bytes_written")).c_str(), human_bytes(count(cl, "bytes_read")).c_str(),
                          human_bytes(count(cl, "direct_bytes_written")).c_str(),
                          human_bytes(count(cl, "direct_bytes_read")).c_str()));
+    // A native call that has not returned: its platform refuses new work until it does.
+    if (cl.contains("stuck") && cl["stuck"].is_array())
+      for (const auto& s : cl["stuck"])
+        line(out, "", format("STUCK: %s on \"%s\" has not returned for %s (session %llu); new work there is refused",
+                             text(s, "operation").c_str(), text(s, "platform").c_str(),
+                             human_seconds(get<double>(s, "seconds", -1)).c_str(),
+                             (unsigned long long)count(s, "session")));
   }
 
   const json& clients = doc.contains("clients") && doc["clients"].is_array() ? doc["clients"] : json::array();

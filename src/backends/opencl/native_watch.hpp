@@ -77,7 +77,7 @@ class NativeWatch {
   // Scans the slots once (the monitor thread's step; tests call it directly).
   void scan();
 
- // The name of platform id `platform` ("" where there is none).
+  // The name of platform id `platform` ("" where there is none).
   std::string platform_name(wire::ClId platform) const;
 
  private:
