@@ -101,6 +101,12 @@ ok "no listener and a stopped server left out; the live server's platforms liste
 kill -9 "$SERVER_PID" 2>/dev/null; wait "$SERVER_PID" 2>/dev/null || true
 printf 'opencl_stuck_seconds = 1\n' >"$WORK/stuck.toml"
 OUTBOARD_TEST_CL_STALL=ndrange@1:12 start_server --config "$WORK/stuck.toml"
+# A program with its context, queue and buffer made before the stall; it reads (blocking) once
+# the platform is refused.
+timeout -s KILL $HANG $FAULTS refused-later "$WORK/go" >"$WORK/later.log" 2>&1 &
+later=$!
+for _ in $(seq 300); do grep -q '^ready$' "$WORK/later.log" && break; sleep 0.1; done
+grep -q '^ready$' "$WORK/later.log" || { cat "$WORK/later.log"; fail "refused-later did not get ready"; }
 timeout -s KILL $HANG $FAULTS slow >"$WORK/stalled.log" 2>&1 &
 prog=$!
 stuck=""
@@ -120,6 +126,13 @@ grep -q "outboard: OpenCL: create_context: the platform \"Portable Computing Lan
   { cat "$WORK/refused.log"; fail "the refusal does not say why"; }
 kill -0 $prog 2>/dev/null || fail "the refused program outlasted the stall (${took} s): it waited instead of failing"
 ok "refused in ${took} s, while the launch was still stuck, saying why"
+touch "$WORK/go"
+wait $later || true
+verdict "$WORK/later.log" "the blocking read of a program that had its context before the stall fails"
+grep -q "outboard: OpenCL: read: the platform \"Portable Computing Language\" has not returned" "$WORK/later.log" ||
+  { cat "$WORK/later.log"; fail "the read's refusal does not say why"; }
+kill -0 $prog 2>/dev/null || fail "the read was answered only after the stall"
+ok "a blocking read on the stuck platform fails at once, saying why (a call its code alone answers)"
 rc=0
 wait $prog || rc=$?
 [ $rc = 0 ] || { cat "$WORK/stalled.log"; fail "the stalled program failed (status $rc)"; }

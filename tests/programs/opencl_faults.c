@@ -8,7 +8,9 @@
      list    prints the platforms' names ("platform: NAME"); at least one must be offered.
      refused a context, a queue and a small write and read on the first platform, which the server
              refuses (a native call there has not returned): the transfer fails, and nothing hangs.
-     served  the same on a platform that serves: the data comes back. */
+     served  the same on a platform that serves: the data comes back.
+     refused-later FILE  a context, queue and buffer first ("ready"), then, once FILE exists (the
+             platform refused meanwhile), a blocking read: it fails, and nothing hangs. */
 #define CL_TARGET_OPENCL_VERSION 300
 #define CL_USE_DEPRECATED_OPENCL_1_2_APIS
 #include <CL/cl.h>
@@ -243,6 +245,36 @@ static int context_work(int expect_refused) {
   return verdict();
 }
 
+static int refused_later(const char* go) {
+  cl_platform_id p;
+  cl_device_id d;
+  cl_int rc = clGetPlatformIDs(1, &p, NULL);
+  if (rc == CL_SUCCESS) rc = clGetDeviceIDs(p, CL_DEVICE_TYPE_ALL, 1, &d, NULL);
+  cl_context ctx = rc == CL_SUCCESS ? clCreateContext(NULL, 1, &d, NULL, NULL, &rc) : NULL;
+  cl_command_queue q = rc == CL_SUCCESS ? clCreateCommandQueue(ctx, d, 0, &rc) : NULL;
+  cl_mem m = rc == CL_SUCCESS ? clCreateBuffer(ctx, CL_MEM_READ_WRITE, 16, NULL, &rc) : NULL;
+  if (rc == CL_SUCCESS) rc = clFinish(q);
+  if (rc != CL_SUCCESS) return check(0, "a context, a queue and a buffer", rc), verdict();
+  printf("ready\n");
+  fflush(stdout);
+  for (int i = 0; i < 1200; ++i) {
+    FILE* f = fopen(go, "r");
+    if (f) {
+      fclose(f);
+      break;
+    }
+    sleep_ms(50);
+  }
+  /* A read is answered by its code alone (a write's failure would come as a notice first). */
+  cl_uint out[4];
+  rc = clEnqueueReadBuffer(q, m, CL_TRUE, 0, sizeof out, out, 0, NULL, NULL);
+  check(rc != CL_SUCCESS, "a blocking read on the refused platform fails", rc);
+  clReleaseMemObject(m);
+  clReleaseCommandQueue(q);
+  clReleaseContext(ctx);
+  return verdict();
+}
+
 int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "";
   if (!strcmp(mode, "lost")) return lost();
@@ -250,6 +282,7 @@ int main(int argc, char** argv) {
   if (!strcmp(mode, "list")) return list();
   if (!strcmp(mode, "refused")) return context_work(1);
   if (!strcmp(mode, "served")) return context_work(0);
-  fprintf(stderr, "usage: opencl_faults lost|slow|list|refused|served\n");
+  if (!strcmp(mode, "refused-later") && argc > 2) return refused_later(argv[2]);
+  fprintf(stderr, "usage: opencl_faults lost|slow|list|refused|served|refused-later FILE\n");
   return 2;
 }

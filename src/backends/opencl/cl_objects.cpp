@@ -92,7 +92,7 @@ ClId ClSession::platform_of(ClId device_id) {
 
 ClId ClSession::enter_platform(ClId platform) {
   watched_->platform.store(platform, std::memory_order_relaxed);
-  if (watch_.refusing(platform)) throw ClFail{CL_OUT_OF_RESOURCES, watch_.refusal(platform)};
+  if (watch_.refusing(platform)) throw ClFail{CL_OUT_OF_RESOURCES, watch_.refusal(platform), true};
   test_stall(watched_->op.load(std::memory_order_relaxed));
   return platform;
 }

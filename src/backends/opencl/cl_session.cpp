@@ -68,6 +68,13 @@ void ClSession::run(const wire::ClRequest& r, transport::Buffer payload, uint64_
     counters_.failures++;
     spdlog::debug("opencl.failed op={} error=\"{}\"", wire::op_name(r.op), f.why);
     if (r.call_id) {
+      if (f.tell) {
+        wire::ClNotice n;
+        n.kind = static_cast<uint8_t>(wire::ClNoticeKind::failed);
+        n.status = f.code;
+        n.message = std::string(wire::op_name(r.op)) + ": " + f.why;
+        out_->notice(std::move(n));
+      }
       out_->reply(r.call_id, f.code, {});
     } else {  // nobody waits: the client learns it as the created object's or the event's failure
       wire::ClNotice n;

@@ -42,6 +42,9 @@ using wire::ClId;
 struct ClFail {
   cl_int code;
   std::string why;
+  // The client is told why even where only the code answers the call (a refusal of a hung
+  // platform's work: native_watch.hpp): a notice with no object goes first.
+  bool tell = false;
 };
 
 inline void check(cl_int code, const char* what) {

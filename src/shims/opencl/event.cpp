@@ -121,6 +121,7 @@ void handle_notice(const wire::ClNotice& n) {
       if (n.kind == static_cast<uint8_t>(wire::ClNoticeKind::failed) && n.status == CL_OUT_OF_RESOURCES &&
           !n.message.empty())
         std::fprintf(stderr, "outboard: OpenCL: %s\n", n.message.c_str());
+      if (n.object == 0) break;  // only to say why a call that the code alone answers failed
       std::shared_ptr<EventState> s;
       {
         std::lock_guard lk(watch_mu);
