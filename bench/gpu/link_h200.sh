@@ -122,15 +122,6 @@ if want lanestop; then  # where the cores go: top -H while a 16 GiB put runs ove
     tail -n 40 "$R/lanes-top-$lanes.log" | tee -a "$OUT/summary.txt"
   done
 fi
-opencl_icds() {  # NATIVE: NVIDIA's ICD where its library is installed but not registered (as on
-  # this machine's image); $R/outboard-icd: Outboard's
-  NATIVE=/etc/OpenCL/vendors
-  if ! grep -qs nvidia /etc/OpenCL/vendors/*.icd; then
-    NATIVE=$R/native-icd && mkdir -p "$NATIVE" && cp /etc/OpenCL/vendors/*.icd "$NATIVE/" 2>/dev/null
-    ldconfig -p | awk '/libnvidia-opencl.so.1/ {print $NF; exit}' >"$NATIVE/nvidia.icd"
-  fi
-  mkdir -p "$R/outboard-icd" && echo "$CARRY/lib/liboutboard-opencl.so.0" >"$R/outboard-icd/outboard.icd"
-}
 if want clbulk; then  # OpenCL's bulk transfers across the link (one session's connection), beside NVIDIA's own here
   opencl_icds
   echo "== clbulk: NVIDIA's OpenCL directly" | tee -a "$OUT/summary.txt"

@@ -9,12 +9,7 @@ source "$(dirname "$0")/steps.sh"
 carried_setup startup_h200.sh "$@"
 HERE=$(cd "$(dirname "$0")" && pwd)
 trap 'rm -rf "$R"' EXIT
-NATIVE=/etc/OpenCL/vendors
-if ! grep -qs nvidia /etc/OpenCL/vendors/*.icd; then  # NVIDIA's library installed but not registered
-  NATIVE=$R/native-icd && mkdir -p "$NATIVE" && cp /etc/OpenCL/vendors/*.icd "$NATIVE/" 2>/dev/null
-  ldconfig -p | awk '/libnvidia-opencl.so.1/ {print $NF; exit}' >"$NATIVE/nvidia.icd"
-fi
-mkdir -p "$R/outboard-icd" && echo "$CARRY/lib/liboutboard-opencl.so.0" >"$R/outboard-icd/outboard.icd"
+opencl_icds
 {
   echo "# $(nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | head -1); $(nproc) cores"
   for grow in default 128; do
@@ -25,7 +20,7 @@ mkdir -p "$R/outboard-icd" && echo "$CARRY/lib/liboutboard-opencl.so.0" >"$R/out
   done
 } 2>&1 | tee "$OUT/startup.txt"
 for platform in NVIDIA Portable; do
-  OUTBOARD_CL_TRACE=1 OUTBOARD=$CARRY/bin/outboard CL_BENCH=$CARRY/bin/cl_bench ICD_DIR=$R/outboard-icd \
+  OUTBOARD_CL_TRACE=1 OUTBOARD=$CARRY/bin/outboard CL_BENCH=$CARRY/bin/cl_bench ICD_DIR="$R/outboard-icd" \
     PLATFORM=$platform VENDORS=$NATIVE RUNS=${RUNS:-20} timeout 240 "$HERE/../opencl/startup.sh" "$R/$platform" >/dev/null 2>&1
   echo "== $platform: exit $?" >>"$OUT/startup.txt"
   cat "$R/$platform/startup.txt" >>"$OUT/startup.txt" 2>/dev/null

@@ -75,3 +75,13 @@ wait_for_gpus() {
   done
   return 1
 }
+# opencl_icds: NATIVE, a vendors folder with NVIDIA's ICD where its library is installed but not
+# registered (as on the GPU machines' image); $R/outboard-icd, one with Outboard's (from CARRY).
+opencl_icds() {
+  NATIVE=/etc/OpenCL/vendors
+  if ! grep -qs nvidia /etc/OpenCL/vendors/*.icd; then
+    NATIVE=$R/native-icd && mkdir -p "$NATIVE" && cp /etc/OpenCL/vendors/*.icd "$NATIVE/" 2>/dev/null
+    ldconfig -p | awk '/libnvidia-opencl.so.1/ {print $NF; exit}' >"$NATIVE/nvidia.icd"
+  fi
+  mkdir -p "$R/outboard-icd" && echo "$CARRY/lib/liboutboard-opencl.so.0" >"$R/outboard-icd/outboard.icd"
+}

@@ -53,11 +53,9 @@ std::string NativeWatch::platform_name(wire::ClId platform) const {
   return names_[platform - 1];
 }
 
-void NativeWatch::scan() {
+std::vector<std::pair<std::shared_ptr<NativeWatch::Slot>, NativeWatch::Stuck>> NativeWatch::collect() const {
   const uint64_t now = now_ns();
-  std::unordered_map<wire::ClId, Stuck> held;
-  std::lock_guard<std::mutex> lock(mu_);
-  std::erase_if(slots_, [](const std::weak_ptr<Slot>& w) { return w.expired(); });
+  std::vector<std::pair<std::shared_ptr<Slot>, Stuck>> out;
   for (const auto& weak : slots_) {
     std::shared_ptr<Slot> s = weak.lock();
     if (!s) continue;
@@ -69,16 +67,26 @@ void NativeWatch::scan() {
     if (s->since_ns.load(std::memory_order_acquire) != since) continue;  // it returned meanwhile
     stuck.session = s->session;
     stuck.seconds = static_cast<double>(now - since) * 1e-9;
-    if (s->reported_since != since) {
-      s->reported_since = since;
+    stuck.since_ns = since;
+    out.emplace_back(std::move(s), std::move(stuck));
+  }
+  std::sort(out.begin(), out.end(), [](const auto& a, const auto& b) { return a.second.seconds > b.second.seconds; });
+  return out;
+}
+
+void NativeWatch::scan() {
+  std::unordered_map<wire::ClId, Stuck> held;
+  std::lock_guard<std::mutex> lock(mu_);
+  std::erase_if(slots_, [](const std::weak_ptr<Slot>& w) { return w.expired(); });
+  for (auto& [slot, stuck] : collect()) {  // oldest first: each platform keeps its oldest
+    if (slot->reported_since != stuck.since_ns) {
+      slot->reported_since = stuck.since_ns;
       spdlog::warn(
           "opencl.stuck session={} operation={} platform=\"{}\" seconds={:.1f}: the native call has not returned; "
           "new work on this platform is refused until it does",
           stuck.session, stuck.operation, platform_name(stuck.platform), stuck.seconds);
     }
-    if (stuck.platform == 0) continue;  // reported, but nothing to keep away from
-    auto it = held.find(stuck.platform);
-    if (it == held.end() || it->second.seconds < stuck.seconds) held[stuck.platform] = stuck;
+    if (stuck.platform != 0) held.emplace(stuck.platform, stuck);  // else reported, nothing to keep away from
   }
   for (const auto& [platform, was] : held_)
     if (!held.count(platform))
@@ -89,18 +97,9 @@ void NativeWatch::scan() {
 }
 
 std::vector<NativeWatch::Stuck> NativeWatch::stuck() const {
-  const uint64_t now = now_ns();
-  std::vector<Stuck> out;
   std::lock_guard<std::mutex> lock(mu_);
-  for (const auto& weak : slots_) {
-    std::shared_ptr<Slot> s = weak.lock();
-    if (!s) continue;
-    const uint64_t since = s->since_ns.load(std::memory_order_acquire);
-    if (since == 0 || now < since || now - since < s->patience_ns) continue;
-    out.push_back({s->platform.load(std::memory_order_relaxed), s->op.load(std::memory_order_relaxed), s->session,
-                   static_cast<double>(now - since) * 1e-9});
-  }
-  std::sort(out.begin(), out.end(), [](const Stuck& a, const Stuck& b) { return a.seconds > b.seconds; });
+  std::vector<Stuck> out;
+  for (auto& [slot, stuck] : collect()) out.push_back(std::move(stuck));
   return out;
 }
 

@@ -19,6 +19,7 @@
 #include <string>
 #include <thread>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "wire/opencl.hpp"
@@ -55,6 +56,7 @@ class NativeWatch {
     std::string operation;
     uint64_t session = 0;
     double seconds = 0;
+    uint64_t since_ns = 0;  // when it began (now_ns)
   };
 
   // `platform_names[i]` names platform id i+1 (for the log and the errors).
@@ -81,6 +83,8 @@ class NativeWatch {
   std::string platform_name(wire::ClId platform) const;
 
  private:
+  // The operations running past their patience now, oldest first, with their slots (under mu_).
+  std::vector<std::pair<std::shared_ptr<Slot>, Stuck>> collect() const;
   void monitor();
 
   const std::vector<std::string> names_;
