@@ -12,7 +12,8 @@
 #   choice  the cost model's sweep (bench/link/choice_sweep.py): local, remote and auto by size for
 #           DGEMM, DGETRF, DPOTRF, DSYEVD, DGESDD and 1-D FFTs, at each of CHOICE_POINTS (default
 #           unshaped, 25 and 10 Gbit/s); not among the default steps (about 3 minutes a point);
-#           CHOICE_MEMORY=1: auto twice per family, the second recalling the first (OUTBOARD_MODEL_FILE)
+#           CHOICE_MEMORY=1: auto twice per family, the second recalling the first (OUTBOARD_MODEL_FILE);
+#           CHOICE_RESIDENT=1: resident inputs left on (the sweep turns them off: same inputs each trial)
 #   lanes   bulk data over 1, 4 and 8 connections (OUTBOARD_LANES): bench put, client to server and
 #           both ways at once (LANES_DIRECTIONS, default "put both"; also "get"), unshaped and at 100
 #           and 25 Gbit/s, beside iperf3 -P 1, 4 and 8; then
@@ -87,7 +88,8 @@ if want choice; then
     name=choice-${point%%:*}
     rig "$name" "${CHOICE_SECONDS:-560}" --points "$point" --timeout "$((${CHOICE_SECONDS:-560} - 20))" -- python3 "$HERE/../link/choice_sweep.py" \
       --outboard "$CARRY/bin/outboard" --program "$CARRY/bin/choice_sweep" --trials "${CHOICE_TRIALS:-2}" \
-      ${CHOICE_FAMILIES:+--families "$CHOICE_FAMILIES"} ${CHOICE_MEMORY:+--memory "$R/$name-memory.json"}
+      ${CHOICE_FAMILIES:+--families "$CHOICE_FAMILIES"} ${CHOICE_MEMORY:+--memory "$R/$name-memory.json"} \
+      ${CHOICE_RESIDENT:+--resident}
     for p in "$R/$name"/*/; do [ -f "$p/bench.log" ] && sed "s|^|$(basename "$p"): |" "$p/bench.log" | tee -a "$OUT/summary.txt"; done
   done
 fi

@@ -7,8 +7,11 @@ family may run on the side it then measures). A point holds when auto's best tim
 the better of local and remote (best of the trials each). With --memory FILE, auto runs twice per
 family with OUTBOARD_MODEL_FILE=FILE (made fresh at the start): the first as before, the second
 recalling what the first measured (a program run again); the verdicts are the second's.
+Every trial of a size uses the same inputs, so resident inputs (OUTBOARD_RESIDENT) would let the
+remote side's later trials send none of them, which the model does not foresee (it weighs every
+input's bytes): they are off in every mode unless --resident.
 
-  choice_sweep.py --outboard BIN --program BIN [--trials N] [--families SPEC] [--memory FILE] [--json FILE]
+  choice_sweep.py --outboard BIN --program BIN [--trials N] [--families SPEC] [--memory FILE] [--resident] [--json FILE]
 
 SPEC: family:n,n,...;family:... (default: dgemm, dgetrf, dpotrf, dsyevd, dgesdd, fft at sizes for a
 16-core host and a GPU server). Run it inside the link rig (bench/link/link_rig.sh -- python3
@@ -31,6 +34,8 @@ TOLERANCE = 1.10
 
 def run(args, family, sizes, mode, memory=None):
     env = dict(os.environ, OUTBOARD_OFFLOAD=mode)
+    if not args.resident:
+        env["OUTBOARD_RESIDENT"] = "0"
     env.pop("OUTBOARD_MODEL_FILE", None)
     if memory:
         env["OUTBOARD_MODEL_FILE"] = memory
@@ -59,6 +64,7 @@ def main():
     ap.add_argument("--families", default=DEFAULT)
     ap.add_argument("--timeout", type=float, default=600)
     ap.add_argument("--memory", help="OUTBOARD_MODEL_FILE for auto, which then runs twice")
+    ap.add_argument("--resident", action="store_true", help="leave resident inputs on (OUTBOARD_RESIDENT)")
     ap.add_argument("--json")
     args = ap.parse_args()
     if args.memory and os.path.exists(args.memory):

@@ -193,11 +193,8 @@ bool offload_level3(wire::Level3Call call, const MatrixRef* inputs, MatrixRef ou
   return guarded(name, [&] {
     Runtime& rt = runtime();
     name = wire::call_name(call);
-    if (!rt.wants_remote({name, wire::flops(call), double(wire::request_bytes(call) + wire::reply_bytes(call))}))
-      return rt.ran_locally(name);
-    // beta = 0 means C is not read: it need not travel (trmm/trsm's B always does).
-    const bool in_place = call.routine == wire::Routine::trmm || call.routine == wire::Routine::trsm;
-    call.output_sent = in_place || call.beta[0] != 0 || call.beta[1] != 0;
+    call.output_sent = output_read(call);
+    if (!rt.wants_remote(level3_cost(name, call))) return rt.ran_locally(name);
     wire::validate(call);
     if (std::optional<bool> spread = split_level3(rt, call, inputs, output, local, name)) return *spread;
     const wire::Layout l = wire::layout(call);

@@ -83,10 +83,16 @@ std::string routine_name(wire::FftPrecision p, wire::FftKind k) {
          (k < wire::FftKind::count_ ? kinds[static_cast<int>(k)] : "?");
 }
 
+// A transform's work as the cost model counts it (link_model.hpp: sizes with large prime factors
+// cost more than 5 N log2 N).
+double model_flops(const wire::FftShape& shape) {
+  return fft_work_flops(shape.n, double(shape.batch), shape.kind != wire::FftKind::c2c);
+}
+
 // OUTBOARD_OFFLOAD=auto's choice for a plan (its executions all go its way): the cost model
 // (link_model.hpp) on one execution's flops and bytes both ways.
 bool worth_remote(Runtime& rt, const std::string& family, const wire::FftShape& shape) {
-  const double flops = wire::flops(shape);
+  const double flops = model_flops(shape);
   if (flops < kMinRemoteFlops) return false;
   const double bytes = double(wire::input_bytes(shape) + wire::output_bytes(shape));
   const Settings& s = rt.settings();
@@ -321,7 +327,7 @@ bool fft_execute(RemoteFft* p, const FftArrays& a) noexcept {
       if (!straight) scatter_output(l, result.data(), a, 0, l.out.elements);
       rt.remote_succeeded(t0);
       account(rt, name, p->label, *r, {t0, t1, t2, now_ns()}, chunked || direct ? in_bytes : resident.payload_bytes,
-              unchanged ? 0 : out_bytes, wire::flops(l.shape));
+              unchanged ? 0 : out_bytes, model_flops(l.shape));
       return true;
     }, known.get());
   });
@@ -342,12 +348,13 @@ void fft_ran_locally(const FftGuru& g) noexcept {
     const std::string name = routine_name(g.precision, g.kind);
     const Settings& s = rt.settings();
     if (s.offload == OffloadMode::automatic && s.auto_rule == AutoRule::model) {
-      // The execution the shim runs next is timed for the model (5 N log2 N per transform, as
-      // wire::flops counts; half for real data).
-      double n = 1, batch = 1;
-      for (const FftIoDim& d : g.dims) n *= double(d.n);
+      // The execution the shim runs next is timed for the model, its work counted as a remote
+      // one's (model_flops).
+      std::vector<int64_t> sizes;
+      double batch = 1;
+      for (const FftIoDim& d : g.dims) sizes.push_back(d.n);
       for (const FftIoDim& d : g.howmany) batch *= double(d.n);
-      const double flops = 5.0 * n * std::log2(std::max(n, 2.0)) * batch * (g.kind == wire::FftKind::c2c ? 1 : 0.5);
+      const double flops = fft_work_flops(sizes, batch, g.kind != wire::FftKind::c2c);
       if (flops >= kMinRemoteFlops) LocalTiming::expect(name, flops);
     }
     rt.ran_locally(name);

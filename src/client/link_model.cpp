@@ -260,4 +260,43 @@ size_t LinkModel::recall(std::string_view memory) {
   return brought;
 }
 
+bool output_read(const wire::Level3Call& call) {
+  const bool in_place = call.routine == wire::Routine::trmm || call.routine == wire::Routine::trsm;
+  return in_place || call.beta[0] != 0 || call.beta[1] != 0;
+}
+
+CallCost level3_cost(std::string_view family, const wire::Level3Call& call) {
+  wire::Level3Call sent = call;
+  sent.output_sent = output_read(call);
+  return {family, wire::flops(sent), double(wire::request_bytes(sent) + wire::reply_bytes(sent))};
+}
+
+namespace {
+
+// 5 n log2 n for n a power of two or smooth; the rest as described at fft_work_flops.
+double one_dimension(int64_t n) {
+  int64_t smooth = 1, rough = n;
+  for (int64_t p = 2; p <= kSmoothPrime && rough > 1; ++p)
+    while (rough % p == 0) rough /= p, smooth *= p;
+  const double s = double(smooth);
+  double work = smooth > 1 ? 5 * double(n) * std::log2(s) : 0;
+  if (rough > 1) {
+    double m = 1;
+    while (m < 2 * double(rough) - 1) m *= 2;
+    work += s * 3 * 5 * m * std::log2(m);
+  }
+  return work;
+}
+
+}  // namespace
+
+double fft_work_flops(const std::vector<int64_t>& sizes, double batch, bool real_data) {
+  double points = 1;
+  for (int64_t n : sizes) points *= double(std::max<int64_t>(n, 1));
+  double work = 0;  // each dimension's transforms: points / n of them
+  for (int64_t n : sizes)
+    if (n > 1) work += points / double(n) * one_dimension(n);
+  return work * batch * (real_data ? 0.5 : 1);
+}
+
 }  // namespace outboard::client

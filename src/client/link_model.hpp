@@ -17,8 +17,10 @@
 #include <mutex>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "client/settings.hpp"
+#include "wire/level3.hpp"
 
 namespace outboard::client {
 
@@ -104,6 +106,25 @@ class LinkModel {
   bool server_has_gpu_ = true;
   double local_gflops_;  // this host's prior for a double-precision GEMM
 };
+
+// Whether a Level-3 call reads its output operand, which must then travel: beta = 0 means C is not
+// read (trmm and trsm's B always is).
+bool output_read(const wire::Level3Call& call);
+// A Level-3 call's cost: its flops and the bytes it moves both ways, its output counted going out
+// only where it is read (a GEMM of beta 0 moves A and B out and C back: the model counted C going
+// out too until the thirty-third session, a third more bytes, and kept such calls here where
+// they were faster remote).
+CallCost level3_cost(std::string_view family, const wire::Level3Call& call);
+
+// The floating-point work of an FFT of `sizes` (one per dimension), `batch` times, for the model:
+// 5 N log2 N where each size factors into primes up to kSmoothPrime (half for real data). A size's
+// factor of larger primes is done as FFTW and cuFFT do it (Bluestein's or Rader's way): about
+// three transforms of the power of two at least twice its length. On the H200 host's 16 cores
+// FFTW took 34 ms for 1000003 points (a prime) and 15.5 ms for 4194304: 10x the time per 5 N log2 N,
+// 1.5x with the work counted so. Counted as 5 N log2 N, one prime size's rate made every size of
+// its family look 10x slower here (four misses in 21 of the 25 Gbit/s sweep).
+double fft_work_flops(const std::vector<int64_t>& sizes, double batch, bool real_data);
+constexpr int64_t kSmoothPrime = 127;
 
 // The family's prior local rate relative to a GEMM of its precision: factorizations run at about
 // half of it, eigen- and singular-value drivers (and their reductions) at about a tenth.

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -249,6 +250,54 @@ TEST(ModelMemory, FileKeepsEntriesPerKeyAndRefusesOthers) {
     EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), other);
   }
   std::filesystem::remove_all(dir);
+}
+
+// An FFT's work: 5 N log2 N for sizes of small primes (as before); a size with a large prime factor
+// as three transforms of the power of two at least twice its length (Bluestein's way).
+TEST(FftWork, SmoothSizesAreFiveNLogN) {
+  EXPECT_DOUBLE_EQ(fft_work_flops({4096}, 1, false), 5.0 * 4096 * 12);
+  EXPECT_DOUBLE_EQ(fft_work_flops({64, 64, 64}, 1, false), 5.0 * 262144 * 18);
+  EXPECT_DOUBLE_EQ(fft_work_flops({1000, 3}, 4, true), 5.0 * 3000 * std::log2(3000.0) * 4 / 2);
+  EXPECT_DOUBLE_EQ(fft_work_flops({127 * 2}, 1, false), 5.0 * 254 * std::log2(254.0));
+  EXPECT_DOUBLE_EQ(fft_work_flops({1, 1}, 1, false), 0);
+}
+
+TEST(FftWork, LargePrimeFactorsCostMore) {
+  // 1000003 is prime: three transforms of 2^21 points.
+  EXPECT_DOUBLE_EQ(fft_work_flops({1000003}, 1, false), 3 * 5.0 * 2097152 * 21);
+  // 3 x 131: the smooth part over every point, then three transforms of 2^9 for each of 3.
+  EXPECT_DOUBLE_EQ(fft_work_flops({393}, 1, false), 5.0 * 393 * std::log2(3.0) + 3 * 3 * 5.0 * 512 * 9);
+}
+
+// The 25 Gbit/s sweep's case: FFTW's times on the H200 host's 16 cores for a prime size and a power
+// of two. Counted as 5 N log2 N, the prime size ran at 2.9 GF/s and made the power of two look
+// 5x slower here than it is, so the model sent it remote.
+TEST(FftWork, APrimeSizeDoesNotMakeItsFamilySlow) {
+  Settings s = priors();
+  LinkModel m(s);
+  auto fft = [](int64_t n) { return CallCost{"fftw_c2c", fft_work_flops({n}, 1, false), 32.0 * double(n)}; };
+  for (int i = 0; i < 3; ++i) m.local_ran("fftw_c2c", fft(4194304).flops, 0.0155);
+  for (int i = 0; i < 3; ++i) m.local_ran("fftw_c2c", fft(1000003).flops, 0.034);
+  EXPECT_LT(m.estimate(fft(4194304)).local_seconds, 2 * 0.0155);
+  EXPECT_LT(m.estimate(fft(1000003)).local_seconds, 2 * 0.034);
+}
+
+// A GEMM of beta 0 does not read C: the model weighs two matrices out and one back, as the call
+// sends them (it weighed C going out too until the thirty-third session).
+TEST(Level3Cost, CountsTheOutputOnlyWhereRead) {
+  wire::Level3Call gemm;
+  gemm.m = gemm.n = gemm.k = 1000;
+  gemm.beta = {0, 0};
+  EXPECT_DOUBLE_EQ(level3_cost("dgemm", gemm).bytes, 3 * 8e6);
+  EXPECT_DOUBLE_EQ(level3_cost("dgemm", gemm).flops, 2e9);
+  gemm.beta = {1, 0};
+  EXPECT_DOUBLE_EQ(level3_cost("dgemm", gemm).bytes, 4 * 8e6);
+  wire::Level3Call trsm;
+  trsm.routine = wire::Routine::trsm;
+  trsm.side = 'L', trsm.uplo = 'U';
+  trsm.m = trsm.n = 1000;
+  EXPECT_DOUBLE_EQ(level3_cost("dtrsm", trsm).bytes, 3 * 8e6);  // A, and B both ways
+  EXPECT_TRUE(output_read(trsm));
 }
 
 }  // namespace

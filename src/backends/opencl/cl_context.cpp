@@ -1,5 +1,6 @@
 // Contexts and queues: made, finished, flushed (the ICD's context.cpp).
 #include "backends/opencl/cl_session.hpp"
+#include "common/clock.hpp"
 
 namespace outboard::backends::opencl {
 
@@ -94,11 +95,24 @@ void ClSession::handle(const wire::ClRequest& r, const wire::ClFinish& f, transp
     // user event the queue waits for is set by one of them).
     check(clEnqueueBarrierWithWaitList(q, 0, nullptr, &e), "clFinish");
   }
+  const bool tracing = stage_trace::enabled();
+  const uint64_t t0 = tracing ? now_ns() : 0;
   Callback cb;
   cb.call_id = r.call_id;
   register_done(e, callback(std::move(cb)), /*watch=*/true);
+  const uint64_t t1 = tracing ? now_ns() : 0;
   clReleaseEvent(e);
-  clFlush(q);  // once watched, as a read's
+  const uint64_t t2 = tracing ? now_ns() : 0;
+  // Once watched, as a read's. Left out on NVIDIA's OpenCL (H200 host), a kernel + clFinish loop
+  // took 24.9 us a round trip against 23.0-24.7 with it: the flush costs this thread 1.2-1.3 us but
+  // not the answer (bench/results/h200/opencl-launch, run 6).
+  clFlush(q);
+  if (tracing) {
+    const uint64_t t3 = now_ns();
+    stage_trace::record_part("finish.watch", t1 - t0);
+    stage_trace::record_part("finish.release", t2 - t1);
+    stage_trace::record_part("finish.flush", t3 - t2);
+  }
 }
 
 void ClSession::handle(const wire::ClRequest& r, const wire::ClFlush& f, transport::Buffer&, ClId&, ClId&) {

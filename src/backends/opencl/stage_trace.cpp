@@ -23,6 +23,7 @@ struct Runs {
 std::mutex mu;
 std::map<std::string, Samples> by_op;
 std::map<std::string, Runs> runs_by_op;
+std::map<std::string, LatencyHistogram> parts;
 
 }  // namespace
 
@@ -50,8 +51,17 @@ void record_run(const char* op, uint64_t arrived_ns, uint64_t started_ns) {
   r.run.add(done - started_ns);
 }
 
+void record_part(const char* what, uint64_t ns) {
+  std::lock_guard lk(mu);
+  parts[what].add(ns);
+}
+
 void report() {
   std::lock_guard lk(mu);
+  for (const auto& [what, h] : parts)
+    spdlog::info("opencl.trace part={} count={} us={:.2f}/{:.2f} (median/p90)", what, h.count(), h.quantile_us(0.5),
+                 h.quantile_us(0.9));
+  parts.clear();
   for (const auto& [op, r] : runs_by_op)
     spdlog::info("opencl.trace op={} runs={} queued_us={:.2f}/{:.2f} run_us={:.2f}/{:.2f} (median/p90)", op,
                  r.run.count(), r.queued.quantile_us(0.5), r.queued.quantile_us(0.9), r.run.quantile_us(0.5),

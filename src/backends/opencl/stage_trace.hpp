@@ -23,6 +23,8 @@ bool enabled();
 void record(const char* op, const StageTimes& t);
 // Any operation's time in the runner's queue and its run there (answered or not), ended now.
 void record_run(const char* op, uint64_t arrived_ns, uint64_t started_ns);
+// A part of an operation's run on the session's thread (`what`: "finish.flush", say), `ns` long.
+void record_part(const char* what, uint64_t ns);
 // Logs and forgets what was recorded.
 void report();
 }  // namespace stage_trace
