@@ -5,6 +5,7 @@
 #include <mutex>
 #include <string>
 
+#include "common/call_log.hpp"
 #include "common/clock.hpp"
 #include "common/latency_histogram.hpp"
 #include "common/trace.hpp"
@@ -19,6 +20,7 @@ struct Store {
   };
   std::mutex mu;
   std::map<std::string, Op> by_op;
+  trace::CallLog calls{"client"};  // OUTBOARD_CL_TRACE_CALLS: written when the program exits
   ~Store() {
     for (const auto& [op, s] : by_op)
       std::fprintf(stderr, "outboard.cl_trace op=%s count=%llu answer_us=%.2f/%.2f handoff_us=%.2f/%.2f (median/p90)\n",
@@ -38,11 +40,13 @@ bool enabled() {
   return on;
 }
 
-void record(const char* op, uint64_t sent_ns, uint64_t received_ns) {
+void record(const char* op, const CallTimes& t) {
   const uint64_t now = now_ns();
   Store& s = store();
+  if (trace::CallLog::enabled()) s.calls.add(op, t.call_id, {t.sent_ns, t.posted_ns, t.arrived_ns, t.received_ns, now});
   std::lock_guard lk(s.mu);
   Store::Op& o = s.by_op[op];
+  const uint64_t sent_ns = t.sent_ns, received_ns = t.received_ns;
   o.answer.add(received_ns - sent_ns);
   o.handoff.add(now - received_ns);
 }

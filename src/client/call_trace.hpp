@@ -11,8 +11,17 @@
 namespace outboard::client::call_trace {
 
 bool enabled();
-// One call: sent at `sent_ns`, its answer received at `received_ns`, seen by the caller now.
-void record(const char* op, uint64_t sent_ns, uint64_t received_ns);
+// One call's times (now_ns), up to its answer's receipt.
+struct CallTimes {
+  uint64_t call_id = 0;      // its request's
+  uint64_t sent_ns = 0;      // the caller began to send it
+  uint64_t posted_ns = 0;    // the send returned
+  uint64_t arrived_ns = 0;   // the answer reached the transport's thread (OUTBOARD_CL_TRACE_CALLS only)
+  uint64_t received_ns = 0;  // the answer was handed over on that thread
+};
+// One call, seen by the caller now. `op` is a static name. With OUTBOARD_CL_TRACE_CALLS its times
+// are also written at exit (common/call_log.hpp).
+void record(const char* op, const CallTimes& times);
 // A channel to `server` made: its steps' ends (now_ns) from `began`; printed at once
 // ("outboard.cl_trace connect ...", in ms).
 void connected(const std::string& server, uint64_t began, uint64_t transport_ready, uint64_t challenged,

@@ -10,6 +10,7 @@
 
 #include "client/call_trace.hpp"
 #include "client/runtime_internal.hpp"
+#include "common/call_log.hpp"
 #include "common/clock.hpp"
 #include "common/error.hpp"
 
@@ -190,20 +191,25 @@ class ChannelImpl final : public Channel {
     struct Slot {
       bool done = false;
       Answer answer;
-      uint64_t received_ns = 0;
+      call_trace::CallTimes times;
     };
     auto slot = std::make_shared<Slot>();
     const bool traced = call_trace::enabled();
     try {
       in_order();
-      const uint64_t sent_ns = traced ? now_ns() : 0;
+      if (traced) slot->times.sent_ns = now_ns();
       send_async(op, data, into, into_size, [slot, traced](Answer& a) {
+        if (traced) {
+          slot->times.received_ns = now_ns();
+          slot->times.arrived_ns = trace::last_arrival_ns;
+          slot->times.call_id = a.call_id;
+        }
         slot->answer = std::move(a);
         slot->done = true;
-        if (traced) slot->received_ns = now_ns();
       });
+      if (traced) slot->times.posted_ns = now_ns();
       await([&] { return slot->done; }, silence, "waiting for an OpenCL answer");
-      if (traced) call_trace::record(wire::op_name(op), sent_ns, slot->received_ns);
+      if (traced) call_trace::record(wire::op_name(op), slot->times);
     } catch (const Error& e) {
       note_failure(e.what());
       if (!slot->done) return lost(e.what());
@@ -289,6 +295,7 @@ class ChannelImpl final : public Channel {
         a = lost("the server answered an OpenCL operation with something else");
       } else {
         a.status = r->status;
+        a.call_id = r->call_id;
         a.data = std::move(r->data);
         if (payload && r->payload_bytes && !into) a.payload.assign(payload->data(), payload->data() + r->payload_bytes);
       }

@@ -24,6 +24,7 @@ struct Answer {
   wire::ClBlob data;               // small results
   std::vector<std::byte> payload;  // a bulk result, when no memory was given for it
   std::string failure;             // kLost: why
+  uint64_t call_id = 0;            // the request's id, for OUTBOARD_CL_TRACE_CALLS
 };
 // The status of an operation whose server connection failed (CL_DEVICE_NOT_AVAILABLE's value: a
 // device that is gone, as OpenCL knows the condition).

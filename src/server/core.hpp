@@ -42,6 +42,8 @@ struct Completion {
   // on its own; `sent(ok)` runs once it has gone, or with false when the session has ended.
   bool bulk = false;
   std::function<void(bool ok)> sent{};
+  // Runs once the message is handed to the transport (OUTBOARD_CL_TRACE_CALLS); empty: nothing.
+  std::function<void()> handed{};
 };
 
 class Core {

@@ -691,6 +691,7 @@ struct Server::Impl final : Core {
         Session* s2 = session(peer);
         if (s2 && buf) s2->held_bytes -= std::min(s2->held_bytes, uint64_t(buf->size()));  // pings hold none
       });
+      if (d.handed) d.handed();
     }
   }
 

@@ -24,6 +24,7 @@
 #include <deque>
 #include <unordered_map>
 
+#include "common/call_log.hpp"
 #include "common/clock.hpp"
 #include "common/error.hpp"
 #include "transport/lane_threads.hpp"
@@ -371,6 +372,7 @@ struct Worker::Impl {
 
   static ucs_status_t on_am(void* arg, const void* header, size_t header_len, void* data, size_t len,
                             const ucp_am_recv_param_t* param) {
+    if (trace::CallLog::enabled()) trace::last_arrival_ns = now_ns();
     auto* self = static_cast<Impl*>(arg);
     const bool rndv = param->recv_attr & UCP_AM_RECV_ATTR_FLAG_RNDV;
     PeerId peer = 0;

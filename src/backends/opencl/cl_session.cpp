@@ -58,7 +58,7 @@ void ClSession::run(const wire::ClRequest& r, transport::Buffer payload, uint64_
   traced_ = {};
   const bool tracing = stage_trace::enabled();
   const uint64_t started = tracing ? now_ns() : 0;
-  if (r.call_id && tracing) traced_ = {arrived_ns, started, 0}, traced_op_ = wire::op_name(r.op);
+  if (r.call_id && tracing) traced_ = {arrived_ns, started, 0, r.call_id}, traced_op_ = wire::op_name(r.op);
   ClId created = 0, event = 0;
   // A build may take minutes: not counted as stuck.
   NativeWatch::Running running(*watched_, wire::op_name(r.op), !std::holds_alternative<wire::ClBuildProgram>(r.op));

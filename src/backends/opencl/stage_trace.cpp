@@ -6,6 +6,7 @@
 #include <mutex>
 #include <string>
 
+#include "common/call_log.hpp"
 #include "common/clock.hpp"
 #include "common/latency_histogram.hpp"
 #include "common/trace.hpp"
@@ -24,6 +25,7 @@ std::mutex mu;
 std::map<std::string, Samples> by_op;
 std::map<std::string, Runs> runs_by_op;
 std::map<std::string, LatencyHistogram> parts;
+trace::CallLog calls{"server"};  // OUTBOARD_CL_TRACE_CALLS: written at each session's end
 
 }  // namespace
 
@@ -41,6 +43,7 @@ void record(const char* op, const StageTimes& t) {
   s.enqueue.add(t.enqueued_ns - t.started_ns);
   s.completion.add(done - t.enqueued_ns);
   s.total.add(done - t.arrived_ns);
+  if (trace::CallLog::enabled()) calls.add(op, t.call_id, {t.arrived_ns, t.started_ns, t.enqueued_ns, done});
 }
 
 void record_run(const char* op, uint64_t arrived_ns, uint64_t started_ns) {
@@ -58,6 +61,7 @@ void record_part(const char* what, uint64_t ns) {
 
 void report() {
   std::lock_guard lk(mu);
+  calls.write();
   for (const auto& [what, h] : parts)
     spdlog::info("opencl.trace part={} count={} us={:.2f}/{:.2f} (median/p90)", what, h.count(), h.quantile_us(0.5),
                  h.quantile_us(0.9));

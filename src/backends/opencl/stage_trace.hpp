@@ -15,6 +15,7 @@ struct StageTimes {
   uint64_t arrived_ns = 0;   // 0: not traced
   uint64_t started_ns = 0;   // the runner took it
   uint64_t enqueued_ns = 0;  // the native call returned
+  uint64_t call_id = 0;      // the request's (OUTBOARD_CL_TRACE_CALLS)
 };
 
 namespace stage_trace {

@@ -9,6 +9,7 @@
 #include <thread>
 #include <unordered_map>
 
+#include "common/call_log.hpp"
 #include "common/spin.hpp"
 #include "server/direct.hpp"
 #include "server/services/opencl_executor.hpp"
@@ -20,6 +21,13 @@ namespace {
 
 using transport::Buffer;
 
+// When answers were handed to the transport (OUTBOARD_CL_TRACE_CALLS), written at each OpenCL
+// session's end: the server's side of an answer's way back (bench/opencl/trace_join.py).
+trace::CallLog& handed_log() {
+  static trace::CallLog log("sent");
+  return log;
+}
+
 // A session's answers, sent through the core from whichever thread has them.
 class Output final : public ClOutput {
  public:
@@ -29,7 +37,7 @@ class Output final : public ClOutput {
     if (!payload) bytes = 0;
     const bool over_lanes = asked_over_lanes(call_id) && bytes >= kLaneReplyMinBytes;
     wire::ClReply r{call_id, status, std::move(data), over_lanes ? 0 : bytes, over_lanes ? bytes : 0};
-    send(wire::Message{std::move(r)}, std::move(payload), bytes, over_lanes);
+    send(wire::Message{std::move(r)}, std::move(payload), bytes, over_lanes, call_id);
   }
   void notice(wire::ClNotice n) override { send(wire::Message{std::move(n)}, nullptr, 0, false); }
   void piece(uint64_t call_id, uint64_t offset, std::byte* data, uint64_t bytes,
@@ -73,12 +81,14 @@ class Output final : public ClOutput {
     over_lanes_.erase(it);
     return true;
   }
-  void send(wire::Message m, std::shared_ptr<Buffer> payload, uint64_t bytes, bool over_lanes) {
+  // `call_id`: the answer's, when it is one (logged when handed to the transport, where calls are).
+  void send(wire::Message m, std::shared_ptr<Buffer> payload, uint64_t bytes, bool over_lanes, uint64_t call_id = 0) {
     std::lock_guard lk(mu_);  // after close() the core may be gone: nothing reaches it
     if (closed_) return;
     Completion c{peer_, std::move(m), std::move(payload), 0, bytes};
     c.held = false;  // OpenCL results are not counted in the session's held memory
     c.pieces_over_lanes = over_lanes;
+    if (call_id && trace::CallLog::enabled()) c.handed = [call_id] { handed_log().add("sent", call_id, {now_ns()}); };
     core_.complete(std::move(c));
   }
   Core& core_;
@@ -244,6 +254,7 @@ class OpenClService final : public Service {
   void on_session_end(PeerId peer) override {
     auto it = runners_.find(peer);
     if (it == runners_.end()) return;
+    handed_log().write();
     it->second->stop();
     retiring_.push_back(std::move(it->second));
     runners_.erase(it);
