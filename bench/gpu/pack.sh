@@ -60,13 +60,23 @@ IPERF3=""
 ldd /usr/bin/ip /usr/sbin/tc $IPERF3 | awk '/=> \// {print $3}' | sort -u | while read -r lib; do
   case "$(basename "$lib")" in libc.so*|libm.so*) ;; *) cp -L "$lib" "$DIR/iproute/" ;; esac
 done
+# perf, which the GPU machine lacks (profiles: bench/gpu/cl_server_profile.sh), with its libraries,
+# compressed (28 MB, 7 as xz), with PACK_PERF=1 only; unpack.sh restores it to perf/.
+if [ "${PACK_PERF:-0}" = 1 ]; then
+  PERF=$(mktemp -d)/perf && mkdir -p "$PERF/lib" && install -m 755 /usr/bin/perf "$PERF/"
+  ldd /usr/bin/perf | awk '/=> \// {print $3}' | while read -r lib; do
+    case "$(basename "$lib")" in libc.so*|libm.so*|libstdc++*|libgcc_s*) ;; *) cp -L "$lib" "$PERF/lib/" ;; esac
+  done
+  tar -C "$(dirname "$PERF")" -cJf "$DIR/perf.tar.xz" perf
+fi
 # The device tool carries at most 64 MiB with the tree: OpenBLAS (36 MB) travels compressed and
 # unpack.sh (run by steps.sh, and by the scripts that do not source it) restores it there.
 xz -T2 -6 -f "$DIR/deps/libopenblas.so.0"
 cat >"$DIR/unpack.sh" <<'UNPACK'
 #!/usr/bin/env bash
 # Restores what pack.sh compressed (once).
-cd "$(dirname "$0")/deps" && for f in *.xz; do [ -e "$f" ] && [ ! -e "${f%.xz}" ] && xz -dk "$f"; done; true
+cd "$(dirname "$0")" && { [ ! -e perf.tar.xz ] || [ -e perf ] || tar -xJf perf.tar.xz; }
+cd deps && for f in *.xz; do [ -e "$f" ] && [ ! -e "${f%.xz}" ] && xz -dk "$f"; done; true
 UNPACK
 chmod +x "$DIR/unpack.sh"
 du -sh "$DIR"
