@@ -277,10 +277,10 @@ bool fft_execute(RemoteFft* p, const FftArrays& a) noexcept {
       // plan's last execution named a resident input, and after it otherwise, once the input
       // proves held. Either way before the request leaves: the result may land in the output.
       std::optional<Digest> output_digest;
-      const unsigned digest_threads = static_cast<unsigned>(settings.copy_threads);
+      const unsigned threads = digest_threads(settings);
       std::future<Digest> output_digest_beside;
       if (straight && !direct && settings.resident && p->resident_last.load(std::memory_order_relaxed)) try {
-          output_digest_beside = std::async(std::launch::async, [&] { return content_digest(a.out_re, out_bytes, digest_threads); });
+          output_digest_beside = std::async(std::launch::async, [&] { return content_digest(a.out_re, out_bytes, threads); });
         } catch (const std::system_error&) {  // no thread to be had: taken after the input's, if needed
         }
       ResidentPlan resident = plan();
@@ -304,7 +304,7 @@ bool fft_execute(RemoteFft* p, const FftArrays& a) noexcept {
             // result already, which then need not come back (its digest is the proof, as the
             // input's is).
             if (straight && resident.any() && resident.inputs[0].use) {
-              if (!output_digest) output_digest = content_digest(a.out_re, out_bytes, digest_threads);
+              if (!output_digest) output_digest = content_digest(a.out_re, out_bytes, threads);
               q.output_known = true;
               q.output_digest = *output_digest;
             }

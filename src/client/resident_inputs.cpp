@@ -1,5 +1,8 @@
 #include "client/resident_inputs.hpp"
 
+#include <algorithm>
+#include <thread>
+
 namespace outboard::client {
 
 bool ResidentMirror::peek(const Digest& digest, uint64_t bytes) const {
@@ -58,6 +61,15 @@ void ResidentMirror::forget(const std::vector<wire::ResidentInput>& inputs) {
   }
 }
 
+unsigned digest_threads(double copy_threads, unsigned cores) {
+  return std::max(static_cast<unsigned>(copy_threads), std::min(16u, cores / 2));
+}
+
+unsigned digest_threads(const Settings& settings) {
+  static const unsigned cores = std::thread::hardware_concurrency();
+  return digest_threads(settings.copy_threads, cores);
+}
+
 ResidentPlan plan_resident(ResidentMirror& mirror, const Settings& settings,
                            const std::vector<transport::Segment>& segments, int shared, uint64_t call_bytes) {
   ResidentPlan plan;
@@ -69,7 +81,7 @@ ResidentPlan plan_resident(ResidentMirror& mirror, const Settings& settings,
     if (int(i) == shared || seg.bytes < settings.resident_min_bytes) continue;
     wire::ResidentInput x;
     x.input = static_cast<uint8_t>(i);
-    x.digest = content_digest(seg.data, seg.bytes, static_cast<unsigned>(settings.copy_threads));
+    x.digest = content_digest(seg.data, seg.bytes, digest_threads(settings));
     x.use = mirror.peek(x.digest, seg.bytes);
     // Kept only on a second sight: an input that changes every call would cost a keep each time.
     const bool again = !x.use && mirror.seen(x.digest, seg.bytes);

@@ -54,6 +54,13 @@ class ResidentMirror {
   std::list<Entry> seen_;  // most recent first
 };
 
+// The threads a digest runs on: half the cores, at most 16, or OUTBOARD_COPY_THREADS where that
+// is more (`cores`: this host's). On the H200 host (16 cores) a GiB's digest took 45 ms on the 4
+// copy threads and 25 on 8, where sending it across 100 Gbit/s takes 92 ms
+// (bench/results/h200/link/resident/digest-threads.txt).
+unsigned digest_threads(double copy_threads, unsigned cores);
+unsigned digest_threads(const Settings& settings);
+
 // One call's resident inputs: `inputs` for the request, and the payload without those in use.
 struct ResidentPlan {
   std::vector<wire::ResidentInput> inputs;
@@ -64,10 +71,9 @@ struct ResidentPlan {
 
 // The plan for a call whose inputs travel as `segments` (one per input, in order; `shared`: the
 // index of one the output shares, never resident, or -1) and which moves `call_bytes` both ways:
-// inputs of at least OUTBOARD_RESIDENT_MIN_BYTES, digested on OUTBOARD_COPY_THREADS threads, in
-// use where the mirror has them, kept where seen unchanged since an earlier call; none where
-// those are less than half the call's bytes, where OUTBOARD_RESIDENT=0, or where the server keeps
-// none.
+// inputs of at least OUTBOARD_RESIDENT_MIN_BYTES, digested on digest_threads, in use where the
+// mirror has them, kept where seen unchanged since an earlier call; none where those are less
+// than half the call's bytes, where OUTBOARD_RESIDENT=0, or where the server keeps none.
 ResidentPlan plan_resident(ResidentMirror& mirror, const Settings& settings,
                            const std::vector<transport::Segment>& segments, int shared, uint64_t call_bytes);
 
