@@ -46,9 +46,8 @@ void record(const char* op, const CallTimes& t) {
   if (trace::CallLog::enabled()) s.calls.add(op, t.call_id, {t.sent_ns, t.posted_ns, t.arrived_ns, t.received_ns, now});
   std::lock_guard lk(s.mu);
   Store::Op& o = s.by_op[op];
-  const uint64_t sent_ns = t.sent_ns, received_ns = t.received_ns;
-  o.answer.add(received_ns - sent_ns);
-  o.handoff.add(now - received_ns);
+  o.answer.add(t.received_ns - t.sent_ns);
+  o.handoff.add(now - t.received_ns);
 }
 
 void connected(const std::string& server, uint64_t began, uint64_t transport_ready, uint64_t challenged,

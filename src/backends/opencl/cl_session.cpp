@@ -67,22 +67,19 @@ void ClSession::run(const wire::ClRequest& r, transport::Buffer payload, uint64_
   } catch (const ClFail& f) {
     counters_.failures++;
     spdlog::debug("opencl.failed op={} error=\"{}\"", wire::op_name(r.op), f.why);
-    if (r.call_id) {
-      if (f.tell) {
-        wire::ClNotice n;
-        n.kind = static_cast<uint8_t>(wire::ClNoticeKind::failed);
-        n.status = f.code;
-        n.message = std::string(wire::op_name(r.op)) + ": " + f.why;
-        out_->notice(std::move(n));
-      }
-      out_->reply(r.call_id, f.code, {});
-    } else {  // nobody waits: the client learns it as the created object's or the event's failure
+    auto notify_failed = [&](ClId object) {  // object 0: the call's answer follows, by code alone
       wire::ClNotice n;
       n.kind = static_cast<uint8_t>(wire::ClNoticeKind::failed);
-      n.object = created ? created : event;
+      n.object = object;
       n.status = f.code;
       n.message = std::string(wire::op_name(r.op)) + ": " + f.why;
       out_->notice(std::move(n));
+    };
+    if (r.call_id) {
+      if (f.tell) notify_failed(0);
+      out_->reply(r.call_id, f.code, {});
+    } else {  // nobody waits: the client learns it as the created object's or the event's failure
+      notify_failed(created ? created : event);
     }
   }
   if (tracing) stage_trace::record_run(wire::op_name(r.op), arrived_ns, started);
