@@ -31,7 +31,8 @@
 #           sends at once), against the streamed put, across 25 Gbit/s; not among the default steps
 #   resident resident inputs (bench/link/resident_bench.sh): DGEMM with a fixed 8192^2 operand,
 #           getrs on one 8192^2 factorization, an FFT of 2^24 points re-executed, each with
-#           OUTBOARD_RESIDENT=1 and 0, across 25 Gbit/s; not among the default steps
+#           OUTBOARD_RESIDENT=1 and 0, across 25 Gbit/s (RESIDENT_POINTS; RESIDENT_SECONDS: 300); not
+#           among the default steps
 # Usage: [STEPS="netem put gemm fft gemm16k fft3d numpy"] [CALL_POINTS=none:none,25gbit:none] [CALL_ENV=...]
 #        link_h200.sh OUT [CARRY]
 set -uo pipefail
@@ -80,7 +81,10 @@ if want numpy; then
     echo "== numpy plain (local cores)" | tee -a "$OUT/summary.txt"
     timeout 200 python3 "$HERE/../link/numpy_calls.py" 2>&1 | tee -a "$OUT/summary.txt"
   fi
-  rig numpy 300 --points "${NUMPY_POINTS:-none:none,25gbit:none}" "${call_env[@]}" -- run python3 "$HERE/../link/numpy_calls.py"
+  # NUMPY_ARGS: numpy_calls.py's (--trials 4 --solve 0, say)
+  # shellcheck disable=SC2086
+  rig numpy 300 --points "${NUMPY_POINTS:-none:none,25gbit:none}" "${call_env[@]}" -- run python3 "$HERE/../link/numpy_calls.py" \
+    ${NUMPY_ARGS:-}
   for p in "$R"/numpy/*/; do [ -d "$p" ] && grep -h "numpy " "$p"/* 2>/dev/null | sed "s|^|$(basename "$p"): |" | tee -a "$OUT/summary.txt"; done
 fi
 if want choice; then
@@ -162,7 +166,7 @@ if want msgsize; then
 fi
 if want resident; then
   export RESIDENT_CASES=${RESIDENT_CASES:-gemm 8192 8192 256 10;getrs 8192 16 10;fft 16777216 10}
-  rig resident 300 --points 25gbit:none --timeout 280 --env RESIDENT_TRACE_DIR=$R/resident-trace \
+  rig resident "${RESIDENT_SECONDS:-300}" --points "${RESIDENT_POINTS:-25gbit:none}" --timeout "$((${RESIDENT_SECONDS:-300} - 20))" --env RESIDENT_TRACE_DIR=$R/resident-trace \
     -- "$HERE/../link/resident_bench.sh" "$CARRY/bin/outboard" \
     "$CARRY/bin/resident_bench"
   for p in "$R"/resident/*/; do [ -f "$p/bench.log" ] && sed "s|^|$(basename "$p"): |" "$p/bench.log" | tee -a "$OUT/summary.txt"; done

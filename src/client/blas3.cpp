@@ -141,11 +141,15 @@ bool level3_on(Runtime& rt, const std::shared_ptr<Connection>& conn, const FallB
     payload.push_back(pack(l.inputs[i], is_output ? output : inputs[i], call.scalar, scratch));
   }
   const uint64_t reply_bytes = wire::reply_bytes(call);
-  // Inputs the server holds from earlier calls stay out of the payload; such a call goes whole
-  // (the chunked pipeline streams every input).
-  ResidentPlan resident = plan_resident(conn->resident(), rt.settings(), payload, wire::shared_input(call),
-                                         wire::request_bytes(call) + reply_bytes);
-  const bool in_chunks = chunked && !resident.any();
+  // Inputs the server holds from earlier calls are not sent: a whole call leaves them out of its
+  // payload, a chunked one the chunks that lie in them (the server fills those).
+  auto plan = [&] {
+    return plan_resident(conn->resident(), rt.settings(), payload, wire::shared_input(call),
+                         wire::request_bytes(call) + reply_bytes,
+                         CallMemory{call.output_sent ? 0 : reply_bytes, chunked});
+  };
+  ResidentPlan resident = plan();
+  const bool in_chunks = chunked;
   // With beta = 0 the old C is never needed, even by a local rerun after a failure: a contiguous
   // C can take the result directly. Otherwise the result lands aside and is copied in on success.
   const bool into_c = !call.output_sent && !l.output_triangle && (l.output.cols <= 1 || output.ld == l.output.rows);
@@ -161,7 +165,7 @@ bool level3_on(Runtime& rt, const std::shared_ptr<Connection>& conn, const FallB
     for (bool again = true;; again = false) {
       if (in_chunks)
         reply = conn->chunked_request(
-            wire::CallChunk{0, call, wire::request_bytes(call), chunk, 0}, payload,
+            wire::CallChunk{0, call, wire::request_bytes(call), chunk, 0, resident.inputs}, payload,
             [&result](uint64_t offset, uint64_t) { return result.data() + offset; }, reply_bytes,
             rt.settings().timeout_seconds, static_cast<unsigned>(rt.settings().chunk_window));
       else
@@ -171,8 +175,7 @@ bool level3_on(Runtime& rt, const std::shared_ptr<Connection>& conn, const FallB
       // The server no longer holds an input (its other limits evicted it): once more, sent.
       if (!again || !r || r->ok || r->message != wire::kResidentMissing) break;
       conn->resident().forget(resident.inputs);
-      resident = plan_resident(conn->resident(), rt.settings(), payload, wire::shared_input(call),
-                                         wire::request_bytes(call) + reply_bytes);
+      resident = plan();
     }
   } catch (const Error& e) {
     return fall_back(e.what());
@@ -182,7 +185,10 @@ bool level3_on(Runtime& rt, const std::shared_ptr<Connection>& conn, const FallB
     return fall_back(r && !r->ok ? "server: " + r->message : std::string("unexpected reply"));
   if (!into_c) unpack(result.data(), l.output, output, call, l.output_triangle);
   rt.remote_succeeded(t0);
-  const uint64_t t3 = now_ns(), sent = in_chunks ? wire::request_bytes(call) : resident.payload_bytes;
+  const uint64_t t3 = now_ns();
+  const uint64_t sent = in_chunks ? wire::request_bytes(call) - wire::held_chunk_bytes(resident.inputs, wire::input_bytes(call),
+                                                                                       wire::request_bytes(call), chunk)
+                                  : resident.payload_bytes;
   account(rt, name, name + " " + std::to_string(call.m) + "x" + std::to_string(call.n) + "x" + std::to_string(call.k),
           *r, {t0, t1, t2, t3}, sent, reply_bytes, wire::flops(call));
   return true;

@@ -532,6 +532,10 @@ struct Connection::ChunkSender {
   std::vector<transport::Segment> payload;
   ChunkPacker pack;
   uint64_t count = 0, next = 0, in_flight = 0, window = 1;
+  std::vector<bool> held;  // chunks the server fills from resident inputs (wire::held_chunks): not sent
+  void skip_held() {
+    while (next < held.size() && held[next]) ++next;
+  }
 };
 
 namespace {
@@ -547,7 +551,7 @@ void with_chunk(wire::Message& m, F f) {
 
 void Connection::send_chunks(const std::shared_ptr<ChunkSender>& cs) {
   const uint64_t window = cs->window * bulk_peers().size();  // per connection
-  while (!dead_ && cs->next < cs->count && cs->in_flight < window) {
+  for (cs->skip_held(); !dead_ && cs->next < cs->count && cs->in_flight < window; cs->skip_held()) {
     const uint64_t index = cs->next++;
     with_chunk(cs->chunk, [&](auto& c) { c.chunk_index = index; });
     // The chunk's bytes, cut out of the payload's segments.
@@ -586,6 +590,8 @@ wire::Message Connection::chunked_request(wire::Message first, std::vector<trans
     c.call_id = call_id;
     cs->payload_bytes = c.payload_bytes;
     cs->chunk_bytes = c.chunk_bytes;
+    if constexpr (requires { c.resident; })
+      cs->held = wire::held_chunks(c.resident, wire::input_bytes(c.call), c.payload_bytes, c.chunk_bytes);
   });
   cs->chunk = std::move(first);
   cs->payload = std::move(payload);

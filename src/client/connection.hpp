@@ -112,7 +112,8 @@ class Connection {
 
   // Sends a call whose payload is `payload` in chunks: `first` is its first chunk (a
   // wire::CallChunk, LapackChunk or FftChunk with index 0, its call_id assigned here), the others
-  // are the same but for their index, `window` of them in flight at a time. The result arrives
+  // are the same but for their index, `window` of them in flight at a time; those that lie in
+  // resident inputs in use (wire::held_chunks) are not sent. The result arrives
   // in pieces (wire::ReplyChunk) where `land` says, reply_bytes in all. Returns the server's
   // CallReply, LapackReply or FftReply; throws like request().
   wire::Message chunked_request(wire::Message first, std::vector<transport::Segment> payload, ResultLanding land,

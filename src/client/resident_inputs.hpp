@@ -9,6 +9,7 @@
 #include <list>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "client/settings.hpp"
@@ -32,13 +33,17 @@ class ResidentMirror {
   bool held(const Digest& digest, uint64_t bytes);
   // The same, the order untouched.
   bool peek(const Digest& digest, uint64_t bytes) const;
+  // Whether it holds any input of `bytes` (else no digest of that many bytes can be held).
+  bool holds_size(uint64_t bytes) const;
   // Whether an input of `digest` (of `bytes`) was among the last kSeen sent and not kept; saw():
   // one is.
   bool seen(const Digest& digest, uint64_t bytes) const;
   void saw(const Digest& digest, uint64_t bytes);
   static constexpr size_t kSeen = 64;
-  // The server keeps `digest` (of `bytes`) after this call: the least recently used make room.
-  void kept(const Digest& digest, uint64_t bytes);
+  // The server keeps `digest` (of `bytes`) after this call, counting `footprint` (0: `bytes`)
+  // against the budget, as ResidentStore::keep: the least recently used make room; none where
+  // it is over the budget.
+  void kept(const Digest& digest, uint64_t bytes, uint64_t footprint = 0);
   // The server said it no longer holds them.
   void forget(const std::vector<wire::ResidentInput>& inputs);
 
@@ -46,6 +51,7 @@ class ResidentMirror {
   struct Entry {
     Digest digest;
     uint64_t bytes;
+    uint64_t footprint = 0;
   };
   mutable std::mutex mu_;
   uint64_t budget_ = 0, bytes_ = 0;
@@ -69,12 +75,22 @@ struct ResidentPlan {
   bool any() const { return !inputs.empty(); }
 };
 
+// The server's memory for a call, which an input kept from it holds on to (what it counts against
+// the budget, wire::footprint_shares): its inputs and `output_room` after them; a whole call's
+// holds the inputs sent, a chunked call's (`chunked`) all of them.
+struct CallMemory {
+  uint64_t output_room = 0;
+  bool chunked = false;
+};
+
 // The plan for a call whose inputs travel as `segments` (one per input, in order; `shared`: the
 // index of one the output shares, never resident, or -1) and which moves `call_bytes` both ways:
 // inputs of at least OUTBOARD_RESIDENT_MIN_BYTES, digested on digest_threads, in use where the
-// mirror has them, kept where seen unchanged since an earlier call; none where those are less
-// than half the call's bytes, where OUTBOARD_RESIDENT=0, or where the server keeps none.
+// mirror has them, kept where seen unchanged since an earlier call and where the call's memory
+// fits the budget (`memory`; none given: each counts its own bytes). None where OUTBOARD_RESIDENT=0,
+// where the server keeps none, or, for a whole call, where they are less than half its bytes.
 ResidentPlan plan_resident(ResidentMirror& mirror, const Settings& settings,
-                           const std::vector<transport::Segment>& segments, int shared, uint64_t call_bytes);
+                           const std::vector<transport::Segment>& segments, int shared, uint64_t call_bytes,
+                           std::optional<CallMemory> memory = std::nullopt);
 
 }  // namespace outboard::client

@@ -93,7 +93,7 @@ void ChunkedCalls::chunk_arrived(Session& s, ChunkedCall& cc, uint64_t index) {
   while (cc.prefix_chunks < cc.chunk_state.size() && cc.chunk_state[cc.prefix_chunks] == 2) ++cc.prefix_chunks;
   if (cc.arrived == cc.chunk_state.size()) {
     cc.last_ns = now_ns();
-    s.bytes_in += cc.payload_bytes;
+    s.bytes_in += cc.payload_bytes - cc.held_bytes;
   }
   if (!cc.error.empty()) return;
   try {
@@ -114,6 +114,11 @@ bool ChunkedCalls::progress(std::unordered_map<PeerId, Session>& sessions) {
   for (auto& [peer, s] : sessions) {
     for (auto it = s.chunked.begin(); it != s.chunked.end();) {
       ChunkedCall& cc = *it->second;
+      if (cc.fill && cc.fill->done()) {  // its held chunks are in
+        cc.fill.reset();
+        for (uint64_t index : cc.held) chunk_arrived(s, cc, index);
+        cc.held.clear();
+      }
       if (cc.pipe) {
         try {
           for (size_t index : cc.pipe->finished()) send_piece(s, it->second, index);
@@ -164,6 +169,7 @@ void ChunkedCalls::finish(Session& s, ChunkedCall& cc) {
   }
   const wire::Message reply = cc.answer(o);
   cc.pipe.reset();
+  if (o.ok) keep_inputs(s, cc);
   spdlog::debug("call.pipelined peer={} call={} routine={} bytes_in={} pieces={} setup_ms={:.3f} receive_ms={:.3f} "
                 "to_device_ms={:.3f} compute_ms={:.3f} from_device_ms={:.3f} total_ms={:.3f}",
                 s.peer, cc.call_id, cc.name, cc.payload_bytes, cc.pieces.size(), cc.setup_ns / 1e6,
@@ -173,6 +179,70 @@ void ChunkedCalls::finish(Session& s, ChunkedCall& cc) {
   core_.count_call(&s, s.peer, cc.call_id, cc.name, o.ok, cc.error);
   s.held_bytes -= std::min(s.held_bytes, cc.staging_bytes);
   if (s.state != State::closing) core_.send(s.peer, reply);
+}
+
+void ChunkedCalls::hold_inputs(Session& s, ChunkedCall& cc) {
+  std::vector<uint64_t> start(cc.input_bytes.size() + 1, 0);  // each input's offset in the payload
+  for (size_t i = 0; i < cc.input_bytes.size(); ++i) start[i + 1] = start[i] + cc.input_bytes[i];
+  auto input_at = [&](uint64_t offset) {
+    return static_cast<size_t>(std::upper_bound(start.begin(), start.end(), offset) - start.begin()) - 1;
+  };
+  const std::vector<bool> chunks = wire::held_chunks(cc.resident, cc.input_bytes, cc.payload_bytes, cc.chunk_bytes);
+  std::vector<uint64_t> not_sent(cc.input_bytes.size(), 0);
+  for (uint64_t k = 0; k < chunks.size(); ++k)
+    if (chunks[k]) not_sent[input_at(k * cc.chunk_bytes)] += cc.chunk_bytes;
+  std::vector<std::shared_ptr<const Buffer>> held(cc.input_bytes.size());
+  bool missing = false;
+  for (const wire::ResidentInput& x : cc.resident)
+    if (x.use && !(held[x.input] = core_.resident(s).find(x.digest, cc.input_bytes[x.input], not_sent[x.input])))
+      missing = true;
+  std::vector<ResidentFill::Copy> copies;
+  for (uint64_t k = 0; k < chunks.size(); ++k) {
+    if (!chunks[k]) continue;
+    cc.chunk_state[k] = 3;  // neither announced nor sent: filled here
+    cc.held.push_back(k);
+    cc.held_bytes += cc.chunk_bytes;
+    const uint64_t offset = k * cc.chunk_bytes;
+    const size_t i = input_at(offset);
+    if (missing) continue;
+    std::byte* to = cc.staging.data() + offset;
+    const std::byte* from = held[i]->data() + (offset - start[i]);
+    if (!copies.empty() && copies.back().to + copies.back().bytes == to && copies.back().from + copies.back().bytes == from)
+      copies.back().bytes += cc.chunk_bytes;
+    else
+      copies.push_back({to, from, cc.chunk_bytes});
+  }
+  if (missing) {  // answered so once the chunks sent are in; the client sends the call again
+    fail(cc, wire::kResidentMissing);
+    for (uint64_t k : cc.held) chunk_arrived(s, cc, k);
+    cc.held.clear();
+    return;
+  }
+  if (copies.empty()) return;
+  std::vector<std::shared_ptr<const Buffer>> sources;
+  for (auto& h : held)
+    if (h) sources.push_back(std::move(h));
+  cc.fill = std::make_unique<ResidentFill>(std::move(copies), std::move(sources), wake());
+}
+
+void ChunkedCalls::keep_inputs(Session& s, ChunkedCall& cc) {
+  std::vector<const wire::ResidentInput*> keep;
+  std::vector<uint64_t> bytes, offsets;
+  uint64_t offset = 0;
+  for (size_t i = 0; i < cc.input_bytes.size(); ++i) {
+    for (const wire::ResidentInput& x : cc.resident)
+      if (x.input == i && !x.use) {
+        keep.push_back(&x);
+        bytes.push_back(cc.input_bytes[i]);
+        offsets.push_back(offset);
+      }
+    offset += cc.input_bytes[i];
+  }
+  if (keep.empty() || !cc.staging.data()) return;
+  auto whole = std::make_shared<Buffer>(std::move(cc.staging));
+  const std::vector<uint64_t> shares = wire::footprint_shares(whole->size(), bytes);
+  for (size_t j = 0; j < keep.size(); ++j)
+    core_.resident(s).keep(ResidentStore::part_of(keep[j]->digest, whole, offsets[j], bytes[j], shares[j]));
 }
 
 }  // namespace outboard::server

@@ -12,6 +12,7 @@
 
 #include "server/core.hpp"
 #include "server/pipeline.hpp"
+#include "server/resident_fill.hpp"
 #include "transport/buffer.hpp"
 #include "wire/messages.hpp"
 
@@ -43,6 +44,13 @@ struct ChunkedCall {
   uint64_t staging_bytes = 0;
   transport::Buffer staging;  // declared before `pipe`: the pipeline goes first
   std::unique_ptr<Pipeline> pipe;
+  // Resident inputs (wire::ResidentInput): those in use fill their chunks from the session's
+  // store (held_chunks, never sent), those sent are kept once the call ran (ChunkedCalls::finish).
+  std::vector<wire::ResidentInput> resident;
+  std::vector<uint64_t> input_bytes;     // of each input, in order from the payload's start
+  std::unique_ptr<ResidentFill> fill;    // after `staging`: waited for before it is freed
+  std::vector<uint64_t> held;            // the chunks it fills, told to the pipeline once it is done
+  uint64_t held_bytes = 0;
   std::vector<ResultPiece> pieces;
 
   // Progress, kept by the core.
@@ -66,13 +74,23 @@ class ChunkedCalls {
   // Where a chunk (wire::CallChunk, wire::LapackChunk, ...) lands: in its call's staging buffer,
   // the call being set up by whichever of its chunks comes first. Throws ProtocolError when the
   // chunk does not match its call or the call is over the limits. Runs inside the arrival.
+  // A chunk with resident inputs (CallChunk, LapackChunk: decoding checked them) has its call fill
+  // the chunks they hold, or fail with wire::kResidentMissing where the store lacks one.
   template <class Chunk>
   transport::Landing landing(Session& s, const Chunk& chunk, uint64_t bytes, const SetUp& set_up) {
     if (bytes != wire::chunk_length(chunk)) throw ProtocolError("chunk size does not match its call");
     Chunk shape = chunk;
     shape.chunk_index = 0;
     return land(s, chunk.call_id, chunk.chunk_index, wire::encode(shape), chunk.payload_bytes, chunk.chunk_bytes,
-                wire::chunk_offset(chunk), bytes, set_up);
+                wire::chunk_offset(chunk), bytes, [&](ChunkedCall& cc) {
+                  set_up(cc);
+                  if constexpr (requires { chunk.resident; }) {
+                    if (chunk.resident.empty()) return;
+                    cc.resident = chunk.resident;
+                    cc.input_bytes = wire::input_bytes(chunk.call);
+                    hold_inputs(s, cc);
+                  }
+                });
   }
   // The chunk message whose payload landed.
   void on_chunk(Session& s, uint64_t call_id, uint64_t index);
@@ -108,6 +126,11 @@ class ChunkedCalls {
                           uint64_t payload_bytes, uint64_t chunk_bytes, uint64_t offset, uint64_t bytes,
                           const SetUp& set_up);
   void send_piece(Session& s, const std::shared_ptr<ChunkedCall>& call, size_t index);
+  // The call's held chunks: copied from the session's store (a ResidentFill), or, where it lacks
+  // an input, the call failed and they count as arrived.
+  void hold_inputs(Session& s, ChunkedCall& cc);
+  // The inputs the call sent to be kept, as parts of its staging memory (once it ran).
+  void keep_inputs(Session& s, ChunkedCall& cc);
   void finish(Session& s, ChunkedCall& cc);
 
   Core& core_;

@@ -7,7 +7,8 @@ namespace outboard::server {
 
 ResidentStore::~ResidentStore() { all_.used -= bytes_; }
 
-std::shared_ptr<const transport::Buffer> ResidentStore::find(const Digest& digest, uint64_t bytes) {
+std::shared_ptr<const transport::Buffer> ResidentStore::find(const Digest& digest, uint64_t bytes,
+                                                             std::optional<uint64_t> not_sent) {
   auto it = by_digest_.find(digest);
   if (it == by_digest_.end() || it->second->data->size() != bytes) {
     ++all_.misses;
@@ -15,7 +16,7 @@ std::shared_ptr<const transport::Buffer> ResidentStore::find(const Digest& diges
   }
   entries_.splice(entries_.begin(), entries_, it->second);
   ++all_.hits;
-  all_.bytes_not_sent += bytes;
+  all_.bytes_not_sent += not_sent.value_or(bytes);
   return it->second->data;
 }
 
@@ -40,9 +41,9 @@ std::shared_ptr<const transport::Buffer> ResidentStore::copy_of(const std::byte*
 }
 
 KeptInput ResidentStore::part_of(const Digest& digest, const std::shared_ptr<const transport::Buffer>& whole,
-                                 uint64_t offset, uint64_t bytes) {
+                                 uint64_t offset, uint64_t bytes, uint64_t footprint) {
   auto* at = const_cast<std::byte*>(whole->data()) + offset;  // read only: the store hands out const
-  return {digest, std::make_shared<const transport::Buffer>(transport::Buffer::borrow(at, bytes, std::const_pointer_cast<transport::Buffer>(whole))), whole->size()};
+  return {digest, std::make_shared<const transport::Buffer>(transport::Buffer::borrow(at, bytes, std::const_pointer_cast<transport::Buffer>(whole))), footprint};
 }
 
 bool ResidentStore::keep(const Digest& digest, std::shared_ptr<const transport::Buffer> input, uint64_t footprint) {
@@ -90,6 +91,8 @@ std::vector<const std::byte*> CallInputs::lay_out(const std::shared_ptr<const tr
                                                   Kept& kept) const {
   const std::byte* payload = payload_buffer->data();
   std::vector<const std::byte*> inputs;
+  std::vector<uint64_t> kept_bytes, kept_offsets;
+  std::vector<Digest> kept_digests;
   uint64_t offset = 0;
   for (size_t i = 0; i < sizes.size(); ++i) {
     if (held[i]) {
@@ -98,10 +101,16 @@ std::vector<const std::byte*> CallInputs::lay_out(const std::shared_ptr<const tr
     }
     inputs.push_back(payload + offset);
     for (const wire::ResidentInput& x : keep)
-      if (x.input == i)
-        kept.push_back(ResidentStore::part_of(x.digest, payload_buffer, offset, sizes[i]));
+      if (x.input == i) {
+        kept_digests.push_back(x.digest);
+        kept_bytes.push_back(sizes[i]);
+        kept_offsets.push_back(offset);
+      }
     offset += sizes[i];
   }
+  const std::vector<uint64_t> shares = wire::footprint_shares(payload_buffer->size(), kept_bytes);
+  for (size_t j = 0; j < kept_bytes.size(); ++j)
+    kept.push_back(ResidentStore::part_of(kept_digests[j], payload_buffer, kept_offsets[j], kept_bytes[j], shares[j]));
   return inputs;
 }
 

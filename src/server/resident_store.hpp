@@ -8,6 +8,7 @@
 #include <list>
 #include <map>
 #include <memory>
+#include <optional>
 
 #include "common/digest.hpp"
 #include "transport/buffer.hpp"
@@ -42,7 +43,10 @@ class ResidentStore {
 
   // The input kept under `digest`, if it has `bytes` bytes (then the most recently used); null
   // otherwise.
-  std::shared_ptr<const transport::Buffer> find(const Digest& digest, uint64_t bytes);
+  // `not_sent`: what the client left out for it (all of it but for a chunked call's partial
+  // chunks, wire::held_chunks), counted in bytes_not_sent.
+  std::shared_ptr<const transport::Buffer> find(const Digest& digest, uint64_t bytes,
+                                                std::optional<uint64_t> not_sent = std::nullopt);
   // Keeps `input` under `digest`, counting `footprint` bytes (0: its size) against the budgets and
   // making room by evicting the least recently used; false where it cannot (null, empty, or
   // larger than what the budgets leave).
@@ -56,8 +60,9 @@ class ResidentStore {
   // `bytes` bytes at `offset` of `whole`, without a copy: `whole` stays allocated while they are
   // kept (its size is their footprint). For an input the call does not write: allocating
   // page-locked memory and copying into it cost a 512 MiB input 0.4 s on the H200 machine.
+  // `footprint`: its share of the whole (wire::footprint_shares) where several parts are kept.
   static KeptInput part_of(const Digest& digest, const std::shared_ptr<const transport::Buffer>& whole,
-                           uint64_t offset, uint64_t bytes);
+                           uint64_t offset, uint64_t bytes, uint64_t footprint);
 
   uint64_t bytes() const { return bytes_; }
   size_t count() const { return entries_.size(); }

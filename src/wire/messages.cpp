@@ -106,6 +106,16 @@ void get_chunking(Reader& r, Chunk& c, uint64_t needed, const char* kind) {
   if (c.chunk_index >= chunk_count(c.payload_bytes, c.chunk_bytes)) throw ProtocolError("chunk index out of range");
 }
 
+// A chunk's resident inputs checked against its call, and the chunk against them: a held chunk is
+// the server's to fill, never sent.
+template <class Chunk>
+void get_held_chunk(const Chunk& c, const std::vector<uint64_t>& input_bytes, int shared) {
+  if (c.resident.empty()) return;
+  resident_bytes_in_use(c.resident, input_bytes, shared);
+  if (chunk_held(c.resident, input_bytes, c.payload_bytes, c.chunk_bytes, c.chunk_index))
+    throw ProtocolError("chunk " + std::to_string(c.chunk_index) + " lies in a resident input: it is never sent");
+}
+
 // A length-prefixed run of bytes, at most max_len long (and at least one byte).
 void put_blob(Writer& w, const std::vector<std::byte>& b) {
   w.u32(static_cast<uint32_t>(b.size()));
@@ -298,6 +308,7 @@ std::vector<std::byte> encode(const Message& m) {
                    w.u64(c.call_id);
                    put_call(w, c.call);
                    put_chunking(w, c);
+                   put_resident(w, c.resident);
                  },
                  [&](const ReplyChunk& c) {
                    w.u64(c.call_id);
@@ -314,6 +325,7 @@ std::vector<std::byte> encode(const Message& m) {
                    w.u64(c.call_id);
                    put_lapack(w, c.call);
                    put_chunking(w, c);
+                   put_resident(w, c.resident);
                  },
                  [&](const LanesRequest& q) {
                    w.u64(q.call_id);
@@ -566,6 +578,8 @@ Message decode(std::span<const std::byte> bytes) {
       c.call_id = r.u64();
       c.call = get_call(r);
       get_chunking(r, c, request_bytes(c.call), "BLAS");
+      c.resident = get_resident(r);
+      get_held_chunk(c, input_bytes(c.call), shared_input(c.call));
       m = c;
       break;
     }
@@ -574,6 +588,8 @@ Message decode(std::span<const std::byte> bytes) {
       c.call_id = r.u64();
       c.call = get_lapack(r);
       get_chunking(r, c, request_bytes(c.call), "LAPACK");
+      c.resident = get_resident(r);
+      get_held_chunk(c, input_bytes(c.call), -1);
       m = c;
       break;
     }

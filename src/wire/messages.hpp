@@ -29,7 +29,8 @@ inline constexpr uint32_t kMagic = 0x4452424f;  // "OBRD"
 // inputs. 9: lanes (AuthResult.lanes, JoinSession, SessionJoined). 10: Enveloped. 11: OpenCL's
 // ClSetSpecConstant. 12: FftExecute.output_digest, FftReply.output_unchanged. 13: AuthResult.lane_ports.
 // 14: OpenCL data over the lanes (ClChunk; ClRequest.lane_transfer, lane_bytes, reply_over_lanes; ClReply.lane_bytes).
-inline constexpr uint16_t kProtocolVersion = 14;
+// 15: CallChunk.resident, LapackChunk.resident.
+inline constexpr uint16_t kProtocolVersion = 15;
 inline constexpr size_t kMaxText = 4096;  // longest string field
 inline constexpr size_t kMaxIdentity = 64;  // longest identity name
 
@@ -219,13 +220,15 @@ struct Pong {
 // its input has arrived. Every chunk repeats the whole call: chunks may arrive in any order, and
 // whichever comes first sets the call up. Chunk i holds payload bytes [i * chunk_bytes, ...),
 // chunk_bytes each but the last. The server answers with ReplyChunks of the result, then a
-// CallReply without payload.
+// CallReply without payload. Inputs the server holds (`resident`, in use) are not sent: the
+// chunks that lie wholly inside them (held_chunks) are filled from the server's store.
 struct CallChunk {
   uint64_t call_id = 0;
   Level3Call call;
   uint64_t payload_bytes = 0;  // of the whole call: must equal request_bytes(call)
   uint64_t chunk_bytes = 0;    // at least kMinChunkBytes
-  uint64_t chunk_index = 0;    // below chunk_count(payload_bytes, chunk_bytes)
+  uint64_t chunk_index = 0;    // below chunk_count(payload_bytes, chunk_bytes); never a held chunk
+  std::vector<ResidentInput> resident;
 };
 // The same for a LAPACK call: its result comes back in ReplyChunks (none spanning two output
 // arrays), then a LapackReply without payload.
@@ -234,7 +237,8 @@ struct LapackChunk {
   LapackCall call;
   uint64_t payload_bytes = 0;  // of the whole call: must equal request_bytes(call)
   uint64_t chunk_bytes = 0;    // at least kMinChunkBytes
-  uint64_t chunk_index = 0;    // below chunk_count(payload_bytes, chunk_bytes)
+  uint64_t chunk_index = 0;    // below chunk_count(payload_bytes, chunk_bytes); never a held chunk
+  std::vector<ResidentInput> resident;
 };
 struct ReplyChunk {
   uint64_t call_id = 0;

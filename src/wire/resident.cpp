@@ -1,9 +1,11 @@
 #include "wire/resident.hpp"
 
+#include <algorithm>
 #include <string>
 
 #include "common/error.hpp"
 #include "wire/codec.hpp"
+#include "wire/messages.hpp"
 
 namespace outboard::wire {
 
@@ -49,6 +51,57 @@ uint64_t resident_bytes_in_use(const std::vector<ResidentInput>& resident, const
     if (x.use) held += input_bytes[x.input];
   }
   return held;
+}
+
+bool chunk_held(const std::vector<ResidentInput>& resident, const std::vector<uint64_t>& input_bytes,
+                uint64_t payload_bytes, uint64_t chunk_bytes, uint64_t index) {
+  const uint64_t count = chunk_count(payload_bytes, chunk_bytes);
+  if (index + 1 >= count) return false;
+  const uint64_t begin = index * chunk_bytes, end = begin + chunk_bytes;
+  for (const ResidentInput& x : resident) {
+    if (!x.use) continue;
+    uint64_t start = 0;
+    for (size_t i = 0; i < x.input; ++i) start += input_bytes[i];
+    if (start <= begin && end <= start + input_bytes[x.input]) return true;
+  }
+  return false;
+}
+
+std::vector<bool> held_chunks(const std::vector<ResidentInput>& resident, const std::vector<uint64_t>& input_bytes,
+                              uint64_t payload_bytes, uint64_t chunk_bytes) {
+  std::vector<bool> held(chunk_count(payload_bytes, chunk_bytes), false);
+  for (const ResidentInput& x : resident) {
+    if (!x.use) continue;
+    uint64_t start = 0;
+    for (size_t i = 0; i < x.input; ++i) start += input_bytes[i];
+    // Its first whole chunk, then each that ends inside it.
+    for (uint64_t k = (start + chunk_bytes - 1) / chunk_bytes; k < held.size(); ++k) {
+      if ((k + 1) * chunk_bytes > start + input_bytes[x.input]) break;
+      held[k] = k + 1 < held.size();
+    }
+  }
+  return held;
+}
+
+uint64_t held_chunk_bytes(const std::vector<ResidentInput>& resident, const std::vector<uint64_t>& input_bytes,
+                          uint64_t payload_bytes, uint64_t chunk_bytes) {
+  uint64_t bytes = 0;
+  if (!resident.empty())
+    for (bool held : held_chunks(resident, input_bytes, payload_bytes, chunk_bytes)) bytes += held ? chunk_bytes : 0;
+  return bytes;
+}
+
+std::vector<uint64_t> footprint_shares(uint64_t footprint, const std::vector<uint64_t>& kept_bytes) {
+  std::vector<uint64_t> shares(kept_bytes.size(), 0);
+  unsigned __int128 all = 0;
+  for (uint64_t b : kept_bytes) all += b;
+  uint64_t given = 0;
+  for (size_t i = 0; i + 1 < kept_bytes.size() && all; ++i) {
+    shares[i] = static_cast<uint64_t>(static_cast<unsigned __int128>(footprint) * kept_bytes[i] / all);
+    given += shares[i];
+  }
+  if (!shares.empty()) shares.back() = footprint - given;
+  return shares;
 }
 
 }  // namespace outboard::wire

@@ -32,6 +32,24 @@ inline constexpr const char* kResidentMissing = "a resident input is no longer h
 uint64_t resident_bytes_in_use(const std::vector<ResidentInput>& resident, const std::vector<uint64_t>& input_bytes,
                                int shared);
 
+// A chunked call's chunks (wire::CallChunk, LapackChunk) that the client does not send: those
+// lying wholly inside an input in use (the inputs lie in order from offset 0 of the payload), but
+// for the last chunk, which always goes (the call is set up by whichever chunk comes first).
+// `resident` must have passed resident_bytes_in_use.
+std::vector<bool> held_chunks(const std::vector<ResidentInput>& resident, const std::vector<uint64_t>& input_bytes,
+                              uint64_t payload_bytes, uint64_t chunk_bytes);
+// Their bytes (each held chunk is a whole chunk: the last is never held).
+uint64_t held_chunk_bytes(const std::vector<ResidentInput>& resident, const std::vector<uint64_t>& input_bytes,
+                          uint64_t payload_bytes, uint64_t chunk_bytes);
+// The same for chunk `index` alone (a chunk as it arrives).
+bool chunk_held(const std::vector<ResidentInput>& resident, const std::vector<uint64_t>& input_bytes,
+                uint64_t payload_bytes, uint64_t chunk_bytes, uint64_t index);
+
+// What each input kept from one call's memory counts against the resident budgets, so that the
+// client's mirror and the server's store agree: the call's memory (`footprint`: it stays allocated
+// while any of them is kept) shared out by their sizes, the rounding in the last.
+std::vector<uint64_t> footprint_shares(uint64_t footprint, const std::vector<uint64_t>& kept_bytes);
+
 void put_resident(Writer& w, const std::vector<ResidentInput>& v);
 std::vector<ResidentInput> get_resident(Reader& r);
 

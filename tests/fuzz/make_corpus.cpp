@@ -84,6 +84,9 @@ std::map<std::string, std::vector<std::byte>> seeds() {
   {
     Level3Call big = call(Routine::gemm, Scalar::d, 'N', 'N', 'N', 'N', 'N', 256, 256, 256, false);
     out["call_chunk"] = encode(CallChunk{12, big, request_bytes(big), kMinChunkBytes, 2});
+    // A held (its 8 chunks filled by the server), B sent and to be kept: chunk 9 is B's.
+    out["call_chunk_resident"] =
+        encode(CallChunk{13, big, request_bytes(big), kMinChunkBytes, 9, {{0, true, {1, 2}}, {1, false, {3, 4}}}});
     big.output_sent = true;
     out["direct_blas3"] = encode(DirectBlas3{26, big, {std::vector<std::byte>(8, std::byte{7})},
                                              {{0x10000, request_bytes(big), 0}}, {{0x900000, reply_bytes(big), 0}}, true});
@@ -274,6 +277,13 @@ std::map<std::string, std::vector<std::byte>> seeds() {
     big.routine = LR::getrf, big.scalar = Scalar::d, big.m = 128, big.n = 128;
     validate(big);
     out["lapack_chunk"] = encode(LapackChunk{27, big, request_bytes(big), kMinChunkBytes, 1});
+    // getrs on factors the server holds (A, 8 chunks filled there): only the last chunk is sent.
+    LapackCall solve;
+    solve.routine = LR::getrs, solve.scalar = Scalar::d, solve.trans = 'N', solve.n = 256, solve.nrhs = 1;
+    validate(solve);
+    const uint64_t solve_bytes = request_bytes(solve);
+    out["lapack_chunk_resident"] = encode(LapackChunk{28, solve, solve_bytes, kMinChunkBytes,
+                                                      chunk_count(solve_bytes, kMinChunkBytes) - 1, {{0, true, {5, 6}}}});
     const std::vector<std::vector<std::byte>> keys{std::vector<std::byte>(8, std::byte{9})};
     out["direct_lapack"] = encode(DirectLapack{28, big, keys, {{0x10000, request_bytes(big), 0}},
                                                {{0x10000, request_bytes(big), 0}, {0x900000, reply_bytes(big) - request_bytes(big), 0}},

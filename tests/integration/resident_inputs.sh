@@ -40,9 +40,22 @@ OUTBOARD_RESIDENT=0 run_checked not-resident "$OUTBOARD" run -- "$PROGRAMS/resid
   fail "OUTBOARD_RESIDENT=0 kept or used inputs, or had results not sent"
 ok "OUTBOARD_RESIDENT=0: everything sent"
 
+# The same in chunks (64 KiB: every DGEMM and getrs is a chunked call, as a large one across a
+# link is): the chunks that lie wholly in a held input are not sent, the server fills them from
+# its store; A's last 61952 bytes share a chunk with B, sent. Counters as above, less those bytes.
+before() { echo "$(resident kept) $(resident hits) $(resident bytes_not_sent) $(status_field "s['pipelined_calls']")"; }
+read -r kept0 hits0 not_sent0 pipelined0 <<<"$(before)"
+OUTBOARD_CHUNK_BYTES=65536 run_checked chunked "$OUTBOARD" run -- "$PROGRAMS/resident_check"
+read -r kept1 hits1 not_sent1 pipelined1 <<<"$(before)"
+# 12 DGEMMs and 3 getrs held A (43 whole chunks of 65536 bytes), 6 FFT executions their 2 MiB.
+[ $((kept1 - kept0)) = 9 ] && [ $((hits1 - hits0)) = 21 ] && [ $((not_sent1 - not_sent0)) = $((15 * 43 * 65536 + 6 * 2097152)) ] ||
+  fail "chunked: resident counters: $(status_field "s['resident']")"
+[ $((pipelined1 - pipelined0)) -ge 30 ] || fail "chunked: only $((pipelined1 - pipelined0)) chunked calls"
+ok "in chunks: the chunks of held inputs not sent (15 calls, 42.3 MB), every change sent again"
+
 # One session holds the server's whole budget while another's calls run: the second's inputs
 # cannot be kept, so its calls that named them fail as kResidentMissing and are sent again.
-"$OUTBOARD" run -- "$PROGRAMS/resident_check" --hold 8 >"$WORK/holder.log" 2>&1 &
+"$OUTBOARD" run -- "$PROGRAMS/resident_check" --hold 16 >"$WORK/holder.log" 2>&1 &
 holder=$!
 for _ in $(seq 100); do [ "$(resident bytes)" -gt 2000000 ] && break; sleep 0.1; done
 [ "$(resident bytes)" -gt 2000000 ] || fail "the first session keeps nothing: $(status_field "s['resident']")"
@@ -50,6 +63,11 @@ misses=$(resident misses)
 run_checked squeezed "$OUTBOARD" run -- "$PROGRAMS/resident_check"
 [ "$(resident misses)" -gt "$misses" ] && [ "$(resident refused)" -gt 0 ] ||
   fail "no input refused and then missed: $(status_field "s['resident']")"
+# The same in chunks: a chunked call that named a missing input is answered so, its held chunks
+# never sent, and is sent again whole (LAPACK's packs what it had left unpacked).
+misses=$(resident misses)
+OUTBOARD_CHUNK_BYTES=65536 run_checked squeezed-chunked "$OUTBOARD" run -- "$PROGRAMS/resident_check"
+[ "$(resident misses)" -gt "$misses" ] || fail "chunked: no input missed: $(status_field "s['resident']")"
 wait $holder || { cat "$WORK/holder.log"; fail "the holding session"; }
 grep -q "resident_check: 39 passed, 0 failed" "$WORK/holder.log" || { cat "$WORK/holder.log"; fail "the holding session's results"; }
 [ "$(resident bytes)" = 0 ] || fail "inputs still held after both sessions ended"

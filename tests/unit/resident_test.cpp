@@ -140,7 +140,7 @@ TEST(ResidentStore, APartOfACallsMemoryCountsTheWhole) {
   auto call = std::const_pointer_cast<transport::Buffer>(bytes_of(300, 0));
   std::memset(call->data() + 100, 7, 100);
   const std::weak_ptr<const transport::Buffer> alive = call;
-  server::KeptInput k = server::ResidentStore::part_of({1, 0}, call, 100, 100);
+  server::KeptInput k = server::ResidentStore::part_of({1, 0}, call, 100, 100, call->size());
   EXPECT_EQ(k.footprint, 300u);
   call.reset();
   EXPECT_TRUE(s.keep(std::move(k)));
@@ -157,7 +157,7 @@ TEST(ResidentStore, APartOfACallsMemoryCountsTheWhole) {
   EXPECT_EQ(s.bytes(), 200u);
   EXPECT_EQ(all.used, 200u);
   EXPECT_TRUE(alive.expired());
-  EXPECT_FALSE(s.keep(server::ResidentStore::part_of({3, 0}, bytes_of(500, 3), 0, 10)));  // its whole is over budget
+  EXPECT_FALSE(s.keep(server::ResidentStore::part_of({3, 0}, bytes_of(500, 3), 0, 10, 500)));  // its whole is over budget
 }
 
 TEST(ResidentStore, InputsOutliveTheirEvictionAndTheStore) {
@@ -231,6 +231,103 @@ TEST(ResidentMirror, APlanSendsWhatTheServerLacks) {
   EXPECT_FALSE(client::plan_resident(m, s, dominant, 0, 6000).any());  // A shared: B alone is too little
   s.resident = false;
   EXPECT_FALSE(client::plan_resident(m, s, segs, -1, call).any());
+}
+
+// Protocol 15: a chunked call names its resident inputs; the chunks that lie wholly in one in use
+// are the server's to fill, never sent, and the last chunk always goes.
+TEST(ResidentWire, HeldChunksLieWhollyInInputsInUse) {
+  const uint64_t K = wire::kMinChunkBytes;
+  // Inputs of 2.5, 1 and 3.5 chunks: 7 chunks, input 1 spans [2.5K, 3.5K), input 2 [3.5K, 7K).
+  const std::vector<uint64_t> inputs{5 * K / 2, K, 7 * K / 2};
+  const uint64_t payload = 7 * K;
+  auto held = [&](std::vector<ResidentInput> r) { return wire::held_chunks(r, inputs, payload, K); };
+  EXPECT_EQ(held({{0, true, {1, 1}}}), (std::vector<bool>{true, true, false, false, false, false, false}));
+  EXPECT_EQ(held({{1, true, {1, 1}}}), std::vector<bool>(7, false));  // no chunk wholly inside
+  EXPECT_EQ(held({{2, true, {1, 1}}}), (std::vector<bool>{false, false, false, false, true, true, false}));
+  EXPECT_EQ(held({{0, false, {1, 1}}, {2, false, {2, 2}}}), std::vector<bool>(7, false));  // sent, to keep
+  const std::vector<ResidentInput> both{{0, true, {1, 1}}, {2, true, {2, 2}}};
+  EXPECT_EQ(wire::held_chunk_bytes(both, inputs, payload, K), 4 * K);
+  for (uint64_t k = 0; k < 7; ++k) EXPECT_EQ(wire::chunk_held(both, inputs, payload, K, k), held(both)[k]) << k;
+  // One input that is the whole payload: all but the last chunk.
+  EXPECT_EQ(wire::held_chunks({{0, true, {1, 1}}}, {3 * K}, 3 * K, K), (std::vector<bool>{true, true, false}));
+}
+
+TEST(ResidentWire, AChunkedCallWithResidentInputsRoundTripsAndNeverSendsAHeldChunk) {
+  const wire::Level3Call c = gemm(256, false);  // A and B: 8 chunks of 64 KiB each
+  const uint64_t payload = wire::request_bytes(c), K = wire::kMinChunkBytes;
+  ASSERT_EQ(payload, 16 * K);
+  const std::vector<ResidentInput> a_held{{0, true, {1, 2}}, {1, false, {3, 4}}};
+  const auto d = std::get<wire::CallChunk>(wire::decode(wire::encode(wire::CallChunk{5, c, payload, K, 8, a_held})));
+  ASSERT_EQ(d.resident.size(), 2u);
+  EXPECT_TRUE(d.resident[0].use);
+  EXPECT_EQ(d.resident[1].digest, (Digest{3, 4}));
+  EXPECT_THROW(wire::decode(wire::encode(wire::CallChunk{5, c, payload, K, 7, a_held})), ProtocolError);
+  // Both held: only the last chunk may come.
+  const std::vector<ResidentInput> both{{0, true, {1, 2}}, {1, true, {3, 4}}};
+  EXPECT_THROW(wire::decode(wire::encode(wire::CallChunk{5, c, payload, K, 14, both})), ProtocolError);
+  EXPECT_NO_THROW(wire::decode(wire::encode(wire::CallChunk{5, c, payload, K, 15, both})));
+  // The resident inputs are checked as a whole call's: the same input twice, one past the inputs.
+  EXPECT_THROW(wire::decode(wire::encode(wire::CallChunk{5, c, payload, K, 15, {{0, true, {1, 2}}, {0, false, {1, 2}}}})),
+               ProtocolError);
+  EXPECT_THROW(wire::decode(wire::encode(wire::CallChunk{5, c, payload, K, 15, {{2, true, {1, 2}}}})), ProtocolError);
+  // A LAPACK chunk: getrs on held factors.
+  wire::LapackCall solve;
+  solve.routine = wire::LapackRoutine::getrs, solve.scalar = wire::Scalar::d, solve.trans = 'N', solve.n = 256,
+  solve.nrhs = 1;
+  wire::validate(solve);
+  const uint64_t bytes = wire::request_bytes(solve), last = wire::chunk_count(bytes, K) - 1;
+  const std::vector<ResidentInput> lu{{0, true, {7, 7}}};
+  EXPECT_EQ(std::get<wire::LapackChunk>(wire::decode(wire::encode(wire::LapackChunk{6, solve, bytes, K, last, lu})))
+                .resident.size(),
+            1u);
+  EXPECT_THROW(wire::decode(wire::encode(wire::LapackChunk{6, solve, bytes, K, 0, lu})), ProtocolError);
+}
+
+// Inputs kept from one call's memory count it once between them, on both sides alike.
+TEST(ResidentWire, FootprintSharesAddUpToTheCallsMemory) {
+  EXPECT_EQ(wire::footprint_shares(300, {100}), (std::vector<uint64_t>{300}));
+  EXPECT_EQ(wire::footprint_shares(1000, {100, 200}), (std::vector<uint64_t>{333, 667}));
+  EXPECT_EQ(wire::footprint_shares(7, {}), std::vector<uint64_t>{});
+  const uint64_t big = uint64_t(3) << 40;  // no overflow in the product
+  EXPECT_EQ(wire::footprint_shares(big, {big / 3, big / 3})[0], big / 2);
+}
+
+// The mirror counts what the server's store counts: a kept input's share of its call's memory.
+// A call whose memory is over the whole budget keeps nothing (the server would refuse it, and
+// every later call naming the input would fail and be sent again).
+TEST(ResidentMirror, CountsTheCallsMemoryAndKeepsNothingOverTheBudget) {
+  client::Settings s;
+  s.resident_min_bytes = 1000;
+  client::ResidentMirror m;
+  m.set_budget(20000);
+  std::vector<unsigned char> a(4000, 1), b(4000, 2);
+  const std::vector<transport::Segment> segs{{a.data(), a.size()}, {b.data(), b.size()}};
+  const client::CallMemory chunked{4000, true};  // inputs and C's room: 12000
+  client::plan_resident(m, s, segs, -1, 12000, chunked);
+  client::ResidentPlan keep = client::plan_resident(m, s, segs, -1, 12000, chunked);
+  ASSERT_EQ(keep.inputs.size(), 2u);
+  EXPECT_FALSE(keep.inputs[0].use || keep.inputs[1].use);
+  // 12000 between the two: one more such call's 12000 would be over 20000, and A and B go first.
+  m.kept({9, 0}, 5000, 12000);
+  EXPECT_FALSE(m.held(keep.inputs[0].digest, 4000));
+  EXPECT_TRUE(m.held({9, 0}, 5000));
+  // Over the budget, nothing of their sizes held: never kept, not even digested.
+  client::ResidentMirror small;
+  small.set_budget(10000);
+  client::plan_resident(small, s, segs, -1, 12000, chunked);
+  EXPECT_FALSE(client::plan_resident(small, s, segs, -1, 12000, chunked).any());
+  EXPECT_FALSE(small.seen(keep.inputs[0].digest, 4000));
+  // A whole call's memory holds what it sends: with A held, B's keep counts B and C's room
+  // (8000), and A (4000) makes room for it, as in the server's store.
+  small.kept(keep.inputs[0].digest, 4000, 4000);
+  client::plan_resident(small, s, segs, -1, 12000, client::CallMemory{4000, false});  // B's first sight
+  client::ResidentPlan whole = client::plan_resident(small, s, segs, -1, 12000, client::CallMemory{4000, false});
+  ASSERT_EQ(whole.inputs.size(), 2u);
+  EXPECT_TRUE(whole.inputs[0].use);
+  EXPECT_FALSE(whole.inputs[1].use);
+  EXPECT_EQ(whole.payload_bytes, 4000u);
+  EXPECT_FALSE(small.held(keep.inputs[0].digest, 4000));
+  EXPECT_TRUE(small.held(keep.inputs[1].digest, 4000));
 }
 
 TEST(Digest, SameBytesSameDigestAnyThreads) {

@@ -290,7 +290,7 @@ class FftService final : public Service {
         r.from_device_ns = t.from_device_ns;
         r.payload_bytes = out_bytes;
         r.backend = e->where();
-        if (keep && kept.empty() && e->preserves_input()) kept.push_back(ResidentStore::part_of(digest, buf, 0, in_bytes));
+        if (keep && kept.empty() && e->preserves_input()) kept.push_back(ResidentStore::part_of(digest, buf, 0, in_bytes, buf->size()));
         // The program's output holds this result already (the same execution on the same input):
         // not sent again.
         if (output_digest && content_digest(buf->data() + in_bytes, out_bytes, digest_threads()) == *output_digest) {
