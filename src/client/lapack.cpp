@@ -107,12 +107,14 @@ bool chunked_lapack(Runtime& rt, Connection& conn, const wire::LapackCall& call,
     any_aside = any_aside || !direct.back();
   }
   transport::Buffer aside = any_aside ? transport::Buffer::allocate(reply_bytes) : transport::Buffer();
-  // A thread of its own packs the chunks in order, ahead of the sends: packing on the thread that
-  // drives the transport would take turns with the transfers instead of overlapping them. No
-  // result can exist before all input was packed and sent.
+  // Threads of their own pack the chunks ahead of the sends, in their order (thread t the chunks
+  // t, t + T, ...): packing on the thread that drives the transport would take turns with the
+  // transfers instead of overlapping them, and one thread packs below a fast link's rate (numpy's
+  // dgesv 16384 across 100 Gbit/s: 2.1-4.0 GB/s, the fresh staging's page faults included,
+  // against the link's 11.6). No result can exist before all input was packed and sent.
   // Chunks the server fills from inputs it holds are neither sent nor packed, but for an input an
   // output is updated from in place: restore() reads it here (getrs on held factors: 512 MiB
-  // packed on this thread before the last chunk could go, 0.06 s of each call).
+  // packed before the last chunk could go, 0.06 s of each call).
   std::vector<bool> unpacked = wire::held_chunks(resident.inputs, wire::input_bytes(call), sent, chunk);
   const std::vector<uint64_t> in_offsets = packed_offsets(l.inputs, call.scalar);
   for (const auto& o : l.outputs) {
@@ -120,25 +122,32 @@ bool chunked_lapack(Runtime& rt, Connection& conn, const wire::LapackCall& call,
     const uint64_t begin = in_offsets[o.from_input], end = begin + wire::array_bytes(l.inputs[o.from_input], call.scalar);
     for (uint64_t k = begin / chunk; k < unpacked.size() && k * chunk < end; ++k) unpacked[k] = false;
   }
-  std::atomic<uint64_t> packed{0};
+  const uint64_t count = unpacked.size();
+  auto ready = std::make_unique<std::atomic<bool>[]>(count);  // chunk k packed (or left unpacked)
+  std::atomic<uint64_t> packed{0};                            // how many are
   std::atomic<bool> stop{false};
-  std::thread packer([&] {
-    for (uint64_t begin = 0; begin < sent && !stop.load(std::memory_order_relaxed); begin += chunk) {
-      const uint64_t end = std::min(sent, begin + chunk);
-      if (!unpacked[begin / chunk]) pack_range(l.inputs, inputs, call.scalar, begin, end, staging.data());
-      packed.store(end, std::memory_order_release);
-    }
-  });
-  auto join_packer = [&] {
+  std::vector<std::thread> packers;
+  const uint64_t threads = std::clamp<uint64_t>(count, 1, digest_threads(settings));
+  auto join_packers = [&] {
     stop.store(true);
-    if (packer.joinable()) packer.join();
+    for (std::thread& t : packers) t.join();
+    packers.clear();
   };
   struct Joined {  // on every way out, exceptions too
-    decltype(join_packer)& join;
+    decltype(join_packers)& join;
     ~Joined() { join(); }
-  } joined{join_packer};
+  } joined{join_packers};
+  for (uint64_t t = 0; t < threads; ++t)
+    packers.emplace_back([&, t] {
+      for (uint64_t k = t; k < count && !stop.load(std::memory_order_relaxed); k += threads) {
+        if (!unpacked[k]) pack_range(l.inputs, inputs, call.scalar, k * chunk, std::min(sent, (k + 1) * chunk), staging.data());
+        ready[k].store(true, std::memory_order_release);
+        packed.fetch_add(1, std::memory_order_acq_rel);
+      }
+    });
+  auto all_packed = [&] { return packed.load(std::memory_order_acquire) == count; };
   auto land = [&](uint64_t offset, uint64_t bytes) -> std::byte* {
-    if (packed.load(std::memory_order_acquire) < sent) return nullptr;
+    if (!all_packed()) return nullptr;
     size_t i = l.outputs.size();
     while (i > 0 && out_offsets[i - 1] > offset) --i;  // the array the piece starts in
     if (i == 0) return nullptr;
@@ -148,7 +157,7 @@ bool chunked_lapack(Runtime& rt, Connection& conn, const wire::LapackCall& call,
     return direct[i] ? static_cast<std::byte*>(const_cast<void*>(outputs[i].data)) + within : aside.data() + offset;
   };
   auto restore = [&] {  // the arrays updated in place, as they were
-    if (packed.load() < sent) return;  // nothing landed
+    if (!all_packed()) return;  // nothing landed
     for (size_t i = 0; i < l.outputs.size(); ++i) {
       const auto& o = l.outputs[i];
       if (o.from_input >= 0 && direct[i])
@@ -164,25 +173,25 @@ bool chunked_lapack(Runtime& rt, Connection& conn, const wire::LapackCall& call,
       reply = conn.chunked_request(
           wire::LapackChunk{0, call, sent, chunk, 0, resident.inputs}, {{staging.data(), sent}}, land, reply_bytes,
           settings.timeout_seconds, static_cast<unsigned>(settings.chunk_window),
-          [&](uint64_t, uint64_t end) {  // the chunk about to be sent must be packed
-            while (packed.load(std::memory_order_acquire) < end) sched_yield();
+          [&](uint64_t begin, uint64_t) {  // the chunk about to be sent must be packed
+            while (!ready[begin / chunk].load(std::memory_order_acquire)) sched_yield();
           });
       // The server no longer holds an input (nothing of the result has come): once more, sent.
       auto* r = std::get_if<wire::LapackReply>(&reply);
       if (!again || !r || r->ok || r->message != wire::kResidentMissing) break;
       conn.resident().forget(resident.inputs);
       resident = plan();
-      // Sent now, the chunks left unpacked must be packed (the packer is done: the call was answered).
-      join_packer();
+      // Sent now, the chunks left unpacked must be packed (the packers are done: the call was answered).
+      join_packers();
       for (uint64_t k = 0; k < unpacked.size(); ++k)
         if (unpacked[k]) pack_range(l.inputs, inputs, call.scalar, k * chunk, std::min(sent, (k + 1) * chunk), staging.data());
     }
   } catch (const Error& e) {
-    join_packer();
+    join_packers();
     restore();
     return fall_back(e.what());
   }
-  join_packer();
+  join_packers();
   return finish_lapack(rt, call, l, outputs, direct, aside, reply, info, {t0, t1, now_ns()}, fall_back, restore,
                        sent - wire::held_chunk_bytes(resident.inputs, wire::input_bytes(call), sent, chunk));
 }
