@@ -93,6 +93,27 @@ EOF
 ok "shaped: $(grep '^1gbit-5us' "$WORK/run/summary.txt")"
 ok "unshaped: $(grep '^unshaped' "$WORK/run/summary.txt")"
 
+# ---- held inputs across the link, in chunks over the lanes -------------------------------------
+# resident_check's DGEMMs and getrs as chunked calls (64 KiB) over TCP and the lanes: the chunks of
+# held inputs are not sent but filled from the server's store, and every result is still right.
+timeout -s TERM 120 "$RIG" --build "$BUILD" --out "$WORK/resident" --timeout 90 --env OUTBOARD_CHUNK_BYTES=65536 \
+  --env OUTBOARD_OFFLOAD=always --env OUTBOARD_FALLBACK=fail -- run "$BUILD/bin/resident_check" >"$WORK/resident.log" 2>&1 ||
+  { cat "$WORK/resident.log"; fail "resident_check across the link"; }
+grep -q "resident_check: 39 passed, 0 failed" "$WORK/resident/unshaped/bench.log" ||
+  { cat "$WORK/resident/unshaped/bench.log"; fail "resident_check across the link: results"; }
+python3 - "$WORK/resident/unshaped/status.json" <<'EOF' || fail "resident inputs across the link (above)"
+import json, sys
+s = json.load(open(sys.argv[1]))
+r = s["resident"]
+# As in resident_inputs: 21 calls held their input; those of the DGEMMs and getrs left out 43 whole
+# chunks of A each, the FFT executions (whole calls) their 2 MiB.
+good = r["hits"] == 21 and r["bytes_not_sent"] == 15 * 43 * 65536 + 6 * 2097152 and s["pipelined_calls"] >= 30
+if not good: print("  resident counters:", r, "pipelined calls:", s.get("pipelined_calls"))
+sys.exit(0 if good else 1)
+EOF
+gone "$WORK/resident"
+ok "held inputs across the link in chunks: $(grep -o 'resident_check: .*' "$WORK/resident/unshaped/bench.log")"
+
 # ---- a failing bench: the rig says so, exits 1, and cleans up ----------------------------------
 timeout -s TERM 60 "$RIG" --build "$BUILD" --out "$WORK/fails" -- false >"$WORK/fails.log" 2>&1
 rc=$?
