@@ -149,7 +149,6 @@ bool level3_on(Runtime& rt, const std::shared_ptr<Connection>& conn, const FallB
                          CallMemory{call.output_sent ? 0 : reply_bytes, chunked});
   };
   ResidentPlan resident = plan();
-  const bool in_chunks = chunked;
   // With beta = 0 the old C is never needed, even by a local rerun after a failure: a contiguous
   // C can take the result directly. Otherwise the result lands aside and is copied in on success.
   const bool into_c = !call.output_sent && !l.output_triangle && (l.output.cols <= 1 || output.ld == l.output.rows);
@@ -161,9 +160,9 @@ bool level3_on(Runtime& rt, const std::shared_ptr<Connection>& conn, const FallB
   auto* r = static_cast<wire::CallReply*>(nullptr);
   try {
     std::optional<Prefault> prefault;
-    if (into_c && in_chunks) prefault.emplace(result.data(), reply_bytes, unsigned(rt.settings().copy_threads));
+    if (into_c && chunked) prefault.emplace(result.data(), reply_bytes, unsigned(rt.settings().copy_threads));
     for (bool again = true;; again = false) {
-      if (in_chunks)
+      if (chunked)
         reply = conn->chunked_request(
             wire::CallChunk{0, call, wire::request_bytes(call), chunk, 0, resident.inputs}, payload,
             [&result](uint64_t offset, uint64_t) { return result.data() + offset; }, reply_bytes,
@@ -181,12 +180,12 @@ bool level3_on(Runtime& rt, const std::shared_ptr<Connection>& conn, const FallB
     return fall_back(e.what());
   }
   const uint64_t t2 = now_ns();
-  if (!r || !r->ok || r->payload_bytes != (in_chunks ? 0 : reply_bytes))
+  if (!r || !r->ok || r->payload_bytes != (chunked ? 0 : reply_bytes))
     return fall_back(r && !r->ok ? "server: " + r->message : std::string("unexpected reply"));
   if (!into_c) unpack(result.data(), l.output, output, call, l.output_triangle);
   rt.remote_succeeded(t0);
   const uint64_t t3 = now_ns();
-  const uint64_t sent = in_chunks ? wire::request_bytes(call) - wire::held_chunk_bytes(resident.inputs, wire::input_bytes(call),
+  const uint64_t sent = chunked ? wire::request_bytes(call) - wire::held_chunk_bytes(resident.inputs, wire::input_bytes(call),
                                                                                        wire::request_bytes(call), chunk)
                                   : resident.payload_bytes;
   account(rt, name, name + " " + std::to_string(call.m) + "x" + std::to_string(call.n) + "x" + std::to_string(call.k),

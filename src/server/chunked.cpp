@@ -226,23 +226,16 @@ void ChunkedCalls::hold_inputs(Session& s, ChunkedCall& cc) {
 }
 
 void ChunkedCalls::keep_inputs(Session& s, ChunkedCall& cc) {
-  std::vector<const wire::ResidentInput*> keep;
-  std::vector<uint64_t> bytes, offsets;
+  std::vector<ResidentStore::Part> parts;
   uint64_t offset = 0;
   for (size_t i = 0; i < cc.input_bytes.size(); ++i) {
     for (const wire::ResidentInput& x : cc.resident)
-      if (x.input == i && !x.use) {
-        keep.push_back(&x);
-        bytes.push_back(cc.input_bytes[i]);
-        offsets.push_back(offset);
-      }
+      if (x.input == i && !x.use) parts.push_back({x.digest, offset, cc.input_bytes[i]});
     offset += cc.input_bytes[i];
   }
-  if (keep.empty() || !cc.staging.data()) return;
-  auto whole = std::make_shared<Buffer>(std::move(cc.staging));
-  const std::vector<uint64_t> shares = wire::footprint_shares(whole->size(), bytes);
-  for (size_t j = 0; j < keep.size(); ++j)
-    core_.resident(s).keep(ResidentStore::part_of(keep[j]->digest, whole, offsets[j], bytes[j], shares[j]));
+  if (parts.empty() || !cc.staging.data()) return;
+  for (KeptInput& k : ResidentStore::parts_of(std::make_shared<Buffer>(std::move(cc.staging)), parts))
+    core_.resident(s).keep(std::move(k));
 }
 
 }  // namespace outboard::server

@@ -46,6 +46,17 @@ KeptInput ResidentStore::part_of(const Digest& digest, const std::shared_ptr<con
   return {digest, std::make_shared<const transport::Buffer>(transport::Buffer::borrow(at, bytes, std::const_pointer_cast<transport::Buffer>(whole))), footprint};
 }
 
+std::vector<KeptInput> ResidentStore::parts_of(const std::shared_ptr<const transport::Buffer>& whole,
+                                               const std::vector<Part>& parts) {
+  std::vector<uint64_t> bytes;
+  for (const Part& p : parts) bytes.push_back(p.bytes);
+  const std::vector<uint64_t> shares = wire::footprint_shares(whole->size(), bytes);
+  std::vector<KeptInput> kept;
+  for (size_t i = 0; i < parts.size(); ++i)
+    kept.push_back(part_of(parts[i].digest, whole, parts[i].offset, parts[i].bytes, shares[i]));
+  return kept;
+}
+
 bool ResidentStore::keep(const Digest& digest, std::shared_ptr<const transport::Buffer> input, uint64_t footprint) {
   const uint64_t bytes = input ? input->size() : 0;
   if (bytes && !footprint) footprint = bytes;
@@ -91,8 +102,7 @@ std::vector<const std::byte*> CallInputs::lay_out(const std::shared_ptr<const tr
                                                   Kept& kept) const {
   const std::byte* payload = payload_buffer->data();
   std::vector<const std::byte*> inputs;
-  std::vector<uint64_t> kept_bytes, kept_offsets;
-  std::vector<Digest> kept_digests;
+  std::vector<ResidentStore::Part> parts;
   uint64_t offset = 0;
   for (size_t i = 0; i < sizes.size(); ++i) {
     if (held[i]) {
@@ -101,16 +111,10 @@ std::vector<const std::byte*> CallInputs::lay_out(const std::shared_ptr<const tr
     }
     inputs.push_back(payload + offset);
     for (const wire::ResidentInput& x : keep)
-      if (x.input == i) {
-        kept_digests.push_back(x.digest);
-        kept_bytes.push_back(sizes[i]);
-        kept_offsets.push_back(offset);
-      }
+      if (x.input == i) parts.push_back({x.digest, offset, sizes[i]});
     offset += sizes[i];
   }
-  const std::vector<uint64_t> shares = wire::footprint_shares(payload_buffer->size(), kept_bytes);
-  for (size_t j = 0; j < kept_bytes.size(); ++j)
-    kept.push_back(ResidentStore::part_of(kept_digests[j], payload_buffer, kept_offsets[j], kept_bytes[j], shares[j]));
+  for (KeptInput& k : ResidentStore::parts_of(payload_buffer, parts)) kept.push_back(std::move(k));
   return inputs;
 }
 

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "common/digest.hpp"
 #include "transport/buffer.hpp"
@@ -63,6 +64,13 @@ class ResidentStore {
   // `footprint`: its share of the whole (wire::footprint_shares) where several parts are kept.
   static KeptInput part_of(const Digest& digest, const std::shared_ptr<const transport::Buffer>& whole,
                            uint64_t offset, uint64_t bytes, uint64_t footprint);
+  // Several parts of one call's memory, kept together: the whole counted once between them.
+  struct Part {
+    Digest digest;
+    uint64_t offset = 0, bytes = 0;
+  };
+  static std::vector<KeptInput> parts_of(const std::shared_ptr<const transport::Buffer>& whole,
+                                         const std::vector<Part>& parts);
 
   uint64_t bytes() const { return bytes_; }
   size_t count() const { return entries_.size(); }

@@ -70,24 +70,15 @@ bool chunk_held(const std::vector<ResidentInput>& resident, const std::vector<ui
 std::vector<bool> held_chunks(const std::vector<ResidentInput>& resident, const std::vector<uint64_t>& input_bytes,
                               uint64_t payload_bytes, uint64_t chunk_bytes) {
   std::vector<bool> held(chunk_count(payload_bytes, chunk_bytes), false);
-  for (const ResidentInput& x : resident) {
-    if (!x.use) continue;
-    uint64_t start = 0;
-    for (size_t i = 0; i < x.input; ++i) start += input_bytes[i];
-    // Its first whole chunk, then each that ends inside it.
-    for (uint64_t k = (start + chunk_bytes - 1) / chunk_bytes; k < held.size(); ++k) {
-      if ((k + 1) * chunk_bytes > start + input_bytes[x.input]) break;
-      held[k] = k + 1 < held.size();
-    }
-  }
+  if (!resident.empty())
+    for (uint64_t k = 0; k < held.size(); ++k) held[k] = chunk_held(resident, input_bytes, payload_bytes, chunk_bytes, k);
   return held;
 }
 
 uint64_t held_chunk_bytes(const std::vector<ResidentInput>& resident, const std::vector<uint64_t>& input_bytes,
                           uint64_t payload_bytes, uint64_t chunk_bytes) {
   uint64_t bytes = 0;
-  if (!resident.empty())
-    for (bool held : held_chunks(resident, input_bytes, payload_bytes, chunk_bytes)) bytes += held ? chunk_bytes : 0;
+  for (bool held : held_chunks(resident, input_bytes, payload_bytes, chunk_bytes)) bytes += held ? chunk_bytes : 0;
   return bytes;
 }
 
