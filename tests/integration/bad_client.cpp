@@ -1459,6 +1459,27 @@ int main(int argc, char** argv) {
     p.send(wire::encode(c), {{data.data(), wire::chunk_length(c)}});
     return p.expect_rejection("chunk-oversized");
   }
+  // Protocol 15: resident inputs in chunked calls.
+  if (mode == "chunk-held") {  // a chunk that lies in an input the call says the server holds
+    auto c = chunk(128, 0);    // A (2 chunks), then B (2): A's chunks are the server's to fill
+    c.resident = {{0, true, {0x1234, 0x5678}}};
+    p.send(wire::encode(c), {{data.data(), wire::chunk_length(c)}});
+    return p.expect_rejection("chunk-held");
+  }
+  if (mode == "chunk-resident-unknown") {  // a chunked call naming an input the server never kept
+    for (uint64_t index : {2, 3}) {
+      auto c = chunk(128, index);
+      c.resident = {{0, true, {0x1234, 0x5678}}};
+      p.send(wire::encode(c), {{data.data(), wire::chunk_length(c)}});
+    }
+    auto r = p.expect<wire::CallReply>(10);
+    if (!r || r->ok || r->message != wire::kResidentMissing) {
+      std::printf("FAIL %s: expected the call to fail as '%s'\n", mode.c_str(), wire::kResidentMissing);
+      return 1;
+    }
+    std::printf("ok %s: failed as missing once its chunks were in (server said: %s)\n", mode.c_str(), r->message.c_str());
+    return 0;
+  }
   if (mode.rfind("lapack-", 0) == 0 || mode.rfind("direct-", 0) == 0) return lapack_mode(p, mode);
   if (mode.rfind("fft-", 0) == 0) return fft_mode(p, mode, host, port, secret);
   if (mode == "cl-lane-chunks") return cl_lane_chunks_mode(host, port, secret);

@@ -14,7 +14,7 @@ BAD="$BUILD/bin/bad_client"
 
 "$BAD" 127.0.0.1 "$PORT" "$TOKEN" stuck 6 >"$WORK/stuck.log" 2>&1 & stuck=$!
 for mode in garbage truncated mismatch oversized huge-output unauthenticated early-call \
-            chunk-size chunk-twice chunk-mismatch chunk-oversized \
+            chunk-size chunk-twice chunk-mismatch chunk-oversized chunk-held chunk-resident-unknown \
             lapack-bad-routine lapack-bad-option lapack-mismatch lapack-oversized lapack-huge-output lapack-bad-pivots \
             lapack-chunk-twice lapack-chunk-kinds lapack-chunk-bad-pivots \
             direct-without-lanes direct-wrong-pid direct-bad-addresses \
